@@ -1,0 +1,164 @@
+package dev.idem.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.idem.testkit.JdbcTarget;
+import dev.idem.testkit.lab.Lab;
+import dev.idem.testkit.lab.LabReport;
+import dev.idem.testkit.lab.ScenarioResult;
+import java.io.PrintWriter;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code idem lab}: the seed article's experiments, naive versus protected, on a real database. */
+@Command(
+    name = "lab",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Runs each scenario twice on a real database: 'naive' (no key table) and 'protected' (Idem),",
+      "then counts the effects stored. Exits 1 if the protected variant ever shows a duplicate",
+      "effect, a wrong id or an error; 2 if the database cannot be used."
+    })
+final class LabCommand implements Callable<Integer> {
+
+  /** The embedded default: an SQLite file in the working directory. */
+  static final String DEFAULT_DB = "jdbc:sqlite:idem-lab.db";
+
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--db",
+      paramLabel = "<JDBC URL>",
+      defaultValue = DEFAULT_DB,
+      description = "Database to run on (default: ${DEFAULT-VALUE}). Example: jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres")
+  String db;
+
+  @Option(
+      names = "--concurrency",
+      paramLabel = "N",
+      defaultValue = "8",
+      description = "Concurrent attempts in the 'concurrent' scenario (default: ${DEFAULT-VALUE}, 2 to 256).")
+  int concurrency;
+
+  @Option(names = "--json", description = "Print the results as JSON instead of a table.")
+  boolean json;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    if (concurrency < 2 || concurrency > 256) {
+      err.println("idem lab: --concurrency must be between 2 and 256, was " + concurrency);
+      return 2;
+    }
+    LabReport report;
+    try {
+      report = new Lab(JdbcTarget.of(db), concurrency).run();
+    } catch (SQLException | RuntimeException e) {
+      err.println("idem lab: cannot run on " + db + ": " + e.getMessage());
+      return 2;
+    }
+    out.print(json ? toJson(report) : toTable(report));
+    out.flush();
+    return report.protectedOk() ? 0 : 1;
+  }
+
+  static String toJson(LabReport report) throws Exception {
+    ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    ObjectNode root = mapper.createObjectNode();
+    root.put("database", report.database());
+    root.put("url", report.url());
+    root.put("protectedOk", report.protectedOk());
+    ArrayNode results = root.putArray("results");
+    for (ScenarioResult r : report.results()) {
+      ObjectNode row = results.addObject();
+      row.put("scenario", r.scenario());
+      row.put("variant", r.variant());
+      row.put("attempts", r.attempts());
+      row.put("effects", r.effects());
+      ArrayNode ids = row.putArray("ids");
+      r.ids().forEach(ids::add);
+      row.put("rejected", r.rejected());
+      row.put("lostResponses", r.lostResponses());
+      row.put("errors", r.errors());
+      row.put("intendedEffects", r.intendedEffects());
+      row.put("verdict", r.verdict());
+    }
+    return mapper.writeValueAsString(root) + System.lineSeparator();
+  }
+
+  static String toTable(LabReport report) {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"scenario", "variant", "attempts", "effects", "ids returned", "rejected", "verdict"});
+    for (ScenarioResult r : report.results()) {
+      rows.add(new String[] {
+        r.scenario(),
+        r.variant(),
+        String.valueOf(r.attempts()),
+        String.valueOf(r.effects()),
+        ids(r),
+        String.valueOf(r.rejected()),
+        r.verdict()
+      });
+    }
+    int[] width = new int[rows.get(0).length];
+    for (String[] row : rows) {
+      for (int i = 0; i < row.length; i++) {
+        width[i] = Math.max(width[i], row[i].length());
+      }
+    }
+    StringBuilder sb = new StringBuilder();
+    sb.append("database: ").append(report.database()).append(" (").append(report.url()).append(")\n\n");
+    for (int r = 0; r < rows.size(); r++) {
+      String[] row = rows.get(r);
+      for (int i = 0; i < row.length; i++) {
+        sb.append(i == 0 ? "" : "  ").append(pad(row[i], i == row.length - 1 ? 0 : width[i]));
+      }
+      sb.append('\n');
+      if (r == 0) {
+        for (int i = 0; i < row.length; i++) {
+          sb.append(i == 0 ? "" : "  ").append("-".repeat(width[i]));
+        }
+        sb.append('\n');
+      }
+    }
+    sb.append('\n')
+        .append("effects: rows counted in the database afterwards. ids returned: the id each attempt got,\n")
+        .append("'(lost)' where the response was dropped after the commit. protected: ")
+        .append(report.protectedOk() ? "ok, one effect per intended operation" : "FAILED")
+        .append('\n');
+    return sb.toString();
+  }
+
+  private static String ids(ScenarioResult r) {
+    if (r.ids().size() > 4) {
+      java.util.Map<Long, Long> counts = new java.util.TreeMap<>();
+      r.ids().forEach(id -> counts.merge(id, 1L, Long::sum));
+      List<String> groups = new ArrayList<>();
+      counts.forEach((id, n) -> groups.add(id + " (x" + n + ")"));
+      String joined = String.join(", ", groups);
+      return joined.length() > 40 ? joined.substring(0, 37) + "..." : joined;
+    }
+    List<String> parts = new ArrayList<>();
+    for (int i = 0; i < r.ids().size(); i++) {
+      parts.add(r.ids().get(i) + (i < r.lostResponses() ? " (lost)" : ""));
+    }
+    if (r.rejected() > 0) {
+      parts.add("rejected");
+    }
+    String joined = String.join(", ", parts);
+    return joined.length() > 40 ? joined.substring(0, 37) + "..." : joined;
+  }
+
+  private static String pad(String s, int width) {
+    return s.length() >= width ? s : s + " ".repeat(width - s.length());
+  }
+}

@@ -1,0 +1,71 @@
+package dev.idem.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class LabCommandTest {
+
+  @TempDir Path dir;
+
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+
+  private int run(String... args) {
+    CommandLine cli = IdemCommand.commandLine();
+    cli.setOut(new PrintWriter(out));
+    cli.setErr(new PrintWriter(err));
+    return cli.execute(args);
+  }
+
+  @Test
+  void labOnSqlitePrintsNaiveDuplicatesAndProtectedSingleEffectsAndExitsZero() {
+    int status = run("lab", "--db", "jdbc:sqlite:" + dir.resolve("lab.db"));
+    assertThat(status).as(err.toString()).isZero();
+    assertThat(out.toString())
+        .contains("database: SQLite")
+        .containsPattern("lost-response\\s+naive\\s+2\\s+2\\s")
+        .containsPattern("lost-response\\s+protected\\s+2\\s+1\\s")
+        .containsPattern("concurrent\\s+protected\\s+8\\s+1\\s")
+        .containsPattern("key-reuse\\s+protected\\s+2\\s+1\\s.*\\s1\\s+ok")
+        .containsPattern("distinct-keys\\s+protected\\s+2\\s+2\\s");
+  }
+
+  @Test
+  void jsonOutputHasTheDocumentedShape() throws Exception {
+    int status = run("lab", "--json", "--concurrency", "4", "--db", "jdbc:sqlite:" + dir.resolve("lab.db"));
+    assertThat(status).as(err.toString()).isZero();
+    JsonNode root = new ObjectMapper().readTree(out.toString());
+    assertThat(root.get("database").asText()).startsWith("SQLite");
+    assertThat(root.get("results")).hasSize(8);
+    for (JsonNode row : root.get("results")) {
+      assertThat(row.has("scenario") && row.has("variant") && row.has("attempts") && row.has("effects")
+          && row.get("ids").isArray() && row.has("rejected")).as(row.toString()).isTrue();
+    }
+    JsonNode concurrent = root.get("results").get(3);
+    assertThat(concurrent.get("scenario").asText()).isEqualTo("concurrent");
+    assertThat(concurrent.get("variant").asText()).isEqualTo("protected");
+    assertThat(concurrent.get("attempts").asInt()).isEqualTo(4);
+    assertThat(concurrent.get("effects").asInt()).isEqualTo(1);
+  }
+
+  @Test
+  void anUnreachableDatabaseIsAClearErrorWithExitTwoAndNoStackTrace() {
+    int status = run("lab", "--db", "jdbc:postgresql://127.0.0.1:1/none?user=x&connectTimeout=2");
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString()).startsWith("idem lab: cannot run on jdbc:postgresql://127.0.0.1:1/none").doesNotContain("\tat ");
+  }
+
+  @Test
+  void concurrencyOutOfRangeIsRefused() {
+    assertThat(run("lab", "--concurrency", "1")).isEqualTo(2);
+    assertThat(err.toString()).contains("--concurrency must be between 2 and 256");
+  }
+}

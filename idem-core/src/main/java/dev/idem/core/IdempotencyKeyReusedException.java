@@ -1,0 +1,42 @@
+package dev.idem.core;
+
+/**
+ * The idempotency key was already used, in the same scope, with a different payload (contract
+ * rule 2). Nothing ran and nothing was stored by the refused attempt.
+ *
+ * <p>An HTTP integration maps it to 422 Unprocessable Content
+ * (draft-ietf-httpapi-idempotency-key-header, section 2.7). Immutable and thread-safe.
+ */
+public class IdempotencyKeyReusedException extends IdemException {
+  private static final long serialVersionUID = 1L;
+
+  private final transient Scope scope;
+  private final transient IdempotencyKey key;
+
+  /**
+   * @param scope the scope of the key, never {@code null}
+   * @param key the key, never {@code null}
+   */
+  public IdempotencyKeyReusedException(Scope scope, IdempotencyKey key) {
+    super(
+        "idempotency key '"
+            + key
+            + "' was already used in scope "
+            + scope.principal()
+            + " / "
+            + scope.operation()
+            + " with a different payload");
+    this.scope = scope;
+    this.key = key;
+  }
+
+  /** @return the scope of the reused key */
+  public Scope scope() {
+    return scope;
+  }
+
+  /** @return the reused key */
+  public IdempotencyKey key() {
+    return key;
+  }
+}

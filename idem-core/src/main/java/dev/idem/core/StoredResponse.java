@@ -1,0 +1,206 @@
+package dev.idem.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What the first execution of an operation answered, kept so that a repeated request gets it back
+ * verbatim (a <em>replay</em>).
+ *
+ * <p>Shape: a status code (for HTTP the response status, 100 to 599; other callers may use 200 for
+ * success), an ordered multimap of header fields, and the body bytes. Header names keep the case
+ * they were given in; lookups by {@link #header(String)} ignore case, as HTTP field names are
+ * case-insensitive (RFC 9110 section 5.1). Which headers are worth storing is the integration's
+ * choice: an HTTP layer stores an allowlist and never stores {@code Set-Cookie} or {@code
+ * Authorization}.
+ *
+ * <p>Immutable and thread-safe: the body is copied in and out.
+ */
+public final class StoredResponse {
+
+  private final int status;
+  private final Map<String, List<String>> headers;
+  private final byte[] body;
+
+  private StoredResponse(int status, Map<String, List<String>> headers, byte[] body) {
+    this.status = status;
+    this.headers = headers;
+    this.body = body;
+  }
+
+  /**
+   * A response with no headers.
+   *
+   * @param status 100 to 599
+   * @param body the body bytes, copied; never {@code null} (use an empty array)
+   * @throws IllegalArgumentException if {@code status} is outside 100..599
+   * @throws NullPointerException if {@code body} is {@code null}
+   */
+  public static StoredResponse of(int status, byte[] body) {
+    return builder(status).body(body).build();
+  }
+
+  /**
+   * A response with no headers whose body is {@code body} encoded as UTF-8.
+   *
+   * @throws IllegalArgumentException if {@code status} is outside 100..599
+   * @throws NullPointerException if {@code body} is {@code null}
+   */
+  public static StoredResponse of(int status, String body) {
+    return of(status, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Starts a builder. Builders are not thread-safe; the responses they build are.
+   *
+   * @param status 100 to 599
+   * @throws IllegalArgumentException if {@code status} is outside 100..599
+   */
+  public static Builder builder(int status) {
+    return new Builder(status);
+  }
+
+  /** @return the status code, 100 to 599 */
+  public int status() {
+    return status;
+  }
+
+  /**
+   * @return the header fields in insertion order, name to values; unmodifiable, never {@code null}
+   */
+  public Map<String, List<String>> headers() {
+    return headers;
+  }
+
+  /**
+   * The first value of a header field, matched case-insensitively.
+   *
+   * @param name the field name, never {@code null}
+   * @return the first value, or {@code null} when the response has no such field
+   */
+  public String header(String name) {
+    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+      if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) {
+        return e.getValue().get(0);
+      }
+    }
+    return null;
+  }
+
+  /** @return a copy of the body bytes, never {@code null} */
+  public byte[] body() {
+    return body.clone();
+  }
+
+  /** @return the body length in bytes, without copying it */
+  public int bodyLength() {
+    return body.length;
+  }
+
+  /** @return the body decoded as UTF-8 (malformed input replaced), never {@code null} */
+  public String bodyAsString() {
+    return new String(body, StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof StoredResponse)) {
+      return false;
+    }
+    StoredResponse other = (StoredResponse) o;
+    return status == other.status
+        && headers.equals(other.headers)
+        && Arrays.equals(body, other.body);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(status, headers) * 31 + Arrays.hashCode(body);
+  }
+
+  @Override
+  public String toString() {
+    return "StoredResponse[status=" + status + ", headers=" + headers + ", body=" + body.length + " bytes]";
+  }
+
+  /** Builds a {@link StoredResponse}. Not thread-safe; validates each call eagerly. */
+  public static final class Builder {
+    private final int status;
+    private final Map<String, List<String>> headers = new LinkedHashMap<>();
+    private byte[] body = new byte[0];
+
+    private Builder(int status) {
+      if (status < 100 || status > 599) {
+        throw new IllegalArgumentException("status must be between 100 and 599, was " + status);
+      }
+      this.status = status;
+    }
+
+    /**
+     * Adds one header field value. A name given twice (in any case) collects both values under the
+     * first spelling.
+     *
+     * @param name a non-empty field name without control characters or ':'
+     * @param value the field value, without CR, LF or NUL (RFC 9110 section 5.5)
+     * @throws NullPointerException if either argument is {@code null}
+     * @throws IllegalArgumentException if the name or the value is malformed
+     */
+    public Builder header(String name, String value) {
+      Objects.requireNonNull(name, "header name");
+      Objects.requireNonNull(value, "header value");
+      if (name.isEmpty()) {
+        throw new IllegalArgumentException("header name must not be empty");
+      }
+      for (int i = 0; i < name.length(); i++) {
+        char c = name.charAt(i);
+        if (c <= 0x20 || c >= 0x7F || c == ':') {
+          throw new IllegalArgumentException("header name contains an invalid character: " + name);
+        }
+      }
+      for (int i = 0; i < value.length(); i++) {
+        char c = value.charAt(i);
+        if (c == '\r' || c == '\n' || c == 0) {
+          throw new IllegalArgumentException("header value of " + name + " contains CR, LF or NUL");
+        }
+      }
+      String key = name;
+      for (String existing : headers.keySet()) {
+        if (existing.equalsIgnoreCase(name)) {
+          key = existing;
+          break;
+        }
+      }
+      headers.computeIfAbsent(key, k -> new ArrayList<>(1)).add(value);
+      return this;
+    }
+
+    /**
+     * Sets the body.
+     *
+     * @param body the bytes, copied; never {@code null}
+     * @throws NullPointerException if {@code body} is {@code null}
+     */
+    public Builder body(byte[] body) {
+      this.body = Objects.requireNonNull(body, "body").clone();
+      return this;
+    }
+
+    /** Sets the body to {@code body} encoded as UTF-8. */
+    public Builder body(String body) {
+      return body(Objects.requireNonNull(body, "body").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** @return a new immutable response */
+    public StoredResponse build() {
+      Map<String, List<String>> copy = new LinkedHashMap<>();
+      headers.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+      return new StoredResponse(status, Collections.unmodifiableMap(copy), body);
+    }
+  }
+}

@@ -1,0 +1,965 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.InvalidPayloadException;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Strict JSON parser (RFC 8259) and canonical serializer (RFC 8785, JSON Canonicalization Scheme,
+ * "JCS") in one pass over UTF-8 bytes, without dependencies.
+ *
+ * <p>Not part of the public API. Stateless from the caller's point of view and safe to call from
+ * any number of threads: every call works on its own buffers.
+ *
+ * <h2>What is accepted</h2>
+ *
+ * Exactly one JSON text per RFC 8259 §2, encoded as UTF-8 (§8.1), with optional insignificant
+ * whitespace (space, tab, line feed, carriage return). A single leading UTF-8 byte order mark is
+ * ignored, as §8.1 allows. Everything else is rejected with an {@link InvalidPayloadException}
+ * whose message has the form {@code invalid JSON at byte N: <problem>}, where {@code N} is the
+ * zero-based offset in the input where the problem was detected:
+ *
+ * <ul>
+ *   <li>malformed UTF-8 (overlong forms, encoded surrogates, code points above U+10FFFF, truncated
+ *       sequences), raw control characters inside strings, and bytes that start no JSON token;
+ *   <li>trailing data after the value, empty input, unterminated strings, arrays and objects;
+ *   <li>duplicate member names in one object (RFC 8785 §3.1, I-JSON RFC 7493 §2.3), compared
+ *       after unescaping;
+ *   <li>{@code \}{@code u} escapes that form a lone surrogate (RFC 8785 §3.1, RFC 7493 §2.1);
+ *   <li>{@code NaN}, {@code Infinity}, leading zeros, {@code +1}, {@code .5}, {@code 1.}, {@code
+ *       1e}, and numbers whose magnitude overflows an IEEE-754 double (RFC 8785 §3.2.2.3);
+ *   <li>nesting deeper than {@value #MAX_DEPTH} arrays/objects (RFC 8259 §9 lets a parser limit
+ *       depth; the parser is iterative, so depth never causes a {@link StackOverflowError}).
+ * </ul>
+ *
+ * <h2>What is produced</h2>
+ *
+ * The RFC 8785 §3.2 canonical form: no whitespace; object members sorted by the UTF-16 code units
+ * of their names (§3.2.3); strings with only {@code \"}, {@code \\}, {@code \b}, {@code \f}, {@code
+ * \n}, {@code \r}, {@code \t} and {@code \}{@code u00xx} (lowercase hex, other controls below
+ * U+0020) escaped and everything else written as literal UTF-8 (§3.2.2.2); numbers as the IEEE-754
+ * double they denote, printed like ECMAScript {@code Number.prototype.toString} (shortest
+ * round-trip digits, exponent form when the decimal exponent is at least 21 or at most -7, {@code
+ * -0} as {@code 0}) (§3.2.2.3). Numbers that underflow to zero become {@code 0}, as the double
+ * conversion dictates.
+ */
+public final class JsonCanonicalizer {
+
+  /** Deepest nesting of arrays and objects accepted. */
+  public static final int MAX_DEPTH = 1000;
+
+  private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+  /** 2^53: every integer of magnitude up to this is an exact double. */
+  private static final long MAX_EXACT_INT = 1L << 53;
+
+  /** Precision contexts for the shortest-digits search, indexed by precision. */
+  private static final MathContext[] FLOOR = new MathContext[18];
+
+  private static final MathContext[] CEILING = new MathContext[18];
+  private static final MathContext HALF_EVEN_15 = new MathContext(15, RoundingMode.HALF_EVEN);
+
+  static {
+    for (int p = 1; p <= 17; p++) {
+      FLOOR[p] = new MathContext(p, RoundingMode.FLOOR);
+      CEILING[p] = new MathContext(p, RoundingMode.CEILING);
+    }
+  }
+
+  private JsonCanonicalizer() {}
+
+  /**
+   * Parses {@code utf8Json} strictly and returns the UTF-8 bytes of its RFC 8785 canonical form.
+   *
+   * @param utf8Json one JSON text in UTF-8, never {@code null}; not modified
+   * @return a new array holding the canonical form
+   * @throws NullPointerException if {@code utf8Json} is {@code null}
+   * @throws InvalidPayloadException if the input is not valid UTF-8 JSON acceptable to RFC 8785;
+   *     the message names the problem and its byte offset
+   */
+  public static byte[] canonicalize(byte[] utf8Json) {
+    if (utf8Json == null) {
+      throw new NullPointerException("utf8Json");
+    }
+    Parser p = new Parser(utf8Json);
+    p.run();
+    return Arrays.copyOf(p.out, p.outPos);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private static final class Parser {
+    private final byte[] in;
+    private final int len;
+    private int pos;
+
+    byte[] out;
+    int outPos;
+
+    /** Per open container: true for an object. */
+    private boolean[] isObject = new boolean[16];
+    /** Per open container: index of its first member record (objects only). */
+    private int[] memberBase = new int[16];
+
+    private int depth;
+
+    // Member records of all open objects, stack-allocated: an object owns [memberBase, mTop).
+    private String[] mKey = new String[16];
+    private int[] mKeyOffset = new int[16];
+    private int[] mStart = new int[16];
+    private int[] mEnd = new int[16];
+    private int mTop;
+
+    /** Scratch for the significant digits of a number. */
+    private final byte[] digits = new byte[32];
+
+    Parser(byte[] in) {
+      this.in = in;
+      this.len = in.length;
+      // Invariant: out has room for (len - pos) + 32 more bytes. Only numbers can expand.
+      this.out = new byte[len + 64];
+    }
+
+    void run() {
+      if (len >= 3 && in[0] == (byte) 0xEF && in[1] == (byte) 0xBB && in[2] == (byte) 0xBF) {
+        pos = 3; // RFC 8259 §8.1: a parser MAY ignore a byte order mark
+      }
+      skipWhitespace();
+      if (pos >= len) {
+        throw error(pos, "expected a JSON value but found end of input");
+      }
+      value:
+      while (true) {
+        // ---- parse one value at pos (whitespace already skipped, pos < len not guaranteed)
+        if (pos >= len) {
+          throw error(pos, "unexpected end of input, expected a value");
+        }
+        byte b = in[pos];
+        switch (b) {
+          case '{':
+            push(true);
+            out[outPos++] = '{';
+            pos++;
+            skipWhitespace();
+            if (pos < len && in[pos] == '}') {
+              pos++;
+              out[outPos++] = '}';
+              pop();
+              break; // value complete
+            }
+            beginMember();
+            continue value;
+          case '[':
+            push(false);
+            out[outPos++] = '[';
+            pos++;
+            skipWhitespace();
+            if (pos < len && in[pos] == ']') {
+              pos++;
+              out[outPos++] = ']';
+              pop();
+              break;
+            }
+            continue value;
+          case '"':
+            parseString(false);
+            break;
+          case 't':
+            literal("true");
+            break;
+          case 'f':
+            literal("false");
+            break;
+          case 'n':
+            literal("null");
+            break;
+          default:
+            if (b == '-' || (b >= '0' && b <= '9')) {
+              parseNumber();
+            } else if (b == 'N' || b == 'I') {
+              throw error(pos, "NaN and Infinity are not valid JSON numbers");
+            } else {
+              throw error(pos, "expected a value but found " + describe(pos));
+            }
+        }
+        // ---- a value is complete: close containers or move to the next element
+        while (true) {
+          skipWhitespace();
+          if (depth == 0) {
+            if (pos < len) {
+              throw error(pos, "unexpected data after the JSON value: " + describe(pos));
+            }
+            return;
+          }
+          if (isObject[depth - 1]) {
+            mEnd[mTop - 1] = outPos;
+            if (pos >= len) {
+              throw error(pos, "unexpected end of input, expected ',' or '}'");
+            }
+            byte c = in[pos];
+            if (c == ',') {
+              pos++;
+              out[outPos++] = ',';
+              skipWhitespace();
+              beginMember();
+              continue value;
+            } else if (c == '}') {
+              pos++;
+              finishObject();
+              out[outPos++] = '}';
+              pop();
+            } else {
+              throw error(pos, "expected ',' or '}' but found " + describe(pos));
+            }
+          } else {
+            if (pos >= len) {
+              throw error(pos, "unexpected end of input, expected ',' or ']'");
+            }
+            byte c = in[pos];
+            if (c == ',') {
+              pos++;
+              out[outPos++] = ',';
+              skipWhitespace();
+              continue value;
+            } else if (c == ']') {
+              pos++;
+              out[outPos++] = ']';
+              pop();
+            } else {
+              throw error(pos, "expected ',' or ']' but found " + describe(pos));
+            }
+          }
+        }
+      }
+    }
+
+    private void push(boolean object) {
+      if (depth >= MAX_DEPTH) {
+        throw error(pos, "nesting deeper than " + MAX_DEPTH + " levels");
+      }
+      if (depth == isObject.length) {
+        isObject = Arrays.copyOf(isObject, depth * 2);
+        memberBase = Arrays.copyOf(memberBase, depth * 2);
+      }
+      isObject[depth] = object;
+      memberBase[depth] = mTop;
+      depth++;
+    }
+
+    private void pop() {
+      depth--;
+      mTop = memberBase[depth];
+    }
+
+    /** At a member name (whitespace skipped): parses {@code "name" :} and records the member. */
+    private void beginMember() {
+      if (pos >= len) {
+        throw error(pos, "unexpected end of input, expected a member name");
+      }
+      if (in[pos] != '"') {
+        throw error(pos, "expected a member name string but found " + describe(pos));
+      }
+      if (mTop == mKey.length) {
+        int n = mTop * 2;
+        mKey = Arrays.copyOf(mKey, n);
+        mKeyOffset = Arrays.copyOf(mKeyOffset, n);
+        mStart = Arrays.copyOf(mStart, n);
+        mEnd = Arrays.copyOf(mEnd, n);
+      }
+      int m = mTop++;
+      mKeyOffset[m] = pos;
+      mStart[m] = outPos;
+      mKey[m] = parseString(true);
+      skipWhitespace();
+      if (pos >= len) {
+        throw error(pos, "unexpected end of input, expected ':'");
+      }
+      if (in[pos] != ':') {
+        throw error(pos, "expected ':' but found " + describe(pos));
+      }
+      pos++;
+      out[outPos++] = ':';
+      skipWhitespace();
+    }
+
+    /** Sorts the members of the innermost object (RFC 8785 §3.2.3) and rejects duplicates. */
+    private void finishObject() {
+      int base = memberBase[depth - 1];
+      int n = mTop - base;
+      if (n < 2) {
+        return;
+      }
+      boolean sorted = true;
+      for (int i = base + 1; i < mTop; i++) {
+        int c = mKey[i - 1].compareTo(mKey[i]);
+        if (c == 0) {
+          throw duplicate(i);
+        }
+        if (c > 0) {
+          sorted = false;
+          break;
+        }
+      }
+      if (sorted) {
+        return;
+      }
+      // String.compareTo orders by UTF-16 code units, exactly as §3.2.3 requires.
+      int[] order = new int[n];
+      for (int i = 0; i < n; i++) {
+        order[i] = base + i;
+      }
+      if (n <= 16) {
+        for (int i = 1; i < n; i++) {
+          int x = order[i];
+          int j = i - 1;
+          while (j >= 0 && mKey[order[j]].compareTo(mKey[x]) > 0) {
+            order[j + 1] = order[j];
+            j--;
+          }
+          order[j + 1] = x;
+        }
+      } else {
+        Integer[] boxed = new Integer[n];
+        for (int i = 0; i < n; i++) {
+          boxed[i] = order[i];
+        }
+        Arrays.sort(boxed, (a, b) -> mKey[a].compareTo(mKey[b]));
+        for (int i = 0; i < n; i++) {
+          order[i] = boxed[i];
+        }
+      }
+      for (int i = 1; i < n; i++) {
+        if (mKey[order[i - 1]].equals(mKey[order[i]])) {
+          throw duplicate(Math.max(order[i - 1], order[i]));
+        }
+      }
+      int regionStart = mStart[base];
+      byte[] copy = Arrays.copyOfRange(out, regionStart, outPos);
+      int w = regionStart;
+      for (int i = 0; i < n; i++) {
+        int m = order[i];
+        if (i > 0) {
+          out[w++] = ',';
+        }
+        int from = mStart[m] - regionStart;
+        int segLen = mEnd[m] - mStart[m];
+        System.arraycopy(copy, from, out, w, segLen);
+        w += segLen;
+      }
+      // w == outPos: the same bytes, reordered
+    }
+
+    private InvalidPayloadException duplicate(int member) {
+      return error(mKeyOffset[member], "duplicate member name " + quoteForMessage(mKey[member]));
+    }
+
+    private void literal(String word) {
+      int n = word.length();
+      if (pos + n > len) {
+        throw error(pos, "invalid literal, expected '" + word + "'");
+      }
+      for (int i = 0; i < n; i++) {
+        if (in[pos + i] != word.charAt(i)) {
+          throw error(pos, "invalid literal, expected '" + word + "'");
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        out[outPos++] = (byte) word.charAt(i);
+      }
+      pos += n;
+    }
+
+    private void skipWhitespace() {
+      while (pos < len) {
+        byte b = in[pos];
+        if (b == ' ' || b == '\n' || b == '\r' || b == '\t') {
+          pos++;
+        } else {
+          return;
+        }
+      }
+    }
+
+    // ---- strings -------------------------------------------------------------------------------
+
+    /**
+     * At an opening quote: validates the string, writes its canonical form (RFC 8785 §3.2.2.2)
+     * and, for a member name, returns the decoded value (else {@code null}).
+     */
+    private String parseString(boolean wantValue) {
+      final byte[] in = this.in;
+      final byte[] out = this.out;
+      final int start = pos;
+      int p = pos + 1;
+      int o = outPos;
+      out[o++] = '"';
+      boolean plain = true; // ASCII only, no escapes
+      while (true) {
+        if (p >= len) {
+          throw error(p, "unterminated string starting at byte " + start);
+        }
+        int b = in[p];
+        if (b >= 0x20 && b != '"' && b != '\\') { // printable ASCII (negative bytes excluded)
+          out[o++] = (byte) b;
+          p++;
+          continue;
+        }
+        if (b == '"') {
+          p++;
+          break;
+        }
+        if (b == '\\') {
+          plain = false;
+          p = escape(p, o);
+          o = escapedOutPos;
+          continue;
+        }
+        if (b >= 0) {
+          throw error(p, String.format("unescaped control character 0x%02x in string", b));
+        }
+        plain = false;
+        int n = utf8Length(p);
+        for (int i = 0; i < n; i++) {
+          out[o++] = in[p + i];
+        }
+        p += n;
+      }
+      out[o++] = '"';
+      pos = p;
+      outPos = o;
+      if (!wantValue) {
+        return null;
+      }
+      if (plain) {
+        return new String(in, start + 1, p - start - 2, StandardCharsets.ISO_8859_1);
+      }
+      return decode(start + 1, p - 1);
+    }
+
+    private int escapedOutPos;
+
+    /** Handles the escape at {@code p}, writing canonical output at {@code o}. */
+    private int escape(int p, int o) {
+      final byte[] out = this.out;
+      if (p + 1 >= len) {
+        throw error(p, "unterminated escape sequence");
+      }
+      byte e = in[p + 1];
+      int next = p + 2;
+      int cp;
+      switch (e) {
+        case '"':
+        case '\\':
+          out[o++] = '\\';
+          out[o++] = e;
+          escapedOutPos = o;
+          return next;
+        case '/':
+          out[o++] = '/';
+          escapedOutPos = o;
+          return next;
+        case 'b':
+        case 'f':
+        case 'n':
+        case 'r':
+        case 't':
+          out[o++] = '\\';
+          out[o++] = e;
+          escapedOutPos = o;
+          return next;
+        case 'u':
+          cp = hex4(p);
+          next = p + 6;
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (next + 1 < len && in[next] == '\\' && in[next + 1] == 'u') {
+              int lo = hex4(next);
+              if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = Character.toCodePoint((char) cp, (char) lo);
+                next += 6;
+              } else {
+                throw error(p, String.format("lone surrogate \\u%04x", cp));
+              }
+            } else {
+              throw error(p, String.format("lone surrogate \\u%04x", cp));
+            }
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            throw error(p, String.format("lone surrogate \\u%04x", cp));
+          }
+          break;
+        default:
+          throw error(p, "invalid escape sequence " + describe(p + 1) + " after '\\'");
+      }
+      // a \\u escape: write the code point canonically
+      if (cp < 0x80) {
+        if (cp < 0x20) {
+          out[o++] = '\\';
+          switch (cp) {
+            case '\b':
+              out[o++] = 'b';
+              break;
+            case '\f':
+              out[o++] = 'f';
+              break;
+            case '\n':
+              out[o++] = 'n';
+              break;
+            case '\r':
+              out[o++] = 'r';
+              break;
+            case '\t':
+              out[o++] = 't';
+              break;
+            default:
+              out[o++] = 'u';
+              out[o++] = '0';
+              out[o++] = '0';
+              out[o++] = HEX[cp >> 4];
+              out[o++] = HEX[cp & 0xF];
+          }
+        } else if (cp == '"' || cp == '\\') {
+          out[o++] = '\\';
+          out[o++] = (byte) cp;
+        } else {
+          out[o++] = (byte) cp;
+        }
+      } else if (cp < 0x800) {
+        out[o++] = (byte) (0xC0 | (cp >> 6));
+        out[o++] = (byte) (0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        out[o++] = (byte) (0xE0 | (cp >> 12));
+        out[o++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
+        out[o++] = (byte) (0x80 | (cp & 0x3F));
+      } else {
+        out[o++] = (byte) (0xF0 | (cp >> 18));
+        out[o++] = (byte) (0x80 | ((cp >> 12) & 0x3F));
+        out[o++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
+        out[o++] = (byte) (0x80 | (cp & 0x3F));
+      }
+      escapedOutPos = o;
+      return next;
+    }
+
+    /** Reads the four hex digits of the {@code \}{@code u} escape starting at {@code p}. */
+    private int hex4(int p) {
+      if (p + 6 > len) {
+        throw error(p, "truncated \\u escape");
+      }
+      int v = 0;
+      for (int i = p + 2; i < p + 6; i++) {
+        int c = in[i];
+        int d;
+        if (c >= '0' && c <= '9') {
+          d = c - '0';
+        } else if (c >= 'a' && c <= 'f') {
+          d = c - 'a' + 10;
+        } else if (c >= 'A' && c <= 'F') {
+          d = c - 'A' + 10;
+        } else {
+          throw error(i, "invalid hex digit " + describe(i) + " in \\u escape");
+        }
+        v = (v << 4) | d;
+      }
+      return v;
+    }
+
+    /**
+     * Validates the multi-byte UTF-8 sequence at {@code p} (Unicode 15 table 3-7: no overlongs, no
+     * surrogates, nothing above U+10FFFF) and returns its length.
+     */
+    private int utf8Length(int p) {
+      int b0 = in[p] & 0xFF;
+      int n;
+      int lo = 0x80;
+      int hi = 0xBF;
+      if (b0 >= 0xC2 && b0 <= 0xDF) {
+        n = 2;
+      } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        n = 3;
+        if (b0 == 0xE0) {
+          lo = 0xA0;
+        } else if (b0 == 0xED) {
+          hi = 0x9F;
+        }
+      } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        n = 4;
+        if (b0 == 0xF0) {
+          lo = 0x90;
+        } else if (b0 == 0xF4) {
+          hi = 0x8F;
+        }
+      } else {
+        throw error(p, String.format("invalid UTF-8 lead byte 0x%02x", b0));
+      }
+      if (p + n > len) {
+        throw error(p, "truncated UTF-8 sequence");
+      }
+      int b1 = in[p + 1] & 0xFF;
+      if (b1 < lo || b1 > hi) {
+        throw error(p, "invalid UTF-8 sequence");
+      }
+      for (int i = 2; i < n; i++) {
+        int c = in[p + i] & 0xFF;
+        if (c < 0x80 || c > 0xBF) {
+          throw error(p, "invalid UTF-8 sequence");
+        }
+      }
+      return n;
+    }
+
+    /** Decodes an already validated string body (between the quotes) into a Java string. */
+    private String decode(int from, int to) {
+      StringBuilder sb = new StringBuilder(to - from);
+      int p = from;
+      while (p < to) {
+        int runStart = p;
+        while (p < to && in[p] != '\\') {
+          p++;
+        }
+        if (p > runStart) {
+          sb.append(new String(in, runStart, p - runStart, StandardCharsets.UTF_8));
+        }
+        if (p >= to) {
+          break;
+        }
+        byte e = in[p + 1];
+        switch (e) {
+          case 'b':
+            sb.append('\b');
+            break;
+          case 'f':
+            sb.append('\f');
+            break;
+          case 'n':
+            sb.append('\n');
+            break;
+          case 'r':
+            sb.append('\r');
+            break;
+          case 't':
+            sb.append('\t');
+            break;
+          case 'u':
+            sb.append((char) hex4(p));
+            p += 4;
+            break;
+          default: // '"', '\\', '/'
+            sb.append((char) e);
+        }
+        p += 2;
+      }
+      return sb.toString();
+    }
+
+    // ---- numbers -------------------------------------------------------------------------------
+
+    /** At '-' or a digit: validates the number (RFC 8259 §6) and writes it per RFC 8785 §3.2.2.3. */
+    private void parseNumber() {
+      final byte[] in = this.in;
+      final int start = pos;
+      int p = pos;
+      boolean negative = false;
+      if (in[p] == '-') {
+        negative = true;
+        p++;
+        if (p >= len) {
+          throw error(p, "expected a digit after '-' but found end of input");
+        }
+      }
+      int intStart = p;
+      byte c = in[p];
+      if (c == '0') {
+        p++;
+        if (p < len && in[p] >= '0' && in[p] <= '9') {
+          throw error(intStart, "leading zeros are not allowed in numbers");
+        }
+      } else if (c >= '1' && c <= '9') {
+        p++;
+        while (p < len && in[p] >= '0' && in[p] <= '9') {
+          p++;
+        }
+      } else if (c == 'I' || c == 'N') {
+        throw error(p, "NaN and Infinity are not valid JSON numbers");
+      } else {
+        throw error(p, "expected a digit after '-' but found " + describe(p));
+      }
+      int intEnd = p;
+      int fracStart = p;
+      int fracEnd = p;
+      boolean hasExp = false;
+      long exp = 0;
+      if (p < len && in[p] == '.') {
+        p++;
+        fracStart = p;
+        if (p >= len || in[p] < '0' || in[p] > '9') {
+          throw error(p, "expected a digit after the decimal point but found " + describe(p));
+        }
+        while (p < len && in[p] >= '0' && in[p] <= '9') {
+          p++;
+        }
+        fracEnd = p;
+      }
+      if (p < len && (in[p] == 'e' || in[p] == 'E')) {
+        hasExp = true;
+        p++;
+        boolean expNegative = false;
+        if (p < len && (in[p] == '+' || in[p] == '-')) {
+          expNegative = in[p] == '-';
+          p++;
+        }
+        if (p >= len || in[p] < '0' || in[p] > '9') {
+          throw error(p, "expected a digit in the exponent but found " + describe(p));
+        }
+        while (p < len && in[p] >= '0' && in[p] <= '9') {
+          if (exp < 1_000_000_000L) {
+            exp = exp * 10 + (in[p] - '0');
+          }
+          p++;
+        }
+        if (expNegative) {
+          exp = -exp;
+        }
+      }
+      pos = p;
+
+      // Fast path: a plain integer that is exactly a double prints as itself.
+      int intDigits = intEnd - intStart;
+      if (!hasExp && fracStart == fracEnd && intDigits <= 16) {
+        if (intDigits < 16 || parseLong(intStart, intEnd) <= MAX_EXACT_INT) {
+          if (intDigits == 1 && in[intStart] == '0') {
+            out[outPos++] = '0'; // -0 is 0
+          } else {
+            System.arraycopy(in, start, out, outPos, p - start);
+            outPos += p - start;
+          }
+          return;
+        }
+      }
+
+      // Significant digits of the mantissa: value = 0.d1d2..dk * 10^n
+      int k = 0;
+      int totalSig = 0;
+      long n = (long) intDigits + exp;
+      boolean leading = true;
+      int lastNonZero = 0;
+      for (int i = intStart; i < fracEnd; i++) {
+        if (i == intEnd) {
+          i = fracStart;
+          if (i >= fracEnd) {
+            break;
+          }
+        }
+        byte d = in[i];
+        if (leading) {
+          if (d == '0') {
+            n--;
+            continue;
+          }
+          leading = false;
+        }
+        totalSig++;
+        if (k < digits.length) {
+          digits[k++] = d;
+        }
+        if (d != '0') {
+          lastNonZero = totalSig;
+        }
+      }
+      if (leading) { // all digits zero: 0, -0, 0.000, 0e5 ...
+        out[outPos++] = '0';
+        return;
+      }
+      // Up to 15 significant digits in the normal range: the decimal is the unique shortest
+      // representation of its nearest double (DBL_DIG = 15), so print the input digits.
+      if (lastNonZero <= 15 && n - 1 >= -307 && n - 1 <= 307) {
+        writeEs(negative, digits, lastNonZero, (int) n);
+        ensureRoom();
+        return;
+      }
+      double v = Double.parseDouble(new String(in, start, p - start, StandardCharsets.ISO_8859_1));
+      if (Double.isInfinite(v)) {
+        throw error(start, "number out of range of an IEEE-754 double");
+      }
+      writeDouble(v);
+      ensureRoom();
+    }
+
+    private long parseLong(int from, int to) {
+      long v = 0;
+      for (int i = from; i < to; i++) {
+        v = v * 10 + (in[i] - '0');
+      }
+      return v;
+    }
+
+    private void ensureRoom() {
+      int need = outPos + (len - pos) + 64;
+      if (need > out.length) {
+        out = Arrays.copyOf(out, Math.max(need, out.length + (out.length >> 1)));
+      }
+    }
+
+    /** Writes a finite double like ECMAScript Number.prototype.toString (RFC 8785 §3.2.2.3). */
+    private void writeDouble(double v) {
+      if (v == 0) {
+        out[outPos++] = '0';
+        return;
+      }
+      BigDecimal shortest = shortest(Math.abs(v)).stripTrailingZeros();
+      String s = shortest.unscaledValue().toString();
+      int k = s.length();
+      for (int i = 0; i < k; i++) {
+        digits[i] = (byte) s.charAt(i);
+      }
+      writeEs(v < 0, digits, k, k - shortest.scale());
+    }
+
+    /**
+     * ECMAScript Number::toString steps for value = s * 10^(n-k), s = the k digits in {@code d}
+     * without leading or trailing zeros.
+     */
+    private void writeEs(boolean negative, byte[] d, int k, int n) {
+      byte[] out = this.out;
+      int o = outPos;
+      if (negative) {
+        out[o++] = '-';
+      }
+      if (k <= n && n <= 21) {
+        for (int i = 0; i < k; i++) {
+          out[o++] = d[i];
+        }
+        for (int i = k; i < n; i++) {
+          out[o++] = '0';
+        }
+      } else if (0 < n && n <= 21) {
+        for (int i = 0; i < n; i++) {
+          out[o++] = d[i];
+        }
+        out[o++] = '.';
+        for (int i = n; i < k; i++) {
+          out[o++] = d[i];
+        }
+      } else if (-6 < n && n <= 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = n; i < 0; i++) {
+          out[o++] = '0';
+        }
+        for (int i = 0; i < k; i++) {
+          out[o++] = d[i];
+        }
+      } else {
+        out[o++] = d[0];
+        if (k > 1) {
+          out[o++] = '.';
+          for (int i = 1; i < k; i++) {
+            out[o++] = d[i];
+          }
+        }
+        out[o++] = 'e';
+        int e = n - 1;
+        if (e < 0) {
+          out[o++] = '-';
+          e = -e;
+        } else {
+          out[o++] = '+';
+        }
+        if (e >= 100) {
+          out[o++] = (byte) ('0' + e / 100);
+        }
+        if (e >= 10) {
+          out[o++] = (byte) ('0' + (e / 10) % 10);
+        }
+        out[o++] = (byte) ('0' + e % 10);
+      }
+      outPos = o;
+    }
+
+    private InvalidPayloadException error(int offset, String problem) {
+      return new InvalidPayloadException("invalid JSON at byte " + offset + ": " + problem);
+    }
+
+    private String describe(int p) {
+      if (p >= len) {
+        return "end of input";
+      }
+      int b = in[p] & 0xFF;
+      if (b > 0x20 && b < 0x7F) {
+        return "'" + (char) b + "'";
+      }
+      return String.format("byte 0x%02x", b);
+    }
+  }
+
+  /**
+   * The shortest decimal that rounds to {@code a} (positive, finite), choosing the one closest to
+   * {@code a} when several have that length, and the even one on a tie (ECMAScript
+   * Number::toString step 5). Never returns more than 17 significant digits.
+   */
+  static BigDecimal shortest(double a) {
+    BigDecimal exact = new BigDecimal(a);
+    int from = 1;
+    if (a >= Double.MIN_NORMAL) {
+      // At most one decimal with <= 15 significant digits rounds to a normal double; if one
+      // exists it is the 15-digit rounding of the exact value.
+      BigDecimal r = exact.round(HALF_EVEN_15);
+      if (r.doubleValue() == a) {
+        return r;
+      }
+      from = 16;
+    }
+    for (int p = from; p < 17; p++) {
+      BigDecimal c = candidate(exact, a, p);
+      if (c != null) {
+        return c;
+      }
+    }
+    BigDecimal c = candidate(exact, a, 17);
+    if (c == null) {
+      throw new AssertionError("17 digits always round-trip: " + a);
+    }
+    return c;
+  }
+
+  private static BigDecimal candidate(BigDecimal exact, double a, int p) {
+    BigDecimal lo = exact.round(FLOOR[p]);
+    BigDecimal hi = exact.round(CEILING[p]);
+    boolean loOk = lo.doubleValue() == a;
+    boolean hiOk = hi.doubleValue() == a;
+    if (loOk && hiOk) {
+      int c = exact.subtract(lo).compareTo(hi.subtract(exact));
+      if (c < 0) {
+        return lo;
+      } else if (c > 0) {
+        return hi;
+      }
+      return lo.unscaledValue().testBit(0) ? hi : lo;
+    }
+    if (loOk) {
+      return lo;
+    }
+    if (hiOk) {
+      return hi;
+    }
+    return null;
+  }
+
+  private static String quoteForMessage(String s) {
+    StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+    int max = Math.min(s.length(), 64);
+    for (int i = 0; i < max; i++) {
+      char ch = s.charAt(i);
+      if (ch < 0x20 || ch == '"' || ch == '\\' || ch > 0x7E) {
+        sb.append(String.format("\\u%04x", (int) ch));
+      } else {
+        sb.append(ch);
+      }
+    }
+    if (s.length() > max) {
+      sb.append("...");
+    }
+    return sb.append('"').toString();
+  }
+}

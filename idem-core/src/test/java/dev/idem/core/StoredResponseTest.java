@@ -1,0 +1,71 @@
+package dev.idem.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.internal.StoredResponseCodec;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class StoredResponseTest {
+
+  private final StoredResponse sample =
+      StoredResponse.builder(201)
+          .header("Content-Type", "application/json")
+          .header("Location", "/notes/1")
+          .header("Vary", "Accept")
+          .header("vary", "Accept-Language")
+          .body(new byte[] {'{', '}', 0, (byte) 0xC3})
+          .build();
+
+  @Test
+  void headersAreLookedUpIgnoringCaseAndRepeatedNamesCollect() {
+    assertThat(sample.header("content-type")).isEqualTo("application/json");
+    assertThat(sample.headers().get("Vary")).containsExactly("Accept", "Accept-Language");
+    assertThat(sample.header("ETag")).isNull();
+  }
+
+  @Test
+  void bodyIsCopiedInAndOut() {
+    byte[] body = {1, 2, 3};
+    StoredResponse r = StoredResponse.of(200, body);
+    body[0] = 9;
+    r.body()[1] = 9;
+    assertThat(r.body()).containsExactly(1, 2, 3);
+  }
+
+  @Test
+  void rejectsBadStatusAndHeaderInjection() {
+    assertThatThrownBy(() -> StoredResponse.builder(99)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> StoredResponse.builder(600)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> StoredResponse.builder(200).header("X-A", "v\r\nSet-Cookie: x"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> StoredResponse.builder(200).header("Bad Name", "v")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void codecRoundTripsStatusHeadersInOrderAndBodyBytes() {
+    StoredResponse decoded = StoredResponseCodec.decode(StoredResponseCodec.encode(sample));
+    assertThat(decoded).isEqualTo(sample);
+    assertThat(decoded.headers().keySet()).containsExactly("Content-Type", "Location", "Vary");
+    assertThat(decoded.body()).containsExactly(sample.body());
+  }
+
+  @Test
+  void codecRoundTripsAnEmptyResponse() {
+    StoredResponse empty = StoredResponse.of(204, new byte[0]);
+    assertThat(StoredResponseCodec.decode(StoredResponseCodec.encode(empty))).isEqualTo(empty);
+  }
+
+  @Test
+  void aCorruptRecordIsAStoreErrorNeverAnEmptyResponse() {
+    byte[] encoded = StoredResponseCodec.encode(sample);
+    assertThatThrownBy(() -> StoredResponseCodec.decode(Arrays.copyOf(encoded, encoded.length - 1)))
+        .isInstanceOf(IdemStoreException.class)
+        .hasMessageContaining("corrupt");
+    byte[] wrongMagic = encoded.clone();
+    wrongMagic[0] = 'X';
+    assertThatThrownBy(() -> StoredResponseCodec.decode(wrongMagic)).isInstanceOf(IdemStoreException.class);
+    assertThatThrownBy(() -> StoredResponseCodec.decode(new byte[0])).isInstanceOf(IdemStoreException.class);
+  }
+}

@@ -1,0 +1,75 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.IdemStoreException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Locale;
+
+/**
+ * The SQL databases Idem's JDBC store supports, and how each one serializes duplicate claims.
+ *
+ * <ul>
+ *   <li>{@link #SQLITE}: one writer at a time. Idem opens its own transactions with {@code BEGIN
+ *       IMMEDIATE}, so the write lock is taken before the claim is read, and a duplicate waits on
+ *       the connection's {@code busy_timeout}. Use WAL ({@code journal_mode=WAL}) so readers do not
+ *       block the writer.
+ *   <li>{@link #POSTGRESQL}: {@code INSERT ... ON CONFLICT} on the primary key (principal,
+ *       operation, key). A concurrent duplicate blocks on the unique index until the first
+ *       transaction ends, then sees its committed row and replays it (or, if it rolled back,
+ *       claims the key itself). Run at READ COMMITTED, PostgreSQL's default.
+ * </ul>
+ *
+ * <p>Stateless and thread-safe.
+ */
+public enum Dialect {
+  /** SQLite 3.35 or later (upsert, {@code unixepoch('subsec')} needs 3.42), via sqlite-jdbc. */
+  SQLITE("sqlite.sql", "CAST(unixepoch('subsec') * 1000 AS INTEGER)"),
+  /** PostgreSQL 11 or later, via pgjdbc. */
+  POSTGRESQL("postgresql.sql", "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)");
+
+  private final String schemaResource;
+  private final String nowMillis;
+
+  Dialect(String schemaFile, String nowMillis) {
+    this.schemaResource = "/dev/idem/jdbc/schema/" + schemaFile;
+    this.nowMillis = nowMillis;
+  }
+
+  /**
+   * Detects the dialect from {@link java.sql.DatabaseMetaData#getDatabaseProductName()}.
+   *
+   * @param connection an open connection, never {@code null}
+   * @return the dialect
+   * @throws IdemStoreException if the database is not supported or its metadata cannot be read
+   */
+  public static Dialect detect(Connection connection) {
+    String product;
+    try {
+      product = connection.getMetaData().getDatabaseProductName();
+    } catch (SQLException e) {
+      throw new IdemStoreException("cannot read the database product name: " + e.getMessage(), e);
+    }
+    String p = product == null ? "" : product.toLowerCase(Locale.ROOT);
+    if (p.contains("sqlite")) {
+      return SQLITE;
+    }
+    if (p.contains("postgresql")) {
+      return POSTGRESQL;
+    }
+    throw new IdemStoreException(
+        "unsupported database '" + product + "': Idem's JDBC store supports SQLite and PostgreSQL", null);
+  }
+
+  /**
+   * @return the class-path resource of this dialect's schema file, with the table named {@code
+   *     idem_keys}; for example {@code /dev/idem/jdbc/schema/postgresql.sql}
+   */
+  public String schemaResource() {
+    return schemaResource;
+  }
+
+  /** @return an SQL expression for the database's current time in epoch milliseconds */
+  String nowMillis() {
+    return nowMillis;
+  }
+}

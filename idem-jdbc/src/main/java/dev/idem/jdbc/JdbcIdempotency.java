@@ -1,0 +1,520 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.EffectFailedException;
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.jdbc.internal.SchemaScript;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * Transactional mode: runs an effect that lives in the same database as the key table, so that the
+ * claim, the effect and the stored response commit in one transaction.
+ *
+ * <p>{@link #execute(Connection, IdempotentRequest, JdbcEffect)} follows the contract of
+ * {@code design.md}:
+ *
+ * <ol>
+ *   <li>A live record with the same scope, key and fingerprint: its stored response is returned as
+ *       {@link Outcome.Kind#REPLAYED}; the effect does not run.
+ *   <li>The same scope and key with another fingerprint: {@link IdempotencyKeyReusedException};
+ *       nothing runs, nothing is written.
+ *   <li>No live record: the claim is inserted, the effect runs on the same connection, the response
+ *       is stored, and all three commit together ({@link Outcome.Kind#EXECUTED}). Any failure before
+ *       the commit rolls all three back, so a retry runs the operation again.
+ * </ol>
+ *
+ * <p>Duplicates are serialized by the claim statement itself, never by a read followed by an insert:
+ * see {@link Dialect} for how each database does it. A lookup by primary key before the claim
+ * answers replays in one read; when it finds nothing, the claim decides.
+ *
+ * <p><b>Transactions.</b> If the connection is in auto-commit mode, Idem begins, commits or rolls
+ * back the transaction itself and restores auto-commit. If a transaction is already open ({@code
+ * getAutoCommit() == false}), Idem joins it and does not commit: the caller commits, and must roll
+ * back when this method throws. On SQLite a joined transaction should have been opened as {@code
+ * IMMEDIATE} (sqlite-jdbc: {@code transaction_mode=IMMEDIATE}).
+ *
+ * <p><b>Retention.</b> Every record expires {@link Builder#retention(Duration) retention} after it
+ * was claimed, by the database's clock. An expired record counts as absent: its key starts a new
+ * operation.
+ *
+ * <p>Instances are immutable after {@link Builder#build()} and thread-safe; share one per table. A
+ * {@link Connection} must be used by one thread at a time, as JDBC requires.
+ */
+public final class JdbcIdempotency {
+
+  /** The default retention of a record: 24 hours. */
+  public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+
+  /** The default wait for SQLite's write lock when the connection sets none: 10 seconds. */
+  public static final Duration DEFAULT_SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
+  private static final int MAX_CLAIM_ROUNDS = 5;
+
+  private final String table;
+  private final Duration retention;
+  private final boolean createSchema;
+  private final Duration sqliteBusyTimeout;
+  private final DataSource dataSource;
+  private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
+  private final Map<Dialect, Boolean> schemaReady = new EnumMap<>(Dialect.class);
+
+  private JdbcIdempotency(Builder b) {
+    this.table = b.table;
+    this.retention = b.retention;
+    this.createSchema = b.createSchema;
+    this.sqliteBusyTimeout = b.sqliteBusyTimeout;
+    this.dataSource = b.dataSource;
+    for (Dialect d : Dialect.values()) {
+      statements.put(d, new Statements(d, table));
+    }
+  }
+
+  /** @return a builder with the defaults: table {@code idem_keys}, retention 24 h, schema on demand */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** @return the key table's name */
+  public String table() {
+    return table;
+  }
+
+  /** @return how long a record lives after its claim */
+  public Duration retention() {
+    return retention;
+  }
+
+  /**
+   * Runs {@code effect} at most once for the request's scope and key, on a connection borrowed from
+   * the builder's {@link DataSource} and closed afterwards.
+   *
+   * @throws IllegalStateException if the builder had no data source
+   * @see #execute(Connection, IdempotentRequest, JdbcEffect)
+   */
+  public Outcome execute(IdempotentRequest request, JdbcEffect effect) {
+    if (dataSource == null) {
+      throw new IllegalStateException("no DataSource configured: use execute(Connection, ...) or Builder.dataSource");
+    }
+    try (Connection connection = dataSource.getConnection()) {
+      return execute(connection, request, effect);
+    } catch (SQLException e) {
+      throw new IdemStoreException("cannot get a connection from the data source: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Runs {@code effect} at most once for the request's scope and key (see the class description).
+   *
+   * @param connection an open connection to a supported database, used by this thread only
+   * @param request the scope, key and fingerprint, never {@code null}
+   * @param effect the operation, run on {@code connection} inside the transaction; never {@code null}
+   * @return the outcome, never {@code null}: executed now, or replayed from the store
+   * @throws IdempotencyKeyReusedException if the key was used in this scope with another payload
+   * @throws RequestInProgressException if a lease-mode claim for the key is held (only when the table
+   *     is shared with lease mode)
+   * @throws EffectFailedException if the effect threw a checked exception (rolled back)
+   * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
+   *     back); or if the effect returned {@code null}
+   * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
+   */
+  public Outcome execute(Connection connection, IdempotentRequest request, JdbcEffect effect) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    Dialect dialect = Dialect.detect(connection);
+    Statements sql = statements.get(dialect);
+    boolean ownTransaction;
+    try {
+      ownTransaction = connection.getAutoCommit();
+    } catch (SQLException e) {
+      throw storeFailure("cannot read the auto-commit mode", e);
+    }
+    if (createSchema) {
+      ensureSchema(connection, dialect, ownTransaction);
+    }
+    if (!ownTransaction) {
+      return claimAndRun(connection, sql, request, effect);
+    }
+    // Fast path for replays: one primary-key read, outside any transaction.
+    Record existing;
+    try {
+      existing = sql.lookup(connection, request);
+    } catch (SQLException e) {
+      throw storeFailure("lookup failed", e);
+    }
+    if (existing != null) {
+      return answerFrom(existing, request);
+    }
+    begin(connection, dialect);
+    boolean committed = false;
+    try {
+      Outcome outcome = claimAndRun(connection, sql, request, effect);
+      if (outcome.replayed()) {
+        rollback(connection, dialect);
+      } else {
+        commit(connection, dialect);
+      }
+      committed = true;
+      return outcome;
+    } finally {
+      if (!committed) {
+        rollbackQuietly(connection, dialect);
+      }
+      restoreAutoCommit(connection, dialect);
+    }
+  }
+
+  private Outcome claimAndRun(
+      Connection connection, Statements sql, IdempotentRequest request, JdbcEffect effect) {
+    for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+      boolean claimed;
+      Record existing;
+      try {
+        claimed = sql.claim(connection, request, retention);
+        existing = claimed ? null : sql.lookup(connection, request);
+      } catch (SQLException e) {
+        throw storeFailure("claim failed", e);
+      }
+      if (claimed) {
+        StoredResponse response = runEffect(connection, effect);
+        try {
+          sql.complete(connection, request, response);
+        } catch (SQLException e) {
+          throw storeFailure("storing the response failed", e);
+        }
+        return Outcome.executed(response);
+      }
+      if (existing != null) {
+        return answerFrom(existing, request);
+      }
+      // The live record that blocked the claim expired between the claim and the read: claim again.
+    }
+    throw new IdemStoreException(
+        "could not claim key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+  }
+
+  private static StoredResponse runEffect(Connection connection, JdbcEffect effect) {
+    StoredResponse response;
+    try {
+      response = effect.apply(connection);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new EffectFailedException(e);
+    }
+    if (response == null) {
+      throw new IdemStoreException("the effect returned null; it must return the response to store", null);
+    }
+    return response;
+  }
+
+  private static Outcome answerFrom(Record record, IdempotentRequest request) {
+    if (!record.fingerprint.equals(request.fingerprint().hex())) {
+      throw new IdempotencyKeyReusedException(request.scope(), request.key());
+    }
+    if (record.response == null) {
+      throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+    }
+    return Outcome.replayed(StoredResponseCodec.decode(record.response));
+  }
+
+  /**
+   * Creates the key table and its index if they do not exist. Safe to call many times and from many
+   * threads. The same statements ship as {@link Dialect#schemaResource()} for own migrations.
+   *
+   * @param connection an open connection; in auto-commit mode the DDL commits at once, otherwise it
+   *     joins the open transaction
+   * @throws IdemStoreException if the DDL fails
+   */
+  public void createSchema(Connection connection) {
+    Dialect dialect = Dialect.detect(connection);
+    try (Statement st = connection.createStatement()) {
+      for (String ddl : SchemaScript.statements(dialect.schemaResource(), table)) {
+        st.execute(ddl);
+      }
+    } catch (SQLException e) {
+      throw storeFailure("creating table " + table + " failed", e);
+    }
+  }
+
+  private void ensureSchema(Connection connection, Dialect dialect, boolean autoCommit) {
+    synchronized (schemaReady) {
+      if (schemaReady.containsKey(dialect)) {
+        return;
+      }
+      if (!autoCommit) {
+        // Inside the caller's transaction: DDL run here would vanish with a rollback, so the table
+        // only counts as ready once the catalog shows it committed.
+        if (tableExists(connection)) {
+          schemaReady.put(dialect, Boolean.TRUE);
+        } else {
+          createSchema(connection);
+        }
+        return;
+      }
+      try {
+        createSchema(connection);
+      } catch (IdemStoreException e) {
+        // Another process may have created the table at the same moment (PostgreSQL reports a
+        // unique violation on its catalog); the table exists either way if the catalog shows it.
+        if (!tableExists(connection)) {
+          throw e;
+        }
+      }
+      schemaReady.put(dialect, Boolean.TRUE);
+    }
+  }
+
+  /** Asks the catalog, which never aborts an open transaction (a failing SELECT would on PostgreSQL). */
+  private boolean tableExists(Connection connection) {
+    try {
+      java.sql.DatabaseMetaData md = connection.getMetaData();
+      String escape = md.getSearchStringEscape();
+      for (String name : new String[] {table, table.toLowerCase(Locale.ROOT), table.toUpperCase(Locale.ROOT)}) {
+        String pattern = escape == null ? name : name.replace("_", escape + "_");
+        try (ResultSet rs = md.getTables(null, null, pattern, new String[] {"TABLE"})) {
+          if (rs.next()) {
+            return true;
+          }
+        }
+      }
+      return false;
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  private void begin(Connection connection, Dialect dialect) {
+    try {
+      if (dialect == Dialect.SQLITE) {
+        try (Statement st = connection.createStatement()) {
+          try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
+            if (rs.next() && rs.getLong(1) == 0) {
+              st.execute("PRAGMA busy_timeout = " + sqliteBusyTimeout.toMillis());
+            }
+          }
+          st.execute("BEGIN IMMEDIATE");
+        }
+      } else {
+        connection.setAutoCommit(false);
+      }
+    } catch (SQLException e) {
+      throw storeFailure("cannot begin a transaction", e);
+    }
+  }
+
+  private void commit(Connection connection, Dialect dialect) {
+    try {
+      if (dialect == Dialect.SQLITE) {
+        try (Statement st = connection.createStatement()) {
+          st.execute("COMMIT");
+        }
+      } else {
+        connection.commit();
+      }
+    } catch (SQLException e) {
+      throw storeFailure("commit failed; the operation did not take effect", e);
+    }
+  }
+
+  private void rollback(Connection connection, Dialect dialect) {
+    try {
+      if (dialect == Dialect.SQLITE) {
+        try (Statement st = connection.createStatement()) {
+          st.execute("ROLLBACK");
+        }
+      } else {
+        connection.rollback();
+      }
+    } catch (SQLException e) {
+      throw storeFailure("rollback failed", e);
+    }
+  }
+
+  private void rollbackQuietly(Connection connection, Dialect dialect) {
+    try {
+      rollback(connection, dialect);
+    } catch (IdemStoreException ignored) {
+      // The original failure is what the caller needs to see; a dead connection rolls back anyway.
+    }
+  }
+
+  private static void restoreAutoCommit(Connection connection, Dialect dialect) {
+    if (dialect == Dialect.SQLITE) {
+      return;
+    }
+    try {
+      connection.setAutoCommit(true);
+    } catch (SQLException ignored) {
+      // The connection is broken; the pool will discard it.
+    }
+  }
+
+  private IdemStoreException storeFailure(String what, SQLException e) {
+    return new IdemStoreException(
+        "idempotency store (" + table + "): " + what + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
+  }
+
+  /** A record read back from the table. */
+  private static final class Record {
+    final String fingerprint;
+    final byte[] response;
+
+    Record(String fingerprint, byte[] response) {
+      this.fingerprint = fingerprint;
+      this.response = response;
+    }
+  }
+
+  /** The SQL of one dialect for one table. */
+  private static final class Statements {
+    final String claim;
+    final String lookup;
+    final String complete;
+
+    Statements(Dialect dialect, String table) {
+      String now = dialect.nowMillis();
+      this.claim =
+          "INSERT INTO " + table + " AS k (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)"
+              + " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
+              + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
+              + " lease_until = NULL, status = NULL, response = NULL,"
+              + " created_at = excluded.created_at, expires_at = excluded.expires_at"
+              + " WHERE k.expires_at <= excluded.created_at";
+      this.lookup =
+          "SELECT fingerprint, response FROM " + table
+              + " WHERE principal = ? AND operation = ? AND idem_key = ? AND expires_at > " + now;
+      this.complete =
+          "UPDATE " + table + " SET state = 'COMPLETED', status = ?, response = ?"
+              + " WHERE principal = ? AND operation = ? AND idem_key = ?";
+    }
+
+    boolean claim(Connection c, IdempotentRequest r, Duration retention) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(claim)) {
+        ps.setString(1, r.scope().principal());
+        ps.setString(2, r.scope().operation());
+        ps.setString(3, r.key().value());
+        ps.setString(4, r.fingerprint().hex());
+        ps.setLong(5, retention.toMillis());
+        return ps.executeUpdate() == 1;
+      }
+    }
+
+    Record lookup(Connection c, IdempotentRequest r) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(lookup)) {
+        ps.setString(1, r.scope().principal());
+        ps.setString(2, r.scope().operation());
+        ps.setString(3, r.key().value());
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? new Record(rs.getString(1), rs.getBytes(2)) : null;
+        }
+      }
+    }
+
+    void complete(Connection c, IdempotentRequest r, StoredResponse response) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(complete)) {
+        ps.setInt(1, response.status());
+        ps.setBytes(2, StoredResponseCodec.encode(response));
+        ps.setString(3, r.scope().principal());
+        ps.setString(4, r.scope().operation());
+        ps.setString(5, r.key().value());
+        if (ps.executeUpdate() != 1) {
+          throw new SQLException("the claim for key '" + r.key() + "' disappeared before completion");
+        }
+      }
+    }
+  }
+
+  /** Builds a {@link JdbcIdempotency}. Not thread-safe; every setter validates eagerly. */
+  public static final class Builder {
+    private String table = SchemaScript.DEFAULT_TABLE;
+    private Duration retention = DEFAULT_RETENTION;
+    private boolean createSchema = true;
+    private Duration sqliteBusyTimeout = DEFAULT_SQLITE_BUSY_TIMEOUT;
+    private DataSource dataSource;
+
+    private Builder() {}
+
+    /**
+     * @param table a plain SQL identifier of at most 48 characters ({@code [A-Za-z_][A-Za-z0-9_]*});
+     *     choose the schema with the connection (PostgreSQL {@code search_path})
+     * @throws IllegalArgumentException if {@code table} is not such an identifier
+     */
+    public Builder table(String table) {
+      Objects.requireNonNull(table, "table");
+      if (!IDENTIFIER.matcher(table).matches()) {
+        throw new IllegalArgumentException(
+            "table must be a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*, at most 48 characters), was '" + table + "'");
+      }
+      this.table = table;
+      return this;
+    }
+
+    /**
+     * @param retention how long a record is kept after its claim; at least one second. After it, the
+     *     same key is a new operation, so choose it longer than any client's retry window.
+     * @throws IllegalArgumentException if shorter than one second
+     */
+    public Builder retention(Duration retention) {
+      Objects.requireNonNull(retention, "retention");
+      if (retention.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException("retention must be at least 1 second, was " + retention);
+      }
+      this.retention = retention;
+      return this;
+    }
+
+    /**
+     * @param createSchema {@code true} (the default) to create the table on first use with {@code
+     *     CREATE TABLE IF NOT EXISTS}; {@code false} when migrations create it
+     */
+    public Builder createSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+      return this;
+    }
+
+    /**
+     * @param timeout how long a SQLite connection waits for the write lock when it has no {@code
+     *     busy_timeout} of its own; from 1 ms to 10 minutes
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder sqliteBusyTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException("sqliteBusyTimeout must be between 1 ms and 10 minutes, was " + timeout);
+      }
+      this.sqliteBusyTimeout = timeout;
+      return this;
+    }
+
+    /** @param dataSource where {@link #execute(IdempotentRequest, JdbcEffect)} borrows connections */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+      return this;
+    }
+
+    /** @return a new, thread-safe instance */
+    public JdbcIdempotency build() {
+      return new JdbcIdempotency(this);
+    }
+  }
+}

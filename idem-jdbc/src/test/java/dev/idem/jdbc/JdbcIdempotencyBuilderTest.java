@@ -1,0 +1,77 @@
+package dev.idem.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.internal.SchemaScript;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class JdbcIdempotencyBuilderTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void tableMustBeAPlainIdentifier() {
+    assertThat(JdbcIdempotency.builder().table("my_keys").build().table()).isEqualTo("my_keys");
+    assertThatThrownBy(() -> JdbcIdempotency.builder().table("keys; DROP TABLE users"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("plain SQL identifier");
+    assertThatThrownBy(() -> JdbcIdempotency.builder().table("public.keys")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> JdbcIdempotency.builder().table("1keys")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void retentionAndBusyTimeoutAreValidatedEagerly() {
+    assertThat(JdbcIdempotency.builder().build().retention()).isEqualTo(Duration.ofHours(24));
+    assertThatThrownBy(() -> JdbcIdempotency.builder().retention(Duration.ofMillis(999)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("retention");
+    assertThatThrownBy(() -> JdbcIdempotency.builder().sqliteBusyTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> JdbcIdempotency.builder().sqliteBusyTimeout(Duration.ofHours(1))).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void executeWithoutDataSourceSaysWhatIsMissing() {
+    JdbcIdempotency idem = JdbcIdempotency.builder().build();
+    IdempotentRequest r = IdempotentRequest.ofJson("p", "op", "k", "{}".getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> idem.execute(r, c -> StoredResponse.of(200, "")))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("DataSource");
+  }
+
+  @Test
+  void schemaScriptRenamesTheTableAndItsIndex() {
+    assertThat(SchemaScript.statements(Dialect.POSTGRESQL.schemaResource(), "orders_keys"))
+        .hasSize(2)
+        .allSatisfy(s -> assertThat(s).doesNotContain("idem_keys").doesNotContain("--"))
+        .anySatisfy(s -> assertThat(s).contains("CREATE INDEX IF NOT EXISTS orders_keys_expires_at ON orders_keys"));
+  }
+
+  @Test
+  void detectsSqliteAndSetsABusyTimeoutWhenTheConnectionHasNone() throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("t.db"))) {
+      assertThat(Dialect.detect(c)).isEqualTo(Dialect.SQLITE);
+      try (Statement st = c.createStatement()) {
+        st.execute("PRAGMA busy_timeout = 0"); // sqlite-jdbc sets 3000 ms by default
+      }
+      JdbcIdempotency idem = JdbcIdempotency.builder().sqliteBusyTimeout(Duration.ofMillis(1234)).build();
+      IdempotentRequest r = IdempotentRequest.ofJson("p", "op", "k", "{}".getBytes(StandardCharsets.UTF_8));
+      assertThat(idem.execute(c, r, conn -> StoredResponse.of(201, "x")).replayed()).isFalse();
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
+        rs.next();
+        assertThat(rs.getLong(1)).isEqualTo(1234);
+      }
+      assertThat(idem.execute(c, r, conn -> StoredResponse.of(500, "")).response().bodyAsString()).isEqualTo("x");
+    }
+  }
+}

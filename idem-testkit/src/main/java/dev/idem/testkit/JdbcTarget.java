@@ -1,0 +1,87 @@
+package dev.idem.testkit;
+
+import dev.idem.jdbc.Dialect;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Where tests and the lab open connections: a JDBC URL plus the lock wait every connection gets, so
+ * that concurrent duplicates wait for the winner instead of failing at once.
+ *
+ * <p>Each new connection is prepared for its dialect: SQLite gets {@code journal_mode=WAL} and
+ * {@code busy_timeout}; PostgreSQL gets {@code lock_timeout}. Immutable and thread-safe.
+ */
+public final class JdbcTarget {
+
+  /** The lock wait used by the lab and the contract: 10 seconds. */
+  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
+
+  private final String url;
+  private final Duration lockTimeout;
+
+  /**
+   * @param url a JDBC URL whose driver is on the class path
+   * @param lockTimeout how long a connection waits for a lock held by another transaction
+   */
+  public JdbcTarget(String url, Duration lockTimeout) {
+    this.url = Objects.requireNonNull(url, "url");
+    this.lockTimeout = Objects.requireNonNull(lockTimeout, "lockTimeout");
+  }
+
+  /** A target with the {@linkplain #DEFAULT_LOCK_TIMEOUT default lock wait}. */
+  public static JdbcTarget of(String url) {
+    return new JdbcTarget(url, DEFAULT_LOCK_TIMEOUT);
+  }
+
+  /** @return the JDBC URL */
+  public String url() {
+    return url;
+  }
+
+  /**
+   * Opens a new connection in auto-commit mode, prepared for its dialect.
+   *
+   * @throws SQLException if the database cannot be reached or refuses the settings
+   */
+  public Connection open() throws SQLException {
+    Connection c = DriverManager.getConnection(url);
+    try (Statement st = c.createStatement()) {
+      switch (Dialect.detect(c)) {
+        case SQLITE:
+          st.execute("PRAGMA busy_timeout = " + lockTimeout.toMillis());
+          st.execute("PRAGMA journal_mode = WAL");
+          break;
+        case POSTGRESQL:
+          st.execute("SET lock_timeout = " + lockTimeout.toMillis());
+          break;
+        default:
+          break;
+      }
+    } catch (SQLException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+    return c;
+  }
+
+  /**
+   * @return the product name and version, for example {@code "PostgreSQL 15.19"}
+   * @throws SQLException if the database cannot be reached
+   */
+  public String describe() throws SQLException {
+    try (Connection c = open()) {
+      DatabaseMetaData md = c.getMetaData();
+      return md.getDatabaseProductName() + " " + md.getDatabaseProductVersion();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return url;
+  }
+}

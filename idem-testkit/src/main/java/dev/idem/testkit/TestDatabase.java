@@ -1,0 +1,151 @@
+package dev.idem.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Comparator;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A JUnit 5 extension that gives a test class a database of its own and removes it afterwards.
+ *
+ * <p>Register it as a static field: {@code @RegisterExtension static final TestDatabase db =
+ * TestDatabase.postgres();} and use {@link #target()} in the tests.
+ *
+ * <ul>
+ *   <li>{@link #sqlite()}: a new SQLite file in a temporary folder, deleted afterwards.
+ *   <li>{@link #postgres()}: a database named {@code idem_test_<random>} on the server at {@code
+ *       IDEM_TEST_POSTGRES_URL} (default {@value #DEFAULT_POSTGRES_URL}), dropped afterwards with
+ *       {@code WITH (FORCE)}.
+ * </ul>
+ *
+ * <p>When the server cannot be reached the test class is skipped with a message on standard error
+ * that names the server, except under {@code CI=true}, where it fails: CI never passes by skipping
+ * a backend. Not thread-safe during set-up; {@link #target()} is safe to share afterwards.
+ */
+public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
+
+  /** The PostgreSQL server used when {@code IDEM_TEST_POSTGRES_URL} is not set. */
+  public static final String DEFAULT_POSTGRES_URL = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres";
+
+  private enum Kind { SQLITE, POSTGRES }
+
+  private final Kind kind;
+  private Path folder;
+  private String adminUrl;
+  private String database;
+  private JdbcTarget target;
+
+  private TestDatabase(Kind kind) {
+    this.kind = kind;
+  }
+
+  /** @return an extension that makes a fresh SQLite file per test class */
+  public static TestDatabase sqlite() {
+    return new TestDatabase(Kind.SQLITE);
+  }
+
+  /** @return an extension that makes a fresh PostgreSQL database per test class */
+  public static TestDatabase postgres() {
+    return new TestDatabase(Kind.POSTGRES);
+  }
+
+  /**
+   * @return where to open connections to this class's database
+   * @throws IllegalStateException before the extension ran
+   */
+  public JdbcTarget target() {
+    if (target == null) {
+      throw new IllegalStateException("TestDatabase is not set up: register it with @RegisterExtension on a static field");
+    }
+    return target;
+  }
+
+  /** @return {@code true} when the environment says this is a CI run ({@code CI=true}) */
+  public static boolean underCi() {
+    return "true".equalsIgnoreCase(System.getenv("CI"));
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    switch (kind) {
+      case SQLITE:
+        folder = Files.createTempDirectory("idem-test-");
+        target = JdbcTarget.of("jdbc:sqlite:" + folder.resolve("test.db"));
+        break;
+      case POSTGRES:
+        adminUrl = env("IDEM_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL);
+        database = "idem_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12).toLowerCase(Locale.ROOT);
+        try (Connection admin = connectOrSkip("PostgreSQL", adminUrl);
+            Statement st = admin.createStatement()) {
+          st.execute("CREATE DATABASE " + database);
+        }
+        target = JdbcTarget.of(withDatabase(adminUrl, database));
+        break;
+      default:
+        throw new IllegalStateException(kind.toString());
+    }
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    if (kind == Kind.SQLITE && folder != null) {
+      try (Stream<Path> files = Files.walk(folder)) {
+        files.sorted(Comparator.reverseOrder()).forEach(TestDatabase::delete);
+      }
+    }
+    if (kind == Kind.POSTGRES && database != null) {
+      try (Connection admin = DriverManager.getConnection(adminUrl);
+          Statement st = admin.createStatement()) {
+        st.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+      }
+    }
+  }
+
+  private static Connection connectOrSkip(String what, String url) throws SQLException {
+    try {
+      DriverManager.setLoginTimeout(5);
+      return DriverManager.getConnection(url);
+    } catch (SQLException e) {
+      String message = what + " is not reachable at " + url + " (" + e.getMessage() + ")";
+      if (underCi()) {
+        throw new IllegalStateException(message + "; under CI=true a missing service is a failure", e);
+      }
+      System.err.println("[idem-testkit] SKIPPED: " + message + "; start it to run this suite");
+      Assumptions.abort(message);
+      throw e; // unreachable
+    }
+  }
+
+  private static String withDatabase(String url, String database) {
+    int query = url.indexOf('?');
+    String base = query < 0 ? url : url.substring(0, query);
+    String params = query < 0 ? "" : url.substring(query);
+    int slash = base.lastIndexOf('/');
+    return base.substring(0, slash + 1) + database + params;
+  }
+
+  private static String env(String name, String fallback) {
+    String value = System.getenv(name);
+    return value == null || value.isBlank() ? fallback : value;
+  }
+
+  private static void delete(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,395 @@
+package dev.idem.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.EffectFailedException;
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.testkit.lab.Lab;
+import dev.idem.testkit.lab.LabReport;
+import dev.idem.testkit.lab.ScenarioResult;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The transactional-mode contract that every JDBC backend passes. A backend runs it by subclassing
+ * and returning its database from {@link #target()}; the tests are never copied per backend.
+ *
+ * <pre>{@code
+ * class PostgresTransactionalContractTest extends TransactionalContract {
+ *   @RegisterExtension static final TestDatabase db = TestDatabase.postgres();
+ *   @Override protected JdbcTarget target() { return db.target(); }
+ * }
+ * }</pre>
+ *
+ * <p>Every test asserts the stored state (effects counted with SQL, records read back), not only
+ * the responses. Each test uses its own tables, named with a random suffix, and drops them.
+ */
+public abstract class TransactionalContract {
+
+  private static final int RACERS = 32;
+
+  private String suffix;
+  private EffectTable effects;
+  private JdbcIdempotency idem;
+  private final AtomicInteger invocations = new AtomicInteger();
+
+  /** @return the database under test; connections it opens wait for locks (see {@link JdbcTarget}) */
+  protected abstract JdbcTarget target();
+
+  @BeforeEach
+  void createTables() throws SQLException {
+    suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    effects = new EffectTable("effects_" + suffix);
+    idem = JdbcIdempotency.builder().table("keys_" + suffix).build();
+    try (Connection c = target().open()) {
+      effects.recreate(c);
+    }
+  }
+
+  @AfterEach
+  void dropTables() throws SQLException {
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("DROP TABLE IF EXISTS " + effects.name());
+      st.execute("DROP TABLE IF EXISTS " + idem.table());
+    }
+  }
+
+  // ---------------------------------------------------------------- the four lab scenarios
+
+  @Test
+  void lostResponseRetryReplaysTheFirstResultAndStoresOneEffect() throws Exception {
+    IdempotentRequest request = request("alice", "k-lost", "{\"value\":42}");
+    long first;
+    try (Connection c = target().open()) {
+      Outcome outcome = create(c, request, "{\"value\":42}");
+      first = idOf(outcome);
+      assertThat(outcome.replayed()).isFalse();
+      // the response is lost here, after the commit; the caller retries with the same key
+    }
+    try (Connection c = target().open()) {
+      Outcome retry = create(c, request, "{\"value\":42}");
+      assertThat(retry.replayed()).isTrue();
+      assertThat(idOf(retry)).isEqualTo(first);
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(invocations).hasValue(1);
+  }
+
+  @Test
+  void concurrentDuplicatesProduceExactlyOneEffectAndEveryCallerGetsItsId() throws Exception {
+    IdempotentRequest request = request("alice", "k-race", "{\"value\":42}");
+    CyclicBarrier barrier = new CyclicBarrier(RACERS);
+    ExecutorService pool = Executors.newFixedThreadPool(RACERS);
+    List<Future<Outcome>> futures = new ArrayList<>();
+    try {
+      for (int i = 0; i < RACERS; i++) {
+        futures.add(pool.submit(() -> {
+          try (Connection c = target().open()) {
+            barrier.await(30, TimeUnit.SECONDS);
+            return create(c, request, "{\"value\":42}");
+          }
+        }));
+      }
+      List<Outcome> outcomes = new ArrayList<>();
+      for (Future<Outcome> f : futures) {
+        outcomes.add(f.get(120, TimeUnit.SECONDS));
+      }
+      assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
+      assertThat(outcomes).filteredOn(o -> !o.replayed()).hasSize(1);
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(invocations).hasValue(1);
+  }
+
+  @Test
+  void keyReusedWithAnotherPayloadIsRejectedAndStoresNothingMore() throws Exception {
+    try (Connection c = target().open()) {
+      create(c, request("alice", "k-reuse", "{\"value\":42}"), "{\"value\":42}");
+      IdempotentRequest other = request("alice", "k-reuse", "{\"value\":43}");
+      assertThatThrownBy(() -> create(c, other, "{\"value\":43}"))
+          .isInstanceOf(IdempotencyKeyReusedException.class)
+          .hasMessageContaining("k-reuse");
+      assertThat(c.getAutoCommit()).as("auto-commit restored").isTrue();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(invocations).hasValue(1);
+  }
+
+  @Test
+  void distinctKeysWithIdenticalPayloadsAreTwoOperations() throws Exception {
+    try (Connection c = target().open()) {
+      Outcome a = create(c, request("alice", "k-1", "{\"value\":42}"), "{\"value\":42}");
+      Outcome b = create(c, request("alice", "k-2", "{\"value\":42}"), "{\"value\":42}");
+      assertThat(idOf(a)).isNotEqualTo(idOf(b));
+      assertThat(a.replayed()).isFalse();
+      assertThat(b.replayed()).isFalse();
+    }
+    assertThat(effectCount()).isEqualTo(2);
+  }
+
+  // ---------------------------------------------------------------- the rest of the contract
+
+  @Test
+  void sameKeyInAnotherScopeIsUnrelated() throws Exception {
+    try (Connection c = target().open()) {
+      Outcome alice = create(c, request("alice", "shared-key", "{\"value\":42}"), "{\"value\":42}");
+      Outcome bob = create(c, request("bob", "shared-key", "{\"value\":42}"), "{\"value\":42}");
+      assertThat(bob.replayed()).isFalse();
+      assertThat(idOf(bob)).isNotEqualTo(idOf(alice));
+    }
+    assertThat(effectCount()).isEqualTo(2);
+  }
+
+  @Test
+  void jsonPayloadsThatDifferOnlyInMemberOrderAreTheSameOperation() throws Exception {
+    try (Connection c = target().open()) {
+      create(c, request("alice", "k-order", "{\"a\":1,\"b\":2}"), "{\"a\":1,\"b\":2}");
+      Outcome retry = create(c, request("alice", "k-order", "{ \"b\": 2, \"a\": 1 }"), "{\"a\":1,\"b\":2}");
+      assertThat(retry.replayed()).isTrue();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void replayReturnsTheStoredResponseByteForByte() throws Exception {
+    StoredResponse original =
+        StoredResponse.builder(201)
+            .header("Content-Type", "application/json")
+            .header("Location", "/notes/7")
+            .header("ETag", "\"v1\"")
+            .body(new byte[] {0, 1, 2, (byte) 0xFF, '{', '}'})
+            .build();
+    IdempotentRequest request = request("alice", "k-bytes", "{}");
+    try (Connection c = target().open()) {
+      idem.execute(c, request, conn -> original);
+      Outcome replay = idem.execute(c, request, conn -> {
+        throw new AssertionError("a replay must not run the effect");
+      });
+      assertThat(replay.replayed()).isTrue();
+      assertThat(replay.response()).isEqualTo(original);
+      assertThat(replay.response().body()).containsExactly(original.body());
+      assertThat(replay.response().header("etag")).isEqualTo("\"v1\"");
+    }
+  }
+
+  @Test
+  void aStoredClientErrorIsReplayedAsThatStatus() throws Exception {
+    IdempotentRequest request = request("alice", "k-404", "{}");
+    try (Connection c = target().open()) {
+      idem.execute(c, request, conn -> StoredResponse.of(404, "no such account"));
+      Outcome replay = idem.execute(c, request, conn -> StoredResponse.of(200, "must not run"));
+      assertThat(replay.response().status()).isEqualTo(404);
+      assertThat(replay.response().bodyAsString()).isEqualTo("no such account");
+    }
+  }
+
+  @Test
+  void anEffectThatThrowsRollsBackTheEffectAndTheClaimSoARetryRunsAgain() throws Exception {
+    IdempotentRequest request = request("alice", "k-fail", "{\"value\":42}");
+    try (Connection c = target().open()) {
+      assertThatThrownBy(() -> idem.execute(c, request, conn -> {
+            effects.insert(conn, "t", "{\"value\":42}");
+            throw new IllegalStateException("payment declined by a bug");
+          }))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("payment declined by a bug");
+      assertThat(effectCount()).isZero();
+      assertThat(recordCount(c)).isZero();
+      assertThat(c.getAutoCommit()).isTrue();
+
+      Outcome retry = create(c, request, "{\"value\":42}");
+      assertThat(retry.replayed()).isFalse();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aCheckedExceptionFromTheEffectIsWrappedAndRolledBack() throws Exception {
+    try (Connection c = target().open()) {
+      assertThatThrownBy(() -> idem.execute(c, request("alice", "k-checked", "{}"), conn -> {
+            effects.insert(conn, "t", "{}");
+            throw new IOException("disk full");
+          }))
+          .isInstanceOf(EffectFailedException.class)
+          .hasCauseInstanceOf(IOException.class);
+      assertThat(recordCount(c)).isZero();
+    }
+    assertThat(effectCount()).isZero();
+  }
+
+  @Test
+  void anEffectThatReturnsNullIsAStoreErrorAndLeavesNothing() throws Exception {
+    try (Connection c = target().open()) {
+      assertThatThrownBy(() -> idem.execute(c, request("alice", "k-null", "{}"), conn -> {
+            effects.insert(conn, "t", "{}");
+            return null;
+          }))
+          .isInstanceOf(IdemStoreException.class)
+          .hasMessageContaining("null");
+      assertThat(recordCount(c)).isZero();
+    }
+    assertThat(effectCount()).isZero();
+  }
+
+  @Test
+  void anExpiredRecordCountsAsAbsent() throws Exception {
+    IdempotentRequest request = request("alice", "k-expired", "{\"value\":42}");
+    try (Connection c = target().open()) {
+      long first = idOf(create(c, request, "{\"value\":42}"));
+      try (Statement st = c.createStatement()) {
+        st.executeUpdate("UPDATE " + idem.table() + " SET expires_at = expires_at - 100000000000");
+      }
+      Outcome again = create(c, request, "{\"value\":42}");
+      assertThat(again.replayed()).isFalse();
+      assertThat(idOf(again)).isNotEqualTo(first);
+      assertThat(recordCount(c)).isEqualTo(1);
+    }
+    assertThat(effectCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aJoinedTransactionIsCommittedOrRolledBackByTheCaller() throws Exception {
+    IdempotentRequest request = request("alice", "k-joined", "{\"value\":42}");
+    try (Connection c = target().open()) {
+      c.setAutoCommit(false);
+      Outcome outcome = create(c, request, "{\"value\":42}");
+      assertThat(outcome.replayed()).isFalse();
+      c.rollback();
+      c.setAutoCommit(true);
+    }
+    assertThat(effectCount()).as("the caller's rollback removed the effect").isZero();
+    try (Connection c = target().open()) {
+      Outcome retry = create(c, request, "{\"value\":42}");
+      assertThat(retry.replayed()).as("and the claim with it").isFalse();
+      c.setAutoCommit(false);
+      Outcome replay = create(c, request, "{\"value\":42}");
+      assertThat(replay.replayed()).as("a joined transaction replays too").isTrue();
+      c.commit();
+      c.setAutoCommit(true);
+      assertThat(recordCount(c)).isEqualTo(1);
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void schemaCreatedInsideARolledBackJoinedTransactionIsCreatedAgain() throws Exception {
+    IdempotentRequest request = request("alice", "k-ddl", "{}");
+    try (Connection c = target().open()) {
+      c.setAutoCommit(false);
+      create(c, request, "{}");
+      c.rollback();
+      c.setAutoCommit(true);
+      Outcome outcome = create(c, request, "{}");
+      assertThat(outcome.replayed()).isFalse();
+      assertThat(recordCount(c)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void theShippedSchemaFileCreatesAUsableTable() throws Exception {
+    JdbcIdempotency migrated = JdbcIdempotency.builder().table("idem_keys").createSchema(false).build();
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("DROP TABLE IF EXISTS idem_keys");
+      String sql;
+      try (InputStream in = JdbcIdempotency.class.getResourceAsStream(Dialect.detect(c).schemaResource())) {
+        sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
+      for (String statement : sql.replaceAll("(?m)^--.*$", "").split(";")) {
+        if (!statement.isBlank()) {
+          st.execute(statement);
+        }
+      }
+      IdempotentRequest request = request("alice", "k-migrated", "{}");
+      migrated.execute(c, request, conn -> StoredResponse.of(201, "{\"id\":1}"));
+      assertThat(migrated.execute(c, request, conn -> StoredResponse.of(500, "")).replayed()).isTrue();
+      st.execute("DROP TABLE idem_keys");
+    }
+  }
+
+  @Test
+  void theLabShowsNaiveDuplicatesAndProtectedSingleEffects() throws Exception {
+    LabReport report = new Lab(target(), 8).run();
+    assertThat(report.protectedOk()).as(report.toString()).isTrue();
+    assertThat(find(report, "lost-response", Lab.NAIVE).effects()).isEqualTo(2);
+    assertThat(find(report, "lost-response", Lab.PROTECTED).effects()).isEqualTo(1);
+    assertThat(find(report, "concurrent", Lab.NAIVE).effects()).isEqualTo(8);
+    assertThat(find(report, "concurrent", Lab.PROTECTED).effects()).isEqualTo(1);
+    assertThat(find(report, "key-reuse", Lab.PROTECTED).rejected()).isEqualTo(1);
+    assertThat(find(report, "distinct-keys", Lab.PROTECTED).effects()).isEqualTo(2);
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("DROP TABLE IF EXISTS " + Lab.EFFECTS_TABLE);
+      st.execute("DROP TABLE IF EXISTS " + Lab.KEYS_TABLE);
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private static ScenarioResult find(LabReport report, String scenario, String variant) {
+    return report.results().stream()
+        .filter(r -> r.scenario().equals(scenario) && r.variant().equals(variant))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  private static IdempotentRequest request(String principal, String key, String json) {
+    return new IdempotentRequest(
+        Scope.of(principal, "POST /things"), IdempotencyKey.of(key), Fingerprint.ofJson(json.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private Outcome create(Connection c, IdempotentRequest request, String payload) {
+    return idem.execute(c, request, conn -> {
+      invocations.incrementAndGet();
+      long id = effects.insert(conn, "t", payload);
+      return StoredResponse.builder(201).header("Location", "/things/" + id).body("{\"id\":" + id + "}").build();
+    });
+  }
+
+  private static long idOf(Outcome outcome) {
+    String body = outcome.response().bodyAsString();
+    return Long.parseLong(body.replaceAll("[^0-9]", ""));
+  }
+
+  private long effectCount() throws SQLException {
+    try (Connection c = target().open()) {
+      return effects.count(c, "t");
+    }
+  }
+
+  private long recordCount(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + idem.table());
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}

@@ -1,0 +1,17 @@
+package dev.idem.testkit;
+
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The transactional contract on PostgreSQL, in a database of its own ({@link TestDatabase}).
+ * Skipped with a message when the server is not reachable; a failure under {@code CI=true}.
+ */
+class PostgresTransactionalContractTest extends TransactionalContract {
+
+  @RegisterExtension static final TestDatabase DB = TestDatabase.postgres();
+
+  @Override
+  protected JdbcTarget target() {
+    return DB.target();
+  }
+}
