@@ -140,6 +140,10 @@ final class LabCommand implements Callable<Integer> {
 
   private static String ids(ScenarioResult r) {
     if (r.ids().size() > 4) {
+      java.util.TreeSet<Long> distinct = new java.util.TreeSet<>(r.ids());
+      if (distinct.size() == r.ids().size()) {
+        return distinct.first() + ".." + distinct.last() + " (" + distinct.size() + " distinct)";
+      }
       java.util.Map<Long, Long> counts = new java.util.TreeMap<>();
       r.ids().forEach(id -> counts.merge(id, 1L, Long::sum));
       List<String> groups = new ArrayList<>();
