@@ -17,6 +17,12 @@ import java.util.Locale;
  *       operation, key). A concurrent duplicate blocks on the unique index until the first
  *       transaction ends, then sees its committed row and replays it (or, if it rolled back,
  *       claims the key itself). Run at READ COMMITTED, PostgreSQL's default.
+ *   <li>{@link #MYSQL}: a plain {@code INSERT} on the primary key. InnoDB makes a concurrent
+ *       duplicate wait on the key's lock until the first transaction ends; it then fails with a
+ *       duplicate-key error (1062), which rolls back only that statement, and Idem reads the
+ *       winner's row with a locking read ({@code LOCK IN SHARE MODE}) and replays it. An expired
+ *       row is taken over with a conditional {@code UPDATE}. Table DDL commits implicitly on
+ *       MySQL, so inside a caller's transaction the table must already exist.
  * </ul>
  *
  * <p>Stateless and thread-safe.
@@ -25,7 +31,9 @@ public enum Dialect {
   /** SQLite 3.35 or later (upsert, {@code unixepoch('subsec')} needs 3.42), via sqlite-jdbc. */
   SQLITE("sqlite.sql", "CAST(unixepoch('subsec') * 1000 AS INTEGER)"),
   /** PostgreSQL 11 or later, via pgjdbc. */
-  POSTGRESQL("postgresql.sql", "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)");
+  POSTGRESQL("postgresql.sql", "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
+  /** MySQL 8 and MariaDB 10.5 or later, InnoDB, via MariaDB Connector/J or MySQL Connector/J. */
+  MYSQL("mysql.sql", "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
 
   private final String schemaResource;
   private final String nowMillis;
@@ -56,8 +64,11 @@ public enum Dialect {
     if (p.contains("postgresql")) {
       return POSTGRESQL;
     }
+    if (p.contains("mysql") || p.contains("mariadb")) {
+      return MYSQL;
+    }
     throw new IdemStoreException(
-        "unsupported database '" + product + "': Idem's JDBC store supports SQLite and PostgreSQL", null);
+        "unsupported database '" + product + "': Idem's JDBC store supports SQLite, PostgreSQL, MySQL and MariaDB", null);
   }
 
   /**

@@ -151,7 +151,7 @@ public final class JdbcIdempotency {
       ensureSchema(connection, dialect, ownTransaction);
     }
     if (!ownTransaction) {
-      return claimAndRun(connection, sql, request, effect);
+      return claimAndRun(connection, sql, request, effect, false);
     }
     // Fast path for replays: one primary-key read, outside any transaction.
     Record existing;
@@ -163,34 +163,56 @@ public final class JdbcIdempotency {
     if (existing != null) {
       return answerFrom(existing, request);
     }
-    begin(connection, dialect);
-    boolean committed = false;
-    try {
-      Outcome outcome = claimAndRun(connection, sql, request, effect);
-      if (outcome.replayed()) {
-        rollback(connection, dialect);
-      } else {
-        commit(connection, dialect);
+    for (int attempt = 1; ; attempt++) {
+      begin(connection, dialect);
+      boolean committed = false;
+      try {
+        Outcome outcome = claimAndRun(connection, sql, request, effect, true);
+        if (outcome.replayed()) {
+          rollback(connection, dialect);
+        } else {
+          commit(connection, dialect);
+        }
+        committed = true;
+        return outcome;
+      } catch (ClaimConflict conflict) {
+        // A deadlock or serialization failure while claiming, before the effect ran: the database
+        // rolled the transaction back, so trying the claim again is safe.
+        if (attempt >= MAX_CLAIM_ROUNDS) {
+          throw storeFailure("claim kept failing with a transient conflict", conflict.cause);
+        }
+      } finally {
+        if (!committed) {
+          rollbackQuietly(connection, dialect);
+        }
+        restoreAutoCommit(connection, dialect);
       }
-      committed = true;
-      return outcome;
-    } finally {
-      if (!committed) {
-        rollbackQuietly(connection, dialect);
-      }
-      restoreAutoCommit(connection, dialect);
+    }
+  }
+
+  /** A transient failure of the claim (SQLState class 40) that happened before the effect ran. */
+  private static final class ClaimConflict extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient SQLException cause;
+
+    ClaimConflict(SQLException cause) {
+      super(null, null, false, false);
+      this.cause = cause;
     }
   }
 
   private Outcome claimAndRun(
-      Connection connection, Statements sql, IdempotentRequest request, JdbcEffect effect) {
+      Connection connection, Statements sql, IdempotentRequest request, JdbcEffect effect, boolean ownTransaction) {
     for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       boolean claimed;
       Record existing;
       try {
         claimed = sql.claim(connection, request, retention);
-        existing = claimed ? null : sql.lookup(connection, request);
+        existing = claimed ? null : sql.lookupLatest(connection, request);
       } catch (SQLException e) {
+        if (ownTransaction && e.getSQLState() != null && e.getSQLState().startsWith("40")) {
+          throw new ClaimConflict(e);
+        }
         throw storeFailure("claim failed", e);
       }
       if (claimed) {
@@ -265,6 +287,10 @@ public final class JdbcIdempotency {
         // only counts as ready once the catalog shows it committed.
         if (tableExists(connection)) {
           schemaReady.put(dialect, Boolean.TRUE);
+        } else if (dialect == Dialect.MYSQL) {
+          throw new IdemStoreException(
+              "table " + table + " does not exist, and MySQL DDL would commit the caller's open transaction:"
+                  + " create it first (createSchema on an auto-commit connection, or mysql.sql in your migrations)", null);
         } else {
           createSchema(connection);
         }
@@ -386,23 +412,47 @@ public final class JdbcIdempotency {
 
   /** The SQL of one dialect for one table. */
   private static final class Statements {
+    final Dialect dialect;
     final String claim;
+    final String takeover;
+    final String expiredCheck;
     final String lookup;
+    final String lockingLookup;
     final String complete;
 
     Statements(Dialect dialect, String table) {
+      this.dialect = dialect;
       String now = dialect.nowMillis();
-      this.claim =
-          "INSERT INTO " + table + " AS k (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
-              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)"
-              + " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
-              + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
-              + " lease_until = NULL, status = NULL, response = NULL,"
-              + " created_at = excluded.created_at, expires_at = excluded.expires_at"
-              + " WHERE k.expires_at <= excluded.created_at";
-      this.lookup =
+      String insert =
+          "INSERT INTO " + table + (dialect == Dialect.MYSQL ? "" : " AS k")
+              + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)";
+      if (dialect == Dialect.MYSQL) {
+        this.claim = insert;
+        this.takeover =
+            "UPDATE " + table + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = NULL,"
+                + " lease_until = NULL, status = NULL, response = NULL, created_at = " + now + ","
+                + " expires_at = " + now + " + ?"
+                + " WHERE principal = ? AND operation = ? AND idem_key = ? AND expires_at <= " + now;
+        this.expiredCheck =
+            "SELECT expires_at <= " + now + " FROM " + table
+                + " WHERE principal = ? AND operation = ? AND idem_key = ? LOCK IN SHARE MODE";
+      } else {
+        this.claim =
+            insert
+                + " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
+                + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
+                + " lease_until = NULL, status = NULL, response = NULL,"
+                + " created_at = excluded.created_at, expires_at = excluded.expires_at"
+                + " WHERE k.expires_at <= excluded.created_at";
+        this.takeover = null;
+        this.expiredCheck = null;
+      }
+      String select =
           "SELECT fingerprint, response FROM " + table
               + " WHERE principal = ? AND operation = ? AND idem_key = ? AND expires_at > " + now;
+      this.lookup = select;
+      this.lockingLookup = dialect == Dialect.MYSQL ? select + " LOCK IN SHARE MODE" : select;
       this.complete =
           "UPDATE " + table + " SET state = 'COMPLETED', status = ?, response = ?"
               + " WHERE principal = ? AND operation = ? AND idem_key = ?";
@@ -416,11 +466,49 @@ public final class JdbcIdempotency {
         ps.setString(4, r.fingerprint().hex());
         ps.setLong(5, retention.toMillis());
         return ps.executeUpdate() == 1;
+      } catch (SQLException e) {
+        if (takeover == null || !isDuplicateKey(e)) {
+          throw e;
+        }
+      }
+      // MySQL: the key exists and its writer has committed. Read it with a shared lock (the one the
+      // failed INSERT already holds) and ask for the exclusive lock only when the row expired:
+      // two waiters that both asked for it while holding the shared lock would deadlock.
+      try (PreparedStatement ps = c.prepareStatement(expiredCheck)) {
+        ps.setString(1, r.scope().principal());
+        ps.setString(2, r.scope().operation());
+        ps.setString(3, r.key().value());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next() || !rs.getBoolean(1)) {
+            return false;
+          }
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement(takeover)) {
+        ps.setString(1, r.fingerprint().hex());
+        ps.setLong(2, retention.toMillis());
+        ps.setString(3, r.scope().principal());
+        ps.setString(4, r.scope().operation());
+        ps.setString(5, r.key().value());
+        return ps.executeUpdate() == 1;
       }
     }
 
+    private static boolean isDuplicateKey(SQLException e) {
+      return e.getErrorCode() == 1062 || "23000".equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("Duplicate");
+    }
+
     Record lookup(Connection c, IdempotentRequest r) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(lookup)) {
+      return read(c, r, lookup);
+    }
+
+    /** Inside the claim's transaction: sees the latest committed row even under REPEATABLE READ. */
+    Record lookupLatest(Connection c, IdempotentRequest r) throws SQLException {
+      return read(c, r, lockingLookup);
+    }
+
+    private static Record read(Connection c, IdempotentRequest r, String sql) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
         ps.setString(1, r.scope().principal());
         ps.setString(2, r.scope().operation());
         ps.setString(3, r.key().value());

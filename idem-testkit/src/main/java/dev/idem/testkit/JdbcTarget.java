@@ -14,7 +14,8 @@ import java.util.Objects;
  * that concurrent duplicates wait for the winner instead of failing at once.
  *
  * <p>Each new connection is prepared for its dialect: SQLite gets {@code journal_mode=WAL} and
- * {@code busy_timeout}; PostgreSQL gets {@code lock_timeout}. Immutable and thread-safe.
+ * {@code busy_timeout}; PostgreSQL gets {@code lock_timeout}; MySQL and MariaDB get {@code
+ * innodb_lock_wait_timeout} (whole seconds). Immutable and thread-safe.
  */
 public final class JdbcTarget {
 
@@ -58,6 +59,9 @@ public final class JdbcTarget {
           break;
         case POSTGRESQL:
           st.execute("SET lock_timeout = " + lockTimeout.toMillis());
+          break;
+        case MYSQL:
+          st.execute("SET SESSION innodb_lock_wait_timeout = " + Math.max(1, lockTimeout.toSeconds()));
           break;
         default:
           break;

@@ -28,6 +28,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *   <li>{@link #postgres()}: a database named {@code idem_test_<random>} on the server at {@code
  *       IDEM_TEST_POSTGRES_URL} (default {@value #DEFAULT_POSTGRES_URL}), dropped afterwards with
  *       {@code WITH (FORCE)}.
+ *   <li>{@link #mariadb()}: a database named {@code idem_test_<random>} on the server at {@code
+ *       IDEM_TEST_MARIADB_URL} (default {@value #DEFAULT_MARIADB_URL}), dropped afterwards.
  * </ul>
  *
  * <p>When the server cannot be reached the test class is skipped with a message on standard error
@@ -39,7 +41,10 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
   /** The PostgreSQL server used when {@code IDEM_TEST_POSTGRES_URL} is not set. */
   public static final String DEFAULT_POSTGRES_URL = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres";
 
-  private enum Kind { SQLITE, POSTGRES }
+  /** The MariaDB or MySQL server used when {@code IDEM_TEST_MARIADB_URL} is not set. */
+  public static final String DEFAULT_MARIADB_URL = "jdbc:mariadb://127.0.0.1:3306/?user=root";
+
+  private enum Kind { SQLITE, POSTGRES, MARIADB }
 
   private final Kind kind;
   private Path folder;
@@ -59,6 +64,11 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
   /** @return an extension that makes a fresh PostgreSQL database per test class */
   public static TestDatabase postgres() {
     return new TestDatabase(Kind.POSTGRES);
+  }
+
+  /** @return an extension that makes a fresh MariaDB (or MySQL) database per test class */
+  public static TestDatabase mariadb() {
+    return new TestDatabase(Kind.MARIADB);
   }
 
   /**
@@ -86,10 +96,19 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
         break;
       case POSTGRES:
         adminUrl = env("IDEM_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL);
-        database = "idem_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12).toLowerCase(Locale.ROOT);
+        database = randomName();
         try (Connection admin = connectOrSkip("PostgreSQL", adminUrl);
             Statement st = admin.createStatement()) {
           st.execute("CREATE DATABASE " + database);
+        }
+        target = JdbcTarget.of(withDatabase(adminUrl, database));
+        break;
+      case MARIADB:
+        adminUrl = env("IDEM_TEST_MARIADB_URL", DEFAULT_MARIADB_URL);
+        database = randomName();
+        try (Connection admin = connectOrSkip("MariaDB", adminUrl);
+            Statement st = admin.createStatement()) {
+          st.execute("CREATE DATABASE " + database + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
         }
         target = JdbcTarget.of(withDatabase(adminUrl, database));
         break;
@@ -105,10 +124,10 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
         files.sorted(Comparator.reverseOrder()).forEach(TestDatabase::delete);
       }
     }
-    if (kind == Kind.POSTGRES && database != null) {
+    if (database != null) {
       try (Connection admin = DriverManager.getConnection(adminUrl);
           Statement st = admin.createStatement()) {
-        st.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+        st.execute("DROP DATABASE IF EXISTS " + database + (kind == Kind.POSTGRES ? " WITH (FORCE)" : ""));
       }
     }
   }
@@ -126,6 +145,10 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
       Assumptions.abort(message);
       throw e; // unreachable
     }
+  }
+
+  private static String randomName() {
+    return "idem_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12).toLowerCase(Locale.ROOT);
   }
 
   private static String withDatabase(String url, String database) {
