@@ -259,6 +259,57 @@ public final class JdbcIdempotency {
   }
 
   /**
+   * Deletes expired records in batches, each batch in a short transaction of its own, so no long
+   * table lock is taken. Expired records already count as absent, so purging only reclaims space;
+   * it can run at any time, alongside traffic. A record renewed between the selection and the
+   * delete is kept: the delete checks the expiry again.
+   *
+   * @param connection an open connection in auto-commit mode, used by this thread only
+   * @param batchSize the most records one batch deletes, from 1 to 100 000
+   * @return how many records were deleted in all
+   * @throws IllegalArgumentException if {@code batchSize} is out of range
+   * @throws IllegalStateException if the connection is inside a transaction
+   * @throws IdemStoreException if the database fails; the batches before the failure stay deleted
+   */
+  public long purgeExpired(Connection connection, int batchSize) {
+    if (batchSize < 1 || batchSize > 100_000) {
+      throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
+    }
+    Dialect dialect = Dialect.detect(connection);
+    try {
+      if (!connection.getAutoCommit()) {
+        throw new IllegalStateException("purgeExpired needs a connection in auto-commit mode: each batch commits on its own");
+      }
+    } catch (SQLException e) {
+      throw storeFailure("cannot read the auto-commit mode", e);
+    }
+    if (!tableExists(connection)) {
+      return 0;
+    }
+    String now = dialect.nowMillis();
+    String sql =
+        dialect == Dialect.MYSQL
+            ? "DELETE FROM " + table + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?"
+            : "DELETE FROM " + table + " WHERE (principal, operation, idem_key) IN"
+                + " (SELECT principal, operation, idem_key FROM " + table
+                + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?)"
+                + " AND expires_at <= " + now;
+    long total = 0;
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      ps.setInt(1, batchSize);
+      while (true) {
+        int deleted = ps.executeUpdate();
+        total += deleted;
+        if (deleted < batchSize) {
+          return total;
+        }
+      }
+    } catch (SQLException e) {
+      throw storeFailure("purge failed after " + total + " records", e);
+    }
+  }
+
+  /**
    * Creates the key table and its index if they do not exist. Safe to call many times and from many
    * threads. The same statements ship as {@link Dialect#schemaResource()} for own migrations.
    *

@@ -278,6 +278,22 @@ public abstract class TransactionalContract {
   }
 
   @Test
+  void purgeRemovesOnlyExpiredRecordsInBatches() throws Exception {
+    try (Connection c = target().open()) {
+      for (int i = 0; i < 7; i++) {
+        create(c, request("alice", "k-purge-" + i, "{}"), "{}");
+      }
+      try (Statement st = c.createStatement()) {
+        st.executeUpdate("UPDATE " + idem.table() + " SET expires_at = 0 WHERE idem_key <> 'k-purge-6'");
+      }
+      assertThat(idem.purgeExpired(c, 2)).isEqualTo(6);
+      assertThat(recordCount(c)).isEqualTo(1);
+      assertThat(idem.purgeExpired(c, 2)).isZero();
+      assertThat(create(c, request("alice", "k-purge-6", "{}"), "{}").replayed()).as("the live record was kept").isTrue();
+    }
+  }
+
+  @Test
   void aJoinedTransactionIsCommittedOrRolledBackByTheCaller() throws Exception {
     IdempotentRequest request = request("alice", "k-joined", "{\"value\":42}");
     try (Connection c = target().open()) {
