@@ -16,10 +16,10 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "purge",
     mixinStandardHelpOptions = true,
+    versionProvider = IdemCommand.Version.class,
     description = {
-      "Deletes expired idempotency records, in batches that each commit on their own, and prints",
-      "how many it removed. Expired records already count as absent; purging reclaims space.",
-      "Exits 2 if the database cannot be used."
+      "Deletes expired idempotency records in batches that each commit on their own, and prints how many it removed.",
+      "Expired records already count as absent; purging reclaims space. Exits 2 if the database cannot be used."
     })
 final class PurgeCommand implements Callable<Integer> {
 
@@ -55,7 +55,7 @@ final class PurgeCommand implements Callable<Integer> {
       out.flush();
       return 0;
     } catch (SQLException | IdemException e) {
-      err.println("idem purge: cannot purge " + table + " on " + db + ": " + e.getMessage());
+      err.println("idem purge: cannot purge " + table + " on " + dev.idem.testkit.lab.Lab.redact(db) + ": " + e.getMessage());
       return 2;
     }
   }

@@ -27,8 +27,7 @@ import javax.sql.DataSource;
  * Transactional mode: runs an effect that lives in the same database as the key table, so that the
  * claim, the effect and the stored response commit in one transaction.
  *
- * <p>{@link #execute(Connection, IdempotentRequest, JdbcEffect)} follows the contract of
- * {@code design.md}:
+ * <p>{@link #execute(Connection, IdempotentRequest, JdbcEffect)} follows Idem's contract:
  *
  * <ol>
  *   <li>A live record with the same scope, key and fingerprint: its stored response is returned as
@@ -128,11 +127,12 @@ public final class JdbcIdempotency {
    * @param effect the operation, run on {@code connection} inside the transaction; never {@code null}
    * @return the outcome, never {@code null}: executed now, or replayed from the store
    * @throws IdempotencyKeyReusedException if the key was used in this scope with another payload
-   * @throws RequestInProgressException if a lease-mode claim for the key is held (only when the table
-   *     is shared with lease mode)
+   * @throws RequestInProgressException if the record for the key is a claim without a response
+   *     (written by another component sharing the table); retry later
    * @throws EffectFailedException if the effect threw a checked exception (rolled back)
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
-   *     back); or if the effect returned {@code null}
+   *     back)
+   * @throws IllegalStateException if the effect returned {@code null} (rolled back)
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, JdbcEffect effect) {
@@ -243,7 +243,7 @@ public final class JdbcIdempotency {
       throw new EffectFailedException(e);
     }
     if (response == null) {
-      throw new IdemStoreException("the effect returned null; it must return the response to store", null);
+      throw new IllegalStateException("the effect returned null; it must return the response to store");
     }
     return response;
   }

@@ -248,14 +248,14 @@ public abstract class TransactionalContract {
   }
 
   @Test
-  void anEffectThatReturnsNullIsAStoreErrorAndLeavesNothing() throws Exception {
+  void anEffectThatReturnsNullIsAProgrammingErrorAndLeavesNothing() throws Exception {
     try (Connection c = target().open()) {
       assertThatThrownBy(() -> idem.execute(c, request("alice", "k-null", "{}"), conn -> {
             effects.insert(conn, "t", "{}");
             return null;
           }))
-          .isInstanceOf(IdemStoreException.class)
-          .hasMessageContaining("null");
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("returned null");
       assertThat(recordCount(c)).isZero();
     }
     assertThat(effectCount()).isZero();

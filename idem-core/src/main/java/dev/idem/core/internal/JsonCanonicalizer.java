@@ -53,6 +53,9 @@ public final class JsonCanonicalizer {
 
   private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
+  /** Bytes copied unchanged inside strings: ASCII from U+0020 except '"' and '\\'. */
+  private static final boolean[] PLAIN = new boolean[256];
+
   /** 2^53: every integer of magnitude up to this is an exact double. */
   private static final long MAX_EXACT_INT = 1L << 53;
 
@@ -63,6 +66,9 @@ public final class JsonCanonicalizer {
   private static final MathContext HALF_EVEN_15 = new MathContext(15, RoundingMode.HALF_EVEN);
 
   static {
+    for (int b = 0x20; b < 0x80; b++) {
+      PLAIN[b] = b != '"' && b != '\\';
+    }
     for (int p = 1; p <= 17; p++) {
       FLOOR[p] = new MathContext(p, RoundingMode.FLOOR);
       CEILING[p] = new MathContext(p, RoundingMode.CEILING);
@@ -107,10 +113,14 @@ public final class JsonCanonicalizer {
     private int depth;
 
     // Member records of all open objects, stack-allocated: an object owns [memberBase, mTop).
+    // mKey is null for a name of printable ASCII without escapes: its canonical bytes in out,
+    // which order like its UTF-16 code units, are compared instead.
     private String[] mKey = new String[16];
     private int[] mKeyOffset = new int[16];
     private int[] mStart = new int[16];
     private int[] mEnd = new int[16];
+    private int[] mNameEnd = new int[16];
+    private byte[] scratch = new byte[0];
     private int mTop;
 
     /** Scratch for the significant digits of a number. */
@@ -268,11 +278,13 @@ public final class JsonCanonicalizer {
         mKeyOffset = Arrays.copyOf(mKeyOffset, n);
         mStart = Arrays.copyOf(mStart, n);
         mEnd = Arrays.copyOf(mEnd, n);
+        mNameEnd = Arrays.copyOf(mNameEnd, n);
       }
       int m = mTop++;
       mKeyOffset[m] = pos;
       mStart[m] = outPos;
       mKey[m] = parseString(true);
+      mNameEnd[m] = outPos;
       skipWhitespace();
       if (pos >= len) {
         throw error(pos, "unexpected end of input, expected ':'");
@@ -294,7 +306,7 @@ public final class JsonCanonicalizer {
       }
       boolean sorted = true;
       for (int i = base + 1; i < mTop; i++) {
-        int c = mKey[i - 1].compareTo(mKey[i]);
+        int c = compareNames(i - 1, i);
         if (c == 0) {
           throw duplicate(i);
         }
@@ -306,7 +318,6 @@ public final class JsonCanonicalizer {
       if (sorted) {
         return;
       }
-      // String.compareTo orders by UTF-16 code units, exactly as §3.2.3 requires.
       int[] order = new int[n];
       for (int i = 0; i < n; i++) {
         order[i] = base + i;
@@ -315,7 +326,7 @@ public final class JsonCanonicalizer {
         for (int i = 1; i < n; i++) {
           int x = order[i];
           int j = i - 1;
-          while (j >= 0 && mKey[order[j]].compareTo(mKey[x]) > 0) {
+          while (j >= 0 && compareNames(order[j], x) > 0) {
             order[j + 1] = order[j];
             j--;
           }
@@ -326,34 +337,59 @@ public final class JsonCanonicalizer {
         for (int i = 0; i < n; i++) {
           boxed[i] = order[i];
         }
-        Arrays.sort(boxed, (a, b) -> mKey[a].compareTo(mKey[b]));
+        Arrays.sort(boxed, this::compareNames);
         for (int i = 0; i < n; i++) {
           order[i] = boxed[i];
         }
       }
       for (int i = 1; i < n; i++) {
-        if (mKey[order[i - 1]].equals(mKey[order[i]])) {
+        if (compareNames(order[i - 1], order[i]) == 0) {
           throw duplicate(Math.max(order[i - 1], order[i]));
         }
       }
       int regionStart = mStart[base];
-      byte[] copy = Arrays.copyOfRange(out, regionStart, outPos);
+      int regionLen = outPos - regionStart;
+      if (scratch.length < regionLen) {
+        scratch = new byte[Math.max(regionLen, 2 * scratch.length)];
+      }
+      byte[] copy = scratch;
+      System.arraycopy(out, regionStart, copy, 0, regionLen);
       int w = regionStart;
       for (int i = 0; i < n; i++) {
         int m = order[i];
         if (i > 0) {
           out[w++] = ',';
         }
-        int from = mStart[m] - regionStart;
         int segLen = mEnd[m] - mStart[m];
-        System.arraycopy(copy, from, out, w, segLen);
+        System.arraycopy(copy, mStart[m] - regionStart, out, w, segLen);
         w += segLen;
       }
       // w == outPos: the same bytes, reordered
     }
 
+    /**
+     * Orders two member names by their UTF-16 code units (RFC 8785 §3.2.3). Names of printable
+     * ASCII compare as their canonical bytes, which order the same way.
+     */
+    private int compareNames(int a, int b) {
+      if (mKey[a] == null && mKey[b] == null) {
+        return Arrays.compare(
+            out, mStart[a] + 1, mNameEnd[a] - 1, out, mStart[b] + 1, mNameEnd[b] - 1);
+      }
+      return name(a).compareTo(name(b)); // String.compareTo orders by UTF-16 code units
+    }
+
+    private String name(int m) {
+      String s = mKey[m];
+      if (s == null) {
+        s = new String(out, mStart[m] + 1, mNameEnd[m] - mStart[m] - 2, StandardCharsets.ISO_8859_1);
+        mKey[m] = s;
+      }
+      return s;
+    }
+
     private InvalidPayloadException duplicate(int member) {
-      return error(mKeyOffset[member], "duplicate member name " + quoteForMessage(mKey[member]));
+      return error(mKeyOffset[member], "duplicate member name " + quoteForMessage(name(member)));
     }
 
     private void literal(String word) {
@@ -386,8 +422,9 @@ public final class JsonCanonicalizer {
     // ---- strings -------------------------------------------------------------------------------
 
     /**
-     * At an opening quote: validates the string, writes its canonical form (RFC 8785 §3.2.2.2)
-     * and, for a member name, returns the decoded value (else {@code null}).
+     * At an opening quote: validates the string and writes its canonical form (RFC 8785
+     * §3.2.2.2). For a member name with escapes or non-ASCII characters, returns the decoded
+     * value; otherwise {@code null}.
      */
     private String parseString(boolean wantValue) {
       final byte[] in = this.in;
@@ -398,15 +435,18 @@ public final class JsonCanonicalizer {
       out[o++] = '"';
       boolean plain = true; // ASCII only, no escapes
       while (true) {
+        int run = p;
+        while (p < len && PLAIN[in[p] & 0xFF]) {
+          p++;
+        }
+        if (p > run) {
+          System.arraycopy(in, run, out, o, p - run);
+          o += p - run;
+        }
         if (p >= len) {
           throw error(p, "unterminated string starting at byte " + start);
         }
         int b = in[p];
-        if (b >= 0x20 && b != '"' && b != '\\') { // printable ASCII (negative bytes excluded)
-          out[o++] = (byte) b;
-          p++;
-          continue;
-        }
         if (b == '"') {
           p++;
           break;
@@ -430,11 +470,8 @@ public final class JsonCanonicalizer {
       out[o++] = '"';
       pos = p;
       outPos = o;
-      if (!wantValue) {
-        return null;
-      }
-      if (plain) {
-        return new String(in, start + 1, p - start - 2, StandardCharsets.ISO_8859_1);
+      if (!wantValue || plain) {
+        return null; // a plain member name is compared as bytes in out
       }
       return decode(start + 1, p - 1);
     }
@@ -728,12 +765,16 @@ public final class JsonCanonicalizer {
       int intDigits = intEnd - intStart;
       if (!hasExp && fracStart == fracEnd && intDigits <= 16) {
         if (intDigits < 16 || parseLong(intStart, intEnd) <= MAX_EXACT_INT) {
+          byte[] out = this.out;
+          int o = outPos;
           if (intDigits == 1 && in[intStart] == '0') {
-            out[outPos++] = '0'; // -0 is 0
+            out[o++] = '0'; // -0 is 0
           } else {
-            System.arraycopy(in, start, out, outPos, p - start);
-            outPos += p - start;
+            for (int i = start; i < p; i++) {
+              out[o++] = in[i];
+            }
           }
+          outPos = o;
           return;
         }
       }

@@ -21,10 +21,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -103,7 +105,7 @@ public final class Lab {
         results.add(runScenario(scenario, variant));
       }
     }
-    return new LabReport(database, target.url(), results);
+    return new LabReport(database, redact(target.url()), results);
   }
 
   private ScenarioResult runScenario(String scenario, String variant) throws SQLException, InterruptedException {
@@ -184,30 +186,46 @@ public final class Lab {
     }
   }
 
-  private void concurrent(String variant, String tag, String key, Tally tally) throws InterruptedException {
-    CyclicBarrier barrier = new CyclicBarrier(concurrency);
-    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+  private void concurrent(String variant, String tag, String key, Tally tally) throws SQLException, InterruptedException {
+    // Open every connection first: a database that cannot serve N connections is a set-up error
+    // (reported by the caller), not a failure of the variant.
+    List<Connection> connections = new ArrayList<>();
     try {
-      List<Future<Long>> futures = new ArrayList<>();
       for (int i = 0; i < concurrency; i++) {
-        futures.add(pool.submit(() -> {
-          try (Connection c = target.open()) {
+        connections.add(target.open());
+      }
+      CyclicBarrier barrier = new CyclicBarrier(concurrency);
+      ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+      try {
+        List<Future<Long>> futures = new ArrayList<>();
+        for (Connection c : connections) {
+          futures.add(pool.submit(() -> {
             barrier.await(30, TimeUnit.SECONDS);
             return create(c, variant, tag, key, "{\"value\":42}");
-          }
-        }));
-      }
-      for (Future<Long> f : futures) {
-        tally.attempts++;
-        try {
-          tally.ids.add(f.get(60, TimeUnit.SECONDS));
-        } catch (Exception e) {
-          tally.error(e.getCause() != null ? e.getCause() : e);
+          }));
         }
+        for (Future<Long> f : futures) {
+          tally.attempts++;
+          try {
+            tally.ids.add(f.get(60, TimeUnit.SECONDS));
+          } catch (ExecutionException e) {
+            tally.error(e.getCause());
+          } catch (TimeoutException e) {
+            tally.error(new IllegalStateException("no answer within 60 s"));
+          }
+        }
+      } finally {
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
       }
     } finally {
-      pool.shutdownNow();
-      pool.awaitTermination(10, TimeUnit.SECONDS);
+      for (Connection c : connections) {
+        try {
+          c.close();
+        } catch (SQLException ignored) {
+          // closing is best effort
+        }
+      }
     }
   }
 
@@ -225,6 +243,14 @@ public final class Lab {
       throw new IllegalStateException("stored response has no id: " + outcome.response().bodyAsString());
     }
     return Long.parseLong(m.group(1));
+  }
+
+  /**
+   * @param url a JDBC URL
+   * @return the URL with the value of any {@code password} parameter replaced by {@code ***}
+   */
+  public static String redact(String url) {
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***");
   }
 
   private static String key() {
