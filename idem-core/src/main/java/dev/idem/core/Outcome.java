@@ -20,20 +20,55 @@ public final class Outcome {
 
   private final Kind kind;
   private final StoredResponse response;
+  private final boolean stored;
+  private final boolean recovery;
 
-  private Outcome(Kind kind, StoredResponse response) {
+  private Outcome(Kind kind, StoredResponse response, boolean stored, boolean recovery) {
     this.kind = Objects.requireNonNull(kind, "kind");
     this.response = Objects.requireNonNull(response, "response");
+    this.stored = stored;
+    this.recovery = recovery;
   }
 
-  /** @throws NullPointerException if {@code response} is {@code null} */
+  /**
+   * The operation ran now and its response was stored.
+   *
+   * @throws NullPointerException if {@code response} is {@code null}
+   */
   public static Outcome executed(StoredResponse response) {
-    return new Outcome(Kind.EXECUTED, response);
+    return new Outcome(Kind.EXECUTED, response, true, false);
+  }
+
+  /**
+   * The operation ran now.
+   *
+   * @param response the response, never {@code null}
+   * @param stored whether the response was stored; {@code false} when the {@link ResponsePolicy}
+   *     released the claim, so a retry runs the operation again
+   * @param recovery whether this run took over an expired lease (lease mode), so that an earlier
+   *     owner's effect may already have happened
+   * @throws NullPointerException if {@code response} is {@code null}
+   */
+  public static Outcome executed(StoredResponse response, boolean stored, boolean recovery) {
+    return new Outcome(Kind.EXECUTED, response, stored, recovery);
   }
 
   /** @throws NullPointerException if {@code response} is {@code null} */
   public static Outcome replayed(StoredResponse response) {
-    return new Outcome(Kind.REPLAYED, response);
+    return new Outcome(Kind.REPLAYED, response, true, false);
+  }
+
+  /**
+   * @return {@code true} when the response is stored with the key (always, for a replay);
+   *     {@code false} when the response policy released the claim
+   */
+  public boolean stored() {
+    return stored;
+  }
+
+  /** @return {@code true} when this execution took over an expired lease of another owner */
+  public boolean recovery() {
+    return recovery;
   }
 
   /** @return how the response was obtained, never {@code null} */
@@ -55,16 +90,18 @@ public final class Outcome {
   public boolean equals(Object o) {
     return o instanceof Outcome
         && ((Outcome) o).kind == kind
+        && ((Outcome) o).stored == stored
+        && ((Outcome) o).recovery == recovery
         && ((Outcome) o).response.equals(response);
   }
 
   @Override
   public int hashCode() {
-    return kind.hashCode() * 31 + response.hashCode();
+    return Objects.hash(kind, response, stored, recovery);
   }
 
   @Override
   public String toString() {
-    return "Outcome[" + kind + ", " + response + "]";
+    return "Outcome[" + kind + (stored ? "" : ", not stored") + (recovery ? ", recovery" : "") + ", " + response + "]";
   }
 }

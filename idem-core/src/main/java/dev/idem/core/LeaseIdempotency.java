@@ -1,0 +1,245 @@
+package dev.idem.core;
+
+import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.LeaseStore;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Lease mode: runs an effect that lives outside the store (a payment API, an e-mail, a message) at
+ * most once per scope and idempotency key, as far as the store can tell.
+ *
+ * <p>{@link #execute(IdempotentRequest, LeaseEffect)}:
+ *
+ * <ol>
+ *   <li>claims the key with a fresh owner token and a lease ({@link LeaseStore#claim});
+ *   <li>if the operation completed before, replays its stored response; if the key was used with
+ *       another payload, throws {@link IdempotencyKeyReusedException};
+ *   <li>if another owner holds a live lease, fails fast or waits, per the {@link InProgressPolicy};
+ *   <li>otherwise runs the effect outside any store transaction and then, per the {@link
+ *       ResponsePolicy}, completes the claim with the response or releases it. Complete and release
+ *       are conditional on the owner token: an owner whose lease was taken over gets {@link
+ *       LeaseLostException} and changes nothing.
+ * </ol>
+ *
+ * <p>An exception from the effect releases the claim, so a retry runs the operation again. A claim
+ * whose lease expired (its owner died or stalled) is taken over by the next attempt, which is told
+ * through {@link LeaseContext#recovery()} that the earlier effect may have happened. When a claim
+ * write fails with an unknown outcome, the engine asks again with the same owner token, so it
+ * recognises its own claim instead of reporting it as in progress.
+ *
+ * <p>Instances are immutable and thread-safe.
+ */
+public final class LeaseIdempotency {
+
+  /** The default lease: 30 seconds. */
+  public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+  /** The default retention: 24 hours. */
+  public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+
+  private static final int CLAIM_TRIES = 3;
+
+  private final LeaseStore store;
+  private final Duration lease;
+  private final Duration retention;
+  private final InProgressPolicy inProgress;
+  private final ResponsePolicy responsePolicy;
+  private final Supplier<String> ownerTokens;
+
+  private LeaseIdempotency(Builder b) {
+    this.store = b.store;
+    this.lease = b.lease;
+    this.retention = b.retention;
+    this.inProgress = b.inProgress;
+    this.responsePolicy = b.responsePolicy;
+    this.ownerTokens = b.ownerTokens;
+  }
+
+  /**
+   * @param store where claims and responses live, never {@code null}
+   * @return a builder with lease 30 s, retention 24 h, fail-fast and the standard response policy
+   */
+  public static Builder builder(LeaseStore store) {
+    return new Builder(store);
+  }
+
+  /**
+   * Runs {@code effect} at most once for the request's scope and key (see the class description).
+   *
+   * @param request scope, key and fingerprint, never {@code null}
+   * @param effect the operation, never {@code null}
+   * @return executed (stored or released by the response policy, perhaps a recovery) or replayed;
+   *     never {@code null}
+   * @throws IdempotencyKeyReusedException if the key was used in this scope with another payload
+   * @throws RequestInProgressException if another owner holds the claim and the policy fails fast,
+   *     or the wait ran out
+   * @throws LeaseLostException if the effect ran but the lease was taken over before completion
+   * @throws EffectFailedException if the effect threw a checked exception (claim released)
+   * @throws IllegalStateException if the effect returned {@code null} (claim released)
+   * @throws IdemStoreException if the store failed
+   * @throws RuntimeException any unchecked exception of the effect, as it is (claim released)
+   */
+  public Outcome execute(IdempotentRequest request, LeaseEffect effect) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    String owner = ownerTokens.get();
+    long deadline = System.nanoTime() + inProgress.maxWait().toNanos();
+    long pollMillis = 10;
+    while (true) {
+      ClaimResult claim = claim(request, owner);
+      if (!claim.fingerprint().equals(request.fingerprint())) {
+        throw new IdempotencyKeyReusedException(request.scope(), request.key());
+      }
+      switch (claim.state()) {
+        case COMPLETED:
+          return Outcome.replayed(claim.response());
+        case CLAIMED:
+          return run(request, owner, claim.recovery(), effect);
+        case IN_PROGRESS:
+        default:
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            long seconds = Math.max(1, (claim.leaseRemaining().toMillis() + 999) / 1000);
+            throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
+          }
+          sleep(Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+          pollMillis = Math.min(pollMillis * 2, 500);
+      }
+    }
+  }
+
+  private ClaimResult claim(IdempotentRequest request, String owner) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return Objects.requireNonNull(store.claim(request, owner, lease, retention), "LeaseStore.claim returned null");
+      } catch (IdemStoreException e) {
+        // The write may have happened. Asking again with the same owner token is safe: the store
+        // recognises our own claim and renews it instead of calling it someone else's.
+        if (attempt >= CLAIM_TRIES) {
+          throw e;
+        }
+        sleep(20L * attempt);
+      }
+    }
+  }
+
+  private Outcome run(IdempotentRequest request, String owner, boolean recovery, LeaseEffect effect) {
+    StoredResponse response;
+    try {
+      response = effect.run(new LeaseContext(request.scope(), request.key(), owner, recovery));
+      if (response == null) {
+        throw new IllegalStateException("the effect returned null; it must return the response to store");
+      }
+    } catch (Throwable t) {
+      try {
+        store.release(request.scope(), request.key(), owner);
+      } catch (RuntimeException releaseFailure) {
+        t.addSuppressed(releaseFailure); // the claim expires with its lease instead
+      }
+      if (t instanceof RuntimeException) {
+        throw (RuntimeException) t;
+      }
+      if (t instanceof Error) {
+        throw (Error) t;
+      }
+      throw new EffectFailedException(t);
+    }
+    if (!responsePolicy.shouldStore(response)) {
+      store.release(request.scope(), request.key(), owner);
+      return Outcome.executed(response, false, recovery);
+    }
+    if (!store.complete(request.scope(), request.key(), owner, response, retention)) {
+      throw new LeaseLostException(request.key(), "complete");
+    }
+    return Outcome.executed(response, true, recovery);
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IdemException("interrupted while waiting for an idempotency claim", e);
+    }
+  }
+
+  /** Builds a {@link LeaseIdempotency}. Not thread-safe; every setter validates eagerly. */
+  public static final class Builder {
+    private final LeaseStore store;
+    private Duration lease = DEFAULT_LEASE;
+    private Duration retention = DEFAULT_RETENTION;
+    private InProgressPolicy inProgress = InProgressPolicy.failFast();
+    private ResponsePolicy responsePolicy = ResponsePolicy.standard();
+    private Supplier<String> ownerTokens = () -> UUID.randomUUID().toString();
+
+    private Builder(LeaseStore store) {
+      this.store = Objects.requireNonNull(store, "store");
+    }
+
+    /**
+     * @param lease how long a claim is held before another attempt may take it over; from 10 ms to
+     *     1 hour. Choose it longer than the effect's slowest run.
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder lease(Duration lease) {
+      Objects.requireNonNull(lease, "lease");
+      if (lease.toMillis() < 10 || lease.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("lease must be between 10 ms and 1 hour, was " + lease);
+      }
+      this.lease = lease;
+      return this;
+    }
+
+    /**
+     * @param retention how long a record is kept; must be longer than the lease (checked by {@link
+     *     #build()})
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder retention(Duration retention) {
+      Objects.requireNonNull(retention, "retention");
+      if (retention.isZero() || retention.isNegative()) {
+        throw new IllegalArgumentException("retention must be positive, was " + retention);
+      }
+      this.retention = retention;
+      return this;
+    }
+
+    /** @param policy what a duplicate does while the claim is held; default fail-fast */
+    public Builder inProgress(InProgressPolicy policy) {
+      this.inProgress = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** @param policy which responses are stored; default {@link ResponsePolicy#standard()} */
+    public Builder responsePolicy(ResponsePolicy policy) {
+      this.responsePolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * @param tokens makes a new owner token per execution: unique, 1 to 64 printable ASCII
+     *     characters; default a random UUID
+     */
+    public Builder ownerTokens(Supplier<String> tokens) {
+      this.ownerTokens = Objects.requireNonNull(tokens, "tokens");
+      return this;
+    }
+
+    /**
+     * @return a new, thread-safe engine
+     * @throws IllegalArgumentException if the retention is not longer than the lease: a record
+     *     would vanish while its claim is still held, and a duplicate would run the effect again
+     */
+    public LeaseIdempotency build() {
+      if (retention.compareTo(lease) <= 0) {
+        throw new IllegalArgumentException(
+            "retention (" + retention + ") must be longer than the lease (" + lease
+                + "): a record would expire while its claim is held, and a duplicate would run the effect again");
+      }
+      return new LeaseIdempotency(this);
+    }
+  }
+}

@@ -1,0 +1,84 @@
+package dev.idem.core.spi;
+
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import java.time.Duration;
+
+/**
+ * A store for lease mode: records keyed by (scope, idempotency key), each either a claim held by an
+ * owner token until its lease runs out, or a completed operation with its stored response.
+ *
+ * <p><b>Contract</b> (checked for every implementation by {@code dev.idem.testkit.LeaseContract}):
+ *
+ * <ul>
+ *   <li>Every operation is atomic for its record; concurrent calls on one record behave as if they
+ *       ran one after the other.
+ *   <li>Time is the store's own clock (the database's or the Redis server's), never the callers':
+ *       two application nodes with skewed clocks cannot both hold a claim.
+ *   <li>A record whose expiry ({@code retention} after its claim or completion) has passed counts as
+ *       absent for every operation, from the exact instant of expiry ({@code now >= expiresAt}),
+ *       whether or not it has been purged.
+ *   <li>A lease has expired when {@code now >= leaseUntil}.
+ * </ul>
+ *
+ * <p>Implementations are thread-safe. Every method throws {@link IdemStoreException} when the store
+ * fails; then nothing was changed, or (for a write whose outcome is unknown) calling it again with
+ * the same owner token is safe.
+ */
+public interface LeaseStore {
+
+  /**
+   * Claims the record for {@code ownerToken}, or reports who has it:
+   *
+   * <ol>
+   *   <li>absent or expired: a new claim, {@link ClaimResult#claimed claimed} (no recovery);
+   *   <li>a claim already held by {@code ownerToken} (a retry after a write whose outcome was
+   *       unknown): its lease is renewed, claimed (no recovery);
+   *   <li>a claim of another owner whose lease expired, with the same fingerprint: taken over,
+   *       claimed with {@code recovery = true};
+   *   <li>a claim of another owner with a live lease, or with another fingerprint: {@link
+   *       ClaimResult#inProgress in progress}, nothing changed;
+   *   <li>completed: {@link ClaimResult#completed completed} with the stored response.
+   * </ol>
+   *
+   * @param request scope, key and fingerprint
+   * @param ownerToken the caller's owner token, 1 to 64 printable ASCII characters
+   * @param lease how long the claim is held without completion, positive
+   * @param retention how long the record lives, longer than {@code lease}
+   * @return what the store found and did, never {@code null}
+   * @throws IdemStoreException if the store fails
+   */
+  ClaimResult claim(IdempotentRequest request, String ownerToken, Duration lease, Duration retention);
+
+  /**
+   * Stores the response and marks the record completed, only if {@code ownerToken} still holds the
+   * claim (fencing). The record then expires {@code retention} from now.
+   *
+   * @return {@code true} if stored; {@code false} if another owner holds the claim or the record is
+   *     gone or completed, in which case nothing changed
+   * @throws IdemStoreException if the store fails
+   */
+  boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention);
+
+  /**
+   * Removes the claim, only if {@code ownerToken} still holds it, so that the next attempt runs the
+   * operation again.
+   *
+   * @return {@code true} if removed; {@code false} if not held by {@code ownerToken}, nothing changed
+   * @throws IdemStoreException if the store fails
+   */
+  boolean release(Scope scope, IdempotencyKey key, String ownerToken);
+
+  /**
+   * Deletes expired records, at most {@code batchSize} per step, without long locks.
+   *
+   * @param batchSize 1 to 100 000
+   * @return how many records were deleted
+   * @throws IllegalArgumentException if {@code batchSize} is out of range
+   * @throws IdemStoreException if the store fails
+   */
+  long purgeExpired(int batchSize);
+}

@@ -1,0 +1,341 @@
+package dev.idem.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InProgressPolicy;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.LeaseLostException;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.LeaseStore;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lease-mode contract that every {@link LeaseStore} passes, through the {@link
+ * LeaseIdempotency} engine and through the store's own methods. A backend runs it by subclassing
+ * and returning its store from {@link #store()}; the tests are never copied per backend.
+ *
+ * <p>Leases in these tests are a few hundred milliseconds and the tests sleep past them: the
+ * store's own clock decides expiry, and a test cannot move a database's clock. Each test uses a
+ * principal of its own, so tests never see each other's records.
+ */
+public abstract class LeaseContract {
+
+  private static final Duration SHORT_LEASE = Duration.ofMillis(300);
+  private static final Duration PAST_SHORT_LEASE = Duration.ofMillis(450);
+
+  private final AtomicInteger effects = new AtomicInteger();
+  private String principal;
+  private ExecutorService pool;
+
+  /** @return the store under test; the same instance for the whole test */
+  protected abstract LeaseStore store();
+
+  /**
+   * @return {@code true} when {@link LeaseStore#purgeExpired} counts what it removes; a store whose
+   *     records expire by themselves (Redis) returns {@code false}
+   */
+  protected boolean purgeCountsRecords() {
+    return true;
+  }
+
+  @BeforeEach
+  void setUp() {
+    principal = "p-" + UUID.randomUUID();
+    pool = Executors.newCachedThreadPool();
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    pool.shutdownNow();
+    pool.awaitTermination(10, TimeUnit.SECONDS);
+  }
+
+  // ------------------------------------------------------------------ through the engine
+
+  @Test
+  void executesOnceAndReplaysTheStoredResponse() {
+    LeaseIdempotency idem = engine().build();
+    Outcome first = idem.execute(request("k1", "{\"amount\":10}"), ctx -> effect(201, "charged"));
+    Outcome second = idem.execute(request("k1", "{ \"amount\" : 10 }"), ctx -> effect(201, "charged again"));
+    assertThat(first.replayed()).isFalse();
+    assertThat(first.stored()).isTrue();
+    assertThat(second.replayed()).isTrue();
+    assertThat(second.response()).isEqualTo(first.response());
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void keyReusedWithAnotherPayloadIsRejectedWhenCompletedAndWhileInProgress() throws Exception {
+    LeaseIdempotency idem = engine().build();
+    idem.execute(request("k-done", "{\"amount\":10}"), ctx -> effect(201, "ok"));
+    assertThatThrownBy(() -> idem.execute(request("k-done", "{\"amount\":11}"), ctx -> effect(201, "no")))
+        .isInstanceOf(IdempotencyKeyReusedException.class);
+
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    Future<Outcome> holder = pool.submit(() -> idem.execute(request("k-busy", "{\"amount\":10}"), ctx -> {
+      started.countDown();
+      finish.await(10, TimeUnit.SECONDS);
+      return effect(201, "ok");
+    }));
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThatThrownBy(() -> idem.execute(request("k-busy", "{\"amount\":11}"), ctx -> effect(201, "no")))
+        .isInstanceOf(IdempotencyKeyReusedException.class);
+    finish.countDown();
+    assertThat(holder.get(10, TimeUnit.SECONDS).replayed()).isFalse();
+    assertThat(effects).hasValue(2);
+  }
+
+  @Test
+  void aDuplicateWhileInProgressFailsFastWithARetryAfterHint() throws Exception {
+    LeaseIdempotency idem = engine().inProgress(InProgressPolicy.failFast()).build();
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    Future<Outcome> holder = pool.submit(() -> idem.execute(request("k", "{}"), ctx -> {
+      started.countDown();
+      finish.await(10, TimeUnit.SECONDS);
+      return effect(201, "winner");
+    }));
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThatThrownBy(() -> idem.execute(request("k", "{}"), ctx -> effect(201, "loser")))
+        .isInstanceOfSatisfying(RequestInProgressException.class, e ->
+            assertThat(e.retryAfter()).isGreaterThanOrEqualTo(Duration.ofSeconds(1)));
+    finish.countDown();
+    holder.get(10, TimeUnit.SECONDS);
+    Outcome later = idem.execute(request("k", "{}"), ctx -> effect(201, "loser"));
+    assertThat(later.replayed()).isTrue();
+    assertThat(later.response().bodyAsString()).isEqualTo("winner");
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void aDuplicateWhileInProgressCanWaitAndReplayTheWinnersResponse() throws Exception {
+    LeaseIdempotency idem = engine().inProgress(InProgressPolicy.waitUpTo(Duration.ofSeconds(10))).build();
+    CountDownLatch started = new CountDownLatch(1);
+    Future<Outcome> holder = pool.submit(() -> idem.execute(request("k", "{}"), ctx -> {
+      started.countDown();
+      Thread.sleep(200);
+      return effect(201, "winner");
+    }));
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    Outcome waited = idem.execute(request("k", "{}"), ctx -> effect(201, "loser"));
+    assertThat(waited.replayed()).isTrue();
+    assertThat(waited.response().bodyAsString()).isEqualTo("winner");
+    assertThat(holder.get(10, TimeUnit.SECONDS).replayed()).isFalse();
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void concurrentDuplicatesProduceExactlyOneEffect() throws Exception {
+    LeaseIdempotency idem = engine().inProgress(InProgressPolicy.waitUpTo(Duration.ofSeconds(30))).build();
+    int racers = 32;
+    CyclicBarrier barrier = new CyclicBarrier(racers);
+    List<Future<Outcome>> futures = new ArrayList<>();
+    for (int i = 0; i < racers; i++) {
+      futures.add(pool.submit(() -> {
+        barrier.await(10, TimeUnit.SECONDS);
+        return idem.execute(request("k-race", "{\"v\":1}"), ctx -> {
+          Thread.sleep(20);
+          return effect(201, "the one " + UUID.randomUUID());
+        });
+      }));
+    }
+    List<Outcome> outcomes = new ArrayList<>();
+    for (Future<Outcome> f : futures) {
+      outcomes.add(f.get(60, TimeUnit.SECONDS));
+    }
+    assertThat(effects).hasValue(1);
+    assertThat(outcomes).filteredOn(o -> !o.replayed()).hasSize(1);
+    assertThat(outcomes).extracting(o -> o.response().bodyAsString()).containsOnly(outcomes.get(0).response().bodyAsString());
+  }
+
+  @Test
+  void anExceptionReleasesTheClaimSoARetryRunsAgain() {
+    LeaseIdempotency idem = engine().build();
+    assertThatThrownBy(() -> idem.execute(request("k", "{}"), ctx -> {
+          effects.incrementAndGet();
+          throw new IllegalStateException("provider timed out");
+        }))
+        .hasMessage("provider timed out");
+    Outcome retry = idem.execute(request("k", "{}"), ctx -> effect(201, "ok"));
+    assertThat(retry.replayed()).isFalse();
+    assertThat(retry.recovery()).as("a released claim is not a recovery").isFalse();
+    assertThat(effects).hasValue(2);
+  }
+
+  @Test
+  void theResponsePolicyStoresClientErrorsAndReleasesTransientFailures() {
+    LeaseIdempotency idem = engine().build();
+    for (int status : new int[] {500, 503, 408, 425, 429}) {
+      String key = "k-" + status;
+      Outcome failed = idem.execute(request(key, "{}"), ctx -> effect(status, "try later"));
+      assertThat(failed.stored()).as("status %d is released", status).isFalse();
+      Outcome retry = idem.execute(request(key, "{}"), ctx -> effect(201, "ok"));
+      assertThat(retry.replayed()).as("status %d: the retry runs again", status).isFalse();
+    }
+    idem.execute(request("k-404", "{}"), ctx -> effect(404, "no such account"));
+    Outcome replay = idem.execute(request("k-404", "{}"), ctx -> effect(201, "must not run"));
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.response().status()).isEqualTo(404);
+  }
+
+  @Test
+  void aClaimWhoseLeaseExpiredIsTakenOverAsARecovery() throws Exception {
+    IdempotentRequest request = request("k", "{}");
+    assertThat(store().claim(request, "dead-owner", SHORT_LEASE, Duration.ofMinutes(5)).state()).isEqualTo(ClaimResult.State.CLAIMED);
+    Thread.sleep(PAST_SHORT_LEASE.toMillis());
+    boolean[] toldRecovery = {false};
+    Outcome outcome = engine().build().execute(request, ctx -> {
+      toldRecovery[0] = ctx.recovery();
+      return effect(201, "recovered");
+    });
+    assertThat(toldRecovery[0]).isTrue();
+    assertThat(outcome.recovery()).isTrue();
+    assertThat(outcome.replayed()).isFalse();
+  }
+
+  @Test
+  void aLiveLeaseIsNotTakenOver() {
+    IdempotentRequest request = request("k", "{}");
+    store().claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    ClaimResult other = store().claim(request, "owner-b", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(other.state()).isEqualTo(ClaimResult.State.IN_PROGRESS);
+    assertThat(other.leaseRemaining()).isGreaterThan(Duration.ofSeconds(30)).isLessThanOrEqualTo(Duration.ofMinutes(1));
+  }
+
+  @Test
+  void aStaleOwnerCannotCompleteOrReleaseAndChangesNothing() throws Exception {
+    IdempotentRequest request = request("k", "{}");
+    store().claim(request, "owner-a", SHORT_LEASE, Duration.ofMinutes(5));
+    Thread.sleep(PAST_SHORT_LEASE.toMillis());
+    ClaimResult takeover = store().claim(request, "owner-b", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(takeover.state()).isEqualTo(ClaimResult.State.CLAIMED);
+    assertThat(takeover.recovery()).isTrue();
+
+    assertThat(store().complete(request.scope(), request.key(), "owner-a", StoredResponse.of(201, "stale"), Duration.ofMinutes(5))).isFalse();
+    assertThat(store().release(request.scope(), request.key(), "owner-a")).isFalse();
+    assertThat(store().claim(request, "owner-c", Duration.ofMinutes(1), Duration.ofMinutes(5)).state())
+        .as("owner-b still holds it")
+        .isEqualTo(ClaimResult.State.IN_PROGRESS);
+
+    assertThat(store().complete(request.scope(), request.key(), "owner-b", StoredResponse.of(201, "current"), Duration.ofMinutes(5))).isTrue();
+    ClaimResult after = store().claim(request, "owner-c", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(after.state()).isEqualTo(ClaimResult.State.COMPLETED);
+    assertThat(after.response().bodyAsString()).isEqualTo("current");
+  }
+
+  @Test
+  void anOwnerThatDiesMidEffectIsTakenOverAndItsLateCompleteIsRefused() throws Exception {
+    LeaseIdempotency idem = engine().lease(SHORT_LEASE).build();
+    IdempotentRequest request = request("k-dead", "{\"amount\":10}");
+    CountDownLatch claimed = new CountDownLatch(1);
+    CountDownLatch resume = new CountDownLatch(1);
+    // The first owner stalls (a GC pause, a hung call: as good as dead) past its lease.
+    Future<Outcome> stalled = pool.submit(() -> idem.execute(request, ctx -> {
+      claimed.countDown();
+      resume.await(10, TimeUnit.SECONDS);
+      return effect(201, "late");
+    }));
+    assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(PAST_SHORT_LEASE.toMillis());
+
+    Outcome retry = idem.execute(request, ctx -> effect(201, "recovered"));
+    assertThat(retry.recovery()).isTrue();
+
+    resume.countDown();
+    assertThatThrownBy(() -> stalled.get(10, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(LeaseLostException.class);
+    Outcome replay = idem.execute(request, ctx -> effect(201, "third"));
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.response().bodyAsString()).as("the late owner changed nothing").isEqualTo("recovered");
+  }
+
+  @Test
+  void anOwnerRecognisesItsOwnClaimWhenItRetriesAfterAnUnknownOutcome() {
+    IdempotentRequest request = request("k", "{}");
+    assertThat(store().claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5)).state()).isEqualTo(ClaimResult.State.CLAIMED);
+    ClaimResult again = store().claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(again.state()).isEqualTo(ClaimResult.State.CLAIMED);
+    assertThat(again.recovery()).isFalse();
+  }
+
+  @Test
+  void theSameKeyInAnotherScopeIsUnrelated() {
+    LeaseIdempotency idem = engine().build();
+    idem.execute(request("shared", "{}"), ctx -> effect(201, "alice"));
+    IdempotentRequest bob = new IdempotentRequest(Scope.of(principal + "-bob", "POST /charges"), IdempotencyKey.of("shared"), json("{}"));
+    Outcome other = idem.execute(bob, ctx -> effect(201, "bob"));
+    assertThat(other.replayed()).isFalse();
+    assertThat(other.response().bodyAsString()).isEqualTo("bob");
+  }
+
+  @Test
+  void anExpiredRecordCountsAsAbsentAndIsPurged() throws Exception {
+    LeaseIdempotency idem = engine().lease(Duration.ofMillis(100)).retention(Duration.ofMillis(400)).build();
+    idem.execute(request("k-old", "{}"), ctx -> effect(201, "first"));
+    assertThat(idem.execute(request("k-old", "{}"), ctx -> effect(201, "x")).replayed()).isTrue();
+    Thread.sleep(600);
+    Outcome again = idem.execute(request("k-old", "{}"), ctx -> effect(201, "second"));
+    assertThat(again.replayed()).as("after the retention the key is a new operation").isFalse();
+    assertThat(again.recovery()).isFalse();
+
+    idem.execute(request("k-purge-1", "{}"), ctx -> effect(201, "p"));
+    idem.execute(request("k-purge-2", "{}"), ctx -> effect(201, "p"));
+    Thread.sleep(600);
+    long purged = store().purgeExpired(1);
+    if (purgeCountsRecords()) {
+      assertThat(purged).isGreaterThanOrEqualTo(3);
+    }
+    assertThat(idem.execute(request("k-purge-1", "{}"), ctx -> effect(201, "new")).replayed()).isFalse();
+  }
+
+  @Test
+  void retentionShorterThanTheLeaseIsRejectedAtBuildTime() {
+    assertThatThrownBy(() -> engine().lease(Duration.ofMinutes(5)).retention(Duration.ofMinutes(1)).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("retention")
+        .hasMessageContaining("longer than the lease");
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private LeaseIdempotency.Builder engine() {
+    return LeaseIdempotency.builder(store()).lease(SHORT_LEASE).retention(Duration.ofMinutes(5));
+  }
+
+  private StoredResponse effect(int status, String body) {
+    effects.incrementAndGet();
+    return StoredResponse.builder(status).header("Content-Type", "text/plain").body(body).build();
+  }
+
+  private IdempotentRequest request(String key, String payload) {
+    return new IdempotentRequest(Scope.of(principal, "POST /charges"), IdempotencyKey.of(key), json(payload));
+  }
+
+  private static Fingerprint json(String payload) {
+    return Fingerprint.ofJson(payload.getBytes(StandardCharsets.UTF_8));
+  }
+}
