@@ -79,8 +79,11 @@ public enum Dialect {
     return schemaResource;
   }
 
-  /** @return an SQL expression for the database's current time in epoch milliseconds */
-  String nowMillis() {
+  /**
+   * @return an SQL expression for the database's current time in milliseconds since the Unix
+   *     epoch: the store's clock, the only one Idem uses to judge leases and expiry
+   */
+  public String nowMillis() {
     return nowMillis;
   }
 }

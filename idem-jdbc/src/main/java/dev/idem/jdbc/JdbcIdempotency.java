@@ -10,6 +10,7 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.jdbc.internal.SchemaScript;
+import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -183,9 +184,9 @@ public final class JdbcIdempotency {
         }
       } finally {
         if (!committed) {
-          rollbackQuietly(connection, dialect);
+          Transactions.rollbackQuietly(connection, dialect);
         }
-        restoreAutoCommit(connection, dialect);
+        Transactions.end(connection, dialect);
       }
     }
   }
@@ -210,7 +211,7 @@ public final class JdbcIdempotency {
         claimed = sql.claim(connection, request, retention);
         existing = claimed ? null : sql.lookupLatest(connection, request);
       } catch (SQLException e) {
-        if (ownTransaction && e.getSQLState() != null && e.getSQLState().startsWith("40")) {
+        if (ownTransaction && Transactions.isTransientConflict(e)) {
           throw new ClaimConflict(e);
         }
         throw storeFailure("claim failed", e);
@@ -381,18 +382,7 @@ public final class JdbcIdempotency {
 
   private void begin(Connection connection, Dialect dialect) {
     try {
-      if (dialect == Dialect.SQLITE) {
-        try (Statement st = connection.createStatement()) {
-          try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
-            if (rs.next() && rs.getLong(1) == 0) {
-              st.execute("PRAGMA busy_timeout = " + sqliteBusyTimeout.toMillis());
-            }
-          }
-          st.execute("BEGIN IMMEDIATE");
-        }
-      } else {
-        connection.setAutoCommit(false);
-      }
+      Transactions.begin(connection, dialect, sqliteBusyTimeout);
     } catch (SQLException e) {
       throw storeFailure("cannot begin a transaction", e);
     }
@@ -400,13 +390,7 @@ public final class JdbcIdempotency {
 
   private void commit(Connection connection, Dialect dialect) {
     try {
-      if (dialect == Dialect.SQLITE) {
-        try (Statement st = connection.createStatement()) {
-          st.execute("COMMIT");
-        }
-      } else {
-        connection.commit();
-      }
+      Transactions.commit(connection, dialect);
     } catch (SQLException e) {
       throw storeFailure("commit failed; the operation did not take effect", e);
     }
@@ -414,34 +398,9 @@ public final class JdbcIdempotency {
 
   private void rollback(Connection connection, Dialect dialect) {
     try {
-      if (dialect == Dialect.SQLITE) {
-        try (Statement st = connection.createStatement()) {
-          st.execute("ROLLBACK");
-        }
-      } else {
-        connection.rollback();
-      }
+      Transactions.rollback(connection, dialect);
     } catch (SQLException e) {
       throw storeFailure("rollback failed", e);
-    }
-  }
-
-  private void rollbackQuietly(Connection connection, Dialect dialect) {
-    try {
-      rollback(connection, dialect);
-    } catch (IdemStoreException ignored) {
-      // The original failure is what the caller needs to see; a dead connection rolls back anyway.
-    }
-  }
-
-  private static void restoreAutoCommit(Connection connection, Dialect dialect) {
-    if (dialect == Dialect.SQLITE) {
-      return;
-    }
-    try {
-      connection.setAutoCommit(true);
-    } catch (SQLException ignored) {
-      // The connection is broken; the pool will discard it.
     }
   }
 

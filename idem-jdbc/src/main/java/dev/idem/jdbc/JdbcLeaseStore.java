@@ -1,0 +1,367 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.jdbc.internal.Transactions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * A {@link LeaseStore} on SQLite, PostgreSQL or MySQL/MariaDB, for lease mode: effects outside the
+ * database, with claims held by owner tokens until their lease runs out.
+ *
+ * <p>It uses the same table layout as {@link JdbcIdempotency} (the shipped schema files), so one
+ * table can serve both modes. Each operation borrows a connection from the {@link DataSource} and
+ * runs one short transaction of its own:
+ *
+ * <ul>
+ *   <li>claim: inserts the claim (PostgreSQL and SQLite {@code ON CONFLICT DO NOTHING}, MySQL a
+ *       plain {@code INSERT} whose duplicate-key error is expected); if the key exists, reads the
+ *       row under a lock ({@code FOR UPDATE}, {@code LOCK IN SHARE MODE}, or SQLite's {@code BEGIN
+ *       IMMEDIATE}) together with the database's time, and decides as {@link LeaseStore#claim}
+ *       says;
+ *   <li>complete and release: one conditional statement each, matching the owner token (fencing).
+ * </ul>
+ *
+ * <p>Every time comparison uses the database's clock ({@link Dialect#nowMillis()}), so application
+ * nodes with skewed clocks still agree on who holds a lease. Immutable after {@link Builder#build()}
+ * and thread-safe.
+ */
+public final class JdbcLeaseStore implements LeaseStore {
+
+  private static final int MAX_TRIES = 5;
+
+  private final DataSource dataSource;
+  private final JdbcIdempotency table;
+  private final boolean createSchema;
+  private final Duration sqliteBusyTimeout;
+  private volatile boolean schemaReady;
+
+  private JdbcLeaseStore(Builder b) {
+    this.dataSource = b.dataSource;
+    this.table = JdbcIdempotency.builder().table(b.table).createSchema(b.createSchema).build();
+    this.createSchema = b.createSchema;
+    this.sqliteBusyTimeout = b.sqliteBusyTimeout;
+  }
+
+  /**
+   * @param dataSource where connections come from, never {@code null}
+   * @return a builder with table {@code idem_keys} and the schema created on first use
+   */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  @Override
+  public ClaimResult claim(IdempotentRequest request, String ownerToken, Duration lease, Duration retention) {
+    Objects.requireNonNull(request, "request");
+    checkToken(ownerToken);
+    try (Connection c = connection()) {
+      Dialect dialect = Dialect.detect(c);
+      Sql sql = new Sql(dialect, table.table());
+      for (int attempt = 1; ; attempt++) {
+        Transactions.begin(c, dialect, sqliteBusyTimeout);
+        boolean done = false;
+        try {
+          ClaimResult result = claimInTransaction(c, sql, request, ownerToken, lease, retention);
+          if (result != null) {
+            Transactions.commit(c, dialect);
+            done = true;
+            return result;
+          }
+        } catch (SQLException e) {
+          if (!Transactions.isTransientConflict(e) || attempt >= MAX_TRIES) {
+            throw e;
+          }
+        } finally {
+          if (!done) {
+            Transactions.rollbackQuietly(c, dialect);
+          }
+          Transactions.end(c, dialect);
+        }
+        if (attempt >= MAX_TRIES) {
+          throw new SQLException("the record kept changing during " + MAX_TRIES + " claim attempts");
+        }
+      }
+    } catch (SQLException e) {
+      throw failure("claim of key '" + request.key() + "'", e);
+    }
+  }
+
+  /** @return the result, or {@code null} when the row vanished between the insert and the read */
+  private static ClaimResult claimInTransaction(
+      Connection c, Sql sql, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
+    if (sql.insert(c, r, owner, lease, retention)) {
+      return ClaimResult.claimed(r.fingerprint(), false);
+    }
+    Row row = sql.lockAndRead(c, r.scope(), r.key());
+    if (row == null) {
+      return null;
+    }
+    Fingerprint recorded = Fingerprint.fromHex(row.fingerprint);
+    if (row.now >= row.expiresAt) {
+      sql.overwrite(c, r, owner, lease, retention);
+      return ClaimResult.claimed(r.fingerprint(), false);
+    }
+    if (row.response != null) {
+      return ClaimResult.completed(recorded, StoredResponseCodec.decode(row.response));
+    }
+    if (owner.equals(row.owner)) {
+      sql.takeOver(c, r, owner, lease, retention);
+      return ClaimResult.claimed(recorded, false);
+    }
+    if (row.now >= row.leaseUntil && recorded.equals(r.fingerprint())) {
+      sql.takeOver(c, r, owner, lease, retention);
+      return ClaimResult.claimed(recorded, true);
+    }
+    return ClaimResult.inProgress(recorded, Duration.ofMillis(Math.max(0, row.leaseUntil - row.now)));
+  }
+
+  @Override
+  public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
+    Objects.requireNonNull(response, "response");
+    checkToken(ownerToken);
+    try (Connection c = connection()) {
+      Sql sql = new Sql(Dialect.detect(c), table.table());
+      try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
+        ps.setInt(1, response.status());
+        ps.setBytes(2, StoredResponseCodec.encode(response));
+        ps.setLong(3, retention.toMillis());
+        ps.setString(4, scope.principal());
+        ps.setString(5, scope.operation());
+        ps.setString(6, key.value());
+        ps.setString(7, ownerToken);
+        return ps.executeUpdate() == 1;
+      }
+    } catch (SQLException e) {
+      throw failure("complete of key '" + key + "'", e);
+    }
+  }
+
+  @Override
+  public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
+    checkToken(ownerToken);
+    try (Connection c = connection()) {
+      Sql sql = new Sql(Dialect.detect(c), table.table());
+      try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+        ps.setString(1, scope.principal());
+        ps.setString(2, scope.operation());
+        ps.setString(3, key.value());
+        ps.setString(4, ownerToken);
+        return ps.executeUpdate() == 1;
+      }
+    } catch (SQLException e) {
+      throw failure("release of key '" + key + "'", e);
+    }
+  }
+
+  @Override
+  public long purgeExpired(int batchSize) {
+    try (Connection c = connection()) {
+      return table.purgeExpired(c, batchSize);
+    } catch (SQLException e) {
+      throw failure("purge", e);
+    }
+  }
+
+  private Connection connection() throws SQLException {
+    Connection c = dataSource.getConnection();
+    try {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      if (createSchema && !schemaReady) {
+        synchronized (this) {
+          if (!schemaReady) {
+            table.createSchema(c);
+            schemaReady = true;
+          }
+        }
+      }
+      return c;
+    } catch (SQLException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private static void checkToken(String ownerToken) {
+    Objects.requireNonNull(ownerToken, "ownerToken");
+    if (ownerToken.isEmpty() || ownerToken.length() > 64) {
+      throw new IllegalArgumentException("owner token must be 1 to 64 characters");
+    }
+  }
+
+  private IdemStoreException failure(String what, SQLException e) {
+    return new IdemStoreException(
+        "lease store (" + table.table() + "): " + what + " failed: " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
+  }
+
+  /** A row read under lock, with the database's time. */
+  private static final class Row {
+    String fingerprint;
+    String owner;
+    long leaseUntil;
+    long expiresAt;
+    byte[] response;
+    long now;
+  }
+
+  /** The statements of one dialect. */
+  private static final class Sql {
+    final Dialect dialect;
+    final String insert;
+    final String read;
+    final String overwrite;
+    final String takeOver;
+    final String complete;
+    final String release;
+
+    Sql(Dialect dialect, String t) {
+      this.dialect = dialect;
+      String now = dialect.nowMillis();
+      String pk = " WHERE principal = ? AND operation = ? AND idem_key = ?";
+      String values =
+          " (principal, operation, idem_key, fingerprint, state, owner_token, lease_until, created_at, expires_at)"
+              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', ?, " + now + " + ?, " + now + ", " + now + " + ?)";
+      this.insert =
+          dialect == Dialect.MYSQL
+              ? "INSERT INTO " + t + values
+              : "INSERT INTO " + t + values + " ON CONFLICT (principal, operation, idem_key) DO NOTHING";
+      String lock = dialect == Dialect.POSTGRESQL ? " FOR UPDATE" : dialect == Dialect.MYSQL ? " LOCK IN SHARE MODE" : "";
+      this.read =
+          "SELECT fingerprint, owner_token, lease_until, expires_at, response, " + now + " FROM " + t + pk + lock;
+      this.overwrite =
+          "UPDATE " + t + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = ?, lease_until = " + now + " + ?,"
+              + " status = NULL, response = NULL, created_at = " + now + ", expires_at = " + now + " + ?" + pk;
+      this.takeOver =
+          "UPDATE " + t + " SET owner_token = ?, lease_until = " + now + " + ?,"
+              + " expires_at = CASE WHEN expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END" + pk;
+      this.complete =
+          "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, lease_until = NULL, expires_at = " + now + " + ?"
+              + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
+      this.release =
+          "DELETE FROM " + t + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
+    }
+
+    boolean insert(Connection c, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(insert)) {
+        ps.setString(1, r.scope().principal());
+        ps.setString(2, r.scope().operation());
+        ps.setString(3, r.key().value());
+        ps.setString(4, r.fingerprint().hex());
+        ps.setString(5, owner);
+        ps.setLong(6, lease.toMillis());
+        ps.setLong(7, retention.toMillis());
+        return ps.executeUpdate() == 1;
+      } catch (SQLException e) {
+        if (dialect == Dialect.MYSQL && e.getErrorCode() == 1062) {
+          return false; // the key exists; MySQL rolled back this statement only
+        }
+        throw e;
+      }
+    }
+
+    Row lockAndRead(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(read)) {
+        ps.setString(1, scope.principal());
+        ps.setString(2, scope.operation());
+        ps.setString(3, key.value());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return null;
+          }
+          Row row = new Row();
+          row.fingerprint = rs.getString(1);
+          row.owner = rs.getString(2);
+          row.leaseUntil = rs.getLong(3);
+          row.expiresAt = rs.getLong(4);
+          row.response = rs.getBytes(5);
+          row.now = rs.getLong(6);
+          return row;
+        }
+      }
+    }
+
+    void overwrite(Connection c, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(overwrite)) {
+        ps.setString(1, r.fingerprint().hex());
+        ps.setString(2, owner);
+        ps.setLong(3, lease.toMillis());
+        ps.setLong(4, retention.toMillis());
+        ps.setString(5, r.scope().principal());
+        ps.setString(6, r.scope().operation());
+        ps.setString(7, r.key().value());
+        ps.executeUpdate();
+      }
+    }
+
+    void takeOver(Connection c, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(takeOver)) {
+        ps.setString(1, owner);
+        ps.setLong(2, lease.toMillis());
+        ps.setLong(3, retention.toMillis());
+        ps.setLong(4, retention.toMillis());
+        ps.setString(5, r.scope().principal());
+        ps.setString(6, r.scope().operation());
+        ps.setString(7, r.key().value());
+        ps.executeUpdate();
+      }
+    }
+  }
+
+  /** Builds a {@link JdbcLeaseStore}. Not thread-safe; every setter validates eagerly. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private String table = "idem_keys";
+    private boolean createSchema = true;
+    private Duration sqliteBusyTimeout = JdbcIdempotency.DEFAULT_SQLITE_BUSY_TIMEOUT;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /**
+     * @param table a plain SQL identifier, as for {@link JdbcIdempotency.Builder#table(String)}
+     * @throws IllegalArgumentException if it is not one
+     */
+    public Builder table(String table) {
+      JdbcIdempotency.builder().table(table); // validates
+      this.table = table;
+      return this;
+    }
+
+    /** @param createSchema whether to create the table on first use (default {@code true}) */
+    public Builder createSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+      return this;
+    }
+
+    /**
+     * @param timeout SQLite's busy timeout when the connection has none, 1 ms to 10 minutes
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder sqliteBusyTimeout(Duration timeout) {
+      JdbcIdempotency.builder().sqliteBusyTimeout(timeout); // validates
+      this.sqliteBusyTimeout = timeout;
+      return this;
+    }
+
+    /** @return a new, thread-safe store */
+    public JdbcLeaseStore build() {
+      return new JdbcLeaseStore(this);
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package dev.idem.jdbc.internal;
+
+import dev.idem.jdbc.Dialect;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+
+/**
+ * Begins, commits and rolls back the transactions Idem owns, per dialect. On SQLite the write lock
+ * is taken at {@code BEGIN IMMEDIATE}, before anything is read, so duplicates queue on the
+ * connection's busy timeout instead of failing on a stale snapshot. Stateless and thread-safe. Not
+ * public API.
+ */
+public final class Transactions {
+
+  private Transactions() {}
+
+  /**
+   * Begins a transaction on a connection in auto-commit mode.
+   *
+   * @param sqliteBusyTimeout set as SQLite's {@code busy_timeout} when the connection has none
+   */
+  public static void begin(Connection connection, Dialect dialect, Duration sqliteBusyTimeout) throws SQLException {
+    if (dialect == Dialect.SQLITE) {
+      try (Statement st = connection.createStatement()) {
+        try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
+          if (rs.next() && rs.getLong(1) == 0) {
+            st.execute("PRAGMA busy_timeout = " + sqliteBusyTimeout.toMillis());
+          }
+        }
+        st.execute("BEGIN IMMEDIATE");
+      }
+    } else {
+      connection.setAutoCommit(false);
+    }
+  }
+
+  /** Commits a transaction begun by {@link #begin}. */
+  public static void commit(Connection connection, Dialect dialect) throws SQLException {
+    if (dialect == Dialect.SQLITE) {
+      try (Statement st = connection.createStatement()) {
+        st.execute("COMMIT");
+      }
+    } else {
+      connection.commit();
+    }
+  }
+
+  /** Rolls back a transaction begun by {@link #begin}. */
+  public static void rollback(Connection connection, Dialect dialect) throws SQLException {
+    if (dialect == Dialect.SQLITE) {
+      try (Statement st = connection.createStatement()) {
+        st.execute("ROLLBACK");
+      }
+    } else {
+      connection.rollback();
+    }
+  }
+
+  /** Rolls back, ignoring a failure: the original failure is what the caller needs to see. */
+  public static void rollbackQuietly(Connection connection, Dialect dialect) {
+    try {
+      rollback(connection, dialect);
+    } catch (SQLException ignored) {
+      // a dead connection rolls back anyway
+    }
+  }
+
+  /** Puts a connection back in auto-commit mode after {@link #begin}; a broken one is left as is. */
+  public static void end(Connection connection, Dialect dialect) {
+    if (dialect == Dialect.SQLITE) {
+      return;
+    }
+    try {
+      connection.setAutoCommit(true);
+    } catch (SQLException ignored) {
+      // the connection is broken; the pool will discard it
+    }
+  }
+
+  /** @return whether the failure is transient and the whole transaction may be retried (SQLState class 40) */
+  public static boolean isTransientConflict(SQLException e) {
+    return e.getSQLState() != null && e.getSQLState().startsWith("40");
+  }
+}
