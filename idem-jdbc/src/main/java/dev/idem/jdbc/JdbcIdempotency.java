@@ -7,6 +7,7 @@ import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
+import dev.idem.core.ResponsePolicy;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.jdbc.internal.SchemaScript;
@@ -37,7 +38,9 @@ import javax.sql.DataSource;
  *       nothing runs, nothing is written.
  *   <li>No live record: the claim is inserted, the effect runs on the same connection, the response
  *       is stored, and all three commit together ({@link Outcome.Kind#EXECUTED}). Any failure before
- *       the commit rolls all three back, so a retry runs the operation again.
+ *       the commit rolls all three back, so a retry runs the operation again. A response that the
+ *       {@link ResponsePolicy} does not store (by default 5xx, 408, 425, 429) is returned with
+ *       {@link Outcome#stored()} {@code false}, and the transaction is rolled back as if it failed.
  * </ol>
  *
  * <p>Duplicates are serialized by the claim statement itself, never by a read followed by an insert:
@@ -73,6 +76,7 @@ public final class JdbcIdempotency {
   private final boolean createSchema;
   private final Duration sqliteBusyTimeout;
   private final DataSource dataSource;
+  private final ResponsePolicy responsePolicy;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
   private final Map<Dialect, Boolean> schemaReady = new EnumMap<>(Dialect.class);
 
@@ -82,6 +86,7 @@ public final class JdbcIdempotency {
     this.createSchema = b.createSchema;
     this.sqliteBusyTimeout = b.sqliteBusyTimeout;
     this.dataSource = b.dataSource;
+    this.responsePolicy = b.responsePolicy;
     for (Dialect d : Dialect.values()) {
       statements.put(d, new Statements(d, table));
     }
@@ -169,7 +174,8 @@ public final class JdbcIdempotency {
       boolean committed = false;
       try {
         Outcome outcome = claimAndRun(connection, sql, request, effect, true);
-        if (outcome.replayed()) {
+        if (outcome.replayed() || !outcome.stored()) {
+          // Nothing to keep: a replay wrote nothing, a released response takes its effect with it.
           rollback(connection, dialect);
         } else {
           commit(connection, dialect);
@@ -218,6 +224,17 @@ public final class JdbcIdempotency {
       }
       if (claimed) {
         StoredResponse response = runEffect(connection, effect);
+        if (!responsePolicy.shouldStore(response)) {
+          if (!ownTransaction) {
+            // The caller owns the transaction and decides about the effect; the claim goes.
+            try {
+              sql.release(connection, request);
+            } catch (SQLException e) {
+              throw storeFailure("releasing the claim failed", e);
+            }
+          }
+          return Outcome.executed(response, false, false);
+        }
         try {
           sql.complete(connection, request, response);
         } catch (SQLException e) {
@@ -429,6 +446,7 @@ public final class JdbcIdempotency {
     final String lookup;
     final String lockingLookup;
     final String complete;
+    final String release;
 
     Statements(Dialect dialect, String table) {
       this.dialect = dialect;
@@ -466,6 +484,7 @@ public final class JdbcIdempotency {
       this.complete =
           "UPDATE " + table + " SET state = 'COMPLETED', status = ?, response = ?"
               + " WHERE principal = ? AND operation = ? AND idem_key = ?";
+      this.release = "DELETE FROM " + table + " WHERE principal = ? AND operation = ? AND idem_key = ?";
     }
 
     boolean claim(Connection c, IdempotentRequest r, Duration retention) throws SQLException {
@@ -528,6 +547,15 @@ public final class JdbcIdempotency {
       }
     }
 
+    void release(Connection c, IdempotentRequest r) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(release)) {
+        ps.setString(1, r.scope().principal());
+        ps.setString(2, r.scope().operation());
+        ps.setString(3, r.key().value());
+        ps.executeUpdate();
+      }
+    }
+
     void complete(Connection c, IdempotentRequest r, StoredResponse response) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(complete)) {
         ps.setInt(1, response.status());
@@ -549,8 +577,20 @@ public final class JdbcIdempotency {
     private boolean createSchema = true;
     private Duration sqliteBusyTimeout = DEFAULT_SQLITE_BUSY_TIMEOUT;
     private DataSource dataSource;
+    private ResponsePolicy responsePolicy = ResponsePolicy.standard();
 
     private Builder() {}
+
+    /**
+     * @param policy which responses are stored; the others are released: in a transaction Idem
+     *     owns, the effect is rolled back with the claim; in a caller's transaction only the claim is
+     *     removed and the caller decides. Default {@link ResponsePolicy#standard()} (store 2xx-4xx
+     *     except 408, 425 and 429).
+     */
+    public Builder responsePolicy(ResponsePolicy policy) {
+      this.responsePolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
 
     /**
      * @param table a plain SQL identifier of at most 48 characters ({@code [A-Za-z_][A-Za-z0-9_]*});

@@ -214,6 +214,27 @@ public abstract class TransactionalContract {
   }
 
   @Test
+  void aTransientFailureResponseIsReleasedWithItsEffectSoARetryRunsAgain() throws Exception {
+    IdempotentRequest request = request("alice", "k-503", "{}");
+    try (Connection c = target().open()) {
+      for (int status : new int[] {503, 500, 429}) {
+        Outcome failed = idem.execute(c, request, conn -> {
+          effects.insert(conn, "t", "{}");
+          return StoredResponse.of(status, "try later");
+        });
+        assertThat(failed.stored()).as("status %d", status).isFalse();
+        assertThat(failed.response().status()).isEqualTo(status);
+        assertThat(recordCount(c)).isZero();
+      }
+      assertThat(effectCount()).as("each released response took its effect with it").isZero();
+      Outcome retry = create(c, request, "{}");
+      assertThat(retry.replayed()).isFalse();
+      assertThat(retry.stored()).isTrue();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
   void anEffectThatThrowsRollsBackTheEffectAndTheClaimSoARetryRunsAgain() throws Exception {
     IdempotentRequest request = request("alice", "k-fail", "{\"value\":42}");
     try (Connection c = target().open()) {
