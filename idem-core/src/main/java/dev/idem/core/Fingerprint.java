@@ -10,10 +10,10 @@ import java.util.Objects;
  * The SHA-256 digest of a request payload's canonical form: two requests that reuse an idempotency
  * key must carry the same fingerprint, or the second one is a different request.
  *
- * <p>For JSON payloads the digest covers the RFC 8785 (JSON Canonicalization Scheme) canonical
- * form of the RFC 8259 JSON text, so member order, insignificant whitespace, escape spelling and
- * number spelling ({@code 1.0} vs {@code 1} vs {@code 1e0}) do not change the fingerprint. For
- * any other payload it covers the raw bytes.
+ * <p>For JSON payloads the digest covers the RFC 8785 (JSON Canonicalization Scheme) canonical form
+ * of the RFC 8259 JSON text, so member order, insignificant whitespace, escape spelling and number
+ * spelling ({@code 1.0} vs {@code 1} vs {@code 1e0}) do not change the fingerprint. For any other
+ * payload it covers the raw bytes.
  *
  * <p>Instances are immutable and safe to share between threads. Two fingerprints are {@link
  * #equals(Object) equal} when their 32 digest bytes are equal.
@@ -25,6 +25,7 @@ public final class Fingerprint {
   private static final MessageDigest PROTOTYPE = newDigest();
 
   private final byte[] digest;
+
   /** Lazily computed; a benign race, as {@link String} is immutable. */
   private String hex;
 
@@ -66,13 +67,13 @@ public final class Fingerprint {
    * Fingerprints a payload according to its media type: {@link #ofJson(byte[])} when {@link
    * #isJson(String)} holds for {@code mediaType}, {@link #ofBytes(byte[])} otherwise.
    *
-   * @param mediaType the payload's media type, such as a {@code Content-Type} header value; may
-   *     be {@code null} (treated as not JSON)
+   * @param mediaType the payload's media type, such as a {@code Content-Type} header value; may be
+   *     {@code null} (treated as not JSON)
    * @param payload the payload, never {@code null}; not modified
    * @return the fingerprint, never {@code null}
    * @throws NullPointerException if {@code payload} is {@code null}
-   * @throws InvalidPayloadException if the media type is JSON but {@code payload} is not valid
-   *     JSON (see {@link #ofJson(byte[])})
+   * @throws InvalidPayloadException if the media type is JSON but {@code payload} is not valid JSON
+   *     (see {@link #ofJson(byte[])})
    */
   public static Fingerprint of(String mediaType, byte[] payload) {
     return isJson(mediaType) ? ofJson(payload) : ofBytes(payload);
@@ -81,8 +82,8 @@ public final class Fingerprint {
   /**
    * Tells whether a media type denotes JSON: {@code application/json} or any {@code type/subtype}
    * whose subtype ends with the {@code +json} structured syntax suffix (RFC 6839 §3.1), such as
-   * {@code application/problem+json}. The comparison ignores case and any parameters after a
-   * {@code ;} (RFC 9110 §8.3.1), e.g. {@code Application/JSON; charset=utf-8} is JSON.
+   * {@code application/problem+json}. The comparison ignores case and any parameters after a {@code
+   * ;} (RFC 9110 §8.3.1), e.g. {@code Application/JSON; charset=utf-8} is JSON.
    *
    * @param mediaType a media type or {@code Content-Type} value; may be {@code null}
    * @return {@code true} if it denotes JSON; {@code false} for {@code null} or anything else

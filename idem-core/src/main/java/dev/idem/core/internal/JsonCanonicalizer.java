@@ -1,9 +1,13 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.InvalidPayloadException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.math.MathContext;
 import java.math.RoundingMode;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -26,8 +30,8 @@ import java.util.Arrays;
  *   <li>malformed UTF-8 (overlong forms, encoded surrogates, code points above U+10FFFF, truncated
  *       sequences), raw control characters inside strings, and bytes that start no JSON token;
  *   <li>trailing data after the value, empty input, unterminated strings, arrays and objects;
- *   <li>duplicate member names in one object (RFC 8785 §3.1, I-JSON RFC 7493 §2.3), compared
- *       after unescaping;
+ *   <li>duplicate member names in one object (RFC 8785 §3.1, I-JSON RFC 7493 §2.3), compared after
+ *       unescaping;
  *   <li>{@code \}{@code u} escapes that form a lone surrogate (RFC 8785 §3.1, RFC 7493 §2.1);
  *   <li>{@code NaN}, {@code Infinity}, leading zeros, {@code +1}, {@code .5}, {@code 1.}, {@code
  *       1e}, and numbers whose magnitude overflows an IEEE-754 double (RFC 8785 §3.2.2.3);
@@ -45,6 +49,16 @@ import java.util.Arrays;
  * round-trip digits, exponent form when the decimal exponent is at least 21 or at most -7, {@code
  * -0} as {@code 0}) (§3.2.2.3). Numbers that underflow to zero become {@code 0}, as the double
  * conversion dictates.
+ *
+ * <h2>How numbers are converted</h2>
+ *
+ * Integers of magnitude up to 2^53 without fraction or exponent are copied as they are. Other
+ * numbers with at most 15 significant digits and a decimal exponent within ±307 are re-laid-out
+ * from their own digits: such a decimal is the unique shortest representation of its nearest double
+ * (DBL_DIG = 15), so no binary conversion is needed. Everything else is parsed with {@link
+ * Double#parseDouble} (correctly rounded) and printed with the Schubfach shortest-digits algorithm;
+ * subnormal doubles use an exact {@link BigDecimal} search. Java 17's {@link Double#toString} is
+ * not used, as it does not always produce the shortest digits (JDK-4511638, fixed in JDK 19).
  */
 public final class JsonCanonicalizer {
 
@@ -56,6 +70,9 @@ public final class JsonCanonicalizer {
   /** Bytes copied unchanged inside strings: ASCII from U+0020 except '"' and '\\'. */
   private static final boolean[] PLAIN = new boolean[256];
 
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
   /** 2^53: every integer of magnitude up to this is an exact double. */
   private static final long MAX_EXACT_INT = 1L << 53;
 
@@ -63,7 +80,6 @@ public final class JsonCanonicalizer {
   private static final MathContext[] FLOOR = new MathContext[18];
 
   private static final MathContext[] CEILING = new MathContext[18];
-  private static final MathContext HALF_EVEN_15 = new MathContext(15, RoundingMode.HALF_EVEN);
 
   static {
     for (int b = 0x20; b < 0x80; b++) {
@@ -107,6 +123,7 @@ public final class JsonCanonicalizer {
 
     /** Per open container: true for an object. */
     private boolean[] isObject = new boolean[16];
+
     /** Per open container: index of its first member record (objects only). */
     private int[] memberBase = new int[16];
 
@@ -120,7 +137,12 @@ public final class JsonCanonicalizer {
     private int[] mStart = new int[16];
     private int[] mEnd = new int[16];
     private int[] mNameEnd = new int[16];
+
+    /** For a plain name: its first 8 bytes, big-endian, zero-padded. */
+    private long[] mPrefix = new long[16];
+
     private byte[] scratch = new byte[0];
+    private int[] order = new int[16];
     private int mTop;
 
     /** Scratch for the significant digits of a number. */
@@ -279,12 +301,21 @@ public final class JsonCanonicalizer {
         mStart = Arrays.copyOf(mStart, n);
         mEnd = Arrays.copyOf(mEnd, n);
         mNameEnd = Arrays.copyOf(mNameEnd, n);
+        mPrefix = Arrays.copyOf(mPrefix, n);
       }
       int m = mTop++;
       mKeyOffset[m] = pos;
       mStart[m] = outPos;
-      mKey[m] = parseString(true);
+      String name = parseString(true);
+      mKey[m] = name;
       mNameEnd[m] = outPos;
+      if (name == null) {
+        // out always has 32 spare bytes, so reading 8 from the name's start stays in bounds
+        int nameLen = outPos - mStart[m] - 2;
+        long prefix = (long) LONG_BE.get(out, mStart[m] + 1);
+        mPrefix[m] =
+            nameLen >= 8 ? prefix : nameLen == 0 ? 0 : prefix & (-1L << ((8 - nameLen) << 3));
+      }
       skipWhitespace();
       if (pos >= len) {
         throw error(pos, "unexpected end of input, expected ':'");
@@ -318,7 +349,10 @@ public final class JsonCanonicalizer {
       if (sorted) {
         return;
       }
-      int[] order = new int[n];
+      if (order.length < n) {
+        order = new int[Math.max(n, 2 * order.length)];
+      }
+      int[] order = this.order;
       for (int i = 0; i < n; i++) {
         order[i] = base + i;
       }
@@ -373,8 +407,25 @@ public final class JsonCanonicalizer {
      */
     private int compareNames(int a, int b) {
       if (mKey[a] == null && mKey[b] == null) {
-        return Arrays.compare(
-            out, mStart[a] + 1, mNameEnd[a] - 1, out, mStart[b] + 1, mNameEnd[b] - 1);
+        long pa = mPrefix[a];
+        long pb = mPrefix[b];
+        if (pa != pb) {
+          return pa < pb ? -1 : 1; // bytes below 0x80: signed order is byte order
+        }
+        // equal first 8 bytes (a name shorter than 8 pads with 0, which no plain byte is)
+        int fromA = mStart[a] + 1;
+        int fromB = mStart[b] + 1;
+        int lenA = mNameEnd[a] - 1 - fromA;
+        int lenB = mNameEnd[b] - 1 - fromB;
+        int common = Math.min(lenA, lenB);
+        byte[] out = this.out;
+        for (int i = 8; i < common; i++) {
+          int d = out[fromA + i] - out[fromB + i];
+          if (d != 0) {
+            return d;
+          }
+        }
+        return lenA - lenB;
       }
       return name(a).compareTo(name(b)); // String.compareTo orders by UTF-16 code units
     }
@@ -382,7 +433,9 @@ public final class JsonCanonicalizer {
     private String name(int m) {
       String s = mKey[m];
       if (s == null) {
-        s = new String(out, mStart[m] + 1, mNameEnd[m] - mStart[m] - 2, StandardCharsets.ISO_8859_1);
+        s =
+            new String(
+                out, mStart[m] + 1, mNameEnd[m] - mStart[m] - 2, StandardCharsets.ISO_8859_1);
         mKey[m] = s;
       }
       return s;
@@ -422,9 +475,9 @@ public final class JsonCanonicalizer {
     // ---- strings -------------------------------------------------------------------------------
 
     /**
-     * At an opening quote: validates the string and writes its canonical form (RFC 8785
-     * §3.2.2.2). For a member name with escapes or non-ASCII characters, returns the decoded
-     * value; otherwise {@code null}.
+     * At an opening quote: validates the string and writes its canonical form (RFC 8785 §3.2.2.2).
+     * For a member name with escapes or non-ASCII characters, returns the decoded value; otherwise
+     * {@code null}.
      */
     private String parseString(boolean wantValue) {
       final byte[] in = this.in;
@@ -692,7 +745,9 @@ public final class JsonCanonicalizer {
 
     // ---- numbers -------------------------------------------------------------------------------
 
-    /** At '-' or a digit: validates the number (RFC 8259 §6) and writes it per RFC 8785 §3.2.2.3. */
+    /**
+     * At '-' or a digit: validates the number (RFC 8259 §6) and writes it per RFC 8785 §3.2.2.3.
+     */
     private void parseNumber() {
       final byte[] in = this.in;
       final int start = pos;
@@ -848,13 +903,30 @@ public final class JsonCanonicalizer {
         out[outPos++] = '0';
         return;
       }
-      BigDecimal shortest = shortest(Math.abs(v)).stripTrailingZeros();
-      String s = shortest.unscaledValue().toString();
-      int k = s.length();
-      for (int i = 0; i < k; i++) {
-        digits[i] = (byte) s.charAt(i);
+      double a = Math.abs(v);
+      long f;
+      int e;
+      if (a >= Double.MIN_NORMAL) {
+        f = Schubfach.significand(a);
+        e = Schubfach.exponent(a);
+      } else { // subnormal: rare, exact arithmetic
+        BigDecimal shortest = shortest(a);
+        f = shortest.unscaledValue().longValueExact();
+        e = -shortest.scale();
       }
-      writeEs(v < 0, digits, k, k - shortest.scale());
+      while (f % 10 == 0) {
+        f /= 10;
+        e++;
+      }
+      int k = 0;
+      for (long x = f; x != 0; x /= 10) {
+        k++;
+      }
+      for (int i = k - 1; i >= 0; i--) {
+        digits[i] = (byte) ('0' + f % 10);
+        f /= 10;
+      }
+      writeEs(v < 0, digits, k, k + e);
     }
 
     /**
@@ -935,23 +1007,151 @@ public final class JsonCanonicalizer {
   }
 
   /**
+   * Shortest round-trip digits of a positive normal double without big-number arithmetic: the
+   * Schubfach algorithm (R. Giulietti, "The Schubfach way to render doubles", 2020), which picks,
+   * among the decimals of fewest digits inside the rounding interval, the one closest to the
+   * double, and the even one on a tie. For normal doubles that is exactly ECMAScript's choice.
+   */
+  static final class Schubfach {
+    private static final int K_MIN = -324;
+    private static final int K_MAX = 292;
+    private static final long MASK_63 = (1L << 63) - 1;
+    private static final long C_MIN = 1L << 52;
+
+    private Schubfach() {}
+
+    /**
+     * The significand f of the result f * 10^e, possibly with trailing zeros; e is {@link
+     * #exponent(double)}.
+     */
+    static long significand(double a) {
+      long bits = Double.doubleToRawLongBits(a);
+      int bq = (int) (bits >>> 52) & 0x7FF;
+      long c = C_MIN | (bits & (C_MIN - 1));
+      int q = bq - 1075; // a = c * 2^q, 2^52 <= c < 2^53
+      if (-52 <= q && q < 0) {
+        long f = c >> -q;
+        if (f << -q == c) { // an integer below 2^53 is its own shortest decimal
+          return f;
+        }
+      }
+      int out = (int) c & 1; // the rounding interval is open when c is odd
+      long cb = c << 2;
+      long cbr = cb + 2;
+      long cbl;
+      int k;
+      if (c != C_MIN || bq == 1) {
+        cbl = cb - 2;
+        k = flog10pow2(q);
+      } else { // the lower neighbour is half as far away
+        cbl = cb - 1;
+        k = flog10ThreeQuartersPow2(q);
+      }
+      int h = q + flog2pow10(-k) + 2;
+      long g1 = Table.G[2 * (k - K_MIN)];
+      long g0 = Table.G[2 * (k - K_MIN) + 1];
+      // 4 * a * 10^-k and the ends of the rounding interval, scaled alike, rounded to odd
+      long vb = rop(g1, g0, cb << h);
+      long vbl = rop(g1, g0, cbl << h);
+      long vbr = rop(g1, g0, cbr << h);
+
+      long s = vb >> 2; // floor(a * 10^-k)
+      long sp10 = s / 10 * 10;
+      long tp10 = sp10 + 10;
+      boolean upIn = vbl + out <= sp10 << 2;
+      boolean wpIn = (tp10 << 2) + out <= vbr;
+      if (upIn != wpIn) { // exactly one decimal with one digit fewer fits
+        return upIn ? sp10 : tp10;
+      }
+      long t = s + 1;
+      boolean uIn = vbl + out <= s << 2;
+      boolean wIn = (t << 2) + out <= vbr;
+      if (uIn != wIn) {
+        return uIn ? s : t;
+      }
+      long cmp = vb - ((s + t) << 1); // both fit: the closer, or the even one on a tie
+      return cmp < 0 || (cmp == 0 && (s & 1) == 0) ? s : t;
+    }
+
+    /** The exponent e of the result f * 10^e, f = {@link #significand(double)}. */
+    static int exponent(double a) {
+      long bits = Double.doubleToRawLongBits(a);
+      int bq = (int) (bits >>> 52) & 0x7FF;
+      long c = C_MIN | (bits & (C_MIN - 1));
+      int q = bq - 1075;
+      if (-52 <= q && q < 0 && (c >> -q) << -q == c) {
+        return 0;
+      }
+      return c != C_MIN || bq == 1 ? flog10pow2(q) : flog10ThreeQuartersPow2(q);
+    }
+
+    /** floor(g * cp / 2^127), with the lowest bit set when inexact ("round to odd"). */
+    private static long rop(long g1, long g0, long cp) {
+      long x1 = Math.multiplyHigh(g0, cp);
+      long y0 = g1 * cp;
+      long y1 = Math.multiplyHigh(g1, cp);
+      long z = (y0 >>> 1) + x1;
+      long vbp = y1 + (z >>> 63);
+      return vbp | (((z & MASK_63) + MASK_63) >>> 63);
+    }
+
+    /** floor(q * log10(2)) for |q| <= 5456721. */
+    static int flog10pow2(int q) {
+      return (int) ((q * 661_971_961_083L) >> 41);
+    }
+
+    /** floor(log10(3/4 * 2^q)) for |q| <= 5456721. */
+    static int flog10ThreeQuartersPow2(int q) {
+      return (int) ((q * 661_971_961_083L - 274_743_187_321L) >> 41);
+    }
+
+    /** floor(e * log2(10)) for |e| <= 1838394. */
+    static int flog2pow10(int e) {
+      return (int) ((e * 913_124_641_741L) >> 38);
+    }
+
+    /**
+     * For each k, g = floor(10^-k * 2^-r) + 1 split into 63-bit halves g1, g0, where r =
+     * flog2pow10(-k) - 125 puts the product in [2^125, 2^126). Computed once, on first use.
+     */
+    private static final class Table {
+      static final long[] G = new long[2 * (K_MAX - K_MIN + 1)];
+
+      static {
+        for (int k = K_MIN; k <= K_MAX; k++) {
+          int e = -k;
+          int r = flog2pow10(e) - 125;
+          BigInteger beta;
+          if (e >= 0) {
+            BigInteger p = BigInteger.TEN.pow(e);
+            beta = r <= 0 ? p.shiftLeft(-r) : p.shiftRight(r);
+          } else {
+            beta = BigInteger.ONE.shiftLeft(-r).divide(BigInteger.TEN.pow(-e));
+          }
+          BigInteger g = beta.add(BigInteger.ONE);
+          if (g.bitLength() != 126) {
+            throw new AssertionError("g out of range for k=" + k);
+          }
+          G[2 * (k - K_MIN)] = g.shiftRight(63).longValueExact();
+          G[2 * (k - K_MIN) + 1] = g.longValue() & MASK_63;
+        }
+      }
+    }
+  }
+
+  /**
    * The shortest decimal that rounds to {@code a} (positive, finite), choosing the one closest to
-   * {@code a} when several have that length, and the even one on a tie (ECMAScript
-   * Number::toString step 5). Never returns more than 17 significant digits.
+   * {@code a} when several have that length, and the even one on a tie (ECMAScript Number::toString
+   * step 5). Never returns more than 17 significant digits.
+   *
+   * <p>Exact but slow (big-number arithmetic, up to 34 conversions back to double); used for
+   * subnormal doubles, where {@link Schubfach} does not apply as written.
    */
   static BigDecimal shortest(double a) {
     BigDecimal exact = new BigDecimal(a);
-    int from = 1;
-    if (a >= Double.MIN_NORMAL) {
-      // At most one decimal with <= 15 significant digits rounds to a normal double; if one
-      // exists it is the 15-digit rounding of the exact value.
-      BigDecimal r = exact.round(HALF_EVEN_15);
-      if (r.doubleValue() == a) {
-        return r;
-      }
-      from = 16;
-    }
-    for (int p = from; p < 17; p++) {
+    // The nearest p-digit decimals below and above the exact value: if any p-digit decimal
+    // rounds to a, one of these two does.
+    for (int p = 1; p < 17; p++) {
       BigDecimal c = candidate(exact, a, p);
       if (c != null) {
         return c;

@@ -1,0 +1,555 @@
+package dev.idem.core;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.internal.JsonCanonicalizer;
+import java.math.BigDecimal;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.Collectors;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
+import org.junit.jupiter.api.Test;
+
+class FingerprintPropertiesTest {
+
+  // ---- a JSON model ----------------------------------------------------------------------------
+
+  sealed interface J permits JNull, JBool, JNum, JStr, JArr, JObj {}
+
+  record JNull() implements J {}
+
+  record JBool(boolean value) implements J {}
+
+  /** A number: its double value and the literal the compact form uses. */
+  record JNum(double value, String literal) implements J {}
+
+  record JStr(String value) implements J {}
+
+  record JArr(List<J> items) implements J {}
+
+  /** Members with distinct names, in insertion order. */
+  record JObj(List<Map.Entry<String, J>> members) implements J {}
+
+  // ---- generators ------------------------------------------------------------------------------
+
+  @Provide
+  Arbitrary<J> json() {
+    return value(3);
+  }
+
+  private Arbitrary<J> value(int depth) {
+    Arbitrary<J> leaf =
+        Arbitraries.frequencyOf(
+            Tuple.of(1, Arbitraries.just(new JNull())),
+            Tuple.of(1, Arbitraries.of(true, false).map(JBool::new)),
+            Tuple.of(3, numbers()),
+            Tuple.of(3, strings().map(JStr::new)));
+    if (depth == 0) {
+      return leaf;
+    }
+    Arbitrary<J> inner = value(depth - 1);
+    Arbitrary<J> arrays = inner.list().ofMaxSize(4).map(JArr::new);
+    Arbitrary<J> objects =
+        Arbitraries.maps(strings(), inner)
+            .ofMaxSize(5)
+            .map(m -> new JObj(new ArrayList<>(m.entrySet())));
+    return Arbitraries.frequencyOf(Tuple.of(4, leaf), Tuple.of(1, arrays), Tuple.of(2, objects));
+  }
+
+  private static Arbitrary<J> numbers() {
+    Arbitrary<J> anyDouble =
+        Arbitraries.longs()
+            .map(Double::longBitsToDouble)
+            .filter(Double::isFinite)
+            .map(d -> new JNum(d, Double.toString(d)));
+    Arbitrary<J> decimals =
+        Arbitraries.bigDecimals()
+            .between(new BigDecimal("-1e9"), new BigDecimal("1e9"))
+            .ofScale(4)
+            .map(b -> new JNum(b.doubleValue(), b.toPlainString()));
+    Arbitrary<J> longs = Arbitraries.longs().map(l -> new JNum((double) l, Long.toString(l)));
+    Arbitrary<J> small =
+        Arbitraries.integers().between(-1000, 1000).map(i -> new JNum(i, Integer.toString(i)));
+    Arbitrary<J> specials =
+        Arbitraries.of(
+                0.0,
+                -0.0,
+                0.1,
+                0.3,
+                0.1 + 0.2,
+                1e21,
+                1e-7,
+                5e-324,
+                Double.MAX_VALUE,
+                9007199254740993.0)
+            .map(d -> new JNum(d, Double.toString(d)));
+    return Arbitraries.frequencyOf(
+        Tuple.of(3, anyDouble),
+        Tuple.of(2, decimals),
+        Tuple.of(2, longs),
+        Tuple.of(3, small),
+        Tuple.of(1, specials));
+  }
+
+  private static Arbitrary<String> strings() {
+    Arbitrary<Integer> codePoints =
+        Arbitraries.frequencyOf(
+            Tuple.of(8, Arbitraries.integers().between(0x20, 0x7E)),
+            Tuple.of(2, Arbitraries.of((int) '"', (int) '\\', (int) '/', 0x7F)),
+            Tuple.of(2, Arbitraries.integers().between(0, 0x1F)),
+            Tuple.of(
+                2,
+                Arbitraries.integers().between(0x80, 0xFFFF).filter(c -> c < 0xD800 || c > 0xDFFF)),
+            Tuple.of(1, Arbitraries.integers().between(0x10000, 0x10FFFF)));
+    return codePoints
+        .list()
+        .ofMaxSize(8)
+        .map(
+            cps -> {
+              StringBuilder sb = new StringBuilder();
+              cps.forEach(sb::appendCodePoint);
+              return sb.toString();
+            });
+  }
+
+  // ---- serializers -----------------------------------------------------------------------------
+
+  /** Compact, members in model order, minimal escapes, numbers as their literal. */
+  static String compact(J j) {
+    StringBuilder sb = new StringBuilder();
+    write(j, sb, null);
+    return sb.toString();
+  }
+
+  /**
+   * The same value spelled differently: members shuffled, whitespace between tokens, random
+   * escapes, and numbers in other notations.
+   */
+  static String noisy(J j, Random random) {
+    StringBuilder sb = new StringBuilder();
+    space(sb, random);
+    write(j, sb, random);
+    space(sb, random);
+    return sb.toString();
+  }
+
+  private static void write(J j, StringBuilder sb, Random r) {
+    if (j instanceof JNull) {
+      sb.append("null");
+    } else if (j instanceof JBool b) {
+      sb.append(b.value());
+    } else if (j instanceof JNum n) {
+      sb.append(r == null ? n.literal() : numberVariant(n, r));
+    } else if (j instanceof JStr s) {
+      string(s.value(), sb, r);
+    } else if (j instanceof JArr a) {
+      sb.append('[');
+      for (int i = 0; i < a.items().size(); i++) {
+        if (i > 0) {
+          space(sb, r);
+          sb.append(',');
+        }
+        space(sb, r);
+        write(a.items().get(i), sb, r);
+        space(sb, r);
+      }
+      sb.append(']');
+    } else {
+      List<Map.Entry<String, J>> members = new ArrayList<>(((JObj) j).members());
+      if (r != null) {
+        Collections.shuffle(members, r);
+      }
+      sb.append('{');
+      for (int i = 0; i < members.size(); i++) {
+        if (i > 0) {
+          sb.append(',');
+        }
+        space(sb, r);
+        string(members.get(i).getKey(), sb, r);
+        space(sb, r);
+        sb.append(':');
+        space(sb, r);
+        write(members.get(i).getValue(), sb, r);
+        space(sb, r);
+      }
+      sb.append('}');
+    }
+  }
+
+  private static void space(StringBuilder sb, Random r) {
+    if (r == null) {
+      return;
+    }
+    int n = r.nextInt(4) == 0 ? r.nextInt(3) + 1 : 0;
+    for (int i = 0; i < n; i++) {
+      sb.append(" \t\n\r".charAt(r.nextInt(4)));
+    }
+  }
+
+  private static void string(String s, StringBuilder sb, Random r) {
+    sb.append('"');
+    for (int i = 0; i < s.length(); ) {
+      int cp = s.codePointAt(i);
+      i += Character.charCount(cp);
+      boolean mustEscape = cp < 0x20 || cp == '"' || cp == '\\';
+      boolean escape = mustEscape || (r != null && r.nextInt(5) == 0);
+      if (!escape) {
+        sb.appendCodePoint(cp);
+        continue;
+      }
+      String shortForm = shortEscape(cp);
+      if (shortForm != null && (r == null || r.nextBoolean())) {
+        sb.append(shortForm);
+      } else if (cp == '/' && r != null && r.nextBoolean()) {
+        sb.append("\\/");
+      } else {
+        for (char c : Character.toChars(cp)) {
+          String hex = String.format("%04x", (int) c);
+          sb.append("\\u").append(r != null && r.nextBoolean() ? hex.toUpperCase() : hex);
+        }
+      }
+    }
+    sb.append('"');
+  }
+
+  private static String shortEscape(int cp) {
+    switch (cp) {
+      case '"':
+        return "\\\"";
+      case '\\':
+        return "\\\\";
+      case '\b':
+        return "\\b";
+      case '\f':
+        return "\\f";
+      case '\n':
+        return "\\n";
+      case '\r':
+        return "\\r";
+      case '\t':
+        return "\\t";
+      default:
+        return null;
+    }
+  }
+
+  private static String numberVariant(JNum n, Random r) {
+    double d = n.value();
+    BigDecimal exact = new BigDecimal(d);
+    switch (r.nextInt(7)) {
+      case 0:
+        return n.literal();
+      case 1:
+        return Double.toString(d);
+      case 2:
+        return exact.toString();
+      case 3:
+        return exact.toPlainString();
+      case 4: // unscaled digits and an exponent, e.g. 15e-1
+        BigDecimal stripped = exact.stripTrailingZeros();
+        String e = r.nextBoolean() ? "e" : "E";
+        String sign = stripped.scale() <= 0 && r.nextBoolean() ? "+" : "";
+        return stripped.unscaledValue() + e + sign + (-stripped.scale());
+      case 5: // trailing zeros in the fraction
+        String t = Double.toString(d);
+        int at = t.indexOf('E');
+        return at < 0 ? t + "000" : t.substring(0, at) + "00" + t.substring(at);
+      default: // -0 is 0
+        return d == 0 ? (r.nextBoolean() ? "-0" : "0.0e7") : Double.toString(d);
+    }
+  }
+
+  // ---- mutations -------------------------------------------------------------------------------
+
+  static int count(J j) {
+    if (j instanceof JArr a) {
+      return 1 + a.items().stream().mapToInt(FingerprintPropertiesTest::count).sum();
+    }
+    if (j instanceof JObj o) {
+      return 1 + o.members().stream().mapToInt(m -> count(m.getValue())).sum();
+    }
+    return 1;
+  }
+
+  /** Changes the node with pre-order index {@code target[0]}: a scalar, or a container's size. */
+  static J mutate(J j, int[] target, Random r) {
+    if (target[0]-- == 0) {
+      return changed(j, r);
+    }
+    if (j instanceof JArr a) {
+      List<J> items = new ArrayList<>();
+      for (J item : a.items()) {
+        items.add(mutate(item, target, r));
+      }
+      return new JArr(items);
+    }
+    if (j instanceof JObj o) {
+      List<Map.Entry<String, J>> members = new ArrayList<>();
+      for (Map.Entry<String, J> m : o.members()) {
+        members.add(Map.entry(m.getKey(), mutate(m.getValue(), target, r)));
+      }
+      return new JObj(members);
+    }
+    return j;
+  }
+
+  private static J changed(J j, Random r) {
+    if (j instanceof JNull) {
+      return new JBool(false);
+    } else if (j instanceof JBool b) {
+      return new JBool(!b.value());
+    } else if (j instanceof JNum n) {
+      double d = n.value() == 0 ? 1 : -n.value();
+      return new JNum(d, Double.toString(d));
+    } else if (j instanceof JStr s) {
+      return new JStr(s.value() + (char) ('a' + r.nextInt(26)));
+    } else if (j instanceof JArr a) {
+      List<J> items = new ArrayList<>(a.items());
+      if (!items.isEmpty() && r.nextBoolean()) {
+        items.remove(r.nextInt(items.size()));
+      } else {
+        items.add(r.nextInt(items.size() + 1), new JNull());
+      }
+      return new JArr(items);
+    } else {
+      List<Map.Entry<String, J>> members = new ArrayList<>(((JObj) j).members());
+      if (!members.isEmpty() && r.nextBoolean()) {
+        members.remove(r.nextInt(members.size()));
+      } else {
+        Set<String> names = members.stream().map(Map.Entry::getKey).collect(Collectors.toSet());
+        String name = "new";
+        while (names.contains(name)) {
+          name += "!";
+        }
+        members.add(Map.entry(name, new JNum(0, "0")));
+      }
+      return new JObj(members);
+    }
+  }
+
+  private static Fingerprint fp(String json) {
+    return Fingerprint.ofJson(json.getBytes(UTF_8));
+  }
+
+  // ---- properties ------------------------------------------------------------------------------
+
+  @Property
+  void equivalentSpellingsHaveEqualFingerprints(@ForAll("json") J value, @ForAll long seed) {
+    String plain = compact(value);
+    String noisy = noisy(value, new Random(seed));
+    assertThat(fp(noisy)).as("%s%nvs%n%s", plain, noisy).isEqualTo(fp(plain));
+    assertThat(JsonCanonicalizer.canonicalize(noisy.getBytes(UTF_8)))
+        .isEqualTo(JsonCanonicalizer.canonicalize(plain.getBytes(UTF_8)));
+  }
+
+  @Property
+  void anyChangeChangesTheFingerprint(
+      @ForAll("json") J value, @ForAll long seed, @ForAll int pick) {
+    Random random = new Random(seed);
+    int target = Math.floorMod(pick, count(value));
+    J changed = mutate(value, new int[] {target}, random);
+    String original = noisy(value, random);
+    String other = noisy(changed, random);
+    assertThat(fp(other)).as("%s%nvs%n%s", original, other).isNotEqualTo(fp(original));
+  }
+
+  @Property
+  void canonicalFormIsAFixedPoint(@ForAll("json") J value, @ForAll long seed) {
+    byte[] once = JsonCanonicalizer.canonicalize(noisy(value, new Random(seed)).getBytes(UTF_8));
+    byte[] twice = JsonCanonicalizer.canonicalize(once);
+    assertThat(twice).isEqualTo(once);
+    assertThat(Fingerprint.ofBytes(once)).isEqualTo(Fingerprint.ofJson(once));
+  }
+
+  @Property
+  void canonicalFormIsCompactValidUtf8(@ForAll("json") J value, @ForAll long seed) {
+    byte[] canonical =
+        JsonCanonicalizer.canonicalize(noisy(value, new Random(seed)).getBytes(UTF_8));
+    String text = new String(canonical, UTF_8);
+    assertThat(text.getBytes(UTF_8)).isEqualTo(canonical); // no replacement characters
+    assertThat(text).doesNotContain("\n", "\r", "\t");
+    if (value instanceof JStr || value instanceof JNum) {
+      return;
+    }
+    assertThat(text).isEqualTo(text.strip());
+  }
+
+  // ---- examples --------------------------------------------------------------------------------
+
+  @Test
+  void memberOrderAndWhitespaceDoNotMatter() {
+    assertThat(fp("{\"a\":1,\"b\":2}")).isEqualTo(fp("{ \"b\":2, \"a\":1 }"));
+    assertThat(fp("{\"a\":1,\"b\":2}")).isEqualTo(fp("{\"b\":2.0,\"a\":1e0}"));
+  }
+
+  @Test
+  void valuesMatter() {
+    assertThat(fp("{\"a\":1}")).isNotEqualTo(fp("{\"a\":2}"));
+    assertThat(fp("{\"a\":1}")).isNotEqualTo(fp("{\"a\":\"1\"}"));
+    assertThat(fp("[1,2]")).isNotEqualTo(fp("[2,1]"));
+  }
+
+  @Test
+  void ofJsonHashesTheCanonicalForm() throws Exception {
+    byte[] expected =
+        MessageDigest.getInstance("SHA-256").digest("{\"a\":1,\"b\":[true,null]}".getBytes(UTF_8));
+    Fingerprint f = fp(" { \"b\" : [ true , null ] , \"a\" : 1.0 } ");
+    assertThat(f.bytes()).isEqualTo(expected);
+    assertThat(f).isEqualTo(Fingerprint.ofBytes("{\"a\":1,\"b\":[true,null]}".getBytes(UTF_8)));
+  }
+
+  @Test
+  void ofBytesHashesRawBytes() {
+    // SHA-256("abc"), FIPS 180-2 appendix B.1
+    assertThat(Fingerprint.ofBytes("abc".getBytes(UTF_8)).hex())
+        .isEqualTo("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    assertThat(Fingerprint.ofBytes(new byte[0]).hex())
+        .isEqualTo("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  }
+
+  @Test
+  void ofChoosesByMediaType() {
+    byte[] spaced = "{ \"b\":2, \"a\":1 }".getBytes(UTF_8);
+    byte[] compact = "{\"a\":1,\"b\":2}".getBytes(UTF_8);
+    assertThat(Fingerprint.of("application/json; charset=utf-8", spaced))
+        .isEqualTo(Fingerprint.of("application/json", compact))
+        .isEqualTo(Fingerprint.ofJson(compact));
+    assertThat(Fingerprint.of("text/plain", spaced)).isEqualTo(Fingerprint.ofBytes(spaced));
+    assertThat(Fingerprint.of("text/plain", spaced))
+        .isNotEqualTo(Fingerprint.of("text/plain", compact));
+    assertThat(Fingerprint.of(null, spaced)).isEqualTo(Fingerprint.ofBytes(spaced));
+    assertThat(Fingerprint.of("application/problem+json", spaced))
+        .isEqualTo(Fingerprint.ofJson(compact));
+    assertThatThrownBy(() -> Fingerprint.of("application/json", "{".getBytes(UTF_8)))
+        .isInstanceOf(InvalidPayloadException.class);
+    assertThat(Fingerprint.of("text/plain", "{".getBytes(UTF_8)))
+        .isEqualTo(Fingerprint.ofBytes("{".getBytes(UTF_8)));
+  }
+
+  @Test
+  void isJson() {
+    assertThat(Fingerprint.isJson("application/json")).isTrue();
+    assertThat(Fingerprint.isJson("Application/JSON")).isTrue();
+    assertThat(Fingerprint.isJson("application/json; charset=utf-8")).isTrue();
+    assertThat(Fingerprint.isJson(" application/json ;charset=UTF-8")).isTrue();
+    assertThat(Fingerprint.isJson("application/problem+json")).isTrue();
+    assertThat(Fingerprint.isJson("application/vnd.api+JSON; ext=bulk")).isTrue();
+    assertThat(Fingerprint.isJson("application/merge-patch+json")).isTrue();
+    assertThat(Fingerprint.isJson(null)).isFalse();
+    assertThat(Fingerprint.isJson("")).isFalse();
+    assertThat(Fingerprint.isJson("text/plain")).isFalse();
+    assertThat(Fingerprint.isJson("application/jsonx")).isFalse();
+    assertThat(Fingerprint.isJson("application/json-seq")).isFalse();
+    assertThat(Fingerprint.isJson("application/x-ndjson")).isFalse();
+    assertThat(Fingerprint.isJson("text/plain; format=application/json")).isFalse();
+    assertThat(Fingerprint.isJson("+json")).isFalse();
+    assertThat(Fingerprint.isJson("application/+json")).isFalse();
+    assertThat(Fingerprint.isJson("json")).isFalse();
+    assertThat(Fingerprint.isJson("application/octet-stream")).isFalse();
+  }
+
+  @Test
+  void nullPayloadsAreRejected() {
+    assertThatThrownBy(() -> Fingerprint.ofJson(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> Fingerprint.ofBytes(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> Fingerprint.of("application/json", null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> Fingerprint.of("text/plain", null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> Fingerprint.fromHex(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void invalidJsonIsAnInvalidPayload() {
+    assertThatThrownBy(() -> fp("{\"a\":1,\"a\":2}"))
+        .isInstanceOf(InvalidPayloadException.class)
+        .isInstanceOf(IdemException.class)
+        .hasMessage("invalid JSON at byte 7: duplicate member name \"a\"");
+  }
+
+  @Test
+  void hexRoundTripsAndIsLowercase() {
+    Fingerprint f = fp("{\"a\":1}");
+    assertThat(f.hex()).hasSize(64).matches("[0-9a-f]{64}");
+    assertThat(Fingerprint.fromHex(f.hex())).isEqualTo(f).hasSameHashCodeAs(f);
+    assertThat(Fingerprint.fromHex(f.hex().toUpperCase())).isEqualTo(f);
+    assertThat(f.toString()).isEqualTo("Fingerprint[sha256=" + f.hex() + "]");
+  }
+
+  @Test
+  void fromHexRejectsMalformedInput() {
+    String ok = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    assertThatThrownBy(() -> Fingerprint.fromHex(ok.substring(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("63");
+    assertThatThrownBy(() -> Fingerprint.fromHex(ok + "0"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Fingerprint.fromHex("")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Fingerprint.fromHex("g" + ok.substring(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("index 0");
+    assertThatThrownBy(() -> Fingerprint.fromHex(ok.substring(0, 63) + "\uff10"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("index 63");
+    assertThatThrownBy(() -> Fingerprint.fromHex(ok.substring(0, 62) + " 0"))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void bytesIsADefensiveCopy() {
+    Fingerprint f = fp("[]");
+    byte[] b = f.bytes();
+    assertThat(b).hasSize(32);
+    b[0] ^= 1;
+    assertThat(f.bytes()).isNotEqualTo(b);
+    assertThat(Fingerprint.fromHex(f.hex()).bytes()).isEqualTo(f.bytes());
+  }
+
+  @Test
+  void equalsAndHashCode() {
+    Fingerprint a = fp("{\"x\":[1,2,3]}");
+    Fingerprint b = fp("{ \"x\" : [ 1 , 2 , 3 ] }");
+    Fingerprint c = fp("{\"x\":[1,2]}");
+    assertThat(a).isEqualTo(a).isEqualTo(b).hasSameHashCodeAs(b).isNotEqualTo(c);
+    assertThat(a.equals(null)).isFalse();
+    assertThat(a.equals(a.hex())).isFalse();
+  }
+
+  @Test
+  void isThreadSafe() throws Exception {
+    byte[] json = "{\"b\":[1,2,{\"d\":\"\\u00e9\",\"c\":0.5}],\"a\":null}".getBytes(UTF_8);
+    Fingerprint expected = Fingerprint.ofJson(json);
+    List<Thread> threads = new ArrayList<>();
+    List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+    for (int t = 0; t < 4; t++) {
+      Thread thread =
+          new Thread(
+              () -> {
+                for (int i = 0; i < 2000; i++) {
+                  if (!Fingerprint.ofJson(json).equals(expected)) {
+                    failures.add(new AssertionError("mismatch at " + i));
+                    return;
+                  }
+                }
+              });
+      threads.add(thread);
+      thread.start();
+    }
+    for (Thread thread : threads) {
+      thread.join();
+    }
+    assertThat(failures).isEmpty();
+  }
+}
