@@ -194,14 +194,14 @@ public final class LeaseIdempotency {
     }
 
     /**
-     * @param retention how long a record is kept; must be longer than the lease (checked by {@link
-     *     #build()})
-     * @throws IllegalArgumentException if not positive
+     * @param retention how long a record is kept after completion, at most 3650 days; must be
+     *     longer than the lease (checked by {@link #build()})
+     * @throws IllegalArgumentException if not positive or longer than 3650 days
      */
     public Builder retention(Duration retention) {
       Objects.requireNonNull(retention, "retention");
-      if (retention.isZero() || retention.isNegative()) {
-        throw new IllegalArgumentException("retention must be positive, was " + retention);
+      if (retention.isZero() || retention.isNegative() || retention.compareTo(Duration.ofDays(3650)) > 0) {
+        throw new IllegalArgumentException("retention must be positive and at most 3650 days, was " + retention);
       }
       this.retention = retention;
       return this;

@@ -10,7 +10,8 @@ import java.util.Objects;
  * never replayed to another. The scope must come from authentication and routing, never from a
  * field the caller controls.
  *
- * <p>Each part is 1 to {@value #MAX_PART_LENGTH} characters with no control character; the limit keeps the store's primary key within every database's index
+ * <p>Each part is 1 to {@value #MAX_PART_LENGTH} characters of valid Unicode text (no unpaired
+ * surrogate) with no control character; the limit keeps the store's primary key within every database's index
  * limit. Immutable and thread-safe; equality by value.
  *
  * @param principal the authenticated principal (user id, client id, tenant), never {@code null}
@@ -24,7 +25,7 @@ public record Scope(String principal, String operation) {
   /**
    * @throws NullPointerException if a part is {@code null}
    * @throws IllegalArgumentException if a part is empty, longer than {@value #MAX_PART_LENGTH}
-   *     characters, or contains a control character
+   *     characters, or contains a control character or an unpaired surrogate
    */
   public Scope {
     check("principal", principal);
@@ -51,9 +52,18 @@ public record Scope(String principal, String operation) {
           "scope " + name + " is longer than " + MAX_PART_LENGTH + " characters");
     }
     for (int i = 0; i < part.length(); i++) {
-      if (Character.isISOControl(part.charAt(i))) {
+      char c = part.charAt(i);
+      if (Character.isISOControl(c)) {
         throw new IllegalArgumentException(
             "scope " + name + " contains a control character at index " + i);
+      }
+      // A lone surrogate is not text: drivers store it as '?', so two different scopes would
+      // collide in the store and one principal could be replayed another's response.
+      if (Character.isHighSurrogate(c) && i + 1 < part.length() && Character.isLowSurrogate(part.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        throw new IllegalArgumentException(
+            "scope " + name + " contains an unpaired surrogate at index " + i + " (not valid Unicode text)");
       }
     }
   }

@@ -129,6 +129,9 @@ public final class StoredResponse {
     return "StoredResponse[status=" + status + ", headers=" + headers + ", body=" + body.length + " bytes]";
   }
 
+  /** The longest header name or value a stored response keeps, in characters: 16 384. */
+  public static final int MAX_HEADER_LENGTH = 16_384;
+
   /** Builds a {@link StoredResponse}. Not thread-safe; validates each call eagerly. */
   public static final class Builder {
     private final int status;
@@ -146,8 +149,10 @@ public final class StoredResponse {
      * Adds one header field value. A name given twice (in any case) collects both values under the
      * first spelling.
      *
-     * @param name a non-empty field name without control characters or ':'
-     * @param value the field value, without CR, LF or NUL (RFC 9110 section 5.5)
+     * @param name a non-empty field name without control characters or ':', at most {@value
+     *     #MAX_HEADER_LENGTH} characters
+     * @param value the field value, without CR, LF or NUL (RFC 9110 section 5.5), at most {@value
+     *     #MAX_HEADER_LENGTH} characters
      * @throws NullPointerException if either argument is {@code null}
      * @throws IllegalArgumentException if the name or the value is malformed
      */
@@ -156,6 +161,11 @@ public final class StoredResponse {
       Objects.requireNonNull(value, "header value");
       if (name.isEmpty()) {
         throw new IllegalArgumentException("header name must not be empty");
+      }
+      if (name.length() > MAX_HEADER_LENGTH || value.length() > MAX_HEADER_LENGTH) {
+        throw new IllegalArgumentException(
+            "header " + (name.length() > 64 ? name.substring(0, 64) + "..." : name)
+                + " is longer than " + MAX_HEADER_LENGTH + " characters");
       }
       for (int i = 0; i < name.length(); i++) {
         char c = name.charAt(i);

@@ -83,4 +83,13 @@ class IdempotencyKeyTest {
     assertThatThrownBy(() -> Scope.of("a\u0000b", "op")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("control");
     assertThatThrownBy(() -> Scope.of(null, "op")).isInstanceOf(NullPointerException.class);
   }
+
+  @Test
+  void scopeWithAnUnpairedSurrogateIsRejectedSoItCannotCollideWithAQuestionMark() {
+    assertThatThrownBy(() -> Scope.of("user-\uD800", "POST /x"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unpaired surrogate");
+    assertThatThrownBy(() -> Scope.of("user", "POST /x\uDC00")).isInstanceOf(IllegalArgumentException.class);
+    assertThat(Scope.of("user-\uD83D\uDE00", "POST /x").principal()).isEqualTo("user-\uD83D\uDE00");
+  }
 }

@@ -44,6 +44,21 @@ class StoredResponseTest {
   }
 
   @Test
+  void aHeaderValueTooLongForTheCodecIsRefusedWhenBuilt() {
+    assertThat(StoredResponse.builder(200).header("X-Big", "v".repeat(StoredResponse.MAX_HEADER_LENGTH)).build().header("x-big"))
+        .hasSize(StoredResponse.MAX_HEADER_LENGTH);
+    assertThatThrownBy(() -> StoredResponse.builder(200).header("X-Big", "v".repeat(70_000)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("longer than 16384");
+  }
+
+  @Test
+  void codecRoundTripsTheLongestHeaderOfThreeByteCharacters() {
+    StoredResponse r = StoredResponse.builder(200).header("X-Big", "\u20ac".repeat(StoredResponse.MAX_HEADER_LENGTH)).build();
+    assertThat(StoredResponseCodec.decode(StoredResponseCodec.encode(r))).isEqualTo(r);
+  }
+
+  @Test
   void codecRoundTripsStatusHeadersInOrderAndBodyBytes() {
     StoredResponse decoded = StoredResponseCodec.decode(StoredResponseCodec.encode(sample));
     assertThat(decoded).isEqualTo(sample);

@@ -65,7 +65,10 @@ public final class JdbcIdempotency {
   /** The default retention of a record: 24 hours. */
   public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
-  /** The default wait for SQLite's write lock when the connection sets none: 10 seconds. */
+  /** The longest retention accepted: 3650 days. */
+  public static final Duration MAX_RETENTION = Duration.ofDays(3650);
+
+  /** The least wait for SQLite's write lock Idem sets on a connection: 10 seconds. */
   public static final Duration DEFAULT_SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
@@ -78,7 +81,7 @@ public final class JdbcIdempotency {
   private final DataSource dataSource;
   private final ResponsePolicy responsePolicy;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
-  private final Map<Dialect, Boolean> schemaReady = new EnumMap<>(Dialect.class);
+  private final Map<Dialect, Boolean> schemaReady = new java.util.concurrent.ConcurrentHashMap<>();
 
   private JdbcIdempotency(Builder b) {
     this.table = b.table;
@@ -102,7 +105,7 @@ public final class JdbcIdempotency {
     return table;
   }
 
-  /** @return how long a record lives after its claim */
+  /** @return how long a record lives after its completion */
   public Duration retention() {
     return retention;
   }
@@ -156,18 +159,23 @@ public final class JdbcIdempotency {
     if (createSchema) {
       ensureSchema(connection, dialect, ownTransaction);
     }
+    // Fast path for replays: one primary-key read that takes no lock. A replay must not lock the
+    // row: in a caller's transaction that lock would be held to its end, so replays of the same
+    // keys in other orders would deadlock. Skipped for SQLite inside a caller's transaction, where
+    // a read before the claim's write could hit a stale snapshot; SQLite has a single writer anyway.
+    if (ownTransaction || dialect != Dialect.SQLITE) {
+      Record existing;
+      try {
+        existing = sql.lookup(connection, request);
+      } catch (SQLException e) {
+        throw storeFailure("lookup failed", e);
+      }
+      if (existing != null && !existing.orphaned()) {
+        return answerFrom(existing, request);
+      }
+    }
     if (!ownTransaction) {
       return claimAndRun(connection, sql, request, effect, false);
-    }
-    // Fast path for replays: one primary-key read, outside any transaction.
-    Record existing;
-    try {
-      existing = sql.lookup(connection, request);
-    } catch (SQLException e) {
-      throw storeFailure("lookup failed", e);
-    }
-    if (existing != null) {
-      return answerFrom(existing, request);
     }
     for (int attempt = 1; ; attempt++) {
       begin(connection, dialect);
@@ -223,7 +231,7 @@ public final class JdbcIdempotency {
         throw storeFailure("claim failed", e);
       }
       if (claimed) {
-        StoredResponse response = runEffect(connection, effect);
+        StoredResponse response = runEffect(connection, effect, ownTransaction);
         if (!responsePolicy.shouldStore(response)) {
           if (!ownTransaction) {
             // The caller owns the transaction and decides about the effect; the claim goes.
@@ -236,27 +244,33 @@ public final class JdbcIdempotency {
           return Outcome.executed(response, false, false);
         }
         try {
-          sql.complete(connection, request, response);
+          sql.complete(connection, request, response, retention);
         } catch (SQLException e) {
           throw storeFailure("storing the response failed", e);
         }
         return Outcome.executed(response);
       }
-      if (existing != null) {
+      if (existing != null && !existing.orphaned()) {
         return answerFrom(existing, request);
       }
-      // The live record that blocked the claim expired between the claim and the read: claim again.
+      // The live record that blocked the claim expired between the claim and the read, or was an
+      // orphaned claim: claim again.
     }
     throw new IdemStoreException(
         "could not claim key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
   }
 
-  private static StoredResponse runEffect(Connection connection, JdbcEffect effect) {
+  private StoredResponse runEffect(Connection connection, JdbcEffect effect, boolean ownTransaction) {
     StoredResponse response;
     try {
-      response = effect.apply(connection);
+      response = effect.apply(ownTransaction ? GuardedConnection.wrap(connection) : connection);
     } catch (RuntimeException e) {
       throw e;
+    } catch (SQLException e) {
+      if (GuardedConnection.isConnectionLoss(e)) {
+        throw storeFailure("the database connection was lost while the effect ran; nothing was committed", e);
+      }
+      throw new EffectFailedException(e);
     } catch (Exception e) {
       throw new EffectFailedException(e);
     }
@@ -271,7 +285,9 @@ public final class JdbcIdempotency {
       throw new IdempotencyKeyReusedException(request.scope(), request.key());
     }
     if (record.response == null) {
-      throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+      // A lease-mode claim of another component sharing this table.
+      long seconds = Math.max(1, (record.leaseRemainingMillis + 999) / 1000);
+      throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
     }
     return Outcome.replayed(StoredResponseCodec.decode(record.response));
   }
@@ -347,34 +363,59 @@ public final class JdbcIdempotency {
   }
 
   private void ensureSchema(Connection connection, Dialect dialect, boolean autoCommit) {
-    synchronized (schemaReady) {
-      if (schemaReady.containsKey(dialect)) {
-        return;
-      }
-      if (!autoCommit) {
-        // Inside the caller's transaction: DDL run here would vanish with a rollback, so the table
-        // only counts as ready once the catalog shows it committed.
-        if (tableExists(connection)) {
-          schemaReady.put(dialect, Boolean.TRUE);
-        } else if (dialect == Dialect.MYSQL) {
-          throw new IdemStoreException(
-              "table " + table + " does not exist, and MySQL DDL would commit the caller's open transaction:"
-                  + " create it first (createSchema on an auto-commit connection, or mysql.sql in your migrations)", null);
-        } else {
-          createSchema(connection);
-        }
-        return;
-      }
-      try {
-        createSchema(connection);
-      } catch (IdemStoreException e) {
-        // Another process may have created the table at the same moment (PostgreSQL reports a
-        // unique violation on its catalog); the table exists either way if the catalog shows it.
-        if (!tableExists(connection)) {
-          throw e;
-        }
-      }
+    // No Java lock is held while DDL runs: DDL waits on database locks, and a Java lock held across
+    // it can close a cycle the database cannot see (a joined transaction that created the table
+    // and is not finished, and another thread waiting for it while holding the lock).
+    if (schemaReady.containsKey(dialect)) {
+      return;
+    }
+    if (tableExists(connection)) {
       schemaReady.put(dialect, Boolean.TRUE);
+      return;
+    }
+    if (!autoCommit) {
+      if (dialect == Dialect.MYSQL) {
+        throw new IdemStoreException(
+            "table " + table + " does not exist, and MySQL DDL would commit the caller's open transaction:"
+                + " create it first (createSchema on an auto-commit connection, or mysql.sql in your migrations)", null);
+      }
+      // Inside the caller's transaction: the DDL vanishes if the caller rolls back, so the table is
+      // not marked ready here. A savepoint keeps a concurrent creation's failure from aborting the
+      // caller's transaction.
+      createInsideSavepoint(connection);
+      return;
+    }
+    try {
+      createSchema(connection);
+    } catch (IdemStoreException e) {
+      // Another process created the table at the same moment (PostgreSQL reports a unique
+      // violation on its catalog); the table exists either way if the catalog shows it.
+      if (!tableExists(connection)) {
+        throw e;
+      }
+    }
+    schemaReady.put(dialect, Boolean.TRUE);
+  }
+
+  private void createInsideSavepoint(Connection connection) {
+    java.sql.Savepoint savepoint;
+    try {
+      savepoint = connection.setSavepoint();
+    } catch (SQLException e) {
+      throw storeFailure("cannot set a savepoint to create table " + table, e);
+    }
+    try {
+      createSchema(connection);
+      connection.releaseSavepoint(savepoint);
+    } catch (IdemStoreException | SQLException e) {
+      try {
+        connection.rollback(savepoint);
+      } catch (SQLException ignored) {
+        // the transaction is beyond repair; the check below reports it
+      }
+      if (!tableExists(connection)) {
+        throw e instanceof IdemStoreException ? (IdemStoreException) e : storeFailure("creating table " + table + " failed", (SQLException) e);
+      }
     }
   }
 
@@ -409,7 +450,8 @@ public final class JdbcIdempotency {
     try {
       Transactions.commit(connection, dialect);
     } catch (SQLException e) {
-      throw storeFailure("commit failed; the operation did not take effect", e);
+      throw storeFailure(
+          "commit failed, so the outcome is unknown; retry with the same key: it replays if the commit took effect", e);
     }
   }
 
@@ -430,10 +472,24 @@ public final class JdbcIdempotency {
   private static final class Record {
     final String fingerprint;
     final byte[] response;
+    final boolean hasLease;
+    final long leaseRemainingMillis;
 
-    Record(String fingerprint, byte[] response) {
+    Record(String fingerprint, byte[] response, boolean hasLease, long leaseRemainingMillis) {
       this.fingerprint = fingerprint;
       this.response = response;
+      this.hasLease = hasLease;
+      this.leaseRemainingMillis = leaseRemainingMillis;
+    }
+
+    /**
+     * A committed claim without a response and without a lease can only be left by a transaction
+     * that ended without Idem (an effect that committed on its own, then failed): transactional
+     * claims are never visible before their commit, and lease-mode claims have a lease. It counts
+     * as absent.
+     */
+    boolean orphaned() {
+      return response == null && !hasLease;
     }
   }
 
@@ -461,9 +517,10 @@ public final class JdbcIdempotency {
             "UPDATE " + table + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = NULL,"
                 + " lease_until = NULL, status = NULL, response = NULL, created_at = " + now + ","
                 + " expires_at = " + now + " + ?"
-                + " WHERE principal = ? AND operation = ? AND idem_key = ? AND expires_at <= " + now;
+                + " WHERE principal = ? AND operation = ? AND idem_key = ?"
+                + " AND (expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_until IS NULL))";
         this.expiredCheck =
-            "SELECT expires_at <= " + now + " FROM " + table
+            "SELECT expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_until IS NULL) FROM " + table
                 + " WHERE principal = ? AND operation = ? AND idem_key = ? LOCK IN SHARE MODE";
       } else {
         this.claim =
@@ -472,17 +529,19 @@ public final class JdbcIdempotency {
                 + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
                 + " lease_until = NULL, status = NULL, response = NULL,"
                 + " created_at = excluded.created_at, expires_at = excluded.expires_at"
-                + " WHERE k.expires_at <= excluded.created_at";
+                + " WHERE k.expires_at <= excluded.created_at OR (k.state = 'IN_PROGRESS' AND k.lease_until IS NULL)";
         this.takeover = null;
         this.expiredCheck = null;
       }
       String select =
-          "SELECT fingerprint, response FROM " + table
+          "SELECT fingerprint, response, lease_until, " + now + " FROM " + table
               + " WHERE principal = ? AND operation = ? AND idem_key = ? AND expires_at > " + now;
       this.lookup = select;
       this.lockingLookup = dialect == Dialect.MYSQL ? select + " LOCK IN SHARE MODE" : select;
+      // Retention counts from completion, so an effect slower than the retention still leaves a
+      // live record for the duplicates that waited on it.
       this.complete =
-          "UPDATE " + table + " SET state = 'COMPLETED', status = ?, response = ?"
+          "UPDATE " + table + " SET state = 'COMPLETED', status = ?, response = ?, expires_at = " + now + " + ?"
               + " WHERE principal = ? AND operation = ? AND idem_key = ?";
       this.release = "DELETE FROM " + table + " WHERE principal = ? AND operation = ? AND idem_key = ?";
     }
@@ -542,7 +601,12 @@ public final class JdbcIdempotency {
         ps.setString(2, r.scope().operation());
         ps.setString(3, r.key().value());
         try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? new Record(rs.getString(1), rs.getBytes(2)) : null;
+          if (!rs.next()) {
+            return null;
+          }
+          long leaseUntil = rs.getLong(3);
+          boolean hasLease = !rs.wasNull();
+          return new Record(rs.getString(1), rs.getBytes(2), hasLease, hasLease ? leaseUntil - rs.getLong(4) : 0);
         }
       }
     }
@@ -556,13 +620,14 @@ public final class JdbcIdempotency {
       }
     }
 
-    void complete(Connection c, IdempotentRequest r, StoredResponse response) throws SQLException {
+    void complete(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(complete)) {
         ps.setInt(1, response.status());
         ps.setBytes(2, StoredResponseCodec.encode(response));
-        ps.setString(3, r.scope().principal());
-        ps.setString(4, r.scope().operation());
-        ps.setString(5, r.key().value());
+        ps.setLong(3, retention.toMillis());
+        ps.setString(4, r.scope().principal());
+        ps.setString(5, r.scope().operation());
+        ps.setString(6, r.key().value());
         if (ps.executeUpdate() != 1) {
           throw new SQLException("the claim for key '" + r.key() + "' disappeared before completion");
         }
@@ -608,14 +673,15 @@ public final class JdbcIdempotency {
     }
 
     /**
-     * @param retention how long a record is kept after its claim; at least one second. After it, the
-     *     same key is a new operation, so choose it longer than any client's retry window.
-     * @throws IllegalArgumentException if shorter than one second
+     * @param retention how long a record is kept after its completion; from one second to 3650
+     *     days. After it, the same key is a new operation, so choose it longer than any client's
+     *     retry window.
+     * @throws IllegalArgumentException if out of range
      */
     public Builder retention(Duration retention) {
       Objects.requireNonNull(retention, "retention");
-      if (retention.compareTo(Duration.ofSeconds(1)) < 0) {
-        throw new IllegalArgumentException("retention must be at least 1 second, was " + retention);
+      if (retention.compareTo(Duration.ofSeconds(1)) < 0 || retention.compareTo(MAX_RETENTION) > 0) {
+        throw new IllegalArgumentException("retention must be between 1 second and 3650 days, was " + retention);
       }
       this.retention = retention;
       return this;
@@ -631,8 +697,9 @@ public final class JdbcIdempotency {
     }
 
     /**
-     * @param timeout how long a SQLite connection waits for the write lock when it has no {@code
-     *     busy_timeout} of its own; from 1 ms to 10 minutes
+     * @param timeout the least time a SQLite connection waits for the write lock: a connection whose
+     *     {@code busy_timeout} is lower (sqlite-jdbc's default is 3 s) is raised to it; from 1 ms to 10
+     *     minutes
      * @throws IllegalArgumentException if out of range
      */
     public Builder sqliteBusyTimeout(Duration timeout) {

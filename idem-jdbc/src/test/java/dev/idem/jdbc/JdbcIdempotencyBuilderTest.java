@@ -58,6 +58,27 @@ class JdbcIdempotencyBuilderTest {
   }
 
   @Test
+  void sqliteDriverDefaultBusyTimeoutIsRaisedToTheConfiguredLeast() throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("d.db"))) {
+      IdempotentRequest r = IdempotentRequest.ofJson("p", "op", "k", "{}".getBytes(StandardCharsets.UTF_8));
+      JdbcIdempotency.builder().build().execute(c, r, conn -> StoredResponse.of(201, "x"));
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("sqlite-jdbc's 3000 ms default raised to 10 s").isEqualTo(10_000);
+      }
+    }
+  }
+
+  @Test
+  void retentionBeyondTenYearsIsRefusedInsteadOfOverflowingLater() {
+    assertThatThrownBy(() -> JdbcIdempotency.builder().retention(Duration.ofDays(3651)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("3650 days");
+    assertThatThrownBy(() -> JdbcIdempotency.builder().retention(Duration.ofMillis(Long.MAX_VALUE - 1000)))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void detectsSqliteAndSetsABusyTimeoutWhenTheConnectionHasNone() throws Exception {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("t.db"))) {
       assertThat(Dialect.detect(c)).isEqualTo(Dialect.SQLITE);

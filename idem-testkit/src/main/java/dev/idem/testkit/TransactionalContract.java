@@ -28,6 +28,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,6 +36,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -363,6 +365,180 @@ public abstract class TransactionalContract {
       Outcome outcome = create(c, request, "{}");
       assertThat(outcome.replayed()).isFalse();
       assertThat(recordCount(c)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anEffectThatCommitsOnItsOwnIsRefusedAndLeavesNoHalfWrittenRecord() throws Exception {
+    IdempotentRequest request = request("alice", "k-self-commit", "{}");
+    try (Connection c = target().open()) {
+      assertThatThrownBy(() -> idem.execute(c, request, conn -> {
+            effects.insert(conn, "t", "{}");
+            conn.commit();
+            throw new IllegalStateException("effect fails after its own commit");
+          }))
+          .isInstanceOf(EffectFailedException.class)
+          .hasMessageContaining("must not call commit()");
+      assertThatThrownBy(() -> idem.execute(c, request, conn -> {
+            conn.setAutoCommit(true);
+            return StoredResponse.of(201, "{}");
+          }))
+          .isInstanceOf(EffectFailedException.class)
+          .hasMessageContaining("must not call setAutoCommit()");
+      assertThat(recordCount(c)).isZero();
+      assertThat(c.getAutoCommit()).isTrue();
+      assertThat(create(c, request, "{}").replayed()).as("the retry executes").isFalse();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void anOrphanedClaimLeftByABrokenTransactionIsTakenOverNotReportedInProgress() throws Exception {
+    IdempotentRequest request = request("alice", "k-orphan", "{}");
+    try (Connection c = target().open()) {
+      idem.createSchema(c);
+      try (PreparedStatement ps = c.prepareStatement(
+          "INSERT INTO " + idem.table() + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', 0, 9000000000000)")) {
+        ps.setString(1, request.scope().principal());
+        ps.setString(2, request.scope().operation());
+        ps.setString(3, request.key().value());
+        ps.setString(4, request.fingerprint().hex());
+        ps.executeUpdate();
+      }
+      Outcome outcome = create(c, request, "{}");
+      assertThat(outcome.replayed()).isFalse();
+      assertThat(create(c, request, "{}").replayed()).isTrue();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void retentionCountsFromCompletionSoASlowEffectStillDeduplicatesItsWaiters() throws Exception {
+    JdbcIdempotency shortLived = JdbcIdempotency.builder().table(idem.table()).retention(java.time.Duration.ofSeconds(1)).build();
+    IdempotentRequest request = request("alice", "k-slow", "{}");
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      CountDownLatch claimed = new CountDownLatch(1);
+      Future<Outcome> slow = pool.submit(() -> {
+        try (Connection c = target().open()) {
+          return shortLived.execute(c, request, conn -> {
+            claimed.countDown();
+            long id = effects.insert(conn, "t", "{}");
+            Thread.sleep(1500);
+            return StoredResponse.of(201, "{\"id\":" + id + "}");
+          });
+        }
+      });
+      assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
+      Future<Outcome> waiter = pool.submit(() -> {
+        try (Connection c = target().open()) {
+          return shortLived.execute(c, request, conn -> StoredResponse.of(201, "{\"id\":" + effects.insert(conn, "t", "{}") + "}"));
+        }
+      });
+      Outcome first = slow.get(30, TimeUnit.SECONDS);
+      Outcome second = waiter.get(30, TimeUnit.SECONDS);
+      assertThat(second.replayed()).isTrue();
+      assertThat(idOf(second)).isEqualTo(idOf(first));
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void replaysInsideCallerTransactionsTakeNoLocksSoOppositeOrdersDoNotDeadlock() throws Exception {
+    try (Connection c = target().open()) {
+      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has a single writer: joined transactions serialize");
+      create(c, request("alice", "k-x", "{}"), "{}");
+      create(c, request("alice", "k-y", "{}"), "{}");
+    }
+    CyclicBarrier between = new CyclicBarrier(2);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<Boolean>> both = new ArrayList<>();
+      for (String[] order : new String[][] {{"k-x", "k-y"}, {"k-y", "k-x"}}) {
+        both.add(pool.submit(() -> {
+          try (Connection c = target().open()) {
+            c.setAutoCommit(false);
+            boolean replayed = create(c, request("alice", order[0], "{}"), "{}").replayed();
+            between.await(10, TimeUnit.SECONDS);
+            replayed &= create(c, request("alice", order[1], "{}"), "{}").replayed();
+            c.commit();
+            return replayed;
+          }
+        }));
+      }
+      for (Future<Boolean> f : both) {
+        assertThat(f.get(30, TimeUnit.SECONDS)).isTrue();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(2);
+  }
+
+  @Test
+  void concurrentDuplicatesUnderRepeatableReadStillReplay() throws Exception {
+    try (Connection c = target().open()) {
+      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has no REPEATABLE READ level");
+    }
+    IdempotentRequest request = request("alice", "k-rr", "{}");
+    int racers = 12;
+    CyclicBarrier barrier = new CyclicBarrier(racers);
+    ExecutorService pool = Executors.newFixedThreadPool(racers);
+    try {
+      List<Future<Outcome>> futures = new ArrayList<>();
+      for (int i = 0; i < racers; i++) {
+        futures.add(pool.submit(() -> {
+          try (Connection c = target().open()) {
+            c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+            barrier.await(30, TimeUnit.SECONDS);
+            return idem.execute(c, request, conn -> {
+              invocations.incrementAndGet();
+              long id = effects.insert(conn, "t", "{}");
+              Thread.sleep(200);
+              return StoredResponse.of(201, "{\"id\":" + id + "}");
+            });
+          }
+        }));
+      }
+      List<Outcome> outcomes = new ArrayList<>();
+      for (Future<Outcome> f : futures) {
+        outcomes.add(f.get(60, TimeUnit.SECONDS));
+      }
+      assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void firstUseInsideAnOpenTransactionDoesNotHangAnotherThreadsFirstUse() throws Exception {
+    JdbcIdempotency fresh = JdbcIdempotency.builder().table("fresh_" + suffix).build();
+    try (Connection t1 = target().open()) {
+      Assumptions.assumeTrue(Dialect.detect(t1) != Dialect.MYSQL, "MySQL refuses DDL inside a caller's transaction");
+      t1.setAutoCommit(false);
+      fresh.execute(t1, request("alice", "k1", "{}"), conn -> StoredResponse.of(201, "{}"));
+      ExecutorService pool = Executors.newSingleThreadExecutor();
+      try {
+        Future<Outcome> t2 = pool.submit(() -> {
+          try (Connection c = target().open()) {
+            return fresh.execute(c, request("alice", "k2", "{}"), conn -> StoredResponse.of(201, "{}"));
+          }
+        });
+        Thread.sleep(300); // let the second thread reach the table creation
+        fresh.execute(t1, request("alice", "k3", "{}"), conn -> StoredResponse.of(201, "{}"));
+        t1.commit();
+        assertThat(t2.get(30, TimeUnit.SECONDS).replayed()).isFalse();
+      } finally {
+        pool.shutdownNow();
+        t1.setAutoCommit(true);
+        try (Statement st = t1.createStatement()) {
+          st.execute("DROP TABLE IF EXISTS " + fresh.table());
+        }
+      }
     }
   }
 

@@ -20,13 +20,13 @@ public final class Transactions {
   /**
    * Begins a transaction on a connection in auto-commit mode.
    *
-   * @param sqliteBusyTimeout set as SQLite's {@code busy_timeout} when the connection has none
+   * @param sqliteBusyTimeout the least {@code busy_timeout} on SQLite; a lower one is raised to it
    */
   public static void begin(Connection connection, Dialect dialect, Duration sqliteBusyTimeout) throws SQLException {
     if (dialect == Dialect.SQLITE) {
       try (Statement st = connection.createStatement()) {
         try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
-          if (rs.next() && rs.getLong(1) == 0) {
+          if (rs.next() && rs.getLong(1) < sqliteBusyTimeout.toMillis()) {
             st.execute("PRAGMA busy_timeout = " + sqliteBusyTimeout.toMillis());
           }
         }

@@ -1,0 +1,62 @@
+package dev.idem.jdbc;
+
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Set;
+
+/**
+ * The connection an effect gets inside a transaction that Idem owns: every call goes through,
+ * except those that would end or escape the transaction ({@code commit}, {@code rollback()}, {@code
+ * setAutoCommit}, {@code close}, {@code abort}), which throw {@link SQLException}. Committing from
+ * the effect would make the effect durable without its stored response. Rolling back to a savepoint
+ * is allowed. Thread-safety is that of the wrapped connection. Not public API.
+ */
+final class GuardedConnection implements InvocationHandler {
+
+  private static final Set<String> REFUSED = Set.of("commit", "setAutoCommit", "close", "abort");
+
+  private final Connection target;
+
+  private GuardedConnection(Connection target) {
+    this.target = target;
+  }
+
+  static Connection wrap(Connection connection) {
+    return (Connection) Proxy.newProxyInstance(
+        Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, new GuardedConnection(connection));
+  }
+
+  /**
+   * @return whether the failure means the connection to the database is gone (SQLState class 08,
+   *     or PostgreSQL's administrator shutdown class 57P0x), as opposed to an error of the effect's
+   *     own SQL
+   */
+  static boolean isConnectionLoss(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.startsWith("08") || state.startsWith("57P0"));
+  }
+
+  @Override
+  public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+    String name = method.getName();
+    boolean plainRollback = name.equals("rollback") && (args == null || args.length == 0);
+    if (REFUSED.contains(name) || plainRollback) {
+      throw new SQLException(
+          "the effect must not call " + name + "(): Idem owns this transaction and commits the effect"
+              + " together with its stored response (roll back to a savepoint, or throw, instead)",
+          "25000");
+    }
+    if (name.equals("unwrap") && args != null && args[0] == Connection.class) {
+      return proxy;
+    }
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+}
