@@ -1,0 +1,532 @@
+package dev.idem.redis;
+
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.LeaseStore;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import redis.clients.jedis.ScanIteration;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+/**
+ * A {@link LeaseStore} on Redis (a standalone server, or Redis Cluster), through a Jedis {@link
+ * UnifiedJedis} client: {@code RedisClient}, {@code RedisClusterClient}, or the older {@code
+ * JedisPooled} and {@code JedisCluster}.
+ *
+ * <pre>{@code
+ * RedisClient redis = RedisClient.create("redis://127.0.0.1:6379");
+ * LeaseStore store = RedisLeaseStore.builder(redis).keyPrefix("idem:").build();
+ * LeaseIdempotency idem = LeaseIdempotency.builder(store).build();
+ * }</pre>
+ *
+ * <p><b>Layout.</b> Each record is one Redis hash named {@code <prefix>{<sha256>}}, where {@code
+ * <sha256>} is the 64 lowercase hexadecimal digits of SHA-256 over the UTF-8 bytes of {@code
+ * principal + "\0" + operation + "\0" + key} (see {@link #recordKey}). The braces make the digest the
+ * Redis Cluster hash tag, so a record always lives in one hash slot whatever characters the scope or
+ * the key contain. Its fields are {@code principal}, {@code operation}, {@code key}, {@code
+ * fingerprint} (64 lowercase hex digits), {@code state} ({@code IN_PROGRESS} or {@code COMPLETED}),
+ * {@code owner}, {@code lease_until} and {@code expires_at} (milliseconds since the Unix epoch on the
+ * Redis server's clock) and, once completed, {@code response} (the bytes of {@link
+ * StoredResponseCodec}). The hash also carries a Redis expiry ({@code PEXPIREAT}) at {@code
+ * expires_at}, so Redis removes expired records by itself.
+ *
+ * <p><b>Atomicity and time.</b> {@link #claim}, {@link #complete} and {@link #release} are each one
+ * Lua script ({@code EVALSHA}, falling back to {@code EVAL} when the server does not have the script
+ * cached), so each is atomic for its record, and each takes "now" from the Redis server's {@code
+ * TIME}, never from the JVM's clock.
+ *
+ * <p><b>Durability.</b> A record is as durable as the Redis deployment: Redis replicates
+ * asynchronously, so a failover, or a restart without persistence, can lose a claim or a completion
+ * that was already acknowledged, and a retry may then run the effect again. Use persistence ({@code
+ * appendonly yes}) and, if needed, {@code WAIT}-style replication guarantees where that matters.
+ *
+ * <p>Thread-safe when the client is (a {@code RedisClient}, {@code RedisClusterClient}, {@code
+ * JedisPooled} or {@code JedisCluster} is; a {@link UnifiedJedis} over one single {@code Connection}
+ * is not). The store does not own the client: closing the client is the caller's business. Every
+ * failure of Redis or of the connection is thrown as {@link IdemStoreException}, never as a Jedis
+ * exception.
+ */
+public final class RedisLeaseStore implements LeaseStore {
+
+  /** The key prefix used when {@link Builder#keyPrefix(String)} is not called: {@value}. */
+  public static final String DEFAULT_KEY_PREFIX = "idem:";
+
+  /** The maximum length of a key prefix, in characters: {@value}. */
+  public static final int MAX_KEY_PREFIX_LENGTH = 200;
+
+  /**
+   * The longest lease or retention accepted: 36 500 days (about 100 years), which keeps every
+   * timestamp exact in Redis's Lua numbers.
+   */
+  public static final Duration MAX_DURATION = Duration.ofDays(36_500);
+
+  private static final int MAX_OWNER_TOKEN_LENGTH = 64;
+  private static final int MAX_PURGE_BATCH = 100_000;
+  private static final HexFormat HEX = HexFormat.of();
+
+  /** Common prelude: "now" in milliseconds from the server's clock, and integer formatting. */
+  private static final String PRELUDE = """
+      if redis.replicate_commands then redis.replicate_commands() end
+      local t = redis.call('TIME')
+      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      local function ms(n) return string.format('%d', n) end
+      local k = KEYS[1]
+      """;
+
+  /**
+   * KEYS[1] record; ARGV: principal, operation, key, fingerprint hex, owner, lease ms, retention ms.
+   * Returns {state, fingerprint, extra}: extra is 1/0 (recovery) for CLAIMED, the lease remaining in
+   * ms for IN_PROGRESS, the encoded response for COMPLETED.
+   */
+  private static final Script CLAIM = new Script("claim", PRELUDE + """
+      local lease = tonumber(ARGV[6])
+      local retention = tonumber(ARGV[7])
+      local function claimNew()
+        local expiresAt = now + retention
+        redis.call('DEL', k)
+        redis.call('HSET', k, 'principal', ARGV[1], 'operation', ARGV[2], 'key', ARGV[3],
+            'fingerprint', ARGV[4], 'state', 'IN_PROGRESS', 'owner', ARGV[5],
+            'lease_until', ms(now + lease), 'expires_at', ms(expiresAt))
+        redis.call('PEXPIREAT', k, ms(expiresAt))
+        return {'CLAIMED', ARGV[4], 0}
+      end
+      if redis.call('EXISTS', k) == 0 then
+        return claimNew()
+      end
+      local r = redis.call('HMGET', k, 'state', 'fingerprint', 'owner', 'lease_until', 'expires_at', 'response')
+      local state, fp, owner = r[1], r[2], r[3]
+      local leaseUntil, expiresAt, response = tonumber(r[4]), tonumber(r[5]), r[6]
+      if not fp or not expiresAt
+          or (state == 'IN_PROGRESS' and (not owner or not leaseUntil))
+          or (state == 'COMPLETED' and not response)
+          or (state ~= 'IN_PROGRESS' and state ~= 'COMPLETED') then
+        return redis.error_reply('IDEMCORRUPT the hash ' .. k .. ' is not a valid idem record')
+      end
+      if now >= expiresAt then
+        return claimNew()
+      end
+      if state == 'COMPLETED' then
+        return {'COMPLETED', fp, response}
+      end
+      if owner == ARGV[5] then
+        redis.call('HSET', k, 'lease_until', ms(now + lease))
+        return {'CLAIMED', fp, 0}
+      end
+      if now >= leaseUntil and fp == ARGV[4] then
+        local newExpiresAt = math.max(expiresAt, now + retention)
+        redis.call('HSET', k, 'owner', ARGV[5], 'lease_until', ms(now + lease), 'expires_at', ms(newExpiresAt))
+        redis.call('PEXPIREAT', k, ms(newExpiresAt))
+        return {'CLAIMED', fp, 1}
+      end
+      return {'IN_PROGRESS', fp, math.max(0, leaseUntil - now)}
+      """);
+
+  /** KEYS[1] record; ARGV: owner, encoded response, retention ms. Returns 1 if stored, else 0. */
+  private static final Script COMPLETE = new Script("complete", PRELUDE + """
+      local r = redis.call('HMGET', k, 'state', 'owner', 'expires_at')
+      local expiresAt = tonumber(r[3])
+      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] or not expiresAt or now >= expiresAt then
+        return 0
+      end
+      local newExpiresAt = now + tonumber(ARGV[3])
+      redis.call('HSET', k, 'state', 'COMPLETED', 'response', ARGV[2], 'expires_at', ms(newExpiresAt))
+      redis.call('PEXPIREAT', k, ms(newExpiresAt))
+      return 1
+      """);
+
+  /** KEYS[1] record; ARGV: owner. Returns 1 if removed, else 0. */
+  private static final Script RELEASE = new Script("release", PRELUDE + """
+      local r = redis.call('HMGET', k, 'state', 'owner', 'expires_at')
+      local expiresAt = tonumber(r[3])
+      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] or not expiresAt or now >= expiresAt then
+        return 0
+      end
+      redis.call('DEL', k)
+      return 1
+      """);
+
+  /** KEYS[1] a key found by SCAN. Returns 1 if it was an expired record and was deleted, else 0. */
+  private static final Script PURGE = new Script("purge", PRELUDE + """
+      if redis.call('TYPE', k).ok ~= 'hash' then
+        return 0
+      end
+      local r = redis.call('HMGET', k, 'state', 'expires_at')
+      local expiresAt = tonumber(r[2])
+      if not r[1] or not expiresAt or now < expiresAt then
+        return 0
+      end
+      redis.call('DEL', k)
+      return 1
+      """);
+
+  private final UnifiedJedis redis;
+  private final String keyPrefix;
+  private final String scanPattern;
+
+  private RedisLeaseStore(Builder b) {
+    this.redis = b.redis;
+    this.keyPrefix = b.keyPrefix;
+    this.scanPattern = escapeGlob(keyPrefix) + "{" + "?".repeat(64) + "}";
+  }
+
+  /**
+   * Starts a builder for a store on the given client.
+   *
+   * @param redis the Jedis client to use, never {@code null}; not connected to or closed by the
+   *     store (connection problems surface on first use, as {@link IdemStoreException})
+   * @return a new builder, never {@code null}
+   * @throws NullPointerException if {@code redis} is {@code null}
+   */
+  public static Builder builder(UnifiedJedis redis) {
+    return new Builder(redis);
+  }
+
+  /** @return the prefix of every Redis key this store uses, never {@code null} or empty */
+  public String keyPrefix() {
+    return keyPrefix;
+  }
+
+  /**
+   * The name of the Redis hash that holds the record of {@code (scope, key)}: the {@link
+   * #keyPrefix() prefix}, then {@code "{"}, the 64 lowercase hexadecimal digits of SHA-256 over the
+   * UTF-8 bytes of {@code principal + "\0" + operation + "\0" + key}, and {@code "}"}. This is the
+   * only Redis key the store touches for that record. Pure computation; no call to Redis.
+   *
+   * @param scope the record's scope, never {@code null}
+   * @param key the record's idempotency key, never {@code null}
+   * @return the Redis key, never {@code null}
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public String recordKey(Scope scope, IdempotencyKey key) {
+    Objects.requireNonNull(scope, "scope");
+    Objects.requireNonNull(key, "key");
+    String id = scope.principal() + '\u0000' + scope.operation() + '\u0000' + key.value();
+    return keyPrefix + '{' + HEX.formatHex(sha256(id.getBytes(StandardCharsets.UTF_8))) + '}';
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One atomic Lua script on the record's hash, on the Redis server's clock.
+   *
+   * @param request scope, key and fingerprint, never {@code null}
+   * @param ownerToken 1 to 64 printable US-ASCII characters (0x20-0x7E), never {@code null}
+   * @param lease positive, at most {@link #MAX_DURATION}; used in whole milliseconds
+   * @param retention longer than {@code lease}, at most {@link #MAX_DURATION}; used in whole
+   *     milliseconds
+   * @return what the store found and did, never {@code null}
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws IdemStoreException if Redis fails or cannot be reached, or the record is corrupt
+   */
+  @Override
+  public ClaimResult claim(IdempotentRequest request, String ownerToken, Duration lease, Duration retention) {
+    Objects.requireNonNull(request, "request");
+    checkOwnerToken(ownerToken);
+    checkDuration("lease", lease);
+    checkDuration("retention", retention);
+    if (retention.compareTo(lease) <= 0) {
+      throw new IllegalArgumentException("retention (" + retention + ") must be longer than the lease (" + lease + ")");
+    }
+    String recordKey = recordKey(request.scope(), request.key());
+    Object reply = run(CLAIM, recordKey,
+        utf8(request.scope().principal()),
+        utf8(request.scope().operation()),
+        utf8(request.key().value()),
+        utf8(request.fingerprint().hex()),
+        utf8(ownerToken),
+        utf8(Long.toString(lease.toMillis())),
+        utf8(Long.toString(retention.toMillis())));
+    return toClaimResult(reply, recordKey);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One atomic Lua script on the record's hash, on the Redis server's clock. The response is
+   * stored as the bytes of {@link StoredResponseCodec}, binary-safe.
+   *
+   * @param scope the record's scope, never {@code null}
+   * @param key the record's idempotency key, never {@code null}
+   * @param ownerToken 1 to 64 printable US-ASCII characters, never {@code null}
+   * @param response the response to store, never {@code null}
+   * @param retention positive, at most {@link #MAX_DURATION}; used in whole milliseconds
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws IllegalArgumentException if an argument is out of range
+   * @throws IdemStoreException if Redis fails or cannot be reached
+   */
+  @Override
+  public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
+    Objects.requireNonNull(response, "response");
+    checkOwnerToken(ownerToken);
+    checkDuration("retention", retention);
+    String recordKey = recordKey(scope, key);
+    Object reply = run(COMPLETE, recordKey,
+        utf8(ownerToken), StoredResponseCodec.encode(response), utf8(Long.toString(retention.toMillis())));
+    return toCount(reply, COMPLETE, recordKey) == 1;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One atomic Lua script on the record's hash, on the Redis server's clock; a removed claim
+   * deletes the hash.
+   *
+   * @param scope the record's scope, never {@code null}
+   * @param key the record's idempotency key, never {@code null}
+   * @param ownerToken 1 to 64 printable US-ASCII characters, never {@code null}
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws IllegalArgumentException if {@code ownerToken} is malformed
+   * @throws IdemStoreException if Redis fails or cannot be reached
+   */
+  @Override
+  public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
+    checkOwnerToken(ownerToken);
+    String recordKey = recordKey(scope, key);
+    return toCount(run(RELEASE, recordKey, utf8(ownerToken)), RELEASE, recordKey) == 1;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Redis already removes each record at its expiry by itself, so this usually finds little or
+   * nothing: it is a sweep for records whose Redis expiry was lost (for example by a {@code
+   * PERSIST} or a restore). It walks the keys that look like this store's records with {@code SCAN
+   * ... MATCH <prefix>{<64 characters>} COUNT batchSize} (on every node of a cluster), and checks
+   * each one with its own small atomic Lua script that deletes it only if it is a record hash whose
+   * {@code expires_at} has passed on the server's clock. No step holds a lock for long.
+   *
+   * @param batchSize 1 to 100 000: the {@code COUNT} hint of each {@code SCAN} step
+   * @return how many records this call deleted, not counting those Redis expired by itself
+   * @throws IllegalArgumentException if {@code batchSize} is out of range
+   * @throws IdemStoreException if Redis fails or cannot be reached; records deleted before the
+   *     failure stay deleted
+   */
+  @Override
+  public long purgeExpired(int batchSize) {
+    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
+      throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
+    }
+    long removed = 0;
+    try {
+      ScanIteration scan = redis.scanIteration(batchSize, scanPattern);
+      while (!scan.isIterationCompleted()) {
+        for (String found : scan.nextBatchList()) {
+          removed += toCount(run(PURGE, found), PURGE, found);
+        }
+      }
+    } catch (JedisException e) {
+      throw new IdemStoreException("Redis purge failed while scanning " + scanPattern + ": " + e.getMessage(), e);
+    }
+    return removed;
+  }
+
+  /**
+   * A debugging form, {@code RedisLeaseStore[keyPrefix=<prefix>]}.
+   *
+   * @return the text, never {@code null}
+   */
+  @Override
+  public String toString() {
+    return "RedisLeaseStore[keyPrefix=" + keyPrefix + "]";
+  }
+
+  // ------------------------------------------------------------------ Redis calls and replies
+
+  private Object run(Script script, String recordKey, byte[]... args) {
+    List<byte[]> keys = List.of(utf8(recordKey));
+    List<byte[]> argv = List.of(args);
+    try {
+      try {
+        return redis.evalsha(script.sha1, keys, argv);
+      } catch (JedisNoScriptException e) {
+        return redis.eval(script.source, keys, argv);
+      } catch (JedisDataException e) {
+        if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) {
+          throw e;
+        }
+        return redis.eval(script.source, keys, argv);
+      }
+    } catch (JedisException e) {
+      throw new IdemStoreException("Redis " + script.name + " failed on " + recordKey + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static ClaimResult toClaimResult(Object reply, String recordKey) {
+    if (!(reply instanceof List<?> list) || list.size() != 3 || !(list.get(0) instanceof byte[] state)
+        || !(list.get(1) instanceof byte[] fingerprintHex)) {
+      throw unexpected(CLAIM, recordKey, reply);
+    }
+    Fingerprint fingerprint;
+    try {
+      fingerprint = Fingerprint.fromHex(new String(fingerprintHex, StandardCharsets.US_ASCII));
+    } catch (IllegalArgumentException e) {
+      throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt fingerprint: " + e.getMessage(), e);
+    }
+    Object extra = list.get(2);
+    switch (new String(state, StandardCharsets.US_ASCII)) {
+      case "CLAIMED":
+        if (extra instanceof Long recovery) {
+          return ClaimResult.claimed(fingerprint, recovery == 1L);
+        }
+        break;
+      case "IN_PROGRESS":
+        if (extra instanceof Long remainingMillis) {
+          return ClaimResult.inProgress(fingerprint, Duration.ofMillis(remainingMillis));
+        }
+        break;
+      case "COMPLETED":
+        if (extra instanceof byte[] encoded) {
+          try {
+            return ClaimResult.completed(fingerprint, StoredResponseCodec.decode(encoded));
+          } catch (IdemStoreException e) {
+            throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt response: " + e.getMessage(), e);
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    throw unexpected(CLAIM, recordKey, reply);
+  }
+
+  private static long toCount(Object reply, Script script, String recordKey) {
+    if (reply instanceof Long n && (n == 0L || n == 1L)) {
+      return n;
+    }
+    throw unexpected(script, recordKey, reply);
+  }
+
+  private static IdemStoreException unexpected(Script script, String recordKey, Object reply) {
+    String shape = reply == null ? "null" : reply.getClass().getSimpleName();
+    return new IdemStoreException("Redis " + script.name + " on " + recordKey + " gave an unexpected reply (" + shape + ")", null);
+  }
+
+  // ------------------------------------------------------------------ validation and helpers
+
+  private static void checkOwnerToken(String ownerToken) {
+    Objects.requireNonNull(ownerToken, "ownerToken");
+    if (ownerToken.isEmpty() || ownerToken.length() > MAX_OWNER_TOKEN_LENGTH) {
+      throw new IllegalArgumentException("ownerToken must be 1 to 64 characters, was " + ownerToken.length());
+    }
+    for (int i = 0; i < ownerToken.length(); i++) {
+      char c = ownerToken.charAt(i);
+      if (c < 0x20 || c > 0x7E) {
+        throw new IllegalArgumentException("ownerToken must be printable US-ASCII, not at index " + i);
+      }
+    }
+  }
+
+  private static void checkDuration(String name, Duration d) {
+    Objects.requireNonNull(d, name);
+    if (d.isNegative() || d.isZero() || d.compareTo(MAX_DURATION) > 0) {
+      throw new IllegalArgumentException(name + " must be positive and at most " + MAX_DURATION + ", was " + d);
+    }
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] sha256(byte[] bytes) {
+    return digest("SHA-256").digest(bytes);
+  }
+
+  private static MessageDigest digest(String algorithm) {
+    try {
+      return MessageDigest.getInstance(algorithm);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(algorithm + " is required of every Java platform", e);
+    }
+  }
+
+  /** Escapes the characters that Redis's glob patterns treat specially. */
+  private static String escapeGlob(String s) {
+    StringBuilder b = new StringBuilder(s.length() + 8);
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+        b.append('\\');
+      }
+      b.append(c);
+    }
+    return b.toString();
+  }
+
+  /** A Lua script with its SHA-1, as {@code EVALSHA} wants it (40 lowercase hex digits). */
+  private static final class Script {
+    final String name;
+    final byte[] source;
+    final byte[] sha1;
+
+    Script(String name, String source) {
+      this.name = name;
+      this.source = utf8(source);
+      this.sha1 = utf8(HEX.formatHex(digest("SHA-1").digest(this.source)));
+    }
+  }
+
+  /**
+   * Builds a {@link RedisLeaseStore}. Every setter validates its argument at once. Not thread-safe;
+   * the store it builds is.
+   */
+  public static final class Builder {
+    private final UnifiedJedis redis;
+    private String keyPrefix = DEFAULT_KEY_PREFIX;
+
+    private Builder(UnifiedJedis redis) {
+      this.redis = Objects.requireNonNull(redis, "redis");
+    }
+
+    /**
+     * Sets the prefix of every Redis key the store uses, so that several applications or
+     * environments can share one Redis. Default {@value RedisLeaseStore#DEFAULT_KEY_PREFIX}.
+     *
+     * @param keyPrefix 1 to {@value RedisLeaseStore#MAX_KEY_PREFIX_LENGTH} characters, no control
+     *     character and no {@code '{'} or {@code '}'} (those would change the Redis Cluster hash
+     *     tag), never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code keyPrefix} is {@code null}
+     * @throws IllegalArgumentException if {@code keyPrefix} breaks a rule above
+     */
+    public Builder keyPrefix(String keyPrefix) {
+      Objects.requireNonNull(keyPrefix, "keyPrefix");
+      if (keyPrefix.isEmpty() || keyPrefix.length() > MAX_KEY_PREFIX_LENGTH) {
+        throw new IllegalArgumentException(
+            "keyPrefix must be 1 to " + MAX_KEY_PREFIX_LENGTH + " characters, was " + keyPrefix.length());
+      }
+      for (int i = 0; i < keyPrefix.length(); i++) {
+        char c = keyPrefix.charAt(i);
+        if (Character.isISOControl(c) || c == '{' || c == '}') {
+          throw new IllegalArgumentException(
+              "keyPrefix must not contain a control character, '{' or '}': found one at index " + i);
+        }
+      }
+      this.keyPrefix = keyPrefix;
+      return this;
+    }
+
+    /**
+     * Builds the store. Does not contact Redis.
+     *
+     * @return a new, thread-safe store (as thread-safe as the client), never {@code null}
+     */
+    public RedisLeaseStore build() {
+      return new RedisLeaseStore(this);
+    }
+  }
+}
