@@ -30,7 +30,19 @@ public class IdempotencyKeyReusedException extends IdemException {
     this.key = key;
   }
 
-  /** @return the scope of the reused key */
+  /**
+   * For a client that only knows the server refused the key (HTTP 422) and not the server's scope.
+   *
+   * @param key the key, never {@code null}
+   * @param detail what the server said, may be empty
+   */
+  public IdempotencyKeyReusedException(IdempotencyKey key, String detail) {
+    super("idempotency key '" + key + "' was already used with a different payload" + (detail == null || detail.isEmpty() ? "" : ": " + detail));
+    this.scope = null;
+    this.key = key;
+  }
+
+  /** @return the scope of the reused key; {@code null} when raised by a client that does not know it */
   public Scope scope() {
     return scope;
   }

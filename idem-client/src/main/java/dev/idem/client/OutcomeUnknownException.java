@@ -1,0 +1,48 @@
+package dev.idem.client;
+
+import dev.idem.core.IdemException;
+
+/**
+ * Every attempt of an operation failed in a way that may hide a success: a timeout, a dropped
+ * connection, a lost response, or a retryable status until the attempts, the deadline or the retry
+ * budget ran out. The effect may exist on the server. Resume with the same key ({@link #key()}):
+ * {@code client.send(operation.withKey(e.key()))} then replays the first result if there was one.
+ * Immutable and thread-safe.
+ */
+public class OutcomeUnknownException extends IdemException {
+  private static final long serialVersionUID = 1L;
+
+  private final String key;
+  private final int attempts;
+  private final int lastStatus;
+
+  /**
+   * @param key the idempotency key of the operation
+   * @param attempts how many attempts were sent
+   * @param lastStatus the status of the last response, or -1 when the last attempt got none
+   * @param reason why the client stopped
+   * @param cause the last failure, may be {@code null}
+   */
+  public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, Throwable cause) {
+    super("outcome unknown after " + attempts + " attempt(s) with idempotency key '" + key + "' (" + reason
+        + (lastStatus > 0 ? ", last status " + lastStatus : "") + "); the effect may exist: resume with the same key", cause);
+    this.key = key;
+    this.attempts = attempts;
+    this.lastStatus = lastStatus;
+  }
+
+  /** @return the idempotency key to resume with */
+  public String key() {
+    return key;
+  }
+
+  /** @return how many attempts were sent */
+  public int attempts() {
+    return attempts;
+  }
+
+  /** @return the last response status, or -1 when the last attempt got no response */
+  public int lastStatus() {
+    return lastStatus;
+  }
+}

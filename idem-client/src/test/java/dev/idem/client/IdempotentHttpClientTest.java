@@ -1,0 +1,262 @@
+package dev.idem.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.IdempotencyKeyReusedException;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpTimeoutException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The client's rules on virtual time: no test sleeps, every wait is counted on a controllable clock. */
+class IdempotentHttpClientTest {
+
+  private static final URI NOTES = URI.create("http://127.0.0.1:9/notes");
+
+  private final VirtualTime time = new VirtualTime();
+  @TempDir Path dir;
+
+  private IdempotentHttpClient.Builder client(ScriptedTransport transport) {
+    return IdempotentHttpClient.builder(transport).clock(time).scheduler(time).random(new Random(42)::nextDouble);
+  }
+
+  private ScriptedTransport transport(Function<Integer, Object> script) {
+    return new ScriptedTransport(time, Duration.ofMillis(10), script);
+  }
+
+  private static HttpOperation save(String title) {
+    return HttpOperation.postJson(NOTES, "{\"title\":\"" + title + "\"}");
+  }
+
+  // ------------------------------------------------------------------ backoff and Retry-After
+
+  @Test
+  void backoffGrowsExponentiallyUpToTheCap() {
+    ClientRetryPolicy p = ClientRetryPolicy.builder().baseDelay(Duration.ofMillis(100)).maxDelay(Duration.ofSeconds(1)).build();
+    double almostOne = Math.nextDown(1.0);
+    assertThat(p.backoff(1, almostOne)).isLessThanOrEqualTo(Duration.ofMillis(100)).isGreaterThan(Duration.ofMillis(99));
+    assertThat(p.backoff(2, almostOne)).isLessThanOrEqualTo(Duration.ofMillis(200)).isGreaterThan(Duration.ofMillis(199));
+    assertThat(p.backoff(4, almostOne)).isLessThanOrEqualTo(Duration.ofMillis(800)).isGreaterThan(Duration.ofMillis(799));
+    assertThat(p.backoff(5, almostOne)).isLessThanOrEqualTo(Duration.ofSeconds(1)).isGreaterThan(Duration.ofMillis(999));
+    assertThat(p.backoff(90, almostOne)).as("no overflow far out").isLessThanOrEqualTo(Duration.ofSeconds(1));
+    assertThat(p.backoff(3, 0.0)).isEqualTo(Duration.ZERO);
+  }
+
+  @Test
+  void fullJitterStaysInsideItsBounds() {
+    ClientRetryPolicy p = ClientRetryPolicy.builder().baseDelay(Duration.ofMillis(50)).maxDelay(Duration.ofMillis(400)).build();
+    Random random = new Random(7);
+    for (int retry = 1; retry <= 8; retry++) {
+      Duration cap = Duration.ofMillis(Math.min(400, 50L << (retry - 1)));
+      Duration min = cap;
+      Duration max = Duration.ZERO;
+      for (int i = 0; i < 2000; i++) {
+        Duration d = p.backoff(retry, random.nextDouble());
+        assertThat(d).isBetween(Duration.ZERO, cap);
+        min = d.compareTo(min) < 0 ? d : min;
+        max = d.compareTo(max) > 0 ? d : max;
+      }
+      assertThat(min).as("full jitter reaches near zero").isLessThan(cap.dividedBy(10));
+      assertThat(max).as("and near the cap").isGreaterThan(cap.multipliedBy(9).dividedBy(10));
+    }
+  }
+
+  @Test
+  void retryAfterParsesSecondsAndHttpDates() {
+    java.time.Instant now = time.instant();
+    assertThat(RetryAfter.parse("120", now)).contains(Duration.ofSeconds(120));
+    assertThat(RetryAfter.parse(" 0 ", now)).contains(Duration.ZERO);
+    String inThirty = DateTimeFormatter.RFC_1123_DATE_TIME.format(now.plusSeconds(30).atZone(ZoneOffset.UTC));
+    assertThat(RetryAfter.parse(inThirty, now)).contains(Duration.ofSeconds(30));
+    assertThat(RetryAfter.parse("Sun, 06 Nov 1994 08:49:37 GMT", now)).as("a past date means now").contains(Duration.ZERO);
+    assertThat(RetryAfter.parse("-5", now)).isEmpty();
+    assertThat(RetryAfter.parse("soon", now)).isEmpty();
+    assertThat(RetryAfter.parse(null, now)).isEmpty();
+  }
+
+  @Test
+  void retryAfterReplacesTheBackoff() throws Exception {
+    String date = DateTimeFormatter.RFC_1123_DATE_TIME.format(time.instant().plusSeconds(5).atZone(ZoneOffset.UTC));
+    ScriptedTransport t = transport(n -> switch (n) {
+      case 1 -> new ScriptedTransport.Reply(503, Map.of("Retry-After", List.of("2")), "");
+      case 2 -> new ScriptedTransport.Reply(429, Map.of("Retry-After", List.of(date)), "");
+      default -> 201;
+    });
+    OperationResult r = client(t).build().send(save("a"));
+    assertThat(r.attempts()).isEqualTo(3);
+    assertThat(Duration.between(t.sent.get(0).at(), t.sent.get(1).at())).isEqualTo(Duration.ofMillis(2010));
+    assertThat(t.sent.get(2).at()).isEqualTo(time.instant().minusMillis(10)).isAfterOrEqualTo(t.sent.get(0).at().plusSeconds(5));
+  }
+
+  // ------------------------------------------------------------------ the key
+
+  @Test
+  void theKeyAndTheBodyAreIdenticalOnEveryAttempt() throws Exception {
+    ScriptedTransport t = transport(n -> n <= 2 ? new IOException("connection reset: response lost") : 201);
+    OperationResult r = client(t).build().send(save("milk"));
+    assertThat(r.attempts()).isEqualTo(3);
+    assertThat(t.sent).hasSize(3);
+    assertThat(t.sent).extracting(s -> s.request().headers().firstValue("Idempotency-Key").orElseThrow())
+        .containsOnly("\"" + r.key() + "\"");
+    assertThat(t.sent).extracting(s -> new String(s.body())).containsOnly("{\"title\":\"milk\"}");
+  }
+
+  @Test
+  void aKeySuppliedByTheCallerIsNeverReplaced() throws Exception {
+    ScriptedTransport t = transport(n -> n == 1 ? new HttpTimeoutException("timed out") : 201);
+    HttpOperation op = HttpOperation.builder("POST", NOTES).body(new byte[] {1, 2}).idempotencyKey("order-7").build();
+    OperationResult r = client(t).keyGenerator(() -> "generated-must-not-be-used").build().send(op);
+    assertThat(r.key()).isEqualTo("order-7");
+    assertThat(t.sent).extracting(s -> s.request().headers().firstValue("Idempotency-Key").orElseThrow()).containsOnly("\"order-7\"");
+  }
+
+  @Test
+  void twoOperationsGetTwoKeys() throws Exception {
+    ScriptedTransport t = transport(n -> 201);
+    IdempotentHttpClient c = client(t).build();
+    assertThat(c.send(save("a")).key()).isNotEqualTo(c.send(save("a")).key());
+  }
+
+  // ------------------------------------------------------------------ what is retried
+
+  @Test
+  void stopsAtOnceOn422WithKeyReused() {
+    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(422, Map.of(), "{\"title\":\"key reused\"}"));
+    assertThatThrownBy(() -> client(t).build().send(save("a")))
+        .isInstanceOf(IdempotencyKeyReusedException.class)
+        .hasMessageContaining("key reused");
+    assertThat(t.sent).hasSize(1);
+  }
+
+  @Test
+  void otherClientErrorsAndA409WithoutRetryAfterAreFinal() throws Exception {
+    for (int status : new int[] {400, 401, 404, 409, 500}) {
+      ScriptedTransport t = transport(n -> status);
+      OperationResult r = client(t).build().send(save("a"));
+      assertThat(r.status()).isEqualTo(status);
+      assertThat(r.attempts()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void retriesInProgressAndTransientStatuses() throws Exception {
+    for (int status : new int[] {429, 502, 503, 504}) {
+      ScriptedTransport t = transport(n -> n == 1 ? status : 201);
+      assertThat(client(t).build().send(save("a")).attempts()).as("status %d", status).isEqualTo(2);
+    }
+    ScriptedTransport inProgress = transport(n -> n == 1 ? new ScriptedTransport.Reply(409, Map.of("Retry-After", List.of("1")), "") : 201);
+    assertThat(client(inProgress).build().send(save("a")).attempts()).isEqualTo(2);
+  }
+
+  @Test
+  void aReplayIsReported() throws Exception {
+    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(201, Map.of("Idempotent-Replayed", List.of("true")), "{\"id\":1}"));
+    assertThat(client(t).build().send(save("a")).replayed()).isTrue();
+  }
+
+  // ------------------------------------------------------------------ bounds
+
+  @Test
+  void noAttemptStartsAfterTheDeadline() {
+    ScriptedTransport t = new ScriptedTransport(time, Duration.ofMillis(300), n -> 503);
+    ClientRetryPolicy policy = ClientRetryPolicy.builder().maxAttempts(100).maxDuration(Duration.ofSeconds(2))
+        .baseDelay(Duration.ofMillis(100)).maxDelay(Duration.ofMillis(400)).build();
+    java.time.Instant deadline = time.instant().plus(Duration.ofSeconds(2));
+    assertThatThrownBy(() -> client(t).retryPolicy(policy).retryBudget(RetryBudget.unlimited()).build().send(save("a")))
+        .isInstanceOfSatisfying(OutcomeUnknownException.class, e -> {
+          assertThat(e.attempts()).isEqualTo(t.sent.size());
+          assertThat(e.lastStatus()).isEqualTo(503);
+        });
+    assertThat(t.sent.size()).isGreaterThan(2);
+    assertThat(t.sent).allSatisfy(s -> assertThat(s.at()).isBefore(deadline));
+  }
+
+  @Test
+  void attemptsAreBoundedAndTheOutcomeIsUnknownWithTheKey() throws Exception {
+    ScriptedTransport t = transport(n -> new IOException("connection reset"));
+    IdempotentHttpClient c = client(t).retryPolicy(ClientRetryPolicy.builder().maxAttempts(3).build()).build();
+    OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(() -> c.send(save("a")), OutcomeUnknownException.class);
+    assertThat(e.attempts()).isEqualTo(3);
+    assertThat(e.lastStatus()).isEqualTo(-1);
+    assertThat(e.getCause()).isInstanceOf(IOException.class);
+    assertThat(t.sent).hasSize(3);
+    String key = t.sent.get(0).request().headers().firstValue("Idempotency-Key").orElseThrow();
+    assertThat(key).isEqualTo("\"" + e.key() + "\"");
+  }
+
+  @Test
+  void theSharedBudgetStopsARetryStorm() {
+    AtomicInteger calls = new AtomicInteger();
+    ScriptedTransport t = transport(n -> {
+      calls.incrementAndGet();
+      return 503;
+    });
+    RetryBudget budget = RetryBudget.create(0.0, 3);
+    IdempotentHttpClient c = client(t).retryBudget(budget).retryPolicy(ClientRetryPolicy.builder().maxAttempts(5).build()).build();
+    for (int i = 0; i < 10; i++) {
+      assertThatThrownBy(() -> c.send(save("x"))).isInstanceOf(OutcomeUnknownException.class);
+    }
+    assertThat(calls).as("10 first attempts and only the 3 retries the budget held").hasValue(13);
+    assertThat(budget.available()).isZero();
+  }
+
+  // ------------------------------------------------------------------ the journal
+
+  @Test
+  void theJournalHoldsTheOperationBeforeTheFirstSendAndDropsItWhenFinal() throws Exception {
+    PendingJournal journal = PendingJournal.open(dir);
+    ScriptedTransport t = transport(n -> {
+      assertThat(journal.scan().pending()).as("recorded before sending").hasSize(1);
+      return 201;
+    });
+    OperationResult r = client(t).journal(journal).build().send(save("a"));
+    assertThat(r.status()).isEqualTo(201);
+    assertThat(journal.scan().pending()).isEmpty();
+  }
+
+  @Test
+  void anUnknownOutcomeStaysInTheJournalAndAResumeUsesTheSameKey() throws Exception {
+    PendingJournal journal = PendingJournal.open(dir);
+    ScriptedTransport down = transport(n -> new IOException("connection refused"));
+    String key = org.assertj.core.api.Assertions.catchThrowableOfType(
+        () -> client(down).journal(journal).retryPolicy(ClientRetryPolicy.builder().maxAttempts(2).build()).build().send(save("a")),
+        OutcomeUnknownException.class).key();
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(key);
+
+    // a new process: a new client on the same journal
+    Files.writeString(dir.resolve("garbage.op"), "not=a journal entry\n");
+    ScriptedTransport up = transport(n -> new ScriptedTransport.Reply(201, Map.of("Idempotent-Replayed", List.of("true")), "{\"id\":1}"));
+    IdempotentHttpClient.ResumeReport report = client(up).journal(journal).build().resumePending();
+    assertThat(report.resumed()).hasSize(1);
+    assertThat(report.resumed().get(0).result().replayed()).isTrue();
+    assertThat(up.sent.get(0).request().headers().firstValue("Idempotency-Key")).contains("\"" + key + "\"");
+    assertThat(new String(up.sent.get(0).body())).isEqualTo("{\"title\":\"a\"}");
+    assertThat(report.corrupt()).singleElement().satisfies(c -> {
+      assertThat(c.file().getFileName().toString()).isEqualTo("garbage.op");
+      assertThat(c.reason()).contains("not an Idem journal entry");
+    });
+    assertThat(journal.scan().pending()).isEmpty();
+  }
+
+  @Test
+  void builderValidatesEagerly() {
+    assertThatThrownBy(() -> ClientRetryPolicy.builder().maxAttempts(0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ClientRetryPolicy.builder().baseDelay(Duration.ofSeconds(2)).maxDelay(Duration.ofSeconds(1)).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxDelay");
+    assertThatThrownBy(() -> RetryBudget.create(-1, 5)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> HttpOperation.builder("POST", URI.create("/relative"))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> HttpOperation.builder("POST", NOTES).header("Idempotency-Key", "x")).isInstanceOf(IllegalArgumentException.class);
+  }
+}
