@@ -1,0 +1,450 @@
+package dev.idem.servlet;
+
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InvalidPayloadException;
+import dev.idem.core.LeaseContext;
+import dev.idem.core.LeaseEffect;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.LeaseLostException;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.servlet.internal.BufferedRequest;
+import dev.idem.servlet.internal.CapturingResponse;
+import dev.idem.servlet.internal.HeaderRules;
+import dev.idem.servlet.internal.KeyHeader;
+import dev.idem.servlet.internal.Principals;
+import dev.idem.servlet.internal.Problem;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A Jakarta Servlet 6 filter that implements the {@code Idempotency-Key} HTTP request header field
+ * (IETF draft-ietf-httpapi-idempotency-key-header) on Idem's lease mode ({@link LeaseIdempotency}):
+ * the rest of the filter chain, the handler, is the effect that runs at most once per key.
+ *
+ * <h2>What happens to a request</h2>
+ *
+ * <ol>
+ *   <li>A request whose method and path match no {@link IdempotencyFilterConfig.Route} passes
+ *       through untouched (by default only {@code POST} and {@code PATCH} match).
+ *   <li>The key comes from the {@value #KEY_HEADER} field (name matched case-insensitively, RFC
+ *       9110 section 5.1), either as the draft's {@code sf-string} ({@code "8e03978e-..."}, section
+ *       2.1, RFC 8941 section 3.3.3, with {@code \"} and {@code \\} escapes) or as a bare value
+ *       ({@code 8e03978e-...}); both spell the same key. Missing on a {@link
+ *       KeyRequirement#REQUIRED} route: 400. Missing on an {@link KeyRequirement#OPTIONAL} route:
+ *       the request runs normally and is never deduplicated. Malformed (empty, longer than 255
+ *       characters, a control or non-ASCII character, bad quoting, or the field twice): 400.
+ *   <li>The body is read into memory, at most {@link IdempotencyFilterConfig#maxBodyBytes()} bytes
+ *       (never more, even when chunked): a longer one, or a {@code Content-Length} announcing one,
+ *       gets 413 without the handler running. The handler reads the same bytes again through
+ *       {@code getInputStream()}, {@code getReader()} or the form parameters.
+ *   <li>The fingerprint (draft section 2.4) is the SHA-256 of the request target (decoded path and
+ *       raw query) and of {@link Fingerprint#of(String, byte[])} of the body by its {@code
+ *       Content-Type}: RFC 8785 canonical JSON for JSON media types, raw bytes otherwise (an empty body
+ *       is fingerprinted as no bytes, whatever its declared type). Binding the
+ *       target means a key reused on another resource under a wildcard route ({@code PATCH
+ *       /notes/1}, then {@code /notes/2}) is a reuse with another request (422), not a replay of the
+ *       other resource's answer. A non-empty body declared as JSON that is not JSON gets 400.
+ *   <li>The scope is the principal (from the {@link PrincipalResolver}, by default {@code
+ *       getUserPrincipal()}, or the anonymous principal) and the route's operation, {@code "<METHOD>
+ *       <pattern>"}: the configured template, never the raw URI (draft, Security Considerations:
+ *       a composite key with attributes known only to the server).
+ *   <li>The engine claims the key. Then, for a first attempt, the handler runs against a response
+ *       that is buffered entirely ({@code getWriter}, {@code getOutputStream}, {@code sendError},
+ *       {@code sendRedirect}, {@code setStatus}, headers, cookies, {@code flushBuffer}: nothing
+ *       reaches the client before the handler returns). The engine's {@link
+ *       dev.idem.core.ResponsePolicy} then stores the answer or releases the claim (5xx, 408, 425,
+ *       429 are released by default, so a retry runs again), and the filter writes the handler's
+ *       answer, every header and cookie included. The handler finds the claim's {@link
+ *       LeaseContext} in the request attribute {@value #LEASE_CONTEXT_ATTRIBUTE} and should pass
+ *       {@code key()} downstream when {@code recovery()} is {@code true}.
+ *   <li>A retry after completion gets the stored status, body bytes and the configured header
+ *       fields ({@link IdempotencyFilterConfig#replayedHeaders()}), plus {@code Idempotent-Replayed:
+ *       true}; never {@code Set-Cookie}, credentials or hop-by-hop fields.
+ * </ol>
+ *
+ * <h2>Errors</h2>
+ *
+ * <p>Every error the filter produces itself is an RFC 9457 problem ({@code application/problem+json}
+ * with {@code type}, {@code title}, {@code status} and {@code detail}; never a stack trace):
+ *
+ * <table>
+ *   <caption>Problems</caption>
+ *   <tr><th>status</th><th>type</th><th>when</th><th>rule</th></tr>
+ *   <tr><td>400</td><td>{@value #PROBLEM_KEY_MISSING}</td><td>required key missing</td><td>draft 2.7</td></tr>
+ *   <tr><td>400</td><td>{@value #PROBLEM_KEY_MALFORMED}</td><td>malformed key</td><td>draft 2.1, 2.7</td></tr>
+ *   <tr><td>400</td><td>{@value #PROBLEM_PAYLOAD_INVALID}</td><td>body declared JSON is not JSON</td><td>RFC 8259</td></tr>
+ *   <tr><td>409</td><td>{@value #PROBLEM_IN_PROGRESS}</td><td>the first attempt is still running;
+ *       with {@code Retry-After} in seconds</td><td>draft 2.6, 2.7; RFC 9110 10.2.3</td></tr>
+ *   <tr><td>413</td><td>{@value #PROBLEM_BODY_TOO_LARGE}</td><td>body over the limit</td><td>RFC 9110 15.5.14</td></tr>
+ *   <tr><td>422</td><td>{@value #PROBLEM_KEY_REUSED}</td><td>key reused with another request</td><td>draft 2.2, 2.7</td></tr>
+ *   <tr><td>503</td><td>{@value #PROBLEM_STORE_UNAVAILABLE}</td><td>the store failed before the
+ *       claim was made; the handler did not run and nothing was written</td><td>RFC 9110 15.6.4</td></tr>
+ * </table>
+ *
+ * <p>A handler that throws releases the claim (so a retry runs again) and nothing is stored; the
+ * exception propagates to the container, which answers as it answers any failing servlet. If the
+ * store fails <em>after</em> the handler ran (completing or releasing the claim), the handler's
+ * answer is still sent, since its effect happened; the claim then expires with its lease.
+ *
+ * <h2>Limits</h2>
+ *
+ * <p>On a matched route the request and the whole response are held in memory, so the routes
+ * should be API operations with bounded answers; asynchronous processing ({@code startAsync}) and
+ * multipart parts are refused there. The filter is thread-safe: its configuration is immutable, and
+ * each request's state lives on its own thread.
+ */
+public final class IdempotencyFilter implements Filter {
+
+  /** The request header field that carries the key (draft section 2). */
+  public static final String KEY_HEADER = "Idempotency-Key";
+
+  /** The response header field, with value {@code true}, that marks a replayed answer. */
+  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+  /**
+   * The request attribute that holds the claim's {@link LeaseContext} while the handler runs
+   * (scope, key, owner token, and whether this run takes over an expired lease).
+   */
+  public static final String LEASE_CONTEXT_ATTRIBUTE = "dev.idem.core.LeaseContext";
+
+  /** The base of the problem type URIs below. */
+  public static final String PROBLEM_TYPE_BASE = "https://idem.dev/problems/";
+  /** Problem type: a required {@code Idempotency-Key} is missing (400). */
+  public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + "idempotency-key-missing";
+  /** Problem type: the {@code Idempotency-Key} field is malformed (400). */
+  public static final String PROBLEM_KEY_MALFORMED = PROBLEM_TYPE_BASE + "idempotency-key-malformed";
+  /** Problem type: the body does not match its declared media type, such as invalid JSON (400). */
+  public static final String PROBLEM_PAYLOAD_INVALID = PROBLEM_TYPE_BASE + "payload-invalid";
+  /** Problem type: the first request with this key is still being processed (409). */
+  public static final String PROBLEM_IN_PROGRESS = PROBLEM_TYPE_BASE + "request-in-progress";
+  /** Problem type: the request body is larger than the configured limit (413). */
+  public static final String PROBLEM_BODY_TOO_LARGE = PROBLEM_TYPE_BASE + "body-too-large";
+  /** Problem type: the key was already used with another request (422). */
+  public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + "idempotency-key-reused";
+  /** Problem type: the idempotency store could not be used (503). */
+  public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + "store-unavailable";
+
+  private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
+  private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
+
+  private volatile IdempotencyFilterConfig config;
+
+  /**
+   * A filter with its configuration, for programmatic registration ({@code
+   * ServletContext.addFilter(name, filter)}).
+   *
+   * @param config the configuration, never {@code null}
+   * @throws NullPointerException if {@code config} is {@code null}
+   */
+  public IdempotencyFilter(IdempotencyFilterConfig config) {
+    this.config = Objects.requireNonNull(config, "config");
+  }
+
+  /**
+   * A filter for containers that instantiate it by class name ({@code web.xml}, {@code
+   * @WebFilter}): {@link #init(FilterConfig)} takes the configuration from the servlet context
+   * attribute {@link IdempotencyFilterConfig#CONTEXT_ATTRIBUTE}, which the application sets first
+   * (for example in a {@code ServletContextListener}).
+   */
+  public IdempotencyFilter() {}
+
+  /**
+   * Takes the configuration from the servlet context when none was given to the constructor.
+   *
+   * @param filterConfig the container's filter configuration, never {@code null}
+   * @throws ServletException if no configuration was given and the context attribute {@link
+   *     IdempotencyFilterConfig#CONTEXT_ATTRIBUTE} does not hold an {@link IdempotencyFilterConfig}
+   */
+  @Override
+  public void init(FilterConfig filterConfig) throws ServletException {
+    if (config != null) {
+      return;
+    }
+    Object attribute = filterConfig.getServletContext().getAttribute(IdempotencyFilterConfig.CONTEXT_ATTRIBUTE);
+    if (!(attribute instanceof IdempotencyFilterConfig)) {
+      throw new ServletException("IdempotencyFilter has no configuration: pass one to its constructor or set the servlet context attribute "
+          + IdempotencyFilterConfig.CONTEXT_ATTRIBUTE + " to an IdempotencyFilterConfig before the filter starts");
+    }
+    config = (IdempotencyFilterConfig) attribute;
+  }
+
+  /**
+   * Applies the rules described on the class to one request. Safe to call from many threads at
+   * once.
+   *
+   * @param request the request; anything but an {@link HttpServletRequest} passes through
+   * @param response the response; anything but an {@link HttpServletResponse} passes through
+   * @param chain the rest of the chain, run at most once
+   * @throws IOException from the chain or from writing the response, as is
+   * @throws ServletException from the chain, as is; or if the filter was never configured
+   * @throws RuntimeException any unchecked exception of the chain, as is (the claim was released),
+   *     or of the {@link PrincipalResolver}
+   */
+  @Override
+  public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    IdempotencyFilterConfig cfg = config;
+    if (cfg == null) {
+      throw new ServletException("IdempotencyFilter was not initialised with a configuration");
+    }
+    if (!(request instanceof HttpServletRequest req) || !(response instanceof HttpServletResponse res)
+        || request.getAttribute(APPLIED) != null) {
+      chain.doFilter(request, response);
+      return;
+    }
+    String path = path(req);
+    IdempotencyFilterConfig.Route route = cfg.routeFor(req.getMethod(), path);
+    if (route == null) {
+      chain.doFilter(request, response);
+      return;
+    }
+    KeyHeader.Result key = KeyHeader.parse(req.getHeaders(KEY_HEADER));
+    if (key.absent()) {
+      if (route.requirement() == KeyRequirement.REQUIRED) {
+        problem(res, PROBLEM_KEY_MISSING, "Idempotency-Key is missing", 400,
+            route.operation() + " requires an Idempotency-Key request header field: send a unique key, such as a UUID, and the same key on every retry");
+      } else {
+        chain.doFilter(request, response);
+      }
+      return;
+    }
+    if (key.problem() != null) {
+      problem(res, PROBLEM_KEY_MALFORMED, "Idempotency-Key is malformed", 400, key.problem());
+      return;
+    }
+    req.setAttribute(APPLIED, Boolean.TRUE); // forwards and error dispatches of this request pass through
+
+    int max = cfg.maxBodyBytes();
+    long declared = req.getContentLengthLong();
+    if (declared > max) {
+      tooLarge(res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
+      return;
+    }
+    byte[] body = readBody(req, max);
+    if (body == null) {
+      tooLarge(res, "the request body is longer than " + max + " bytes, the most accepted");
+      return;
+    }
+    Fingerprint fingerprint;
+    try {
+      fingerprint = fingerprint(req, path, body);
+    } catch (InvalidPayloadException e) {
+      problem(res, PROBLEM_PAYLOAD_INVALID, "Request body does not match its media type", 400,
+          "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
+      return;
+    }
+    String principal = Principals.scopePrincipal(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
+    IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, route.operation()), key.key(), fingerprint);
+
+    Run run = new Run(cfg, new BufferedRequest(req, body), res, chain);
+    Outcome outcome;
+    try {
+      outcome = cfg.engine().execute(idempotent, run);
+    } catch (RuntimeException e) {
+      failed(e, run, res);
+      return;
+    }
+    if (outcome.replayed()) {
+      replay(cfg, outcome.response(), res);
+    } else {
+      run.captured.writeTo(res);
+    }
+  }
+
+  /** Nothing to release: the filter holds no resources of its own. */
+  @Override
+  public void destroy() {}
+
+  /** The handler, as the engine's effect; remembers what it captured and how it ended. */
+  private static final class Run implements LeaseEffect {
+    final IdempotencyFilterConfig cfg;
+    final BufferedRequest request;
+    final HttpServletResponse response;
+    final FilterChain chain;
+    CapturingResponse captured;
+    Throwable failure;
+    boolean ran;
+
+    Run(IdempotencyFilterConfig cfg, BufferedRequest request, HttpServletResponse response, FilterChain chain) {
+      this.cfg = cfg;
+      this.request = request;
+      this.response = response;
+      this.chain = chain;
+    }
+
+    @Override
+    public StoredResponse run(LeaseContext context) throws Exception {
+      request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, context);
+      captured = new CapturingResponse(response, request.getRequestURI());
+      try {
+        chain.doFilter(request, captured);
+      } catch (Throwable t) {
+        failure = t;
+        throw t;
+      }
+      ran = true;
+      return toStored(cfg, captured);
+    }
+  }
+
+  /** Builds what is stored: never throws, since the handler's effect has happened. */
+  private static StoredResponse toStored(IdempotencyFilterConfig cfg, CapturingResponse captured) {
+    int status = captured.getStatus();
+    StoredResponse.Builder b = StoredResponse.builder(status >= 100 && status <= 599 ? status : 500);
+    for (Map.Entry<String, List<String>> field : captured.headerFields().entrySet()) {
+      String name = field.getKey();
+      if (!cfg.replayedHeaders().contains(name) || HeaderRules.neverStored(name)) {
+        continue;
+      }
+      for (String value : field.getValue()) {
+        try {
+          b.header(name, value);
+        } catch (IllegalArgumentException e) {
+          LOG.log(Level.WARNING, "idempotency filter: response header " + name + " cannot be stored and is left out of replays: " + e.getMessage());
+        }
+      }
+    }
+    return b.body(captured.body()).build();
+  }
+
+  private static void failed(RuntimeException e, Run run, HttpServletResponse res) throws IOException, ServletException {
+    if (run.failure != null) {
+      // The handler threw; the engine released the claim. Let the container see the original.
+      Throwable t = run.failure;
+      if (t instanceof IOException io) {
+        throw io;
+      }
+      if (t instanceof ServletException se) {
+        throw se;
+      }
+      if (t instanceof RuntimeException re) {
+        throw re;
+      }
+      if (t instanceof Error err) {
+        throw err;
+      }
+      throw new ServletException(t);
+    }
+    if (e instanceof IdempotencyKeyReusedException) {
+      problem(res, PROBLEM_KEY_REUSED, "Idempotency-Key is already used", 422,
+          "this Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request");
+      return;
+    }
+    if (e instanceof RequestInProgressException busy) {
+      long seconds = Math.max(1, (busy.retryAfter().toMillis() + 999) / 1000);
+      res.setHeader("Retry-After", Long.toString(seconds));
+      problem(res, PROBLEM_IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
+          "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
+      return;
+    }
+    if (run.ran && e instanceof IdemException) {
+      // The handler ran and its effect happened: its answer is the truth even if the store could
+      // not record it (complete or release failed, or the lease was taken over).
+      LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be "
+          + (e instanceof LeaseLostException ? "stored (lease lost)" : "stored or released") + "; sending it unstored", e);
+      run.captured.writeTo(res);
+      return;
+    }
+    if (e instanceof IdemException) {
+      // IdemStoreException from the claim (already retried by the engine with the same owner
+      // token), or an interrupted wait: the handler did not run.
+      LOG.log(Level.WARNING, "idempotency filter: the key could not be claimed; answering 503", e);
+      problem(res, PROBLEM_STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
+          "the request was not processed because its Idempotency-Key could not be checked; retry later with the same key");
+      return;
+    }
+    throw e;
+  }
+
+  private static void replay(IdempotencyFilterConfig cfg, StoredResponse stored, HttpServletResponse res) throws IOException {
+    res.setStatus(stored.status());
+    for (Map.Entry<String, List<String>> field : stored.headers().entrySet()) {
+      String name = field.getKey();
+      if (!cfg.replayedHeaders().contains(name) || HeaderRules.neverStored(name)) {
+        continue; // also for records written under another configuration
+      }
+      for (String value : field.getValue()) {
+        if (name.equalsIgnoreCase("Content-Type")) {
+          res.setContentType(value);
+        } else {
+          res.addHeader(name, value);
+        }
+      }
+    }
+    res.setHeader(REPLAYED_HEADER, "true");
+    byte[] body = stored.body();
+    res.setContentLength(body.length);
+    if (body.length > 0) {
+      res.getOutputStream().write(body);
+    }
+  }
+
+  private static void problem(HttpServletResponse res, String type, String title, int status, String detail) throws IOException {
+    new Problem(type, title, status, detail).writeTo(res);
+  }
+
+  private static void tooLarge(HttpServletResponse res, String detail) throws IOException {
+    problem(res, PROBLEM_BODY_TOO_LARGE, "Request body is too large", 413, detail);
+  }
+
+  /** The decoded, normalised path inside the context. */
+  private static String path(HttpServletRequest req) {
+    String servletPath = req.getServletPath();
+    String pathInfo = req.getPathInfo();
+    String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+    return path.isEmpty() ? "/" : path;
+  }
+
+  /**
+   * Reads at most {@code max} bytes of the body, and one more to tell whether there is more.
+   *
+   * @return the body, or {@code null} when it is longer than {@code max}
+   */
+  private static byte[] readBody(HttpServletRequest req, int max) throws IOException {
+    long declared = req.getContentLengthLong();
+    ByteArrayOutputStream out = new ByteArrayOutputStream(declared > 0 ? (int) declared : 1024);
+    InputStream in = req.getInputStream();
+    byte[] buffer = new byte[8192];
+    long total = 0;
+    while (true) {
+      int want = (int) Math.min(buffer.length, max + 1L - total);
+      int n = in.read(buffer, 0, want);
+      if (n < 0) {
+        return out.toByteArray();
+      }
+      total += n;
+      if (total > max) {
+        return null;
+      }
+      out.write(buffer, 0, n);
+    }
+  }
+
+  private static Fingerprint fingerprint(HttpServletRequest req, String path, byte[] body) {
+    // No body is no payload, whatever Content-Type a client library adds: not invalid JSON.
+    Fingerprint payload = body.length == 0 ? Fingerprint.ofBytes(body) : Fingerprint.of(req.getContentType(), body);
+    String query = req.getQueryString();
+    String bound = "idem-servlet/1\n" + path + (query == null ? "" : "?" + query) + "\n" + payload.hex();
+    return Fingerprint.ofBytes(bound.getBytes(StandardCharsets.UTF_8));
+  }
+}

@@ -1,0 +1,448 @@
+package dev.idem.servlet;
+
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.Scope;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.servlet.internal.HeaderRules;
+import dev.idem.servlet.internal.PathPattern;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What {@link IdempotencyFilter} does: which requests it deduplicates (routes), with which engine,
+ * how large a request body it buffers, whose key a request uses, and which response header fields
+ * a replay carries.
+ *
+ * <p>Built by {@link #builder(LeaseIdempotency)} or {@link #builder(LeaseStore)}; every builder
+ * method validates its argument at once. Immutable and thread-safe; share one instance between any
+ * number of filters and threads.
+ *
+ * <pre>{@code
+ * IdempotencyFilterConfig config = IdempotencyFilterConfig.builder(
+ *         LeaseIdempotency.builder(JdbcLeaseStore.builder(dataSource).build()).build())
+ *     .required("POST", "/payments")       // 400 without Idempotency-Key
+ *     .optional("POST", "/notes/**")       // deduplicated only when the client sends a key
+ *     .maxBodyBytes(256 * 1024)
+ *     .build();
+ * servletContext.addFilter("idem", new IdempotencyFilter(config)).addMappingForUrlPatterns(null, false, "/*");
+ * }</pre>
+ */
+public final class IdempotencyFilterConfig {
+
+  /** The default request body limit: 1 MiB (1 048 576 bytes). */
+  public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
+
+  /** The largest request body limit a configuration accepts: 256 MiB, held in memory per request. */
+  public static final int MAX_BODY_BYTES_LIMIT = 1 << 28;
+
+  /** The default principal of callers without one: {@code "anonymous"}. */
+  public static final String DEFAULT_ANONYMOUS_PRINCIPAL = "anonymous";
+
+  /**
+   * The servlet context attribute that {@link IdempotencyFilter#IdempotencyFilter()} reads its
+   * configuration from, for containers that instantiate filters themselves.
+   */
+  public static final String CONTEXT_ATTRIBUTE = IdempotencyFilterConfig.class.getName();
+
+  /**
+   * The response header fields a replay carries by default, beside the status and the body. Each
+   * describes the stored representation or its relation to a resource, and is the same for every
+   * repetition of the answer:
+   *
+   * <ul>
+   *   <li>{@code Content-Type}, {@code Content-Encoding}, {@code Content-Language}: how to read the
+   *       stored body bytes (RFC 9110 sections 8.3, 8.4, 8.5). {@code Content-Encoding} is needed
+   *       whenever the handler itself compresses: replaying gzip bytes without it corrupts them.
+   *   <li>{@code Location}: the URI of the resource a 201 created or a 3xx points to (RFC 9110
+   *       section 10.2.2); a retry must learn the same resource.
+   *   <li>{@code Content-Location}, {@code ETag}, {@code Last-Modified}: identity and validators
+   *       of the representation in the body (RFC 9110 sections 8.7, 8.8.3, 8.8.2), so conditional
+   *       requests that follow a replay behave as after the first answer.
+   *   <li>{@code Cache-Control}, {@code Vary}: how caches may keep the answer (RFC 9111 section
+   *       5.2, RFC 9110 section 12.5.5); a replay must not be cacheable where the original was not.
+   *   <li>{@code Link}: typed links of the answer (RFC 8288), such as pagination or {@code
+   *       describedby}.
+   * </ul>
+   *
+   * <p>Per-transmission fields ({@code Date}, {@code Server}) are the container's, and are new on a
+   * replay. Fields in {@link #NEVER_REPLAYED_HEADERS} are never stored.
+   */
+  public static final List<String> DEFAULT_REPLAYED_HEADERS = List.of(
+      "Content-Type", "Content-Encoding", "Content-Language", "Location", "Content-Location",
+      "ETag", "Last-Modified", "Cache-Control", "Vary", "Link");
+
+  /**
+   * Lower-case names of the response header fields that are never stored nor replayed, and that
+   * {@link Builder#replayedHeaders(Collection)} refuses: credentials and session state ({@code
+   * Set-Cookie}, {@code Set-Cookie2}, {@code Authorization}, {@code Proxy-Authorization}, {@code
+   * WWW-Authenticate}, {@code Proxy-Authenticate}, {@code Authentication-Info}, {@code
+   * Proxy-Authentication-Info}: they belong to one client's exchange, RFC 6265 and RFC 9110 section
+   * 11), hop-by-hop and framing fields ({@code Connection}, {@code Keep-Alive}, {@code
+   * Proxy-Connection}, {@code TE}, {@code Transfer-Encoding}, {@code Trailer}, {@code Upgrade}: RFC
+   * 9110 section 7.6.1; {@code Content-Length}, recomputed from the stored body), and {@code
+   * Idempotent-Replayed}, which the filter adds itself. The first answer still carries every field
+   * the handler set, cookies included; only what is stored for replays is filtered.
+   */
+  public static final Set<String> NEVER_REPLAYED_HEADERS = HeaderRules.NEVER_STORED;
+
+  private final LeaseIdempotency engine;
+  private final List<Route> routes;
+  private final int maxBodyBytes;
+  private final PrincipalResolver principalResolver;
+  private final String anonymousPrincipal;
+  private final Set<String> replayedHeaders;
+
+  private IdempotencyFilterConfig(Builder b, List<Route> routes) {
+    this.engine = b.engine;
+    this.routes = routes;
+    this.maxBodyBytes = b.maxBodyBytes;
+    this.principalResolver = b.principalResolver;
+    this.anonymousPrincipal = b.anonymousPrincipal;
+    TreeSet<String> headers = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+    headers.addAll(b.replayedHeaders);
+    this.replayedHeaders = Collections.unmodifiableSet(headers);
+  }
+
+  /**
+   * Starts a configuration on an engine whose lease, retention, {@link
+   * dev.idem.core.InProgressPolicy} and {@link dev.idem.core.ResponsePolicy} you chose. The
+   * response policy decides which answers are stored (by default 5xx, 408, 425 and 429 are
+   * released, so a retry runs the handler again); the in-progress policy decides whether a
+   * concurrent duplicate gets 409 at once (fail-fast, the default) or waits for the first answer.
+   *
+   * @param engine the lease-mode engine, never {@code null}
+   * @return a builder with the defaults described on its methods; not thread-safe
+   * @throws NullPointerException if {@code engine} is {@code null}
+   */
+  public static Builder builder(LeaseIdempotency engine) {
+    return new Builder(Objects.requireNonNull(engine, "engine"));
+  }
+
+  /**
+   * Starts a configuration on a store, with an engine of {@link LeaseIdempotency}'s defaults: lease
+   * 30 s, retention 24 h, fail-fast, {@link dev.idem.core.ResponsePolicy#standard()}.
+   *
+   * @param store where claims and responses live, never {@code null}
+   * @return a builder; not thread-safe
+   * @throws NullPointerException if {@code store} is {@code null}
+   */
+  public static Builder builder(LeaseStore store) {
+    return builder(LeaseIdempotency.builder(Objects.requireNonNull(store, "store")).build());
+  }
+
+  /** @return the lease-mode engine, never {@code null} */
+  public LeaseIdempotency engine() {
+    return engine;
+  }
+
+  /** @return the routes in the order they are tried, first match wins; unmodifiable, never empty */
+  public List<Route> routes() {
+    return routes;
+  }
+
+  /**
+   * The first route that matches a request.
+   *
+   * @param method the request method, case-sensitive (RFC 9110 section 9.1), may be {@code null}
+   * @param path the decoded path inside the context ({@code getServletPath() + getPathInfo()}), may
+   *     be {@code null}
+   * @return the route, or {@code null} when the filter lets the request pass untouched
+   */
+  public Route routeFor(String method, String path) {
+    for (Route r : routes) {
+      if (r.matches(method, path)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  /** @return the largest request body buffered, in bytes, 0 to {@value #MAX_BODY_BYTES_LIMIT} */
+  public int maxBodyBytes() {
+    return maxBodyBytes;
+  }
+
+  /** @return who a request's key belongs to; never {@code null} */
+  public PrincipalResolver principalResolver() {
+    return principalResolver;
+  }
+
+  /** @return the principal of callers that the resolver leaves anonymous; never {@code null} */
+  public String anonymousPrincipal() {
+    return anonymousPrincipal;
+  }
+
+  /**
+   * @return the response header fields a replay carries; unmodifiable, never {@code null}. Its
+   *     {@code contains} ignores case ({@code contains("etag")} is {@code true} by default).
+   */
+  public Set<String> replayedHeaders() {
+    return replayedHeaders;
+  }
+
+  @Override
+  public String toString() {
+    return "IdempotencyFilterConfig[routes=" + routes + ", maxBodyBytes=" + maxBodyBytes
+        + ", anonymousPrincipal=" + anonymousPrincipal + ", replayedHeaders=" + replayedHeaders + "]";
+  }
+
+  /**
+   * One deduplicated operation: a request method and a path pattern, and whether the key is
+   * required. Its {@link #operation()}, {@code "<METHOD> <pattern>"} such as {@code "POST
+   * /notes/**"}, is the operation part of every key's {@link Scope}: the route template, not the
+   * raw URI, so that a key's scope is bounded and chosen by the server.
+   *
+   * <p>Path patterns: an exact path ({@code /notes}); {@code *} as a whole segment matches exactly
+   * one non-empty segment ({@code /notes/*}); {@code **} as the last segment matches any number of
+   * segments, none included ({@code /notes/**} matches {@code /notes}, {@code /notes/7} and {@code
+   * /notes/7/tags}). Matching is case-sensitive, on the decoded path inside the context. Immutable
+   * and thread-safe.
+   */
+  public static final class Route {
+    private final String method;
+    private final String pattern;
+    private final KeyRequirement requirement;
+    private final PathPattern compiled;
+
+    private Route(String method, String pattern, KeyRequirement requirement) {
+      Objects.requireNonNull(method, "method");
+      Objects.requireNonNull(pattern, "pattern");
+      this.requirement = Objects.requireNonNull(requirement, "requirement");
+      if (!HeaderRules.isFieldName(method)) {
+        throw new IllegalArgumentException("method must be an RFC 9110 token, such as POST: " + method);
+      }
+      this.compiled = PathPattern.compile(pattern);
+      String operation = method + " " + pattern;
+      if (operation.length() > Scope.MAX_PART_LENGTH) {
+        throw new IllegalArgumentException("method and path pattern together must be at most "
+            + (Scope.MAX_PART_LENGTH - 1) + " characters: " + operation);
+      }
+      this.method = method;
+      this.pattern = pattern;
+    }
+
+    /**
+     * @param method the request method, an RFC 9110 token, case-sensitive ({@code POST}, not
+     *     {@code post}), never {@code null}
+     * @param pattern a path pattern as described on the class, never {@code null}
+     * @param requirement whether requests must carry the key, never {@code null}
+     * @return the route
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if the method is not a token, the pattern is malformed, or
+     *     the operation would be longer than 200 characters
+     */
+    public static Route of(String method, String pattern, KeyRequirement requirement) {
+      return new Route(method, pattern, requirement);
+    }
+
+    /** @return the request method, never {@code null} */
+    public String method() {
+      return method;
+    }
+
+    /** @return the path pattern as given, never {@code null} */
+    public String pattern() {
+      return pattern;
+    }
+
+    /** @return whether requests must carry the key, never {@code null} */
+    public KeyRequirement requirement() {
+      return requirement;
+    }
+
+    /** @return {@code "<method> <pattern>"}, the scope's operation; never {@code null} */
+    public String operation() {
+      return method + " " + pattern;
+    }
+
+    /**
+     * @param method the request method, may be {@code null} (no match)
+     * @param path the decoded path inside the context, may be {@code null} (no match)
+     * @return whether this route applies to the request
+     */
+    public boolean matches(String method, String path) {
+      return this.method.equals(method) && compiled.matches(path);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Route r && r.method.equals(method) && r.pattern.equals(pattern)
+          && r.requirement == requirement;
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(method, pattern, requirement);
+    }
+
+    /** @return {@code "<method> <pattern> (<requirement>)"} */
+    @Override
+    public String toString() {
+      return operation() + " (" + requirement.name().toLowerCase(Locale.ROOT) + ")";
+    }
+  }
+
+  /**
+   * Builds an {@link IdempotencyFilterConfig}. Every method checks its argument at once and throws
+   * on a bad one, so a broken configuration fails at startup, not on a request. Not thread-safe.
+   */
+  public static final class Builder {
+    private final LeaseIdempotency engine;
+    private final List<Route> routes = new ArrayList<>();
+    private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+    private PrincipalResolver principalResolver = PrincipalResolver.userPrincipal();
+    private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
+    private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
+
+    private Builder(LeaseIdempotency engine) {
+      this.engine = engine;
+    }
+
+    /**
+     * Adds a route; routes are tried in the order added and the first match wins. Without any
+     * route, {@link #build()} uses {@code POST /**} and {@code PATCH /**}, both {@link
+     * KeyRequirement#OPTIONAL}: the draft's non-idempotent methods (section 1), deduplicated
+     * whenever the client sends a key.
+     *
+     * @param method the request method, case-sensitive token, never {@code null}
+     * @param pattern a path pattern (see {@link Route}), never {@code null}
+     * @param requirement whether the key is required, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if {@link Route#of} refuses the arguments, or the same
+     *     method and pattern were already added
+     */
+    public Builder route(String method, String pattern, KeyRequirement requirement) {
+      Route route = Route.of(method, pattern, requirement);
+      for (Route r : routes) {
+        if (r.method().equals(method) && r.pattern().equals(pattern)) {
+          throw new IllegalArgumentException("route " + route.operation() + " was already added");
+        }
+      }
+      routes.add(route);
+      return this;
+    }
+
+    /**
+     * Same as {@code route(method, pattern, KeyRequirement.REQUIRED)}.
+     *
+     * @param method the request method, case-sensitive token, never {@code null}
+     * @param pattern a path pattern (see {@link Route}), never {@code null}
+     * @return this builder
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException as {@link #route}
+     */
+    public Builder required(String method, String pattern) {
+      return route(method, pattern, KeyRequirement.REQUIRED);
+    }
+
+    /**
+     * Same as {@code route(method, pattern, KeyRequirement.OPTIONAL)}.
+     *
+     * @param method the request method, case-sensitive token, never {@code null}
+     * @param pattern a path pattern (see {@link Route}), never {@code null}
+     * @return this builder
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException as {@link #route}
+     */
+    public Builder optional(String method, String pattern) {
+      return route(method, pattern, KeyRequirement.OPTIONAL);
+    }
+
+    /**
+     * @param bytes the largest request body buffered and fingerprinted, in bytes, 0 to {@value
+     *     #MAX_BODY_BYTES_LIMIT}; default {@value #DEFAULT_MAX_BODY_BYTES} (1 MiB). A larger body
+     *     (announced by {@code Content-Length}, or counted while reading) gets 413.
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder maxBodyBytes(int bytes) {
+      if (bytes < 0 || bytes > MAX_BODY_BYTES_LIMIT) {
+        throw new IllegalArgumentException(
+            "maxBodyBytes must be between 0 and " + MAX_BODY_BYTES_LIMIT + ", was " + bytes);
+      }
+      this.maxBodyBytes = bytes;
+      return this;
+    }
+
+    /**
+     * @param resolver who a request's key belongs to; default {@link
+     *     PrincipalResolver#userPrincipal()}
+     * @return this builder
+     * @throws NullPointerException if {@code resolver} is {@code null}
+     */
+    public Builder principalResolver(PrincipalResolver resolver) {
+      this.principalResolver = Objects.requireNonNull(resolver, "resolver");
+      return this;
+    }
+
+    /**
+     * @param principal the principal of callers the resolver leaves anonymous, default {@value
+     *     #DEFAULT_ANONYMOUS_PRINCIPAL}. All anonymous callers share it, so one of them can replay
+     *     another's answer by sending the same key: keys must be unguessable (a UUID, as the draft
+     *     recommends in section 2.2). An authenticated caller whose name equals it gets a scope of
+     *     its own (see {@link PrincipalResolver}).
+     * @return this builder
+     * @throws NullPointerException if {@code principal} is {@code null}
+     * @throws IllegalArgumentException if it is not a valid {@link Scope} part (1 to 200
+     *     characters, no control character) or starts with {@code "sha256:"}
+     */
+    public Builder anonymousPrincipal(String principal) {
+      Objects.requireNonNull(principal, "principal");
+      Scope.of(principal, "x"); // validates
+      if (principal.startsWith("sha256:")) {
+        throw new IllegalArgumentException("the anonymous principal must not start with 'sha256:', the prefix of hashed principals");
+      }
+      this.anonymousPrincipal = principal;
+      return this;
+    }
+
+    /**
+     * Replaces the response header fields a replay carries (compared ignoring case). Default {@link
+     * #DEFAULT_REPLAYED_HEADERS}.
+     *
+     * @param names field names, never {@code null}; may be empty (a replay then carries status and
+     *     body only, plus {@code Idempotent-Replayed: true})
+     * @return this builder
+     * @throws NullPointerException if {@code names} or an element is {@code null}
+     * @throws IllegalArgumentException if a name is not an RFC 9110 field name, or is one of {@link
+     *     #NEVER_REPLAYED_HEADERS}
+     */
+    public Builder replayedHeaders(Collection<String> names) {
+      Objects.requireNonNull(names, "names");
+      Set<String> copy = new LinkedHashSet<>();
+      for (String n : names) {
+        Objects.requireNonNull(n, "header name");
+        if (!HeaderRules.isFieldName(n)) {
+          throw new IllegalArgumentException("not an HTTP field name: '" + n + "'");
+        }
+        if (HeaderRules.neverStored(n)) {
+          throw new IllegalArgumentException(
+              n + " is never stored or replayed (credentials, session state, hop-by-hop or framing field)");
+        }
+        copy.add(n);
+      }
+      this.replayedHeaders = copy;
+      return this;
+    }
+
+    /**
+     * @return a new, immutable, thread-safe configuration
+     */
+    public IdempotencyFilterConfig build() {
+      List<Route> list = new ArrayList<>(routes);
+      if (list.isEmpty()) {
+        list.add(Route.of("POST", "/**", KeyRequirement.OPTIONAL));
+        list.add(Route.of("PATCH", "/**", KeyRequirement.OPTIONAL));
+      }
+      return new IdempotencyFilterConfig(this, List.copyOf(list));
+    }
+  }
+}

@@ -1,0 +1,259 @@
+package dev.idem.servlet.internal;
+
+import dev.idem.core.Fingerprint;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.Part;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UnsupportedEncodingException;
+import java.net.URLDecoder;
+import java.nio.charset.Charset;
+import java.nio.charset.IllegalCharsetNameException;
+import java.nio.charset.StandardCharsets;
+import java.nio.charset.UnsupportedCharsetException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A request whose body was read into memory by the filter: {@link #getInputStream()} and {@link
+ * #getReader()} replay those bytes, {@link #getContentLengthLong()} is their count, and the
+ * parameters of an {@code application/x-www-form-urlencoded} body are parsed from them (the
+ * container can no longer read the consumed stream).
+ *
+ * <p>Asynchronous processing is refused ({@link #startAsync()} throws {@link
+ * IllegalStateException}): the filter must have the complete response when the chain returns.
+ * {@code multipart/form-data} parts are not available ({@link #getParts()} throws {@link
+ * ServletException}). One instance serves one request on one thread, as the Servlet specification
+ * assumes; not thread-safe.
+ */
+public final class BufferedRequest extends HttpServletRequestWrapper {
+
+  private static final String FORM = "application/x-www-form-urlencoded";
+
+  private final byte[] body;
+  private ServletInputStream stream;
+  private BufferedReader reader;
+  private Map<String, String[]> formParameters;
+
+  /**
+   * @param request the container's request, whose body has been read, never {@code null}
+   * @param body the body bytes, never {@code null}; not copied, must not change afterwards
+   */
+  public BufferedRequest(HttpServletRequest request, byte[] body) {
+    super(request);
+    this.body = body;
+  }
+
+  @Override
+  public ServletInputStream getInputStream() {
+    if (reader != null) {
+      throw new IllegalStateException("getReader() has already been called for this request");
+    }
+    if (stream == null) {
+      stream = new ReplayInputStream(body);
+    }
+    return stream;
+  }
+
+  @Override
+  public BufferedReader getReader() throws UnsupportedEncodingException {
+    if (stream != null) {
+      throw new IllegalStateException("getInputStream() has already been called for this request");
+    }
+    if (reader == null) {
+      reader = new BufferedReader(new InputStreamReader(new ByteArrayInputStream(body), readerCharset()));
+    }
+    return reader;
+  }
+
+  private Charset readerCharset() throws UnsupportedEncodingException {
+    String name = getCharacterEncoding();
+    if (name == null) {
+      // RFC 8259 section 8.1: JSON exchanged between systems is UTF-8. Otherwise the Servlet
+      // specification's default, ISO-8859-1.
+      return Fingerprint.isJson(getContentType()) ? StandardCharsets.UTF_8 : StandardCharsets.ISO_8859_1;
+    }
+    try {
+      return Charset.forName(name);
+    } catch (IllegalCharsetNameException | UnsupportedCharsetException e) {
+      throw new UnsupportedEncodingException(name);
+    }
+  }
+
+  @Override
+  public int getContentLength() {
+    return body.length;
+  }
+
+  @Override
+  public long getContentLengthLong() {
+    return body.length;
+  }
+
+  @Override
+  public String getParameter(String name) {
+    if (!isForm()) {
+      return super.getParameter(name);
+    }
+    String[] values = formParameters().get(name);
+    return values == null ? null : values[0];
+  }
+
+  @Override
+  public Map<String, String[]> getParameterMap() {
+    return isForm() ? formParameters() : super.getParameterMap();
+  }
+
+  @Override
+  public Enumeration<String> getParameterNames() {
+    return isForm() ? Collections.enumeration(formParameters().keySet()) : super.getParameterNames();
+  }
+
+  @Override
+  public String[] getParameterValues(String name) {
+    if (!isForm()) {
+      return super.getParameterValues(name);
+    }
+    String[] values = formParameters().get(name);
+    return values == null ? null : values.clone();
+  }
+
+  @Override
+  public Collection<Part> getParts() throws ServletException {
+    throw new ServletException(
+        "multipart request parts are not available on a route of the idempotency filter: the filter consumed the body");
+  }
+
+  @Override
+  public Part getPart(String name) throws ServletException {
+    return getParts().iterator().next();
+  }
+
+  @Override
+  public AsyncContext startAsync() {
+    throw new IllegalStateException("asynchronous processing is not supported on a route of the idempotency filter");
+  }
+
+  @Override
+  public AsyncContext startAsync(ServletRequest request, ServletResponse response) {
+    throw new IllegalStateException("asynchronous processing is not supported on a route of the idempotency filter");
+  }
+
+  @Override
+  public boolean isAsyncSupported() {
+    return false;
+  }
+
+  @Override
+  public boolean isAsyncStarted() {
+    return false;
+  }
+
+  private boolean isForm() {
+    String type = getContentType();
+    if (type == null) {
+      return false;
+    }
+    int semi = type.indexOf(';');
+    return (semi < 0 ? type : type.substring(0, semi)).trim().toLowerCase(Locale.ROOT).equals(FORM);
+  }
+
+  /** Query string first, then the body, as the Servlet specification (section 3.1) orders them. */
+  private Map<String, String[]> formParameters() {
+    if (formParameters == null) {
+      Map<String, List<String>> collected = new LinkedHashMap<>();
+      parse(getQueryString(), StandardCharsets.UTF_8, collected);
+      Charset charset;
+      try {
+        String name = getCharacterEncoding();
+        charset = name == null ? StandardCharsets.UTF_8 : Charset.forName(name);
+      } catch (IllegalArgumentException e) {
+        charset = StandardCharsets.UTF_8;
+      }
+      parse(new String(body, StandardCharsets.ISO_8859_1), charset, collected);
+      Map<String, String[]> result = new LinkedHashMap<>();
+      collected.forEach((k, v) -> result.put(k, v.toArray(new String[0])));
+      formParameters = Collections.unmodifiableMap(result);
+    }
+    return formParameters;
+  }
+
+  private static void parse(String encoded, Charset charset, Map<String, List<String>> into) {
+    if (encoded == null || encoded.isEmpty()) {
+      return;
+    }
+    for (String pair : encoded.split("&")) {
+      if (pair.isEmpty()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String name = decode(eq < 0 ? pair : pair.substring(0, eq), charset);
+      String value = eq < 0 ? "" : decode(pair.substring(eq + 1), charset);
+      into.computeIfAbsent(name, k -> new ArrayList<>(1)).add(value);
+    }
+  }
+
+  private static String decode(String s, Charset charset) {
+    try {
+      // The body was turned into a String as ISO-8859-1, one char per byte, so that the
+      // percent-decoder sees the raw octets; re-encode non-escaped bytes before decoding.
+      return URLDecoder.decode(new String(s.getBytes(StandardCharsets.ISO_8859_1), charset), charset);
+    } catch (IllegalArgumentException e) {
+      return s; // a malformed escape: keep the text as sent
+    }
+  }
+
+  /** Replays a byte array. Blocking use only; {@link #setReadListener} needs async mode. */
+  private static final class ReplayInputStream extends ServletInputStream {
+    private final ByteArrayInputStream in;
+
+    ReplayInputStream(byte[] body) {
+      this.in = new ByteArrayInputStream(body);
+    }
+
+    @Override
+    public int read() {
+      return in.read();
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) {
+      return in.read(b, off, len);
+    }
+
+    @Override
+    public int available() {
+      return in.available();
+    }
+
+    @Override
+    public boolean isFinished() {
+      return in.available() == 0;
+    }
+
+    @Override
+    public boolean isReady() {
+      return true;
+    }
+
+    @Override
+    public void setReadListener(ReadListener readListener) {
+      throw new IllegalStateException("non-blocking reads need asynchronous processing, which the idempotency filter does not support");
+    }
+  }
+}

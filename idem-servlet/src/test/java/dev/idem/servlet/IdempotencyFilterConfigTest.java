@@ -1,0 +1,125 @@
+package dev.idem.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.LeaseIdempotency;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class IdempotencyFilterConfigTest {
+
+  static IdempotencyFilterConfig.Builder builder() {
+    return IdempotencyFilterConfig.builder(new InMemoryLeaseStore());
+  }
+
+  @Test
+  void defaults() {
+    LeaseIdempotency engine = LeaseIdempotency.builder(new InMemoryLeaseStore()).build();
+    IdempotencyFilterConfig config = IdempotencyFilterConfig.builder(engine).build();
+    assertThat(config.engine()).isSameAs(engine);
+    assertThat(config.routes()).extracting(IdempotencyFilterConfig.Route::toString)
+        .containsExactly("POST /** (optional)", "PATCH /** (optional)");
+    assertThat(config.maxBodyBytes()).isEqualTo(1024 * 1024);
+    assertThat(config.anonymousPrincipal()).isEqualTo("anonymous");
+    assertThat(config.replayedHeaders()).containsExactlyInAnyOrderElementsOf(IdempotencyFilterConfig.DEFAULT_REPLAYED_HEADERS);
+    assertThat(config.replayedHeaders().contains("content-type")).isTrue();
+    assertThat(config.replayedHeaders().contains("ETAG")).isTrue();
+    assertThat(config.replayedHeaders().contains("Set-Cookie")).isFalse();
+    assertThat(config.routeFor("POST", "/anything/at/all")).isNotNull();
+    assertThat(config.routeFor("PUT", "/x")).isNull();
+    assertThat(config.routeFor("post", "/x")).as("methods are case-sensitive").isNull();
+  }
+
+  @Test
+  void routesMatchInOrderWithExactSingleAndMultiSegmentPatterns() {
+    IdempotencyFilterConfig config = builder()
+        .required("POST", "/notes")
+        .optional("POST", "/notes/*/tags")
+        .optional("PATCH", "/notes/**")
+        .build();
+    assertThat(config.routeFor("POST", "/notes").requirement()).isEqualTo(KeyRequirement.REQUIRED);
+    assertThat(config.routeFor("POST", "/notes/")).isNull();
+    assertThat(config.routeFor("POST", "/notes/7/tags").operation()).isEqualTo("POST /notes/*/tags");
+    assertThat(config.routeFor("POST", "/notes//tags")).isNull();
+    assertThat(config.routeFor("POST", "/notes/7/8/tags")).isNull();
+    assertThat(config.routeFor("PATCH", "/notes").operation()).isEqualTo("PATCH /notes/**");
+    assertThat(config.routeFor("PATCH", "/notes/7/tags/1")).isNotNull();
+    assertThat(config.routeFor("PATCH", "/notesX")).isNull();
+    assertThat(config.routeFor("PATCH", null)).isNull();
+    assertThat(config.routeFor(null, "/notes")).isNull();
+  }
+
+  @Test
+  void configurationIsImmutable() {
+    IdempotencyFilterConfig config = builder().replayedHeaders(List.of("Location")).build();
+    assertThatThrownBy(() -> config.routes().clear()).isInstanceOf(UnsupportedOperationException.class);
+    assertThatThrownBy(() -> config.replayedHeaders().add("ETag")).isInstanceOf(UnsupportedOperationException.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "PO ST", "POST\n", "P(ST"})
+  void badMethodIsRefused(String method) {
+    assertThatThrownBy(() -> builder().required(method, "/x")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "notes", "/a/**/b", "/a*", "/a/b*c", "/a//b", "/a b", "/a?b", "/a#b", "/caf\u00e9"})
+  void badPatternIsRefused(String pattern) {
+    assertThatThrownBy(() -> builder().required("POST", pattern)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void tooLongOperationIsRefused() {
+    assertThatThrownBy(() -> builder().required("POST", "/" + "a".repeat(200)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("199");
+  }
+
+  @Test
+  void duplicateRouteIsRefused() {
+    IdempotencyFilterConfig.Builder b = builder().required("POST", "/x");
+    assertThatThrownBy(() -> b.optional("POST", "/x")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void nullsAreRefused() {
+    assertThatThrownBy(() -> IdempotencyFilterConfig.builder((LeaseIdempotency) null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> builder().route("POST", "/x", null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> builder().principalResolver(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> builder().replayedHeaders(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void bodyLimitIsChecked() {
+    assertThat(builder().maxBodyBytes(0).build().maxBodyBytes()).isZero();
+    assertThat(builder().maxBodyBytes(IdempotencyFilterConfig.MAX_BODY_BYTES_LIMIT).build().maxBodyBytes())
+        .isEqualTo(256 * 1024 * 1024);
+    assertThatThrownBy(() -> builder().maxBodyBytes(-1)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> builder().maxBodyBytes(IdempotencyFilterConfig.MAX_BODY_BYTES_LIMIT + 1))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "a\tb", "sha256:abc"})
+  void badAnonymousPrincipalIsRefused(String principal) {
+    assertThatThrownBy(() -> builder().anonymousPrincipal(principal)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"Set-Cookie", "set-cookie", "Authorization", "WWW-Authenticate", "Proxy-Authenticate",
+      "Connection", "Keep-Alive", "Transfer-Encoding", "TE", "Trailer", "Upgrade", "Proxy-Connection",
+      "Content-Length", "Idempotent-Replayed"})
+  void neverReplayedHeaderIsRefusedEvenIfConfigured(String name) {
+    assertThatThrownBy(() -> builder().replayedHeaders(List.of("Location", name)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(name);
+  }
+
+  @Test
+  void malformedHeaderNameIsRefused() {
+    assertThatThrownBy(() -> builder().replayedHeaders(List.of("Bad Name"))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> builder().replayedHeaders(List.of(""))).isInstanceOf(IllegalArgumentException.class);
+  }
+}
