@@ -48,6 +48,7 @@ public final class LeaseIdempotency {
   private final InProgressPolicy inProgress;
   private final ResponsePolicy responsePolicy;
   private final Supplier<String> ownerTokens;
+  private final IdemListener listener;
 
   private LeaseIdempotency(Builder b) {
     this.store = b.store;
@@ -56,6 +57,7 @@ public final class LeaseIdempotency {
     this.inProgress = b.inProgress;
     this.responsePolicy = b.responsePolicy;
     this.ownerTokens = b.ownerTokens;
+    this.listener = b.listener;
   }
 
   /**
@@ -88,26 +90,47 @@ public final class LeaseIdempotency {
     String owner = ownerTokens.get();
     long deadline = System.nanoTime() + inProgress.maxWait().toNanos();
     long pollMillis = 10;
+    boolean waited = false;
     while (true) {
       ClaimResult claim = claim(request, owner);
       if (!claim.fingerprint().equals(request.fingerprint())) {
+        notify(() -> listener.rejected(request, "key-reused"));
         throw new IdempotencyKeyReusedException(request.scope(), request.key());
       }
       switch (claim.state()) {
         case COMPLETED:
+          notify(() -> listener.replayed(request));
           return Outcome.replayed(claim.response());
         case CLAIMED:
-          return run(request, owner, claim.recovery(), effect);
+          if (claim.recovery()) {
+            notify(() -> listener.takenOver(request));
+          }
+          Outcome outcome = run(request, owner, claim.recovery(), effect);
+          notify(() -> listener.executed(request, outcome));
+          return outcome;
         case IN_PROGRESS:
         default:
           long left = deadline - System.nanoTime();
           if (left <= 0) {
+            notify(() -> listener.rejected(request, "in-progress"));
             long seconds = Math.max(1, (claim.leaseRemaining().toMillis() + 999) / 1000);
             throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
+          }
+          if (!waited) {
+            waited = true;
+            notify(() -> listener.waiting(request));
           }
           sleep(Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
           pollMillis = Math.min(pollMillis * 2, 500);
       }
+    }
+  }
+
+  private static void notify(Runnable event) {
+    try {
+      event.run();
+    } catch (RuntimeException ignored) {
+      // a listener must not change the outcome
     }
   }
 
@@ -152,6 +175,7 @@ public final class LeaseIdempotency {
       return Outcome.executed(response, false, recovery);
     }
     if (!store.complete(request.scope(), request.key(), owner, response, retention)) {
+      notify(() -> listener.rejected(request, "lease-lost"));
       throw new LeaseLostException(request.key(), "complete");
     }
     return Outcome.executed(response, true, recovery);
@@ -174,6 +198,7 @@ public final class LeaseIdempotency {
     private InProgressPolicy inProgress = InProgressPolicy.failFast();
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
     private Supplier<String> ownerTokens = () -> UUID.randomUUID().toString();
+    private IdemListener listener = IdemListener.NONE;
 
     private Builder(LeaseStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -225,6 +250,12 @@ public final class LeaseIdempotency {
      */
     public Builder ownerTokens(Supplier<String> tokens) {
       this.ownerTokens = Objects.requireNonNull(tokens, "tokens");
+      return this;
+    }
+
+    /** @param listener told of executions, replays, rejections, waits and takeovers; default none */
+    public Builder listener(IdemListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
       return this;
     }
 

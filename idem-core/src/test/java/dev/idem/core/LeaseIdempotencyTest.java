@@ -139,6 +139,44 @@ class LeaseIdempotencyTest {
   }
 
   @Test
+  void theListenerHearsExecutionsReplaysRejectionsAndTakeovers() {
+    java.util.List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+    IdemListener listener = new IdemListener() {
+      @Override
+      public void executed(IdempotentRequest r, Outcome o) {
+        events.add("executed" + (o.recovery() ? "+recovery" : ""));
+      }
+
+      @Override
+      public void replayed(IdempotentRequest r) {
+        events.add("replayed");
+      }
+
+      @Override
+      public void rejected(IdempotentRequest r, String reason) {
+        events.add("rejected:" + reason);
+      }
+
+      @Override
+      public void takenOver(IdempotentRequest r) {
+        events.add("takenOver");
+      }
+    };
+    LeaseIdempotency idem = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(10)).listener(listener).build();
+    idem.execute(request, ctx -> StoredResponse.of(201, "a"));
+    idem.execute(request, ctx -> StoredResponse.of(201, "b"));
+    IdempotentRequest other = IdempotentRequest.ofJson("alice", "POST /charges", "k", "{\"amount\":2}".getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> idem.execute(other, ctx -> StoredResponse.of(201, "c"))).isInstanceOf(IdempotencyKeyReusedException.class);
+    IdempotentRequest stalled = IdempotentRequest.ofJson("alice", "POST /charges", "k2", "{}".getBytes(StandardCharsets.UTF_8));
+    store.claim(stalled, "dead", Duration.ofSeconds(10), Duration.ofSeconds(60));
+    assertThatThrownBy(() -> idem.execute(stalled, ctx -> StoredResponse.of(201, "d"))).isInstanceOf(RequestInProgressException.class);
+    clock.advance(Duration.ofSeconds(10));
+    idem.execute(stalled, ctx -> StoredResponse.of(201, "e"));
+    assertThat(events).containsExactly(
+        "executed", "replayed", "rejected:key-reused", "rejected:in-progress", "takenOver", "executed+recovery");
+  }
+
+  @Test
   void builderValidatesEagerly() {
     assertThatThrownBy(() -> LeaseIdempotency.builder(store).lease(Duration.ofMillis(5))).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> LeaseIdempotency.builder(store).retention(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
