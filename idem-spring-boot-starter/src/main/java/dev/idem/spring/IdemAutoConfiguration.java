@@ -1,0 +1,235 @@
+package dev.idem.spring;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idem.core.IdemListener;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.InProgressPolicy;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.JdbcLeaseStore;
+import dev.idem.servlet.IdempotencyFilter;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.servlet.KeyRequirement;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Locale;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
+
+/**
+ * Configures Idem from the {@code idem.*} properties ({@link IdemProperties}):
+ *
+ * <ul>
+ *   <li>a {@link LeaseStore}: Redis when a Jedis {@code UnifiedJedis} bean exists, else the
+ *       application's {@link DataSource} ({@link JdbcLeaseStore}), else memory (with a warning), or
+ *       the one {@code idem.store} names; timed by Micrometer when a {@link MeterRegistry} exists;
+ *   <li>the lease-mode engine, with Micrometer counters when a registry exists;
+ *   <li>the {@link IdempotencyFilter} on Spring MVC, for the routes of {@code
+ *       idem.required-key-routes} and {@code idem.optional-key-routes};
+ *   <li>{@link Idempotent} service methods, in transactional mode inside a Spring transaction.
+ * </ul>
+ *
+ * Every bean can be replaced by one of the application's own. A wrong value stops the start-up
+ * with {@link IdemConfigurationException}.
+ */
+@AutoConfiguration(after = DataSourceAutoConfiguration.class, afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@ConditionalOnProperty(prefix = "idem", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(IdemProperties.class)
+public class IdemAutoConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
+
+  /** The store, chosen by {@code idem.store}. */
+  @Bean
+  @ConditionalOnMissingBean
+  public LeaseStore idemLeaseStore(
+      IdemProperties properties,
+      ObjectProvider<DataSource> dataSource,
+      ObjectProvider<MeterRegistry> meters,
+      org.springframework.context.ApplicationContext context) {
+    LeaseStore store = chooseStore(properties, dataSource.getIfAvailable(), context);
+    MeterRegistry registry = meters.getIfAvailable();
+    return registry == null ? store : new TimedLeaseStore(store, registry);
+  }
+
+  private static LeaseStore chooseStore(IdemProperties p, DataSource dataSource, org.springframework.context.ApplicationContext context) {
+    Object redis = redisClient(context);
+    IdemProperties.StoreType type = p.getStore();
+    if (type == IdemProperties.StoreType.AUTO) {
+      type = redis != null ? IdemProperties.StoreType.REDIS
+          : dataSource != null ? IdemProperties.StoreType.JDBC
+          : IdemProperties.StoreType.MEMORY;
+    }
+    switch (type) {
+      case REDIS:
+        if (redis == null) {
+          throw new IdemConfigurationException("idem.store", "is redis, but there is no redis.clients.jedis.UnifiedJedis bean (and idem-redis on the class path)", null);
+        }
+        return RedisStores.create(redis);
+      case JDBC:
+        if (dataSource == null) {
+          throw new IdemConfigurationException("idem.store", "is jdbc, but the application has no DataSource", null);
+        }
+        return configured("idem.table", () -> JdbcLeaseStore.builder(dataSource).table(p.getTable()).createSchema(p.isCreateSchema()).build());
+      case MEMORY:
+      default:
+        LOG.warn("Idem keeps idempotency keys in memory: they are lost on restart and not shared between instances."
+            + " Configure a DataSource or a Redis client for production.");
+        return new InMemoryLeaseStore();
+    }
+  }
+
+  private static Object redisClient(org.springframework.context.ApplicationContext context) {
+    try {
+      Class<?> type = Class.forName("redis.clients.jedis.UnifiedJedis", false, IdemAutoConfiguration.class.getClassLoader());
+      Class.forName("dev.idem.redis.RedisLeaseStore", false, IdemAutoConfiguration.class.getClassLoader());
+      return context.getBeanProvider(type).getIfUnique();
+    } catch (ClassNotFoundException | LinkageError e) {
+      return null;
+    }
+  }
+
+  /** Builds the Redis store only when Jedis and idem-redis are present. */
+  private static final class RedisStores {
+    static LeaseStore create(Object client) {
+      return dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client).build();
+    }
+  }
+
+  /** The lease-mode engine. */
+  @Bean
+  @ConditionalOnMissingBean
+  public LeaseIdempotency idemLeaseIdempotency(IdemProperties p, LeaseStore store, ObjectProvider<MeterRegistry> meters) {
+    MeterRegistry registry = meters.getIfAvailable();
+    IdemListener listener = registry == null ? IdemListener.NONE : new MicrometerIdemListener(registry);
+    InProgressPolicy inProgress = p.getInProgress() == IdemProperties.InProgress.WAIT
+        ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
+        : InProgressPolicy.failFast();
+    LeaseIdempotency.Builder builder = LeaseIdempotency.builder(store).listener(listener).inProgress(inProgress);
+    configured("idem.lease", () -> builder.lease(p.getLease()));
+    configured("idem.retention", () -> builder.retention(p.getRetention()));
+    return configured("idem.retention", builder::build);
+  }
+
+  /** The transactional engine for {@link Idempotent} methods inside Spring transactions. */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnBean(DataSource.class)
+  public JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
+    JdbcIdempotency idem = configured("idem.table",
+        () -> JdbcIdempotency.builder().table(p.getTable()).retention(p.getRetention()).createSchema(p.isCreateSchema()).build());
+    if (p.isCreateSchema()) {
+      // At start-up, on a connection of its own: created inside a caller's transaction, the table
+      // would vanish if that transaction rolled back.
+      try (java.sql.Connection c = dataSource.getConnection()) {
+        idem.createSchema(c);
+      } catch (java.sql.SQLException e) {
+        throw new dev.idem.core.IdemStoreException("cannot create the idempotency table " + p.getTable() + ": " + e.getMessage(), e);
+      }
+    }
+    return idem;
+  }
+
+  /** The filter's configuration, from the properties. */
+  @Bean
+  @ConditionalOnMissingBean
+  public IdempotencyFilterConfig idemFilterConfig(IdemProperties p, LeaseIdempotency engine) {
+    IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
+    for (String route : p.getRequiredKeyRoutes()) {
+      String[] parts = route("idem.required-key-routes", route);
+      configured("idem.required-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.REQUIRED));
+    }
+    for (String route : p.getOptionalKeyRoutes()) {
+      String[] parts = route("idem.optional-key-routes", route);
+      configured("idem.optional-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.OPTIONAL));
+    }
+    long bytes = p.getMaxBodySize().toBytes();
+    if (bytes > Integer.MAX_VALUE) {
+      throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
+    }
+    configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
+    configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
+    return configured("idem.required-key-routes", b::build);
+  }
+
+  private static String[] route(String property, String route) {
+    String[] parts = route == null ? new String[0] : route.trim().split("\\s+");
+    if (parts.length != 2) {
+      throw new IdemConfigurationException(property, "each route is \"METHOD /path-pattern\", e.g. \"POST /notes\"; got \"" + route + "\"", null);
+    }
+    parts[0] = parts[0].toUpperCase(Locale.ROOT);
+    return parts;
+  }
+
+  /** Registers the filter on a servlet web application. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(FilterRegistrationBean.class)
+  static class WebConfiguration {
+    @Bean
+    @ConditionalOnMissingBean(name = "idempotencyFilter")
+    FilterRegistrationBean<IdempotencyFilter> idempotencyFilter(IdempotencyFilterConfig config) {
+      FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter(config));
+      registration.setName("idempotencyFilter");
+      registration.addUrlPatterns("/*");
+      // After security filters (which set the principal), before the application's own handlers.
+      registration.setOrder(Ordered.LOWEST_PRECEDENCE - 100);
+      return registration;
+    }
+  }
+
+  /** {@link Idempotent} methods. */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  @ConditionalOnMissingBean(name = "idempotentMethodAdvisor")
+  public static DefaultPointcutAdvisor idempotentMethodAdvisor(
+      ObjectProvider<LeaseIdempotency> lease,
+      ObjectProvider<JdbcIdempotency> transactional,
+      ObjectProvider<DataSource> dataSource,
+      ObjectProvider<ObjectMapper> json,
+      ObjectProvider<IdemPrincipalResolver> principals,
+      ObjectProvider<IdemProperties> properties) {
+    // Resolved lazily, at the first call, so that the advisor does not force early bean creation.
+    IdempotentMethodInterceptor[] interceptor = new IdempotentMethodInterceptor[1];
+    org.aopalliance.intercept.MethodInterceptor lazy = invocation -> {
+      synchronized (interceptor) {
+        if (interceptor[0] == null) {
+          IdemPrincipalResolver resolver = principals.getIfAvailable(() -> properties.getObject()::getMethodPrincipal);
+          interceptor[0] = new IdempotentMethodInterceptor(
+              lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(), json.getIfAvailable(ObjectMapper::new), resolver);
+        }
+      }
+      return interceptor[0].invoke(invocation);
+    };
+    DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true), lazy);
+    advisor.setOrder(Ordered.LOWEST_PRECEDENCE - 10); // inside @Transactional's advice, so the transaction is open
+    return advisor;
+  }
+
+  private static <T> T configured(String property, Supplier<T> build) {
+    try {
+      return build.get();
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new IdemConfigurationException(property, e.getMessage(), e);
+    }
+  }
+}

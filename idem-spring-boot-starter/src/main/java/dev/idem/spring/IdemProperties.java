@@ -1,0 +1,178 @@
+package dev.idem.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * The {@code idem.*} properties. Bound once at start-up; the beans built from them validate every
+ * value and stop the application with a clear message when one is wrong.
+ */
+@ConfigurationProperties(prefix = "idem")
+public class IdemProperties {
+
+  /** Whether Idem is configured at all. */
+  private boolean enabled = true;
+
+  /** Which store keeps keys and stored responses: auto, jdbc, redis or memory. */
+  private StoreType store = StoreType.AUTO;
+
+  /** The key table for the jdbc store and for @Idempotent in transactional mode. */
+  private String table = "idem_keys";
+
+  /** Whether to create the key table at start-up (CREATE TABLE IF NOT EXISTS); false when migrations do. */
+  private boolean createSchema = true;
+
+  /** How long a completed key is remembered; after it, the same key is a new operation. */
+  private Duration retention = Duration.ofHours(24);
+
+  /** How long a claim is held before another attempt may take it over; longer than the slowest handler. */
+  private Duration lease = Duration.ofSeconds(30);
+
+  /** What a duplicate does while the first request runs: fail-fast (409 with Retry-After) or wait. */
+  private InProgress inProgress = InProgress.FAIL_FAST;
+
+  /** With in-progress=wait: how long a duplicate waits for the first request before 409. */
+  private Duration maxWait = Duration.ofSeconds(5);
+
+  /** The largest request body the filter buffers; a larger one gets 413. */
+  private DataSize maxBodySize = DataSize.ofMegabytes(1);
+
+  /** Routes that require an Idempotency-Key, as "METHOD pattern", e.g. "POST /notes"; a missing key gets 400. */
+  private List<String> requiredKeyRoutes = new ArrayList<>();
+
+  /** Routes where a key is optional, as "METHOD pattern"; a request without a key runs normally. */
+  private List<String> optionalKeyRoutes = new ArrayList<>(List.of("POST /**", "PATCH /**"));
+
+  /** The principal of callers that are not authenticated. */
+  private String anonymousPrincipal = "anonymous";
+
+  /** The principal of @Idempotent methods when no IdemPrincipalResolver bean is defined. */
+  private String methodPrincipal = "application";
+
+  /** The store kinds. */
+  public enum StoreType {
+    /** Redis when a Jedis UnifiedJedis bean exists, else JDBC when a DataSource exists, else memory. */
+    AUTO,
+    /** The application's DataSource. */
+    JDBC,
+    /** The application's Jedis UnifiedJedis bean. */
+    REDIS,
+    /** In the JVM's memory: for tests and single-instance demos only. */
+    MEMORY
+  }
+
+  /** What a duplicate does while the claim is held. */
+  public enum InProgress {
+    /** Answer 409 with Retry-After at once. */
+    FAIL_FAST,
+    /** Wait up to max-wait and replay the first request's response. */
+    WAIT
+  }
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public StoreType getStore() {
+    return store;
+  }
+
+  public void setStore(StoreType store) {
+    this.store = store;
+  }
+
+  public String getTable() {
+    return table;
+  }
+
+  public void setTable(String table) {
+    this.table = table;
+  }
+
+  public boolean isCreateSchema() {
+    return createSchema;
+  }
+
+  public void setCreateSchema(boolean createSchema) {
+    this.createSchema = createSchema;
+  }
+
+  public Duration getRetention() {
+    return retention;
+  }
+
+  public void setRetention(Duration retention) {
+    this.retention = retention;
+  }
+
+  public Duration getLease() {
+    return lease;
+  }
+
+  public void setLease(Duration lease) {
+    this.lease = lease;
+  }
+
+  public InProgress getInProgress() {
+    return inProgress;
+  }
+
+  public void setInProgress(InProgress inProgress) {
+    this.inProgress = inProgress;
+  }
+
+  public Duration getMaxWait() {
+    return maxWait;
+  }
+
+  public void setMaxWait(Duration maxWait) {
+    this.maxWait = maxWait;
+  }
+
+  public DataSize getMaxBodySize() {
+    return maxBodySize;
+  }
+
+  public void setMaxBodySize(DataSize maxBodySize) {
+    this.maxBodySize = maxBodySize;
+  }
+
+  public List<String> getRequiredKeyRoutes() {
+    return requiredKeyRoutes;
+  }
+
+  public void setRequiredKeyRoutes(List<String> requiredKeyRoutes) {
+    this.requiredKeyRoutes = requiredKeyRoutes;
+  }
+
+  public List<String> getOptionalKeyRoutes() {
+    return optionalKeyRoutes;
+  }
+
+  public void setOptionalKeyRoutes(List<String> optionalKeyRoutes) {
+    this.optionalKeyRoutes = optionalKeyRoutes;
+  }
+
+  public String getAnonymousPrincipal() {
+    return anonymousPrincipal;
+  }
+
+  public void setAnonymousPrincipal(String anonymousPrincipal) {
+    this.anonymousPrincipal = anonymousPrincipal;
+  }
+
+  public String getMethodPrincipal() {
+    return methodPrincipal;
+  }
+
+  public void setMethodPrincipal(String methodPrincipal) {
+    this.methodPrincipal = methodPrincipal;
+  }
+}

@@ -1,0 +1,66 @@
+package dev.idem.spring;
+
+import dev.idem.core.IdemListener;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * Counts what the engine does, as Micrometer meters:
+ *
+ * <ul>
+ *   <li>{@code idem.executions} (tags {@code stored}, {@code recovery}): effects that ran;
+ *   <li>{@code idem.replays}: stored responses replayed;
+ *   <li>{@code idem.rejections} (tag {@code reason}: key-reused, in-progress, lease-lost);
+ *   <li>{@code idem.waits}: duplicates that waited for an in-progress claim;
+ *   <li>{@code idem.takeovers}: expired leases taken over.
+ * </ul>
+ *
+ * Store latency is timed by {@link TimedLeaseStore}. Thread-safe.
+ */
+public final class MicrometerIdemListener implements IdemListener {
+
+  private final MeterRegistry registry;
+  private final Counter replays;
+  private final Counter waits;
+  private final Counter takeovers;
+
+  /** @param registry where the meters are registered */
+  public MicrometerIdemListener(MeterRegistry registry) {
+    this.registry = registry;
+    this.replays = Counter.builder("idem.replays").description("Stored responses replayed").register(registry);
+    this.waits = Counter.builder("idem.waits").description("Duplicates that waited for an in-progress claim").register(registry);
+    this.takeovers = Counter.builder("idem.takeovers").description("Expired leases taken over").register(registry);
+  }
+
+  @Override
+  public void executed(IdempotentRequest request, Outcome outcome) {
+    Counter.builder("idem.executions")
+        .description("Idempotent operations that ran their effect")
+        .tag("stored", String.valueOf(outcome.stored()))
+        .tag("recovery", String.valueOf(outcome.recovery()))
+        .register(registry)
+        .increment();
+  }
+
+  @Override
+  public void replayed(IdempotentRequest request) {
+    replays.increment();
+  }
+
+  @Override
+  public void rejected(IdempotentRequest request, String reason) {
+    Counter.builder("idem.rejections").description("Requests refused").tag("reason", reason).register(registry).increment();
+  }
+
+  @Override
+  public void waiting(IdempotentRequest request) {
+    waits.increment();
+  }
+
+  @Override
+  public void takenOver(IdempotentRequest request) {
+    takeovers.increment();
+  }
+}

@@ -1,0 +1,196 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.jdbc.JdbcIdempotency;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionTemplate;
+
+class IdemAutoConfigurationTest {
+
+  @TempDir Path dir;
+
+  /** A service with an idempotent method that counts its real invocations. */
+  public static class Payments {
+    final AtomicInteger charges = new AtomicInteger();
+
+    @Idempotent(operation = "charge")
+    public Map<String, Object> charge(@Idempotent.Key String key, String account, long cents) {
+      int n = charges.incrementAndGet();
+      return Map.of("charge", n, "account", account, "cents", cents);
+    }
+
+    public int charges() {
+      return charges.get();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class PaymentsConfig {
+    @Bean
+    Payments payments() {
+      return new Payments();
+    }
+
+    @Bean
+    MeterRegistry meterRegistry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  private ApplicationContextRunner withDatabase() {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(
+            DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+            TransactionAutoConfiguration.class, JdbcTemplateAutoConfiguration.class, AopAutoConfiguration.class,
+            IdemAutoConfiguration.class))
+        .withUserConfiguration(PaymentsConfig.class)
+        .withPropertyValues(
+            "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",
+            "spring.datasource.hikari.maximum-pool-size=4");
+  }
+
+  @Test
+  void aDataSourceGivesAJdbcStoreAndATransactionalEngine() {
+    withDatabase().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(TimedLeaseStore.class);
+      assertThat(ctx).hasSingleBean(JdbcIdempotency.class).hasSingleBean(LeaseIdempotency.class);
+    });
+  }
+
+  @Test
+  void withoutADataSourceTheStoreIsInMemory() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .run(ctx -> {
+          assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(InMemoryLeaseStore.class);
+          assertThat(ctx).doesNotHaveBean(JdbcIdempotency.class);
+        });
+  }
+
+  @Test
+  void aRetentionShorterThanTheLeaseStopsTheStartWithAClearMessage() {
+    withDatabase().withPropertyValues("idem.lease=10m", "idem.retention=1m").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+          .hasMessageContaining("idem.retention")
+          .hasMessageContaining("must be longer than the lease");
+      assertThat(new IdemFailureAnalyzer().analyze(ctx.getStartupFailure()).getAction()).contains("idem.retention");
+    });
+  }
+
+  private static Throwable causeOf(Throwable t, Class<? extends Throwable> type) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (type.isInstance(c)) {
+        return c;
+      }
+    }
+    throw new AssertionError("no " + type.getSimpleName() + " in the causes of " + t);
+  }
+
+  @Test
+  void aMalformedRouteStopsTheStartWithAClearMessage() {
+    withDatabase().withPropertyValues("idem.required-key-routes=/notes").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+          .hasMessageContaining("idem.required-key-routes")
+          .hasMessageContaining("\"METHOD /path-pattern\"");
+    });
+  }
+
+  @Test
+  void aStoreThatIsNotThereStopsTheStart() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withPropertyValues("idem.store=jdbc")
+        .run(ctx -> assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class)).hasMessageContaining("no DataSource"));
+  }
+
+  @Test
+  void anIdempotentMethodRunsOnceAndRejectsOtherArgumentsUnderTheSameKey() {
+    withDatabase().run(ctx -> {
+      Payments payments = ctx.getBean(Payments.class);
+      Map<String, Object> first = payments.charge("pay-1", "acct-9", 500);
+      Map<String, Object> second = payments.charge("pay-1", "acct-9", 500);
+      assertThat(second).isEqualTo(first);
+      assertThat(payments.charges()).isEqualTo(1);
+      assertThatThrownBy(() -> payments.charge("pay-1", "acct-9", 600)).isInstanceOf(IdempotencyKeyReusedException.class);
+      assertThat(payments.charge("pay-2", "acct-9", 500).get("charge")).isEqualTo(2);
+
+      MeterRegistry meters = ctx.getBean(MeterRegistry.class);
+      assertThat(meters.get("idem.executions").counter().count()).isEqualTo(2);
+      assertThat(meters.get("idem.replays").counter().count()).isEqualTo(1);
+      assertThat(meters.get("idem.rejections").tag("reason", "key-reused").counter().count()).isEqualTo(1);
+      assertThat(meters.get("idem.store.latency").tag("operation", "claim").timer().count()).isEqualTo(4);
+    });
+  }
+
+  @Test
+  void insideACallersTransactionTheClaimJoinsItAndRollsBackWithIt() {
+    withDatabase().run(ctx -> {
+      Payments payments = ctx.getBean(Payments.class);
+      TransactionTemplate tx = new TransactionTemplate(ctx.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+      JdbcTemplate jdbc = ctx.getBean(JdbcTemplate.class);
+      tx.executeWithoutResult(status -> {
+        payments.charge("pay-tx", "acct-1", 100);
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM idem_keys WHERE idem_key = 'pay-tx'", Integer.class))
+            .as("the claim is written in the caller's transaction").isEqualTo(1);
+        status.setRollbackOnly();
+      });
+      assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM idem_keys WHERE idem_key = 'pay-tx'", Integer.class))
+          .as("and rolled back with it").isZero();
+      tx.executeWithoutResult(status -> payments.charge("pay-tx", "acct-1", 100));
+      assertThat(payments.charges()).as("the retry after the rollback runs again").isEqualTo(2);
+      tx.executeWithoutResult(status -> payments.charge("pay-tx", "acct-1", 100));
+      assertThat(payments.charges()).as("and a committed one replays").isEqualTo(2);
+    });
+  }
+
+  @Test
+  void theFilterIsRegisteredOnServletApplications() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withPropertyValues("idem.required-key-routes=POST /notes")
+        .run(ctx -> {
+          assertThat(ctx).hasBean("idempotencyFilter");
+          assertThat(ctx.getBean("idempotencyFilter")).isInstanceOf(FilterRegistrationBean.class);
+          assertThat(ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class).routeFor("POST", "/notes").requirement())
+              .isEqualTo(dev.idem.servlet.KeyRequirement.REQUIRED);
+        });
+  }
+
+  @Test
+  void configurationMetadataIsPublished() throws Exception {
+    try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).isNotNull();
+      String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(metadata).contains("\"idem.retention\"", "\"idem.lease\"", "\"idem.required-key-routes\"", "\"idem.max-body-size\"");
+    }
+  }
+}
