@@ -64,11 +64,13 @@ public class IdemAutoConfiguration {
   public LeaseStore idemLeaseStore(
       IdemProperties properties,
       ObjectProvider<DataSource> dataSource,
-      ObjectProvider<MeterRegistry> meters,
+      ObjectProvider<IdemStoreDecorator> decorators,
       org.springframework.context.ApplicationContext context) {
     LeaseStore store = chooseStore(properties, dataSource.getIfAvailable(), context);
-    MeterRegistry registry = meters.getIfAvailable();
-    return registry == null ? store : new TimedLeaseStore(store, registry);
+    for (IdemStoreDecorator decorator : decorators.orderedStream().toList()) {
+      store = decorator.decorate(store);
+    }
+    return store;
   }
 
   private static LeaseStore chooseStore(IdemProperties p, DataSource dataSource, org.springframework.context.ApplicationContext context) {
@@ -118,9 +120,8 @@ public class IdemAutoConfiguration {
   /** The lease-mode engine. */
   @Bean
   @ConditionalOnMissingBean
-  public LeaseIdempotency idemLeaseIdempotency(IdemProperties p, LeaseStore store, ObjectProvider<MeterRegistry> meters) {
-    MeterRegistry registry = meters.getIfAvailable();
-    IdemListener listener = registry == null ? IdemListener.NONE : new MicrometerIdemListener(registry);
+  public LeaseIdempotency idemLeaseIdempotency(IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners) {
+    IdemListener listener = listeners.getIfUnique(() -> IdemListener.NONE);
     InProgressPolicy inProgress = p.getInProgress() == IdemProperties.InProgress.WAIT
         ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
         : InProgressPolicy.failFast();
@@ -178,6 +179,27 @@ public class IdemAutoConfiguration {
     }
     parts[0] = parts[0].toUpperCase(Locale.ROOT);
     return parts;
+  }
+
+  /**
+   * Micrometer meters, only when Micrometer is on the class path and the application has a
+   * registry: the rest of the configuration never touches Micrometer's types.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+  static class MetricsConfiguration {
+    @Bean
+    @ConditionalOnBean(MeterRegistry.class)
+    @ConditionalOnMissingBean(IdemListener.class)
+    IdemListener micrometerIdemListener(MeterRegistry registry) {
+      return new MicrometerIdemListener(registry);
+    }
+
+    @Bean
+    @ConditionalOnBean(MeterRegistry.class)
+    IdemStoreDecorator timedIdemStore(MeterRegistry registry) {
+      return store -> new TimedLeaseStore(store, registry);
+    }
   }
 
   /** Registers the filter on a servlet web application. */

@@ -95,6 +95,17 @@ class IdemAutoConfigurationTest {
   }
 
   @Test
+  void startsWithoutMicrometerOnTheClassPath() {
+    new ApplicationContextRunner()
+        .withClassLoader(new org.springframework.boot.test.context.FilteredClassLoader("io.micrometer"))
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(InMemoryLeaseStore.class);
+        });
+  }
+
+  @Test
   void aRetentionShorterThanTheLeaseStopsTheStartWithAClearMessage() {
     withDatabase().withPropertyValues("idem.lease=10m", "idem.retention=1m").run(ctx -> {
       assertThat(ctx).hasFailed();

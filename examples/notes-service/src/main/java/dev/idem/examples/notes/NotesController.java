@@ -1,0 +1,85 @@
+package dev.idem.examples.notes;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.URI;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The notes API. The controller knows nothing about idempotency keys: Idem's filter (configured by
+ * {@code idem.required-key-routes=POST /notes}) answers a retry with the stored response before
+ * this code runs, so {@link #create} runs at most once per key.
+ */
+@RestController
+@RequestMapping("/notes")
+public class NotesController {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NotesController.class);
+
+  private final NoteRepository notes;
+
+  public NotesController(NoteRepository notes) {
+    this.notes = notes;
+  }
+
+  /** {@code POST /notes {"title": "..."}}: 201 with {@code Location: /notes/{id}} and the note. */
+  @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
+  public ResponseEntity<?> create(@RequestBody JsonNode body) {
+    JsonNode title = body == null ? null : body.get("title");
+    if (title == null || !title.isTextual()) {
+      return problem(HttpStatus.BAD_REQUEST, "Invalid note", "the body must be a JSON object with a string member \"title\"");
+    }
+    String text = title.textValue().strip();
+    int length = text.codePointCount(0, text.length());
+    if (length < 1 || length > NoteRepository.MAX_TITLE_LENGTH) {
+      return problem(HttpStatus.BAD_REQUEST, "Invalid note",
+          "the title must have 1 to " + NoteRepository.MAX_TITLE_LENGTH + " characters (not counting surrounding blanks), it has " + length);
+    }
+    Note note = notes.insert(text);
+    return ResponseEntity.created(URI.create("/notes/" + note.id())).body(note);
+  }
+
+  /** {@code GET /notes}: every note, by id. */
+  @GetMapping
+  public List<Note> list() {
+    return notes.findAll();
+  }
+
+  /** {@code GET /notes/{id}}: one note, or 404. */
+  @GetMapping("/{id}")
+  public ResponseEntity<?> get(@PathVariable("id") long id) {
+    return notes.findById(id)
+        .<ResponseEntity<?>>map(ResponseEntity::ok)
+        .orElseGet(() -> problem(HttpStatus.NOT_FOUND, "Note not found", "there is no note " + id));
+  }
+
+  /**
+   * The database failed: 503, so that a client retries. For {@code POST /notes} nothing was
+   * inserted, and Idem's default response policy releases the key on a 5xx, so the retry with the
+   * same key runs again instead of replaying this error.
+   */
+  @ExceptionHandler(DataAccessException.class)
+  public ResponseEntity<ProblemDetail> databaseFailed(DataAccessException e) {
+    LOG.warn("database failure: {}", e.getMessage());
+    return problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable", "the notes database cannot be used right now; retry later");
+  }
+
+  private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, String detail) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+    problem.setTitle(title);
+    return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+  }
+}
