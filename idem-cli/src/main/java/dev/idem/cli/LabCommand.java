@@ -53,6 +53,18 @@ final class LabCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the results as JSON instead of a table.")
   boolean json;
 
+  @Option(
+      names = "--http",
+      description = "Run the second article's six cases over real HTTP: two notes services (with and without Idem) behind a fault proxy that loses responses.")
+  boolean http;
+
+  @Option(
+      names = "--notes-jar",
+      paramLabel = "<path>",
+      defaultValue = "examples/notes-service/target/notes-service.jar",
+      description = "The notes service jar for --http (default: ${DEFAULT-VALUE}).")
+  java.nio.file.Path notesJar;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -60,6 +72,9 @@ final class LabCommand implements Callable<Integer> {
     if (concurrency < 2 || concurrency > 256) {
       err.println("idem lab: --concurrency must be between 2 and 256, was " + concurrency);
       return 2;
+    }
+    if (http) {
+      return runHttp(out, err);
     }
     LabReport report;
     try {
@@ -71,6 +86,79 @@ final class LabCommand implements Callable<Integer> {
     out.print(json ? toJson(report) : toTable(report));
     out.flush();
     return report.protectedOk() ? 0 : 1;
+  }
+
+  private int runHttp(PrintWriter out, PrintWriter err) throws Exception {
+    if (!java.nio.file.Files.isRegularFile(notesJar)) {
+      err.println("idem lab --http: the notes service jar is missing: " + notesJar
+          + " (build it with ./mvnw -B -q -DskipTests package, or pass --notes-jar)");
+      return 2;
+    }
+    java.util.List<dev.idem.testkit.lab.HttpLab.Row> rows;
+    try (HttpLabRunner runner = new HttpLabRunner(notesJar, err)) {
+      rows = runner.run();
+    } catch (java.io.IOException e) {
+      err.println("idem lab --http: " + e.getMessage());
+      return 2;
+    }
+    boolean ok = rows.stream().allMatch(dev.idem.testkit.lab.HttpLab.Row::ok);
+    if (json) {
+      ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+      ObjectNode root = mapper.createObjectNode();
+      root.put("database", "SQLite (notes service)");
+      root.put("ok", ok);
+      ArrayNode results = root.putArray("results");
+      for (dev.idem.testkit.lab.HttpLab.Row r : rows) {
+        ObjectNode row = results.addObject();
+        row.put("case", r.name());
+        if (r.sends() >= 0) {
+          row.put("sends", r.sends());
+        } else {
+          row.putNull("sends");
+        }
+        row.put("notesStored", r.notesStored());
+        row.put("result", r.result());
+        row.put("expectedNotes", r.expectedNotes());
+        row.put("ok", r.ok());
+      }
+      out.print(mapper.writeValueAsString(root) + System.lineSeparator());
+    } else {
+      List<String[]> table = new ArrayList<>();
+      table.add(new String[] {"case", "sends", "notes stored", "result for the caller"});
+      for (dev.idem.testkit.lab.HttpLab.Row r : rows) {
+        table.add(new String[] {r.name(), r.sends() < 0 ? "-" : String.valueOf(r.sends()), String.valueOf(r.notesStored()), r.result()});
+      }
+      out.print(format(table));
+      out.println();
+      out.println("sends: POSTs that reached the fault proxy. notes stored: counted through the service afterwards.");
+      out.println(ok ? "every row matches the article's table" : "FAILED: a row differs from the article's table");
+    }
+    out.flush();
+    return ok ? 0 : 1;
+  }
+
+  static String format(List<String[]> rows) {
+    int[] width = new int[rows.get(0).length];
+    for (String[] row : rows) {
+      for (int i = 0; i < row.length; i++) {
+        width[i] = Math.max(width[i], row[i].length());
+      }
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int r = 0; r < rows.size(); r++) {
+      String[] row = rows.get(r);
+      for (int i = 0; i < row.length; i++) {
+        sb.append(i == 0 ? "" : "  ").append(pad(row[i], i == row.length - 1 ? 0 : width[i]));
+      }
+      sb.append('\n');
+      if (r == 0) {
+        for (int i = 0; i < row.length; i++) {
+          sb.append(i == 0 ? "" : "  ").append("-".repeat(width[i]));
+        }
+        sb.append('\n');
+      }
+    }
+    return sb.toString();
   }
 
   static String toJson(LabReport report) throws Exception {
@@ -111,27 +199,9 @@ final class LabCommand implements Callable<Integer> {
         r.verdict()
       });
     }
-    int[] width = new int[rows.get(0).length];
-    for (String[] row : rows) {
-      for (int i = 0; i < row.length; i++) {
-        width[i] = Math.max(width[i], row[i].length());
-      }
-    }
     StringBuilder sb = new StringBuilder();
     sb.append("database: ").append(report.database()).append(" (").append(report.url()).append(")\n\n");
-    for (int r = 0; r < rows.size(); r++) {
-      String[] row = rows.get(r);
-      for (int i = 0; i < row.length; i++) {
-        sb.append(i == 0 ? "" : "  ").append(pad(row[i], i == row.length - 1 ? 0 : width[i]));
-      }
-      sb.append('\n');
-      if (r == 0) {
-        for (int i = 0; i < row.length; i++) {
-          sb.append(i == 0 ? "" : "  ").append("-".repeat(width[i]));
-        }
-        sb.append('\n');
-      }
-    }
+    sb.append(format(rows));
     sb.append('\n')
         .append("effects: rows counted in the database afterwards. ids returned: the id each attempt got,\n")
         .append("'(lost)' where the response was dropped after the commit. protected: ")
