@@ -74,6 +74,10 @@ final class LabCommand implements Callable<Integer> {
       return 2;
     }
     if (http) {
+      if (!db.equals(DEFAULT_DB) || concurrency != 8) {
+        err.println("idem lab --http: --db and --concurrency do not apply: the HTTP lab runs two notes services on SQLite files of their own");
+        return 2;
+      }
       return runHttp(out, err);
     }
     LabReport report;

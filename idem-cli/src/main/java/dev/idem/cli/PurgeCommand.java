@@ -50,6 +50,11 @@ final class PurgeCommand implements Callable<Integer> {
       return 2;
     }
     try (Connection c = DriverManager.getConnection(db)) {
+      if (!idem.tableExists(c)) {
+        err.println("idem purge: there is no table " + table + " in " + dev.idem.testkit.lab.Lab.redact(db)
+            + " (check --db and --table)");
+        return 2;
+      }
       long removed = idem.purgeExpired(c, batch);
       out.println("removed " + removed + " expired record" + (removed == 1 ? "" : "s") + " from " + table);
       out.flush();

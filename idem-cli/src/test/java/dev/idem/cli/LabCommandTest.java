@@ -64,6 +64,12 @@ class LabCommandTest {
   }
 
   @Test
+  void httpLabRefusesOptionsItWouldIgnore() {
+    assertThat(run("lab", "--http", "--db", "jdbc:sqlite:" + dir.resolve("x.db"))).isEqualTo(2);
+    assertThat(err.toString()).contains("--db and --concurrency do not apply");
+  }
+
+  @Test
   void concurrencyOutOfRangeIsRefused() {
     assertThat(run("lab", "--concurrency", "1")).isEqualTo(2);
     assertThat(err.toString()).contains("--concurrency must be between 2 and 256");

@@ -63,8 +63,9 @@ class PurgeCommandTest {
   }
 
   @Test
-  void aMissingTableRemovesNothing() {
-    assertThat(run("purge", "--db", "jdbc:sqlite:" + dir.resolve("empty.db"))).isZero();
-    assertThat(out.toString()).contains("removed 0 expired records");
+  void aMistypedDatabaseOrTableIsAnErrorNotASilentZero() {
+    assertThat(run("purge", "--db", "jdbc:sqlite:" + dir.resolve("empty.db"))).isEqualTo(2);
+    assertThat(err.toString()).contains("there is no table idem_keys").contains("check --db and --table");
+    assertThat(out.toString()).isEmpty();
   }
 }

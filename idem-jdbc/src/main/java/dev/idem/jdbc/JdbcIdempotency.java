@@ -419,8 +419,15 @@ public final class JdbcIdempotency {
     }
   }
 
-  /** Asks the catalog, which never aborts an open transaction (a failing SELECT would on PostgreSQL). */
-  private boolean tableExists(Connection connection) {
+  /**
+   * Whether the key table exists, asked of the catalog, so an open transaction is never aborted (a
+   * failing SELECT would abort it on PostgreSQL).
+   *
+   * @param connection an open connection
+   * @return {@code true} if the catalog shows the table; {@code false} if not, or if the catalog
+   *     cannot be read
+   */
+  public boolean tableExists(Connection connection) {
     try {
       java.sql.DatabaseMetaData md = connection.getMetaData();
       String escape = md.getSearchStringEscape();
