@@ -1,0 +1,204 @@
+package dev.idem.benchmarks;
+
+import dev.idem.testkit.lab.NotesServiceProcess;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The HTTP part of the benchmarks: the notes service with the Idem filter and without it
+ * ({@code idem.enabled=false}), both on SQLite, under a closed-loop Java load client on loopback.
+ *
+ * <ul>
+ *   <li>create, without Idem: {@code POST /notes} with no key, to the service without the filter;
+ *   <li>create, with Idem: {@code POST /notes} with a new key each time;
+ *   <li>replay, with Idem: {@code POST /notes} with one of 200 keys already completed.
+ * </ul>
+ *
+ * <pre>{@code
+ * ./mvnw -B -q install -DskipTests && java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs
+ * }</pre>
+ *
+ * writes {@code docs/benchmarks-http.md} and {@code docs/benchmarks/http.csv}. Options: {@code
+ * --jar <notes-service.jar>}, {@code --seconds N} (measured seconds per run, default 5).
+ */
+public final class HttpLoad {
+
+  private static final int[] CLIENTS = {1, 4, 16};
+
+  private record Run(String workload, int clients, double opsPerSecond, LatencyStats latency, long errors) {}
+
+  private HttpLoad() {}
+
+  /**
+   * @param args {@code --out DIR}, {@code --jar PATH}, {@code --seconds N}
+   * @throws Exception when the services cannot be started or the report cannot be written
+   */
+  public static void main(String[] args) throws Exception {
+    Path out = Path.of("docs");
+    Path jar = Path.of("examples/notes-service/target/notes-service.jar");
+    int seconds = 5;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--out" -> out = Path.of(args[++i]);
+        case "--jar" -> jar = Path.of(args[++i]);
+        case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+        default -> throw new IllegalArgumentException("unknown option " + args[i] + " (--out DIR, --jar PATH, --seconds N)");
+      }
+    }
+    if (!Files.isRegularFile(jar)) {
+      System.err.println("HttpLoad: the notes service jar is missing: " + jar + " (build with ./mvnw -B -q install -DskipTests)");
+      System.exit(2);
+    }
+    Instant started = Instant.now();
+    Path dir = Files.createTempDirectory("idem-http-bench-");
+    List<Run> runs = new ArrayList<>();
+    try (NotesServiceProcess with = NotesServiceProcess.start(jar, dir, "with-idem", true);
+        NotesServiceProcess without = NotesServiceProcess.start(jar, dir, "without-idem", false)) {
+      HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+      List<String> completed = new ArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        String key = UUID.randomUUID().toString();
+        send(http, with.base(), key, "replay-" + i);
+        completed.add(key);
+      }
+      // Both services start cold: warm every path up (JIT, connection pools) before measuring, so
+      // the first measured run is not penalised.
+      System.out.println("warming up (not measured):");
+      run("create, without Idem", 4, 3, http, n -> send(http, without.base(), null, "warm-" + n));
+      run("create, with Idem", 4, 3, http, n -> send(http, with.base(), UUID.randomUUID().toString(), "warm-" + n));
+      run("replay, with Idem", 4, 3, http, n -> send(http, with.base(), completed.get((int) (n % completed.size())), "replay-" + (n % completed.size())));
+      System.out.println("measured:");
+      for (int clients : CLIENTS) {
+        runs.add(run("create, without Idem", clients, seconds, http, n -> send(http, without.base(), null, "plain-" + n)));
+        runs.add(run("create, with Idem", clients, seconds, http, n -> send(http, with.base(), UUID.randomUUID().toString(), "new-" + n)));
+        runs.add(run("replay, with Idem", clients, seconds, http, n -> {
+          int i = (int) (n % completed.size());
+          send(http, with.base(), completed.get(i), "replay-" + i);
+        }));
+      }
+    }
+    write(out, runs, started, seconds);
+    System.out.println("wrote " + out.resolve("benchmarks-http.md") + " and " + out.resolve("benchmarks/http.csv"));
+  }
+
+  @FunctionalInterface
+  private interface Request {
+    void send(long n) throws Exception;
+  }
+
+  private static Run run(String workload, int clients, int seconds, HttpClient http, Request request) throws InterruptedException {
+    // 1 s warm-up, then the measured window; each client in a closed loop.
+    long warmUpEnd = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+    long end = warmUpEnd + Duration.ofSeconds(seconds).toNanos();
+    AtomicLong counter = new AtomicLong();
+    AtomicLong errors = new AtomicLong();
+    List<LatencyStats> perClient = new ArrayList<>();
+    CountDownLatch done = new CountDownLatch(clients);
+    AtomicLong measured = new AtomicLong();
+    for (int c = 0; c < clients; c++) {
+      LatencyStats stats = new LatencyStats();
+      perClient.add(stats);
+      Thread t = new Thread(() -> {
+        try {
+          while (true) {
+            long start = System.nanoTime();
+            if (start >= end) {
+              break;
+            }
+            try {
+              request.send(counter.incrementAndGet());
+              long stop = System.nanoTime();
+              if (start >= warmUpEnd && stop <= end) {
+                stats.recordNanos(stop - start);
+                measured.incrementAndGet();
+              }
+            } catch (Exception e) {
+              errors.incrementAndGet();
+            }
+          }
+        } finally {
+          done.countDown();
+        }
+      });
+      t.setDaemon(true);
+      t.start();
+    }
+    done.await();
+    LatencyStats all = new LatencyStats();
+    perClient.forEach(all::add);
+    Run r = new Run(workload, clients, measured.get() / (double) seconds, all, errors.get());
+    System.out.printf(Locale.ROOT, "  %-22s %3d clients %9.0f ops/s  p50 %7.3f  p99 %7.3f ms  errors %d%n",
+        workload, clients, r.opsPerSecond(), all.percentileMillis(50), all.percentileMillis(99), r.errors());
+    return r;
+  }
+
+  private static void send(HttpClient http, URI base, String key, String title) throws IOException, InterruptedException {
+    HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve("/notes"))
+        .timeout(Duration.ofSeconds(30))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"title\":\"" + title + "\"}"));
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    HttpResponse<Void> r = http.send(b.build(), HttpResponse.BodyHandlers.discarding());
+    if (r.statusCode() != 201) {
+      throw new IOException("POST /notes answered " + r.statusCode());
+    }
+  }
+
+  private static void write(Path out, List<Run> runs, Instant started, int seconds) throws IOException {
+    Files.createDirectories(out.resolve("benchmarks"));
+    List<List<?>> rows = new ArrayList<>();
+    StringBuilder md = new StringBuilder();
+    md.append("# HTTP benchmark: the notes service with and without the Idem filter\n\n");
+    md.append("Generated by `dev.idem.benchmarks.HttpLoad`; do not edit by hand, run the command again.\n\n");
+    md.append("```sh\n./mvnw -B -q install -DskipTests && java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs\n```\n\n");
+    md.append("Started ").append(started).append("; both services warmed up on every path for 3 s first, then ")
+        .append(seconds).append(" s measured per run after 1 s of warm-up; ")
+        .append("closed-loop clients on loopback (java.net.http, HTTP/1.1), both services on their own SQLite file (WAL), ")
+        .append("started from `examples/notes-service/target/notes-service.jar`, the second with `--idem.enabled=false`.\n\n");
+    Map<String, String> machine = Machine.describe();
+    md.append("Machine: ").append(machine.getOrDefault("cores", "?")).append(" cores, ")
+        .append(machine.getOrDefault("memory", "?")).append(", ").append(machine.getOrDefault("JDK", System.getProperty("java.vm.version")))
+        .append(". The services, the client and the databases share the machine's cores.\n\n");
+    md.append("| workload | clients | ops/s | p50 ms | p99 ms | p99.9 ms | errors | x create without Idem |\n");
+    md.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (Run r : runs) {
+      double base = runs.stream().filter(b -> b.clients() == r.clients() && b.workload().equals("create, without Idem"))
+          .mapToDouble(Run::opsPerSecond).findFirst().orElse(Double.NaN);
+      md.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %.3f | %.3f | %.3f | %d | %.2fx |%n",
+          r.workload(), r.clients(), r.opsPerSecond(), r.latency().percentileMillis(50), r.latency().percentileMillis(99),
+          r.latency().percentileMillis(99.9), r.errors(), r.opsPerSecond() / base));
+      rows.add(List.of(r.workload(), r.clients(), Math.round(r.opsPerSecond()), r.latency().percentileMillis(50),
+          r.latency().percentileMillis(99), r.latency().percentileMillis(99.9), r.errors(), r.opsPerSecond() / base));
+    }
+    md.append("\nThe target \"HTTP filter overhead <= 10%\" compares \"create, with Idem\" with \"create, without Idem\" at the same client count: ");
+    md.append("overhead = 1 - (with / without).\n\n| clients | overhead on create | verdict |\n|---:|---:|---|\n");
+    for (int clients : CLIENTS) {
+      double with = runs.stream().filter(r -> r.clients() == clients && r.workload().equals("create, with Idem")).mapToDouble(Run::opsPerSecond).findFirst().orElse(Double.NaN);
+      double without = runs.stream().filter(r -> r.clients() == clients && r.workload().equals("create, without Idem")).mapToDouble(Run::opsPerSecond).findFirst().orElse(Double.NaN);
+      double overhead = 1 - with / without;
+      md.append(String.format(Locale.ROOT, "| %d | %.0f%% | %s |%n", clients, overhead * 100, overhead <= 0.10 ? "**met**" : "missed"));
+    }
+    md.append("\nWith the filter, a create on SQLite is three write transactions (claim, the note, completion: lease mode, since the ")
+        .append("filter does not know the handler's transaction) against one without it, and SQLite has a single writer; ")
+        .append("a replay is one read.\n");
+    Files.writeString(out.resolve("benchmarks-http.md"), md.toString());
+    Csv.write(out.resolve("benchmarks/http.csv"),
+        List.of("workload", "clients", "ops_per_s", "p50_ms", "p99_ms", "p999_ms", "errors", "x_create_without_idem"), rows);
+  }
+}

@@ -1,0 +1,111 @@
+package dev.idem.testkit.lab;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The notes service ({@code examples/notes-service}) started from its jar as a child process on
+ * 127.0.0.1, on a free port and an SQLite file of its own, for the HTTP lab and the HTTP benchmark.
+ * {@link #close()} stops it. Not thread-safe.
+ */
+public final class NotesServiceProcess implements AutoCloseable {
+
+  private final Process process;
+  private final URI base;
+  private final Path log;
+
+  private NotesServiceProcess(Process process, URI base, Path log) {
+    this.process = process;
+    this.base = base;
+    this.log = log;
+  }
+
+  /**
+   * Starts the service and waits until {@code GET /notes} answers 200 from this very process.
+   *
+   * @param jar the notes service jar
+   * @param dir where its database and log go
+   * @param name a name for its files, for example {@code protected}
+   * @param idem whether Idem is enabled ({@code idem.enabled})
+   * @return the running service
+   * @throws IOException if it exits or does not answer within 90 seconds (the message names its log)
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public static NotesServiceProcess start(Path jar, Path dir, String name, boolean idem) throws IOException, InterruptedException {
+    Objects.requireNonNull(jar, "jar");
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    Files.createDirectories(dir);
+    Path log = dir.resolve(name + ".log");
+    List<String> command = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-jar", jar.toString(),
+        "--server.port=" + port,
+        "--server.address=127.0.0.1",
+        "--spring.datasource.url=jdbc:sqlite:" + dir.resolve(name + ".db") + "?journal_mode=WAL&busy_timeout=10000",
+        "--idem.enabled=" + idem));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    NotesServiceProcess service = new NotesServiceProcess(p, URI.create("http://127.0.0.1:" + port), log);
+    try {
+      service.awaitReady(name);
+      return service;
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      service.close();
+      throw e;
+    }
+  }
+
+  private void awaitReady(String name) throws IOException, InterruptedException {
+    HttpClient http = HttpClient.newHttpClient();
+    long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IOException("the notes service (" + name + ") exited with " + process.exitValue() + "; its log: " + log);
+      }
+      try {
+        HttpResponse<Void> r = http.send(HttpRequest.newBuilder(base.resolve("/notes")).timeout(Duration.ofSeconds(2)).build(),
+            HttpResponse.BodyHandlers.discarding());
+        // the process is alive and nothing else could bind the port while it holds it
+        if (r.statusCode() == 200 && process.isAlive()) {
+          return;
+        }
+      } catch (IOException notYet) {
+        // still starting
+      }
+      Thread.sleep(250);
+    }
+    throw new IOException("the notes service (" + name + ") did not answer within 90 s; its log: " + log);
+  }
+
+  /** @return the service's base URI, for example {@code http://127.0.0.1:41234} */
+  public URI base() {
+    return base;
+  }
+
+  /** Stops the process, forcibly after 10 seconds. Idempotent. */
+  @Override
+  public void close() {
+    process.destroy();
+    try {
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+  }
+}
