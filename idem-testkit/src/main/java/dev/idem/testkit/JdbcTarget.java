@@ -1,16 +1,13 @@
 package dev.idem.testkit;
 
 import dev.idem.jdbc.Dialect;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
@@ -93,46 +90,10 @@ public final class JdbcTarget {
    *     {@link #open()} (no pooling: meant for tests and the lab); thread-safe
    */
   public DataSource dataSource() {
-    return new DataSource() {
+    return new SimpleDataSource() {
       @Override
       public Connection getConnection() throws SQLException {
         return open();
-      }
-
-      @Override
-      public Connection getConnection(String user, String password) throws SQLException {
-        throw new SQLFeatureNotSupportedException("credentials come from the JDBC URL");
-      }
-
-      @Override
-      public PrintWriter getLogWriter() {
-        return null;
-      }
-
-      @Override
-      public void setLogWriter(PrintWriter out) {}
-
-      @Override
-      public void setLoginTimeout(int seconds) {}
-
-      @Override
-      public int getLoginTimeout() {
-        return 0;
-      }
-
-      @Override
-      public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        throw new SQLFeatureNotSupportedException();
-      }
-
-      @Override
-      public <T> T unwrap(Class<T> type) throws SQLException {
-        throw new SQLException("not a wrapper");
-      }
-
-      @Override
-      public boolean isWrapperFor(Class<?> type) {
-        return false;
       }
     };
   }
