@@ -350,7 +350,8 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
 
     /**
-     * @param timeout SQLite's busy timeout when the connection has none, 1 ms to 10 minutes
+     * @param timeout the least busy timeout of a SQLite connection (a lower one is raised to it), as
+     *     for {@link JdbcIdempotency.Builder#sqliteBusyTimeout(Duration)}; 1 ms to 10 minutes
      * @throws IllegalArgumentException if out of range
      */
     public Builder sqliteBusyTimeout(Duration timeout) {

@@ -3,7 +3,7 @@ package dev.idem.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.jdbc.JdbcLeaseStore;
-import java.io.PrintWriter;
+import dev.idem.testkit.SimpleDataSource;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -11,10 +11,8 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -116,7 +114,7 @@ class IdempotencyFilterJdbcTest {
   }
 
   /** A data source that can be switched off: every connection attempt then fails. */
-  static final class Switchable implements DataSource {
+  static final class Switchable extends SimpleDataSource {
     final DataSource target;
     volatile boolean down;
 
@@ -130,42 +128,6 @@ class IdempotencyFilterJdbcTest {
         throw new SQLException("database is down", "08001");
       }
       return target.getConnection();
-    }
-
-    @Override
-    public Connection getConnection(String username, String password) throws SQLException {
-      return getConnection();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 
