@@ -13,7 +13,9 @@ import java.util.Set;
  * except those that would end or escape the transaction ({@code commit}, {@code rollback()}, {@code
  * setAutoCommit}, {@code close}, {@code abort}), which throw {@link SQLException}. Committing from
  * the effect would make the effect durable without its stored response. Rolling back to a savepoint
- * is allowed. Thread-safety is that of the wrapped connection. Not public API.
+ * is allowed. {@code getAutoCommit()} answers {@code false}, as the effect is inside a transaction,
+ * also where Idem began it with a statement (SQLite, MySQL) and the driver still reports auto-commit.
+ * Thread-safety is that of the wrapped connection. Not public API.
  */
 final class GuardedConnection implements InvocationHandler {
 
@@ -49,6 +51,9 @@ final class GuardedConnection implements InvocationHandler {
           "the effect must not call " + name + "(): Idem owns this transaction and commits the effect"
               + " together with its stored response (roll back to a savepoint, or throw, instead)",
           "25000");
+    }
+    if (name.equals("getAutoCommit")) {
+      return Boolean.FALSE;
     }
     if (name.equals("unwrap") && args != null && args[0] == Connection.class) {
       return proxy;

@@ -10,8 +10,12 @@ import java.time.Duration;
 /**
  * Begins, commits and rolls back the transactions Idem owns, per dialect. On SQLite the write lock
  * is taken at {@code BEGIN IMMEDIATE}, before anything is read, so duplicates queue on the
- * connection's busy timeout instead of failing on a stale snapshot. Stateless and thread-safe. Not
- * public API.
+ * connection's busy timeout instead of failing on a stale snapshot. On MySQL and MariaDB the
+ * transaction is begun with {@code START TRANSACTION} and ended with {@code COMMIT} or {@code
+ * ROLLBACK}, leaving the session's auto-commit alone: the drivers send {@code SET autocommit} to the
+ * server on every {@code setAutoCommit} call, a round trip each way that this saves. On PostgreSQL
+ * pgjdbc's {@code setAutoCommit} costs no round trip (the {@code BEGIN} travels with the first
+ * statement), so it is used. Stateless and thread-safe. Not public API.
  */
 public final class Transactions {
 
@@ -32,17 +36,31 @@ public final class Transactions {
         }
         st.execute("BEGIN IMMEDIATE");
       }
+    } else if (dialect == Dialect.MYSQL) {
+      execute(connection, "START TRANSACTION");
     } else {
       connection.setAutoCommit(false);
     }
   }
 
+  /**
+   * @return whether transactions that {@link #begin} opens leave the connection in auto-commit mode
+   *     as JDBC sees it (the transaction is the server's, begun with a statement)
+   */
+  public static boolean begunByStatement(Dialect dialect) {
+    return dialect != Dialect.POSTGRESQL;
+  }
+
+  private static void execute(Connection connection, String sql) throws SQLException {
+    try (Statement st = connection.createStatement()) {
+      st.execute(sql);
+    }
+  }
+
   /** Commits a transaction begun by {@link #begin}. */
   public static void commit(Connection connection, Dialect dialect) throws SQLException {
-    if (dialect == Dialect.SQLITE) {
-      try (Statement st = connection.createStatement()) {
-        st.execute("COMMIT");
-      }
+    if (begunByStatement(dialect)) {
+      execute(connection, "COMMIT");
     } else {
       connection.commit();
     }
@@ -50,10 +68,8 @@ public final class Transactions {
 
   /** Rolls back a transaction begun by {@link #begin}. */
   public static void rollback(Connection connection, Dialect dialect) throws SQLException {
-    if (dialect == Dialect.SQLITE) {
-      try (Statement st = connection.createStatement()) {
-        st.execute("ROLLBACK");
-      }
+    if (begunByStatement(dialect)) {
+      execute(connection, "ROLLBACK");
     } else {
       connection.rollback();
     }
@@ -70,7 +86,7 @@ public final class Transactions {
 
   /** Puts a connection back in auto-commit mode after {@link #begin}; a broken one is left as is. */
   public static void end(Connection connection, Dialect dialect) {
-    if (dialect == Dialect.SQLITE) {
+    if (begunByStatement(dialect)) {
       return;
     }
     try {
