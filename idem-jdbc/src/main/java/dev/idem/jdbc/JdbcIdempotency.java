@@ -37,7 +37,9 @@ import javax.sql.DataSource;
  *   <li>The same scope and key with another fingerprint: {@link IdempotencyKeyReusedException};
  *       nothing runs, nothing is written.
  *   <li>No live record: the claim is inserted, the effect runs on the same connection, the response
- *       is stored, and all three commit together ({@link Outcome.Kind#EXECUTED}). Any failure before
+ *       is stored, and all three commit together ({@link Outcome.Kind#EXECUTED}). With {@link
+ *       Strategy#KEY_LAST} the effect runs first and the key's row is inserted with its response
+ *       afterwards, in the same transaction. Any failure before
  *       the commit rolls all three back, so a retry runs the operation again. A response that the
  *       {@link ResponsePolicy} does not store (by default 5xx, 408, 425, 429) is returned with
  *       {@link Outcome#stored()} {@code false}, and the transaction is rolled back as if it failed.
@@ -80,6 +82,7 @@ public final class JdbcIdempotency {
   private final Duration sqliteBusyTimeout;
   private final DataSource dataSource;
   private final ResponsePolicy responsePolicy;
+  private final Strategy strategy;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
   private final Map<Dialect, Boolean> schemaReady = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -90,6 +93,7 @@ public final class JdbcIdempotency {
     this.sqliteBusyTimeout = b.sqliteBusyTimeout;
     this.dataSource = b.dataSource;
     this.responsePolicy = b.responsePolicy;
+    this.strategy = b.strategy;
     for (Dialect d : Dialect.values()) {
       statements.put(d, new Statements(d, table));
     }
@@ -108,6 +112,47 @@ public final class JdbcIdempotency {
   /** @return how long a record lives after its completion */
   public Duration retention() {
     return retention;
+  }
+
+  /** @return the order in which Idem writes the key and runs the effect in its own transactions */
+  public Strategy strategy() {
+    return strategy;
+  }
+
+  /**
+   * The order of the writes in a transaction that Idem owns. Both give one committed effect per
+   * scope and key, replay without running the effect, and reject a reused key; they differ in what
+   * a concurrent duplicate does while the first request is in flight, and in cost. In a caller's
+   * transaction ({@code getAutoCommit() == false}) Idem always claims first, whatever the strategy:
+   * it cannot undo an effect there without rolling back the caller's own work.
+   *
+   * <p>The design notes ({@code design.md}, "Performance notes") measure both orders hand-written.
+   */
+  public enum Strategy {
+    /**
+     * The default. Inserts the claim, runs the effect, then stores the response in the claim's row:
+     * three statements besides the effect. A concurrent duplicate blocks on the claim until the
+     * first transaction ends and then replays it, so the effect runs once in all, even counting
+     * attempts that were rolled back.
+     */
+    CLAIM_FIRST,
+    /**
+     * Runs the effect first, then inserts the key's row already completed, with its response: two
+     * statements besides the effect, one round trip fewer than {@link #CLAIM_FIRST}. The key's
+     * primary key still serializes duplicates: a concurrent duplicate runs its effect, then waits on
+     * the winner's key row, and when the winner commits it rolls its own effect back and replays
+     * the winner's response. So the effect may <em>run</em> more than once under a race, but only
+     * one run commits. Consequences to accept before choosing it: the effect must do nothing that a
+     * rollback does not undo (which transactional mode asks anyway); sequence and auto-increment
+     * values a rolled-back duplicate took leave gaps; a duplicate holds its effect's locks while it
+     * waits; and an effect that fails because of the winner's rows (its own unique constraint, a
+     * deadlock) is answered with the winner's stored response when, after the rollback, the key
+     * has a live record. Last, a transaction must end within the {@link Builder#retention
+     * retention} of the record a racing winner wrote: one that runs longer finds that record
+     * expired, and its effect commits as a new operation (with the default of 24 hours, no
+     * realistic transaction does).
+     */
+    KEY_LAST
   }
 
   /**
@@ -177,6 +222,9 @@ public final class JdbcIdempotency {
     if (!ownTransaction) {
       return claimAndRun(connection, sql, request, effect, false);
     }
+    if (strategy == Strategy.KEY_LAST) {
+      return runThenRecord(connection, dialect, sql, request, effect);
+    }
     for (int attempt = 1; ; attempt++) {
       begin(connection, dialect);
       boolean committed = false;
@@ -202,6 +250,89 @@ public final class JdbcIdempotency {
         }
         Transactions.end(connection, dialect);
       }
+    }
+  }
+
+  /**
+   * {@link Strategy#KEY_LAST} in a transaction Idem owns: the effect, then the completed key row,
+   * then the commit. The key row's insert is where duplicates meet: it waits for a concurrent
+   * writer of the same key and, once that one committed, inserts nothing; this transaction then
+   * rolls back, effect included, and answers from the winner's record.
+   */
+  private Outcome runThenRecord(
+      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect) {
+    SQLException lastConflict = null;
+    for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+      begin(connection, dialect);
+      boolean ended = false;
+      try {
+        StoredResponse response;
+        try {
+          response = runEffect(connection, effect, true);
+        } catch (RuntimeException failure) {
+          // A racing duplicate's effect can fail on the winner's rows (a unique constraint of its
+          // own, a deadlock). Once rolled back, the winner's record, if there is one, answers.
+          Transactions.rollbackQuietly(connection, dialect);
+          ended = true;
+          Record winner = lookupQuietly(connection, sql, request);
+          if (winner != null && !winner.orphaned()) {
+            return answerFrom(winner, request);
+          }
+          throw failure;
+        }
+        if (!responsePolicy.shouldStore(response)) {
+          rollback(connection, dialect);
+          ended = true;
+          return Outcome.executed(response, false, false);
+        }
+        boolean recorded;
+        try {
+          recorded = sql.record(connection, request, response, retention);
+        } catch (SQLException e) {
+          if (!Transactions.isTransientConflict(e)) {
+            throw storeFailure("storing the key and its response failed", e);
+          }
+          // A deadlock or serialization failure: the database rolled back the effect too, so the
+          // round can run again once the winner's record, if any, has been looked for.
+          lastConflict = e;
+          recorded = false;
+        }
+        if (recorded) {
+          commit(connection, dialect);
+          ended = true;
+          return Outcome.executed(response);
+        }
+        rollback(connection, dialect);
+        ended = true;
+        Record existing;
+        try {
+          existing = sql.lookup(connection, request);
+        } catch (SQLException e) {
+          throw storeFailure("lookup failed", e);
+        }
+        if (existing != null && !existing.orphaned()) {
+          return answerFrom(existing, request);
+        }
+        // The record that refused the insert expired or was released since: run again.
+      } finally {
+        if (!ended) {
+          Transactions.rollbackQuietly(connection, dialect);
+        }
+        Transactions.end(connection, dialect);
+      }
+    }
+    if (lastConflict != null) {
+      throw storeFailure("recording the key kept failing with a transient conflict", lastConflict);
+    }
+    throw new IdemStoreException(
+        "could not record key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+  }
+
+  private static Record lookupQuietly(Connection connection, Statements sql, IdempotentRequest request) {
+    try {
+      return sql.lookup(connection, request);
+    } catch (SQLException e) {
+      return null; // the original failure is the one to report
     }
   }
 
@@ -505,6 +636,8 @@ public final class JdbcIdempotency {
     final Dialect dialect;
     final String claim;
     final String takeover;
+    final String record;
+    final String recordTakeover;
     final String expiredCheck;
     final String lookup;
     final String lockingLookup;
@@ -514,30 +647,39 @@ public final class JdbcIdempotency {
     Statements(Dialect dialect, String table) {
       this.dialect = dialect;
       String now = dialect.nowMillis();
+      String into = "INSERT INTO " + table + (dialect == Dialect.MYSQL ? "" : " AS k");
       String insert =
-          "INSERT INTO " + table + (dialect == Dialect.MYSQL ? "" : " AS k")
-              + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+          into + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
               + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)";
+      String insertCompleted =
+          into + " (principal, operation, idem_key, fingerprint, state, status, response, created_at, expires_at)"
+              + " VALUES (?, ?, ?, ?, 'COMPLETED', ?, ?, " + now + ", " + now + " + ?)";
+      // A row may be replaced only when it expired, or is a claim that a broken transaction left.
+      String replaceable = "expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_until IS NULL)";
+      String pk = " WHERE principal = ? AND operation = ? AND idem_key = ?";
       if (dialect == Dialect.MYSQL) {
         this.claim = insert;
         this.takeover =
             "UPDATE " + table + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = NULL,"
                 + " lease_until = NULL, status = NULL, response = NULL, created_at = " + now + ","
-                + " expires_at = " + now + " + ?"
-                + " WHERE principal = ? AND operation = ? AND idem_key = ?"
-                + " AND (expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_until IS NULL))";
-        this.expiredCheck =
-            "SELECT expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_until IS NULL) FROM " + table
-                + " WHERE principal = ? AND operation = ? AND idem_key = ? LOCK IN SHARE MODE";
+                + " expires_at = " + now + " + ?" + pk + " AND (" + replaceable + ")";
+        this.record = insertCompleted;
+        this.recordTakeover =
+            "UPDATE " + table + " SET fingerprint = ?, state = 'COMPLETED', owner_token = NULL,"
+                + " lease_until = NULL, status = ?, response = ?, created_at = " + now + ","
+                + " expires_at = " + now + " + ?" + pk + " AND (" + replaceable + ")";
+        this.expiredCheck = "SELECT " + replaceable + " FROM " + table + pk + " LOCK IN SHARE MODE";
       } else {
-        this.claim =
-            insert
-                + " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
+        String onConflict =
+            " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
                 + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
-                + " lease_until = NULL, status = NULL, response = NULL,"
+                + " lease_until = NULL, status = excluded.status, response = excluded.response,"
                 + " created_at = excluded.created_at, expires_at = excluded.expires_at"
                 + " WHERE k.expires_at <= excluded.created_at OR (k.state = 'IN_PROGRESS' AND k.lease_until IS NULL)";
+        this.claim = insert + onConflict;
+        this.record = insertCompleted + onConflict;
         this.takeover = null;
+        this.recordTakeover = null;
         this.expiredCheck = null;
       }
       String select =
@@ -554,12 +696,50 @@ public final class JdbcIdempotency {
     }
 
     boolean claim(Connection c, IdempotentRequest r, Duration retention) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(claim)) {
-        ps.setString(1, r.scope().principal());
-        ps.setString(2, r.scope().operation());
-        ps.setString(3, r.key().value());
+      return insertOrTakeOver(c, r, claim, ps -> {
         ps.setString(4, r.fingerprint().hex());
         ps.setLong(5, retention.toMillis());
+      }, takeover, ps -> {
+        ps.setString(1, r.fingerprint().hex());
+        ps.setLong(2, retention.toMillis());
+      }, 3);
+    }
+
+    /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */
+    boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
+      byte[] encoded = StoredResponseCodec.encode(response);
+      return insertOrTakeOver(c, r, record, ps -> {
+        ps.setString(4, r.fingerprint().hex());
+        ps.setInt(5, response.status());
+        ps.setBytes(6, encoded);
+        ps.setLong(7, retention.toMillis());
+      }, recordTakeover, ps -> {
+        ps.setString(1, r.fingerprint().hex());
+        ps.setInt(2, response.status());
+        ps.setBytes(3, encoded);
+        ps.setLong(4, retention.toMillis());
+      }, 5);
+    }
+
+    /** Binds the parameters of a statement that come after or before the primary key. */
+    private interface Binder {
+      void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    /**
+     * Inserts a row for the request's key (the primary key in parameters 1 to 3 of {@code insert}),
+     * replacing an expired or orphaned row: with the upsert's condition on PostgreSQL and SQLite;
+     * on MySQL, after the duplicate-key error, with {@code takeover} (the primary key from
+     * parameter {@code takeoverPk}).
+     *
+     * @return whether the row is now this request's
+     */
+    private boolean insertOrTakeOver(
+        Connection c, IdempotentRequest r, String insert, Binder values, String takeover, Binder takeoverValues,
+        int takeoverPk) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(insert)) {
+        bindKey(ps, r, 1);
+        values.bind(ps);
         return ps.executeUpdate() == 1;
       } catch (SQLException e) {
         if (takeover == null || !isDuplicateKey(e)) {
@@ -570,9 +750,7 @@ public final class JdbcIdempotency {
       // failed INSERT already holds) and ask for the exclusive lock only when the row expired:
       // two waiters that both asked for it while holding the shared lock would deadlock.
       try (PreparedStatement ps = c.prepareStatement(expiredCheck)) {
-        ps.setString(1, r.scope().principal());
-        ps.setString(2, r.scope().operation());
-        ps.setString(3, r.key().value());
+        bindKey(ps, r, 1);
         try (ResultSet rs = ps.executeQuery()) {
           if (!rs.next() || !rs.getBoolean(1)) {
             return false;
@@ -580,13 +758,16 @@ public final class JdbcIdempotency {
         }
       }
       try (PreparedStatement ps = c.prepareStatement(takeover)) {
-        ps.setString(1, r.fingerprint().hex());
-        ps.setLong(2, retention.toMillis());
-        ps.setString(3, r.scope().principal());
-        ps.setString(4, r.scope().operation());
-        ps.setString(5, r.key().value());
+        takeoverValues.bind(ps);
+        bindKey(ps, r, takeoverPk);
         return ps.executeUpdate() == 1;
       }
+    }
+
+    private static void bindKey(PreparedStatement ps, IdempotentRequest r, int first) throws SQLException {
+      ps.setString(first, r.scope().principal());
+      ps.setString(first + 1, r.scope().operation());
+      ps.setString(first + 2, r.key().value());
     }
 
     private static boolean isDuplicateKey(SQLException e) {
@@ -604,9 +785,7 @@ public final class JdbcIdempotency {
 
     private static Record read(Connection c, IdempotentRequest r, String sql) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
-        ps.setString(1, r.scope().principal());
-        ps.setString(2, r.scope().operation());
-        ps.setString(3, r.key().value());
+        bindKey(ps, r, 1);
         try (ResultSet rs = ps.executeQuery()) {
           if (!rs.next()) {
             return null;
@@ -620,9 +799,7 @@ public final class JdbcIdempotency {
 
     void release(Connection c, IdempotentRequest r) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(release)) {
-        ps.setString(1, r.scope().principal());
-        ps.setString(2, r.scope().operation());
-        ps.setString(3, r.key().value());
+        bindKey(ps, r, 1);
         ps.executeUpdate();
       }
     }
@@ -632,9 +809,7 @@ public final class JdbcIdempotency {
         ps.setInt(1, response.status());
         ps.setBytes(2, StoredResponseCodec.encode(response));
         ps.setLong(3, retention.toMillis());
-        ps.setString(4, r.scope().principal());
-        ps.setString(5, r.scope().operation());
-        ps.setString(6, r.key().value());
+        bindKey(ps, r, 4);
         if (ps.executeUpdate() != 1) {
           throw new SQLException("the claim for key '" + r.key() + "' disappeared before completion");
         }
@@ -650,8 +825,18 @@ public final class JdbcIdempotency {
     private Duration sqliteBusyTimeout = DEFAULT_SQLITE_BUSY_TIMEOUT;
     private DataSource dataSource;
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
+    private Strategy strategy = Strategy.CLAIM_FIRST;
 
     private Builder() {}
+
+    /**
+     * @param strategy the order of the writes in transactions Idem owns; default {@link
+     *     Strategy#CLAIM_FIRST}. Read {@link Strategy#KEY_LAST} before choosing it.
+     */
+    public Builder strategy(Strategy strategy) {
+      this.strategy = Objects.requireNonNull(strategy, "strategy");
+      return this;
+    }
 
     /**
      * @param policy which responses are stored; the others are released: in a transaction Idem
