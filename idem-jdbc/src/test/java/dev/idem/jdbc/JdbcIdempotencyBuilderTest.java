@@ -95,4 +95,48 @@ class JdbcIdempotencyBuilderTest {
       assertThat(idem.execute(c, r, conn -> StoredResponse.of(500, "")).response().bodyAsString()).isEqualTo("x");
     }
   }
+
+  @Test
+  void sqliteBusyTimeoutIsReadOncePerPhysicalConnectionEvenThroughAPoolsProxies() throws Exception {
+    try (Connection physical = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("p.db"))) {
+      JdbcIdempotency idem = JdbcIdempotency.builder().sqliteBusyTimeout(Duration.ofMillis(4000)).build();
+      idem.execute(borrowed(physical), IdempotentRequest.ofJson("p", "op", "k1", new byte[] {'1'}), conn -> StoredResponse.of(201, "x"));
+      assertThat(busyTimeout(physical)).isEqualTo(4000);
+      try (Statement st = physical.createStatement()) {
+        st.execute("PRAGMA busy_timeout = 100"); // the application lowers it on purpose
+      }
+      // a second borrow is a new proxy around the same connection: not read again
+      idem.execute(borrowed(physical), IdempotentRequest.ofJson("p", "op", "k2", new byte[] {'1'}), conn -> StoredResponse.of(201, "x"));
+      assertThat(busyTimeout(physical)).isEqualTo(100);
+      // a store that needs more than was checked reads and raises it
+      JdbcIdempotency stricter = JdbcIdempotency.builder().sqliteBusyTimeout(Duration.ofMillis(6000)).build();
+      stricter.execute(borrowed(physical), IdempotentRequest.ofJson("p", "op", "k3", new byte[] {'1'}), conn -> StoredResponse.of(201, "x"));
+      assertThat(busyTimeout(physical)).isEqualTo(6000);
+    }
+  }
+
+  /** A new proxy per call, as a pool hands out per borrow; unwrap(Connection.class) gives the physical one. */
+  private static Connection borrowed(Connection physical) {
+    return (Connection) java.lang.reflect.Proxy.newProxyInstance(
+        Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+          if (method.getName().equals("isWrapperFor")) {
+            return args[0] == Connection.class;
+          }
+          if (method.getName().equals("unwrap")) {
+            return physical;
+          }
+          try {
+            return method.invoke(physical, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+  }
+
+  private static long busyTimeout(Connection c) throws Exception {
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
 }

@@ -6,6 +6,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
 
 /**
  * Begins, commits and rolls back the transactions Idem owns, per dialect. On SQLite the write lock
@@ -19,20 +22,49 @@ import java.time.Duration;
  */
 public final class Transactions {
 
+  /**
+   * The SQLite connections whose {@code busy_timeout} was raised to at least the value mapped, so
+   * it is read once per connection rather than once per transaction. Keyed by the driver's own
+   * connection (a pool hands out a new proxy per borrow); weak, so closed connections go.
+   */
+  private static final Map<Connection, Long> BUSY_TIMEOUT_CHECKED = Collections.synchronizedMap(new WeakHashMap<>());
+
   private Transactions() {}
+
+  /** @return the driver's connection under a pool's or framework's proxy, or {@code c} itself */
+  private static Connection physical(Connection c) {
+    try {
+      if (c.isWrapperFor(Connection.class)) {
+        Connection inner = c.unwrap(Connection.class);
+        if (inner != null) {
+          return inner;
+        }
+      }
+    } catch (SQLException e) {
+      // not unwrappable: the proxy itself is the key, checked once per borrow at worst
+    }
+    return c;
+  }
 
   /**
    * Begins a transaction on a connection in auto-commit mode.
    *
-   * @param sqliteBusyTimeout the least {@code busy_timeout} on SQLite; a lower one is raised to it
+   * @param sqliteBusyTimeout the least {@code busy_timeout} on SQLite; a lower one is raised to it.
+   *     It is read the first time a (physical) connection begins here, not at every transaction: a
+   *     later {@code PRAGMA busy_timeout} that lowers it again is the caller's choice.
    */
   public static void begin(Connection connection, Dialect dialect, Duration sqliteBusyTimeout) throws SQLException {
     if (dialect == Dialect.SQLITE) {
       try (Statement st = connection.createStatement()) {
-        try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
-          if (rs.next() && rs.getLong(1) < sqliteBusyTimeout.toMillis()) {
-            st.execute("PRAGMA busy_timeout = " + sqliteBusyTimeout.toMillis());
+        Connection physical = physical(connection);
+        Long checked = BUSY_TIMEOUT_CHECKED.get(physical);
+        if (checked == null || checked < sqliteBusyTimeout.toMillis()) {
+          try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
+            if (rs.next() && rs.getLong(1) < sqliteBusyTimeout.toMillis()) {
+              st.execute("PRAGMA busy_timeout = " + sqliteBusyTimeout.toMillis());
+            }
           }
+          BUSY_TIMEOUT_CHECKED.put(physical, sqliteBusyTimeout.toMillis());
         }
         st.execute("BEGIN IMMEDIATE");
       }
