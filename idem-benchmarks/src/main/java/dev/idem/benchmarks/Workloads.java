@@ -31,6 +31,7 @@ final class Workloads {
 
   static final String NAIVE = "naive-insert";
   static final String IDEM_CREATE = "idem-create";
+  static final String IDEM_CREATE_KEY_LAST = "idem-create-key-last";
   static final String IDEM_REPLAY = "idem-replay";
   static final String LEASE_CREATE = "lease-create";
   static final String LEASE_REPLAY = "lease-replay";
@@ -49,6 +50,8 @@ final class Workloads {
     List<Workload> all = new ArrayList<>();
     all.add(new NaiveInsert(db));
     all.add(new IdemCreate(db, IDEM_CREATE, "bench_idem", Workload.KeySupply.NEW_V4, 0));
+    all.add(new IdemCreate(db, IDEM_CREATE_KEY_LAST, "bench_idem_kl", Workload.KeySupply.NEW_V4, 0,
+        JdbcIdempotency.Strategy.KEY_LAST));
     all.add(new IdemReplay(db, options.replayKeys));
     all.add(new LeaseCreateJdbc(db));
     all.add(new CheckThenInsert(db));
@@ -187,7 +190,10 @@ final class Workloads {
     }
   }
 
-  /** Idem transactional mode: JdbcIdempotency.execute with the naive INSERT as the effect. */
+  /**
+   * Idem transactional mode: JdbcIdempotency.execute with the naive INSERT as the effect, in the
+   * given write order (claim-first, the default, or key-last).
+   */
   static final class IdemCreate implements Workload {
     private final SqlBackend db;
     private final String id;
@@ -203,12 +209,16 @@ final class Workloads {
      *     this many completed records of the same key shape, and kept (growing) across runs
      */
     IdemCreate(SqlBackend db, String id, String keyTable, KeySupply keys, int preload) {
+      this(db, id, keyTable, keys, preload, JdbcIdempotency.Strategy.CLAIM_FIRST);
+    }
+
+    IdemCreate(SqlBackend db, String id, String keyTable, KeySupply keys, int preload, JdbcIdempotency.Strategy strategy) {
       this.db = db;
       this.id = id;
       this.keyTable = keyTable;
       this.keys = keys;
       this.preload = preload;
-      this.idem = JdbcIdempotency.builder().table(keyTable).build();
+      this.idem = JdbcIdempotency.builder().table(keyTable).strategy(strategy).build();
       this.effects = new Effects(db, keyTable + "_fx");
     }
 
