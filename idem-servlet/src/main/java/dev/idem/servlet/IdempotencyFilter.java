@@ -71,12 +71,19 @@ import java.util.Objects;
  *   <li>The engine claims the key. Then, for a first attempt, the handler runs against a response
  *       that is buffered entirely ({@code getWriter}, {@code getOutputStream}, {@code sendError},
  *       {@code sendRedirect}, {@code setStatus}, headers, cookies, {@code flushBuffer}: nothing
- *       reaches the client before the handler returns). The engine's {@link
+ *       reaches the client before the handler returns), up to {@link
+ *       IdempotencyFilterConfig#maxResponseBytes()} bytes of body. The engine's {@link
  *       dev.idem.core.ResponsePolicy} then stores the answer or releases the claim (5xx, 408, 425,
  *       429 are released by default, so a retry runs again), and the filter writes the handler's
  *       answer, every header and cookie included. The handler finds the claim's {@link
  *       LeaseContext} in the request attribute {@value #LEASE_CONTEXT_ATTRIBUTE} and should pass
  *       {@code key()} downstream when {@code recovery()} is {@code true}.
+ *   <li>A body that grows past {@link IdempotencyFilterConfig#maxResponseBytes()} stops the
+ *       buffering: status, header fields, cookies and the bytes buffered so far go to the client at
+ *       that moment, and the rest of the body (and every later flush) streams straight through, so
+ *       the client still receives the whole answer. It is never stored: the claim is released
+ *       whatever the response policy says, a warning naming the key and the limit is logged, and a
+ *       retry with the same key runs the handler again.
  *   <li>A retry after completion gets the stored status, body bytes and the configured header
  *       fields ({@link IdempotencyFilterConfig#replayedHeaders()}), plus {@code Idempotent-Replayed:
  *       true}; never {@code Set-Cookie}, credentials or hop-by-hop fields.
@@ -85,7 +92,12 @@ import java.util.Objects;
  * <h2>Errors</h2>
  *
  * <p>Every error the filter produces itself is an RFC 9457 problem ({@code application/problem+json}
- * with {@code type}, {@code title}, {@code status} and {@code detail}; never a stack trace):
+ * with {@code type}, {@code title}, {@code status} and {@code detail}; never a stack trace). The
+ * types below are those under the default base {@value #PROBLEM_TYPE_BASE}; {@link
+ * IdempotencyFilterConfig.Builder#problemTypeBase(java.net.URI)} puts the same names under another
+ * base, and {@link IdempotencyFilterConfig.Builder#aboutBlankProblemTypes()} leaves {@code type}
+ * out (RFC 9457 section 3.1.1: {@code about:blank}) with the status code's reason phrase as {@code
+ * title}:
  *
  * <table>
  *   <caption>Problems</caption>
@@ -108,10 +120,12 @@ import java.util.Objects;
  *
  * <h2>Limits</h2>
  *
- * <p>On a matched route the request and the whole response are held in memory, so the routes
- * should be API operations with bounded answers; asynchronous processing ({@code startAsync}) and
- * multipart parts are refused there. The filter is thread-safe: its configuration is immutable, and
- * each request's state lives on its own thread.
+ * <p>On a matched route the request body (at most {@link IdempotencyFilterConfig#maxBodyBytes()}
+ * bytes) and the response body (at most {@link IdempotencyFilterConfig#maxResponseBytes()} bytes)
+ * are held in memory, so the routes should be API operations with bounded answers; an answer over
+ * the response limit is sent but never deduplicated. Asynchronous processing ({@code startAsync})
+ * and multipart parts are refused there. The filter is thread-safe: its configuration is
+ * immutable, and each request's state lives on its own thread.
  */
 public final class IdempotencyFilter implements Filter {
 
@@ -127,22 +141,48 @@ public final class IdempotencyFilter implements Filter {
    */
   public static final String LEASE_CONTEXT_ATTRIBUTE = "dev.idem.core.LeaseContext";
 
-  /** The base of the problem type URIs below. */
+  /**
+   * The default base of the problem type URIs below ({@link
+   * IdempotencyFilterConfig#DEFAULT_PROBLEM_TYPE_BASE}). The {@code PROBLEM_*} constants are the
+   * type URIs under this default; a configuration with another {@link
+   * IdempotencyFilterConfig.Builder#problemTypeBase(java.net.URI) problemTypeBase} keeps their last
+   * segment and replaces this base, and one with {@link
+   * IdempotencyFilterConfig.Builder#aboutBlankProblemTypes() aboutBlankProblemTypes()} leaves the
+   * {@code type} member out.
+   */
   public static final String PROBLEM_TYPE_BASE = "https://idem.dev/problems/";
-  /** Problem type: a required {@code Idempotency-Key} is missing (400). */
-  public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + "idempotency-key-missing";
-  /** Problem type: the {@code Idempotency-Key} field is malformed (400). */
-  public static final String PROBLEM_KEY_MALFORMED = PROBLEM_TYPE_BASE + "idempotency-key-malformed";
-  /** Problem type: the body does not match its declared media type, such as invalid JSON (400). */
-  public static final String PROBLEM_PAYLOAD_INVALID = PROBLEM_TYPE_BASE + "payload-invalid";
-  /** Problem type: the first request with this key is still being processed (409). */
-  public static final String PROBLEM_IN_PROGRESS = PROBLEM_TYPE_BASE + "request-in-progress";
-  /** Problem type: the request body is larger than the configured limit (413). */
-  public static final String PROBLEM_BODY_TOO_LARGE = PROBLEM_TYPE_BASE + "body-too-large";
-  /** Problem type: the key was already used with another request (422). */
-  public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + "idempotency-key-reused";
-  /** Problem type: the idempotency store could not be used (503). */
-  public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + "store-unavailable";
+
+  private static final String KEY_MISSING = "idempotency-key-missing";
+  private static final String KEY_MALFORMED = "idempotency-key-malformed";
+  private static final String PAYLOAD_INVALID = "payload-invalid";
+  private static final String IN_PROGRESS = "request-in-progress";
+  private static final String BODY_TOO_LARGE = "body-too-large";
+  private static final String KEY_REUSED = "idempotency-key-reused";
+  private static final String STORE_UNAVAILABLE = "store-unavailable";
+
+  /** Problem type under the default base: a required {@code Idempotency-Key} is missing (400). */
+  public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + KEY_MISSING;
+  /** Problem type under the default base: the {@code Idempotency-Key} field is malformed (400). */
+  public static final String PROBLEM_KEY_MALFORMED = PROBLEM_TYPE_BASE + KEY_MALFORMED;
+  /**
+   * Problem type under the default base: the body does not match its declared media type, such as
+   * invalid JSON (400).
+   */
+  public static final String PROBLEM_PAYLOAD_INVALID = PROBLEM_TYPE_BASE + PAYLOAD_INVALID;
+  /**
+   * Problem type under the default base: the first request with this key is still being processed
+   * (409).
+   */
+  public static final String PROBLEM_IN_PROGRESS = PROBLEM_TYPE_BASE + IN_PROGRESS;
+  /**
+   * Problem type under the default base: the request body is larger than the configured limit
+   * (413).
+   */
+  public static final String PROBLEM_BODY_TOO_LARGE = PROBLEM_TYPE_BASE + BODY_TOO_LARGE;
+  /** Problem type under the default base: the key was already used with another request (422). */
+  public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + KEY_REUSED;
+  /** Problem type under the default base: the idempotency store could not be used (503). */
+  public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + STORE_UNAVAILABLE;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
@@ -221,7 +261,7 @@ public final class IdempotencyFilter implements Filter {
     KeyHeader.Result key = KeyHeader.parse(req.getHeaders(KEY_HEADER));
     if (key.absent()) {
       if (route.requirement() == KeyRequirement.REQUIRED) {
-        problem(res, PROBLEM_KEY_MISSING, "Idempotency-Key is missing", 400,
+        problem(cfg, res, KEY_MISSING, "Idempotency-Key is missing", 400,
             route.operation() + " requires an Idempotency-Key request header field: send a unique key, such as a UUID, and the same key on every retry");
       } else {
         chain.doFilter(request, response);
@@ -229,7 +269,7 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     if (key.problem() != null) {
-      problem(res, PROBLEM_KEY_MALFORMED, "Idempotency-Key is malformed", 400, key.problem());
+      problem(cfg, res, KEY_MALFORMED, "Idempotency-Key is malformed", 400, key.problem());
       return;
     }
     req.setAttribute(APPLIED, Boolean.TRUE); // forwards and error dispatches of this request pass through
@@ -237,19 +277,19 @@ public final class IdempotencyFilter implements Filter {
     int max = cfg.maxBodyBytes();
     long declared = req.getContentLengthLong();
     if (declared > max) {
-      tooLarge(res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
+      tooLarge(cfg, res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
       return;
     }
     byte[] body = readBody(req, max);
     if (body == null) {
-      tooLarge(res, "the request body is longer than " + max + " bytes, the most accepted");
+      tooLarge(cfg, res, "the request body is longer than " + max + " bytes, the most accepted");
       return;
     }
     Fingerprint fingerprint;
     try {
       fingerprint = fingerprint(req, path, body);
     } catch (InvalidPayloadException e) {
-      problem(res, PROBLEM_PAYLOAD_INVALID, "Request body does not match its media type", 400,
+      problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
           "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
       return;
     }
@@ -261,7 +301,7 @@ public final class IdempotencyFilter implements Filter {
     try {
       outcome = cfg.engine().execute(idempotent, run);
     } catch (RuntimeException e) {
-      failed(e, run, res);
+      failed(cfg, e, run, res);
       return;
     }
     if (outcome.replayed()) {
@@ -282,6 +322,7 @@ public final class IdempotencyFilter implements Filter {
     final HttpServletResponse response;
     final FilterChain chain;
     CapturingResponse captured;
+    LeaseContext context;
     Throwable failure;
     boolean ran;
 
@@ -294,16 +335,49 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public StoredResponse run(LeaseContext context) throws Exception {
+      this.context = context;
       request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, context);
-      captured = new CapturingResponse(response, request.getRequestURI());
+      captured = new CapturingResponse(response, request.getRequestURI(), cfg.maxResponseBytes());
       try {
         chain.doFilter(request, captured);
+        captured.finish(); // the writer's last characters may still push the body past the limit
       } catch (Throwable t) {
         failure = t;
         throw t;
       }
+      if (captured.overflowed()) {
+        // Thrown, not returned: the engine then releases the claim instead of completing it with
+        // a body the filter no longer holds, whatever the ResponsePolicy would say.
+        throw new ResponseNotStored();
+      }
       ran = true;
       return toStored(cfg, captured);
+    }
+  }
+
+  /**
+   * The handler's answer grew past {@link IdempotencyFilterConfig#maxResponseBytes()} and streamed
+   * to the client, so it cannot be stored: thrown out of the effect so that the engine releases the
+   * claim. Carries no stack trace; a failed release is attached as suppressed.
+   */
+  private static final class ResponseNotStored extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ResponseNotStored() {
+      super("the response is longer than maxResponseBytes and was not stored", null, true, false);
+    }
+  }
+
+  private static void responseNotStored(IdempotencyFilterConfig cfg, Run run, RuntimeException e) {
+    String what = "idempotency filter: the response to " + run.context.scope().operation() + " with Idempotency-Key '"
+        + run.context.key().value() + "' is longer than maxResponseBytes (" + cfg.maxResponseBytes()
+        + " bytes); it was streamed to the client without being stored, ";
+    Throwable releaseFailure = e.getSuppressed().length > 0 ? e.getSuppressed()[0] : null;
+    if (releaseFailure == null) {
+      LOG.log(Level.WARNING, what + "and the claim was released: a retry with this key will run the operation again");
+    } else {
+      LOG.log(Level.WARNING, what + "but the claim could not be released and expires with its lease: a retry with this key"
+          + " will run the operation again after that (until then it is refused as in progress)", releaseFailure);
     }
   }
 
@@ -327,7 +401,8 @@ public final class IdempotencyFilter implements Filter {
     return b.body(captured.body()).build();
   }
 
-  private static void failed(RuntimeException e, Run run, HttpServletResponse res) throws IOException, ServletException {
+  private static void failed(IdempotencyFilterConfig cfg, RuntimeException e, Run run, HttpServletResponse res)
+      throws IOException, ServletException {
     if (run.failure != null) {
       // The handler threw; the engine released the claim. Let the container see the original.
       Throwable t = run.failure;
@@ -345,15 +420,21 @@ public final class IdempotencyFilter implements Filter {
       }
       throw new ServletException(t);
     }
+    if (e instanceof ResponseNotStored) {
+      // The handler ran and its answer, longer than the limit, has already streamed to the client;
+      // the engine released the claim (or tried to). Nothing is left to write.
+      responseNotStored(cfg, run, e);
+      return;
+    }
     if (e instanceof IdempotencyKeyReusedException) {
-      problem(res, PROBLEM_KEY_REUSED, "Idempotency-Key is already used", 422,
+      problem(cfg, res, KEY_REUSED, "Idempotency-Key is already used", 422,
           "this Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request");
       return;
     }
     if (e instanceof RequestInProgressException busy) {
       long seconds = Math.max(1, (busy.retryAfter().toMillis() + 999) / 1000);
       res.setHeader("Retry-After", Long.toString(seconds));
-      problem(res, PROBLEM_IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
+      problem(cfg, res, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
           "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
       return;
     }
@@ -369,7 +450,7 @@ public final class IdempotencyFilter implements Filter {
       // IdemStoreException from the claim (already retried by the engine with the same owner
       // token), or an interrupted wait: the handler did not run.
       LOG.log(Level.WARNING, "idempotency filter: the key could not be claimed; answering 503", e);
-      problem(res, PROBLEM_STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
+      problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
           "the request was not processed because its Idempotency-Key could not be checked; retry later with the same key");
       return;
     }
@@ -399,12 +480,19 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private static void problem(HttpServletResponse res, String type, String title, int status, String detail) throws IOException {
-    new Problem(type, title, status, detail).writeTo(res);
+  /**
+   * Writes one of the filter's own problems: its type under the configured base with its own
+   * title, or, for about:blank problems, no type and the status code's reason phrase as the title
+   * (RFC 9457 section 4.2.1).
+   */
+  private static void problem(IdempotencyFilterConfig cfg, HttpServletResponse res, String name, String title, int status, String detail)
+      throws IOException {
+    String type = cfg.problemType(name);
+    new Problem(type, type == null ? Problem.reasonPhrase(status) : title, status, detail).writeTo(res);
   }
 
-  private static void tooLarge(HttpServletResponse res, String detail) throws IOException {
-    problem(res, PROBLEM_BODY_TOO_LARGE, "Request body is too large", 413, detail);
+  private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletResponse res, String detail) throws IOException {
+    problem(cfg, res, BODY_TOO_LARGE, "Request body is too large", 413, detail);
   }
 
   /** The decoded, normalised path inside the context. */

@@ -5,6 +5,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.PathPattern;
+import java.net.URI;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -12,13 +13,14 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
 /**
  * What {@link IdempotencyFilter} does: which requests it deduplicates (routes), with which engine,
- * how large a request body it buffers, whose key a request uses, and which response header fields
- * a replay carries.
+ * how large a request body and a response it buffers, whose key a request uses, which response
+ * header fields a replay carries, and which problem type URIs its own errors name.
  *
  * <p>Built by {@link #builder(LeaseIdempotency)} or {@link #builder(LeaseStore)}; every builder
  * method validates its argument at once. Immutable and thread-safe; share one instance between any
@@ -30,6 +32,8 @@ import java.util.TreeSet;
  *     .required("POST", "/payments")       // 400 without Idempotency-Key
  *     .optional("POST", "/notes/**")       // deduplicated only when the client sends a key
  *     .maxBodyBytes(256 * 1024)
+ *     .maxResponseBytes(512 * 1024)        // larger answers are sent but not stored
+ *     .problemTypeBase(URI.create("https://api.example.com/problems/"))
  *     .build();
  * servletContext.addFilter("idem", new IdempotencyFilter(config)).addMappingForUrlPatterns(null, false, "/*");
  * }</pre>
@@ -41,6 +45,24 @@ public final class IdempotencyFilterConfig {
 
   /** The largest request body limit a configuration accepts: 256 MiB, held in memory per request. */
   public static final int MAX_BODY_BYTES_LIMIT = 1 << 28;
+
+  /**
+   * The default response limit of {@link Builder#maxResponseBytes(int)}: 1 MiB (1 048 576 bytes).
+   */
+  public static final int DEFAULT_MAX_RESPONSE_BYTES = 1 << 20;
+
+  /**
+   * The largest response limit a configuration accepts: 64 MiB (67 108 864 bytes), held in memory
+   * per request.
+   */
+  public static final int MAX_RESPONSE_BYTES_LIMIT = 1 << 26;
+
+  /**
+   * The default base of the problem type URIs of {@link Builder#problemTypeBase(URI)}: {@value
+   * IdempotencyFilter#PROBLEM_TYPE_BASE}, so that the filter's problems carry the type URIs of the
+   * {@code IdempotencyFilter.PROBLEM_*} constants.
+   */
+  public static final URI DEFAULT_PROBLEM_TYPE_BASE = URI.create(IdempotencyFilter.PROBLEM_TYPE_BASE);
 
   /** The default principal of callers without one: {@code "anonymous"}. */
   public static final String DEFAULT_ANONYMOUS_PRINCIPAL = "anonymous";
@@ -95,6 +117,9 @@ public final class IdempotencyFilterConfig {
   private final LeaseIdempotency engine;
   private final List<Route> routes;
   private final int maxBodyBytes;
+  private final int maxResponseBytes;
+  /** The base as given, or {@code null} for about:blank problems. */
+  private final URI problemTypeBase;
   private final PrincipalResolver principalResolver;
   private final String anonymousPrincipal;
   private final Set<String> replayedHeaders;
@@ -103,6 +128,8 @@ public final class IdempotencyFilterConfig {
     this.engine = b.engine;
     this.routes = routes;
     this.maxBodyBytes = b.maxBodyBytes;
+    this.maxResponseBytes = b.maxResponseBytes;
+    this.problemTypeBase = b.problemTypeBase;
     this.principalResolver = b.principalResolver;
     this.anonymousPrincipal = b.anonymousPrincipal;
     TreeSet<String> headers = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
@@ -169,6 +196,37 @@ public final class IdempotencyFilterConfig {
     return maxBodyBytes;
   }
 
+  /**
+   * @return the largest response body, in bytes, 0 to {@value #MAX_RESPONSE_BYTES_LIMIT}, that the
+   *     filter holds in memory to store it; a longer one is streamed to the client and not stored
+   *     (see {@link Builder#maxResponseBytes(int)})
+   */
+  public int maxResponseBytes() {
+    return maxResponseBytes;
+  }
+
+  /**
+   * The base that the filter's problem type URIs are resolved against (see {@link
+   * Builder#problemTypeBase(URI)}).
+   *
+   * @return the base, an absolute URI ending in {@code /}; or empty when the filter's problems
+   *     carry no {@code type} member, which RFC 9457 section 3.1.1 reads as {@code "about:blank"}
+   *     ({@link Builder#aboutBlankProblemTypes()}). Never {@code null}.
+   */
+  public Optional<URI> problemTypeBase() {
+    return Optional.ofNullable(problemTypeBase);
+  }
+
+  /**
+   * The type URI of one of the filter's own problems.
+   *
+   * @param name the last segment, such as {@code "idempotency-key-missing"}; never {@code null}
+   * @return the base followed by {@code name}, or {@code null} for about:blank problems
+   */
+  String problemType(String name) {
+    return problemTypeBase == null ? null : problemTypeBase + name;
+  }
+
   /** @return who a request's key belongs to; never {@code null} */
   public PrincipalResolver principalResolver() {
     return principalResolver;
@@ -190,6 +248,8 @@ public final class IdempotencyFilterConfig {
   @Override
   public String toString() {
     return "IdempotencyFilterConfig[routes=" + routes + ", maxBodyBytes=" + maxBodyBytes
+        + ", maxResponseBytes=" + maxResponseBytes
+        + ", problemTypeBase=" + (problemTypeBase == null ? "about:blank" : problemTypeBase)
         + ", anonymousPrincipal=" + anonymousPrincipal + ", replayedHeaders=" + replayedHeaders + "]";
   }
 
@@ -297,6 +357,8 @@ public final class IdempotencyFilterConfig {
     private final LeaseIdempotency engine;
     private final List<Route> routes = new ArrayList<>();
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+    private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
+    private URI problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
     private PrincipalResolver principalResolver = PrincipalResolver.userPrincipal();
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
@@ -369,6 +431,95 @@ public final class IdempotencyFilterConfig {
             "maxBodyBytes must be between 0 and " + MAX_BODY_BYTES_LIMIT + ", was " + bytes);
       }
       this.maxBodyBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Caps the response body the filter holds in memory in order to store it. A deduplicated
+     * request's response is buffered while its handler runs, so that it can be stored and so that
+     * nothing reaches the client before the handler returns. When the body grows past this limit,
+     * the filter stops buffering: the status, header fields and cookies and the bytes buffered so
+     * far are sent to the client, and the rest of the body streams straight through (flushes
+     * included). The client still receives the whole answer; the filter's memory stays bounded by
+     * the limit. Such a response is never stored, since the filter no longer has it: the claim is
+     * released, as for an answer the {@link dev.idem.core.ResponsePolicy} does not store, so a retry
+     * with the same key runs the handler again, and the filter logs a warning naming the key and
+     * the limit.
+     *
+     * <p>A body of exactly {@code bytes} bytes is still stored. The limit counts body bytes as the
+     * handler writes them (after character encoding, before any transfer coding), not header
+     * fields. {@code 0} stores only answers without a body.
+     *
+     * @param bytes the largest response body stored, in bytes, 0 to {@value
+     *     #MAX_RESPONSE_BYTES_LIMIT} (64 MiB); default {@value #DEFAULT_MAX_RESPONSE_BYTES} (1 MiB)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is negative or larger than {@value
+     *     #MAX_RESPONSE_BYTES_LIMIT}
+     */
+    public Builder maxResponseBytes(int bytes) {
+      if (bytes < 0 || bytes > MAX_RESPONSE_BYTES_LIMIT) {
+        throw new IllegalArgumentException("maxResponseBytes must be between 0 and " + MAX_RESPONSE_BYTES_LIMIT
+            + " (64 MiB), was " + bytes);
+      }
+      this.maxResponseBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Sets the base of the {@code type} URIs of the RFC 9457 problem details the filter answers
+     * with itself (400, 409, 413, 422, 503; see {@link IdempotencyFilter}). Each problem's type is
+     * {@code base} followed by its name, for example {@code
+     * https://api.example.com/problems/idempotency-key-missing} for the base {@code
+     * https://api.example.com/problems/}. RFC 9457 section 3.1.1 makes the type URI the problem
+     * type's primary identifier and recommends that, when it is a locator, dereferencing it gives
+     * human-readable documentation: choose a base under a domain you control, and publish the
+     * documentation there, or use {@link #aboutBlankProblemTypes()}.
+     *
+     * <p>The default, {@link #DEFAULT_PROBLEM_TYPE_BASE} ({@value
+     * IdempotencyFilter#PROBLEM_TYPE_BASE}), gives the URIs of the {@code IdempotencyFilter.PROBLEM_*}
+     * constants. Problem bodies a handler produces ({@code sendError}) are not affected.
+     *
+     * @param base an absolute URI (with a scheme, such as {@code https:} or {@code tag:}) that ends
+     *     in {@code /} and has neither a query nor a fragment, in US-ASCII (percent-encode anything
+     *     else); never {@code null}: to omit the type, call {@link #aboutBlankProblemTypes()}
+     * @return this builder
+     * @throws NullPointerException if {@code base} is {@code null}
+     * @throws IllegalArgumentException if {@code base} is relative, does not end in {@code /}, has
+     *     a query or a fragment, or contains a character outside US-ASCII
+     */
+    public Builder problemTypeBase(URI base) {
+      Objects.requireNonNull(base, "base (call aboutBlankProblemTypes() to leave the problem type out)");
+      String text = base.toString();
+      if (!base.isAbsolute()) {
+        throw new IllegalArgumentException("problemTypeBase must be an absolute URI, with a scheme such as https:, was '" + text + "'");
+      }
+      if (base.getRawQuery() != null || base.getRawFragment() != null) {
+        throw new IllegalArgumentException("problemTypeBase must have no query and no fragment, was '" + text + "'");
+      }
+      if (!text.endsWith("/")) {
+        throw new IllegalArgumentException("problemTypeBase must end in '/', so that problem names can be appended, was '" + text + "'"
+            + (text.equalsIgnoreCase("about:blank") ? "; to leave the problem type out, call aboutBlankProblemTypes()" : ""));
+      }
+      if (!text.equals(base.toASCIIString())) {
+        throw new IllegalArgumentException("problemTypeBase must be US-ASCII (percent-encode other characters), was '" + text + "'");
+      }
+      this.problemTypeBase = base;
+      return this;
+    }
+
+    /**
+     * Leaves the {@code type} member out of the problem details the filter answers with itself. By
+     * RFC 9457 section 3.1.1 an absent type means {@code "about:blank"}: the problem has no meaning
+     * beyond its HTTP status code (section 4.2.1). As section 4.2.1 recommends for {@code
+     * about:blank}, the {@code title} is then the status code's reason phrase (such as {@code "Bad
+     * Request"} or {@code "Unprocessable Content"}); the {@code detail} member still explains the
+     * occurrence. Clients can then tell the filter's problems apart only by status code. Undo with
+     * {@link #problemTypeBase(URI)}.
+     *
+     * @return this builder
+     */
+    public Builder aboutBlankProblemTypes() {
+      this.problemTypeBase = null;
       return this;
     }
 

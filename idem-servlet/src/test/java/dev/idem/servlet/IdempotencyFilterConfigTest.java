@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
+import java.net.URI;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,6 +26,10 @@ class IdempotencyFilterConfigTest {
     assertThat(config.routes()).extracting(IdempotencyFilterConfig.Route::toString)
         .containsExactly("POST /** (optional)", "PATCH /** (optional)");
     assertThat(config.maxBodyBytes()).isEqualTo(1024 * 1024);
+    assertThat(config.maxResponseBytes()).isEqualTo(1_048_576);
+    assertThat(config.problemTypeBase()).hasValue(URI.create("https://idem.dev/problems/"));
+    assertThat(IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE + "idempotency-key-missing")
+        .isEqualTo(IdempotencyFilter.PROBLEM_KEY_MISSING);
     assertThat(config.anonymousPrincipal()).isEqualTo("anonymous");
     assertThat(config.replayedHeaders()).containsExactlyInAnyOrderElementsOf(IdempotencyFilterConfig.DEFAULT_REPLAYED_HEADERS);
     assertThat(config.replayedHeaders().contains("content-type")).isTrue();
@@ -100,6 +106,60 @@ class IdempotencyFilterConfigTest {
     assertThatThrownBy(() -> builder().maxBodyBytes(-1)).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> builder().maxBodyBytes(IdempotencyFilterConfig.MAX_BODY_BYTES_LIMIT + 1))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void responseLimitIsChecked() {
+    assertThat(builder().maxResponseBytes(0).build().maxResponseBytes()).isZero();
+    assertThat(builder().maxResponseBytes(IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT).build().maxResponseBytes())
+        .isEqualTo(64 * 1024 * 1024);
+    assertThatThrownBy(() -> builder().maxResponseBytes(-1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxResponseBytes").hasMessageContaining("-1");
+    assertThatThrownBy(() -> builder().maxResponseBytes(64 * 1024 * 1024 + 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 0 and 67108864");
+    assertThatThrownBy(() -> builder().maxResponseBytes(Integer.MAX_VALUE)).isInstanceOf(IllegalArgumentException.class);
+    IdempotencyFilterConfig.Builder b = builder().maxResponseBytes(1000);
+    assertThatThrownBy(() -> b.maxResponseBytes(-5)).isInstanceOf(IllegalArgumentException.class);
+    assertThat(b.build().maxResponseBytes()).as("a refused value leaves the last good one").isEqualTo(1000);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"https://api.example.com/problems/", "http://localhost:8080/", "tag:example.com,2024:problems/",
+      "urn:example:problems/", "https://example.com/a%20b/"})
+  void problemTypeBaseIsAccepted(String base) {
+    IdempotencyFilterConfig config = builder().problemTypeBase(URI.create(base)).build();
+    assertThat(config.problemTypeBase()).hasValue(URI.create(base));
+    assertThat(config.problemType("idempotency-key-missing")).isEqualTo(base + "idempotency-key-missing");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"problems/", "/problems/", "//example.com/problems/", "https://example.com/problems",
+      "https://example.com", "https://example.com/p/?q=/", "https://example.com/p/#/", "https://example.com/caf\u00e9/",
+      "about:blank"})
+  void badProblemTypeBaseIsRefused(String base) {
+    IdempotencyFilterConfig.Builder b = builder();
+    assertThatThrownBy(() -> b.problemTypeBase(URI.create(base)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("problemTypeBase").hasMessageContaining(base);
+    assertThat(b.build().problemTypeBase()).as("the default stays").hasValue(IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE);
+  }
+
+  @Test
+  void aboutBlankIsPointedToWhenGivenAsABase() {
+    assertThatThrownBy(() -> builder().problemTypeBase(URI.create("about:blank")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("aboutBlankProblemTypes()");
+    assertThatThrownBy(() -> builder().problemTypeBase(null))
+        .isInstanceOf(NullPointerException.class).hasMessageContaining("aboutBlankProblemTypes()");
+  }
+
+  @Test
+  void aboutBlankProblemTypesLeavesTheTypeOutUntilABaseIsSetAgain() {
+    IdempotencyFilterConfig.Builder b = builder().aboutBlankProblemTypes();
+    IdempotencyFilterConfig blank = b.build();
+    assertThat(blank.problemTypeBase()).isEqualTo(Optional.empty());
+    assertThat(blank.problemType("idempotency-key-missing")).isNull();
+    assertThat(blank.toString()).contains("problemTypeBase=about:blank");
+    URI mine = URI.create("https://api.example.com/problems/");
+    assertThat(b.problemTypeBase(mine).build().problemTypeBase()).hasValue(mine);
   }
 
   @ParameterizedTest

@@ -26,6 +26,19 @@ final class TestApp extends HttpServlet {
   volatile CountDownLatch started = new CountDownLatch(1);
   volatile CountDownLatch release = new CountDownLatch(1);
 
+  /**
+   * The body of {@code /sized}: {@code n} bytes, starting with {@code "run <call>\n"} (cut if
+   * {@code n} is shorter), then the letters a to z over and over.
+   */
+  static byte[] sized(int call, int n) {
+    byte[] prefix = ("run " + call + "\n").getBytes(StandardCharsets.US_ASCII);
+    byte[] out = new byte[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = i < prefix.length ? prefix[i] : (byte) ('a' + i % 26);
+    }
+    return out;
+  }
+
   int calls(String path) {
     AtomicInteger n = calls.get(path);
     return n == null ? 0 : n.get();
@@ -102,17 +115,37 @@ final class TestApp extends HttpServlet {
         res.getWriter().write("title=" + req.getParameter("title") + " run=" + call);
       }
       case "/slow" -> {
-        started.countDown();
-        try {
-          if (!release.await(20, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("never released");
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException(e);
-        }
+        awaitRelease();
         res.setStatus(201);
         res.getWriter().write("slow done " + ids.incrementAndGet());
+      }
+      case "/sized" -> {
+        // ?bytes=N&mode=stream|writer[&pause=K]: N bytes of sized(call, N), in pieces of 1000
+        // bytes, flushed every 10 pieces; with pause, after K bytes the handler flushes and waits
+        // for release.
+        int n = Integer.parseInt(req.getParameter("bytes"));
+        boolean writer = "writer".equals(req.getParameter("mode"));
+        int pause = req.getParameter("pause") == null ? -1 : Integer.parseInt(req.getParameter("pause"));
+        byte[] all = sized(call, n);
+        res.setStatus(201);
+        res.setContentType(writer ? "text/plain;charset=UTF-8" : "application/octet-stream");
+        res.setHeader("Location", "/sized/" + call);
+        res.setHeader("X-Run", Integer.toString(call));
+        res.addCookie(new Cookie("sized", "c" + call));
+        java.io.OutputStream out = writer ? null : res.getOutputStream();
+        PrintWriter w = writer ? res.getWriter() : null;
+        if (pause >= 0) {
+          writeSized(all, 0, pause, out, w);
+          if (writer) {
+            w.flush();
+          } else {
+            out.flush();
+          }
+          awaitRelease();
+          writeSized(all, pause, n, out, w);
+        } else {
+          writeSized(all, 0, n, out, w);
+        }
       }
       case "/echo" -> {
         res.setContentType("application/octet-stream");
@@ -123,6 +156,39 @@ final class TestApp extends HttpServlet {
         res.addCookie(new Cookie("plain", "p" + call));
         res.getWriter().write(req.getMethod() + " " + path + " run " + call);
       }
+    }
+  }
+
+  /** Writes {@code all[from, to)} in pieces of 1000 bytes, flushing after every tenth. */
+  private static void writeSized(byte[] all, int from, int to, java.io.OutputStream out, PrintWriter w) throws IOException {
+    int pieces = 0;
+    for (int off = from; off < to; off += 1000) {
+      int len = Math.min(1000, to - off);
+      if (w != null) {
+        w.write(new String(all, off, len, StandardCharsets.US_ASCII)); // ASCII: one byte per character
+      } else {
+        out.write(all, off, len);
+      }
+      if (++pieces % 10 == 0) {
+        if (w != null) {
+          w.flush();
+        } else {
+          out.flush();
+        }
+      }
+    }
+  }
+
+  /** Counts {@link #started} down, then waits up to 20 s for {@link #release}. */
+  private void awaitRelease() {
+    started.countDown();
+    try {
+      if (!release.await(20, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("never released");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
     }
   }
 

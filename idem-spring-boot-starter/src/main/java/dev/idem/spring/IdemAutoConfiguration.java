@@ -44,7 +44,9 @@ import org.springframework.core.Ordered;
  *       the one {@code idem.store} names; timed by Micrometer when a {@link MeterRegistry} exists;
  *   <li>the lease-mode engine, with Micrometer counters when a registry exists;
  *   <li>the {@link IdempotencyFilter} on Spring MVC, for the routes of {@code
- *       idem.required-key-routes} and {@code idem.optional-key-routes};
+ *       idem.required-key-routes} and {@code idem.optional-key-routes}, with the limits {@code
+ *       idem.max-body-size} and {@code idem.max-response-size} and the problem types of {@code
+ *       idem.problem-type-base};
  *   <li>{@link Idempotent} service methods, in transactional mode inside a Spring transaction.
  * </ul>
  *
@@ -168,8 +170,30 @@ public class IdemAutoConfiguration {
       throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
     }
     configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
+    configured("idem.max-response-size", () -> {
+      if (p.getMaxResponseSize() == null) {
+        throw new IllegalArgumentException("must be set, between 0B and 64MB");
+      }
+      long responseBytes = p.getMaxResponseSize().toBytes();
+      if (responseBytes < 0 || responseBytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
+        throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
+      }
+      return b.maxResponseBytes((int) responseBytes);
+    });
+    configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
     configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
     return configured("idem.required-key-routes", b::build);
+  }
+
+  /** {@code about:blank} leaves the type out; anything else must be a valid base. */
+  private static IdempotencyFilterConfig.Builder problemTypeBase(IdempotencyFilterConfig.Builder b, java.net.URI base) {
+    if (base == null) {
+      throw new IllegalArgumentException("must be an absolute URI ending in '/', or about:blank to leave the problem type out");
+    }
+    if (base.toString().equalsIgnoreCase("about:blank")) {
+      return b.aboutBlankProblemTypes();
+    }
+    return b.problemTypeBase(base);
   }
 
   private static String[] route(String property, String route) {

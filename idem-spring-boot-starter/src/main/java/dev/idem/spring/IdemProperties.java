@@ -1,5 +1,6 @@
 package dev.idem.spring;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,6 +40,20 @@ public class IdemProperties {
 
   /** The largest request body the filter buffers; a larger one gets 413. */
   private DataSize maxBodySize = DataSize.ofMegabytes(1);
+
+  /**
+   * The largest response body the filter holds in memory to store it, 0B to 64MB (default 1MB). A
+   * longer response still reaches the client in full, streamed, but is not stored: its claim is
+   * released, a warning is logged, and a retry with the same key runs the handler again.
+   */
+  private DataSize maxResponseSize = DataSize.ofMegabytes(1);
+
+  /**
+   * The base URI of the "type" member of the filter's RFC 9457 problem details: an absolute URI
+   * ending in "/" (each problem appends its name, such as idempotency-key-missing), or about:blank to
+   * leave the member out (RFC 9457 section 3.1.1).
+   */
+  private URI problemTypeBase = URI.create("https://idem.dev/problems/");
 
   /** Routes that require an Idempotency-Key, as "METHOD pattern", e.g. "POST /notes"; a missing key gets 400. */
   private List<String> requiredKeyRoutes = new ArrayList<>();
@@ -142,6 +157,22 @@ public class IdemProperties {
 
   public void setMaxBodySize(DataSize maxBodySize) {
     this.maxBodySize = maxBodySize;
+  }
+
+  public DataSize getMaxResponseSize() {
+    return maxResponseSize;
+  }
+
+  public void setMaxResponseSize(DataSize maxResponseSize) {
+    this.maxResponseSize = maxResponseSize;
+  }
+
+  public URI getProblemTypeBase() {
+    return problemTypeBase;
+  }
+
+  public void setProblemTypeBase(URI problemTypeBase) {
+    this.problemTypeBase = problemTypeBase;
   }
 
   public List<String> getRequiredKeyRoutes() {

@@ -201,7 +201,65 @@ class IdemAutoConfigurationTest {
     try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
       assertThat(in).isNotNull();
       String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      assertThat(metadata).contains("\"idem.retention\"", "\"idem.lease\"", "\"idem.required-key-routes\"", "\"idem.max-body-size\"");
+      assertThat(metadata).contains("\"idem.retention\"", "\"idem.lease\"", "\"idem.required-key-routes\"", "\"idem.max-body-size\"",
+          "\"idem.max-response-size\"", "\"idem.problem-type-base\"");
+      assertThat(metadata).contains("The largest response body the filter holds in memory to store it",
+          "The base URI of the \\\"type\\\" member");
     }
+  }
+
+  private ApplicationContextRunner filterOnly() {
+    return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class));
+  }
+
+  @Test
+  void theFilterDefaultsKeepTheResponseLimitAndProblemTypesOfTheServletModule() {
+    filterOnly().run(ctx -> {
+      dev.idem.servlet.IdempotencyFilterConfig config = ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class);
+      assertThat(config.maxResponseBytes()).isEqualTo(dev.idem.servlet.IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
+      assertThat(config.problemTypeBase()).hasValue(dev.idem.servlet.IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE);
+    });
+  }
+
+  @Test
+  void responseLimitAndProblemTypeBaseAreBoundFromProperties() {
+    filterOnly().withPropertyValues("idem.max-response-size=256KB", "idem.problem-type-base=https://api.example.com/problems/")
+        .run(ctx -> {
+          dev.idem.servlet.IdempotencyFilterConfig config = ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class);
+          assertThat(config.maxResponseBytes()).isEqualTo(256 * 1024);
+          assertThat(config.problemTypeBase()).hasValue(java.net.URI.create("https://api.example.com/problems/"));
+        });
+    filterOnly().withPropertyValues("idem.max-response-size=0B", "idem.problem-type-base=about:blank")
+        .run(ctx -> {
+          dev.idem.servlet.IdempotencyFilterConfig config = ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class);
+          assertThat(config.maxResponseBytes()).isZero();
+          assertThat(config.problemTypeBase()).isEmpty();
+        });
+  }
+
+  @Test
+  void aResponseLimitOver64MBStopsTheStartWithAClearMessage() {
+    filterOnly().withPropertyValues("idem.max-response-size=65MB").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+          .hasMessageContaining("idem.max-response-size")
+          .hasMessageContaining("64MB");
+      assertThat(new IdemFailureAnalyzer().analyze(ctx.getStartupFailure()).getAction()).contains("idem.max-response-size");
+    });
+    filterOnly().withPropertyValues("idem.max-response-size=-1B").run(ctx ->
+        assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class)).hasMessageContaining("idem.max-response-size"));
+  }
+
+  @Test
+  void aProblemTypeBaseWithoutTrailingSlashStopsTheStartWithAClearMessage() {
+    filterOnly().withPropertyValues("idem.problem-type-base=https://api.example.com/problems").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+          .hasMessageContaining("idem.problem-type-base")
+          .hasMessageContaining("must end in '/'");
+    });
+    filterOnly().withPropertyValues("idem.problem-type-base=problems/").run(ctx ->
+        assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+            .hasMessageContaining("idem.problem-type-base").hasMessageContaining("absolute"));
   }
 }

@@ -5,11 +5,11 @@ import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.io.UnsupportedEncodingException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,14 +34,21 @@ import java.util.function.Supplier;
  * type and character encoding, locale, trailer supplier, and the body from either {@link
  * #getOutputStream()} or {@link #getWriter()}.
  *
+ * <p>The body is held up to a limit of bytes. A write that would take it past the limit
+ * <em>overflows</em> the capture: status, header fields, cookies, trailer supplier and the bytes
+ * held so far are written to the container's response at once, the buffer is dropped, and from
+ * then on the body, flushes included, goes straight to the container's output stream (without a
+ * {@code Content-Length}, so the container frames it). The capture then behaves as a committed
+ * response; {@link #overflowed()} tells the filter that it holds no body to store.
+ *
  * <p>It imitates a container's response closely enough for handlers that look at it: {@link
  * #flushBuffer()}, a flush or a close of the stream or writer, {@link #sendError} and {@link
  * #sendRedirect} <em>commit</em> it ({@link #isCommitted()} turns {@code true}, later status and
  * header changes are ignored, {@link #reset()} and {@link #sendError} throw {@link
- * IllegalStateException}), but nothing reaches the network before the filter decides. {@link
- * #sendError} produces an RFC 9457 {@code about:blank} problem body, so the first answer and every
- * replay carry the same bytes; {@link #sendRedirect} resolves a relative location against the
- * request URI and leaves the body empty.
+ * IllegalStateException}), but nothing reaches the network before the filter decides, unless the
+ * body overflows. {@link #sendError} produces an RFC 9457 {@code about:blank} problem body, so the
+ * first answer and every replay carry the same bytes; {@link #sendRedirect} resolves a relative
+ * location against the request URI and leaves the body empty.
  *
  * <p>Methods added by Servlet 6.1 ({@code sendRedirect} with a status, {@code sendEarlyHints}, {@code
  * setCharacterEncoding(Charset)}) are overridden too, without {@code @Override} since this module
@@ -53,7 +61,8 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
 
   private final String requestUri;
-  private final Body body = new Body();
+  private final int maxBodyBytes;
+  private final Body body;
   /** Lower-case name to the field (first spelling, values). */
   private final Map<String, Field> headers = new LinkedHashMap<>();
   private final List<Cookie> cookies = new ArrayList<>();
@@ -68,15 +77,35 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   private CapturingStream stream;
   private OutputStreamWriter encoder;
   private CapturingWriter writer;
+  /** The container's output stream once the body overflowed; {@code null} while capturing. */
+  private OutputStream direct;
 
   /**
+   * A capture without a practical limit (the body may grow to about 2 GiB).
+   *
    * @param response the container's response, never {@code null}; only read (its defaults) until
    *     {@link #writeTo}
    * @param requestUri the request URI, to resolve a relative redirect location against
    */
   public CapturingResponse(HttpServletResponse response, String requestUri) {
+    this(response, requestUri, Integer.MAX_VALUE);
+  }
+
+  /**
+   * @param response the container's response, never {@code null}; only read (its defaults) until
+   *     {@link #writeTo} or an overflow
+   * @param requestUri the request URI, to resolve a relative redirect location against
+   * @param maxBodyBytes the most body bytes held in memory, 0 or more; one more overflows
+   * @throws IllegalArgumentException if {@code maxBodyBytes} is negative
+   */
+  public CapturingResponse(HttpServletResponse response, String requestUri, int maxBodyBytes) {
     super(response);
+    if (maxBodyBytes < 0) {
+      throw new IllegalArgumentException("maxBodyBytes must not be negative, was " + maxBodyBytes);
+    }
     this.requestUri = requestUri;
+    this.maxBodyBytes = maxBodyBytes;
+    this.body = new Body(); // after maxBodyBytes, which its buffer reads
     this.bufferSize = 8192;
   }
 
@@ -109,7 +138,8 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     headers.remove("content-encoding"); // the problem body is not encoded
     contentType = Problem.MEDIA_TYPE;
     charset = null;
-    body.bytes.write(new Problem("about:blank", Problem.reasonPhrase(sc), sc, msg).toJson());
+    byte[] problem = new Problem("about:blank", Problem.reasonPhrase(sc), sc, msg).toJson();
+    body.write(problem, 0, problem.length); // may overflow, like any body
     body.sealed = true; // later output is ignored, as by a container
     committed = true;
   }
@@ -446,8 +476,15 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public void flushBuffer() {
+  public void flushBuffer() throws IOException {
     committed = true;
+    if (direct != null) {
+      // Overflowed: a real flush now, the writer's pending characters included.
+      if (encoder != null) {
+        encoder.flush();
+      }
+      direct.flush();
+    }
   }
 
   @Override
@@ -480,27 +517,63 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     encoder = null;
   }
 
-  /** Discards the body, including what the writer's encoder holds. */
+  /**
+   * Discards the body, including what the writer's encoder holds. Only called before commit, so
+   * never after an overflow.
+   */
   private void resetContent() {
-    drainEncoder();
-    body.bytes.reset();
-  }
-
-  private void drainEncoder() {
     if (encoder != null) {
+      body.discarding = true; // what the encoder still holds is dropped, never overflowed
       try {
         encoder.flush();
       } catch (IOException e) {
-        throw new IllegalStateException(e); // cannot happen: the target is in memory
+        throw new IllegalStateException(e); // cannot happen: nothing is written
+      } finally {
+        body.discarding = false;
       }
     }
+    body.bytes.reset();
   }
 
   // ---- results ------------------------------------------------------------------------------
 
-  /** @return the body written so far, with the writer's pending characters encoded */
+  /**
+   * Ends the handler's output: encodes the writer's pending characters into the body, which may
+   * overflow it, and, after an overflow, flushes the container's output stream. Call once the
+   * handler has returned and before {@link #overflowed()}, {@link #body()} or {@link #writeTo}.
+   *
+   * @throws IOException if writing to the container's response fails after an overflow
+   */
+  public void finish() throws IOException {
+    if (encoder != null) {
+      encoder.flush(); // flushes the body too, so the container's stream after an overflow
+    } else if (direct != null) {
+      direct.flush();
+    }
+  }
+
+  /**
+   * @return whether the body grew past the limit and went to the container's response; then there
+   *     is no body to store and {@link #body()} and {@link #writeTo} refuse
+   */
+  public boolean overflowed() {
+    return direct != null;
+  }
+
+  /**
+   * @return the body written so far, with the writer's pending characters encoded
+   * @throws IllegalStateException if the body overflowed (or overflows while the writer's pending
+   *     characters are encoded)
+   */
   public byte[] body() {
-    drainEncoder();
+    try {
+      finish();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    if (overflowed()) {
+      throw new IllegalStateException("the response body passed " + maxBodyBytes + " bytes and went to the client; it is not held");
+    }
     return body.bytes.toByteArray();
   }
 
@@ -524,9 +597,19 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    *
    * @param response the container's uncommitted response, never {@code null}
    * @throws IOException if writing fails
+   * @throws IllegalStateException if the body overflowed: it was written already
    */
   public void writeTo(HttpServletResponse response) throws IOException {
     byte[] bytes = body();
+    writeHead(response);
+    response.setContentLength(bytes.length);
+    if (bytes.length > 0) {
+      response.getOutputStream().write(bytes);
+    }
+  }
+
+  /** Status, header fields, cookies and trailer supplier, without framing fields. */
+  private void writeHead(HttpServletResponse response) {
     response.setStatus(status);
     String ct = getContentType();
     if (ct != null) {
@@ -547,10 +630,20 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     if (trailers != null) {
       response.setTrailerFields(trailers);
     }
-    response.setContentLength(bytes.length);
-    if (bytes.length > 0) {
-      response.getOutputStream().write(bytes);
-    }
+  }
+
+  /**
+   * The body passes the limit: sends the head and what is held to the container's response, drops
+   * the buffer, and sends everything after straight through. Commits the capture.
+   */
+  private void overflow() throws IOException {
+    HttpServletResponse real = (HttpServletResponse) getResponse();
+    writeHead(real);
+    OutputStream out = real.getOutputStream();
+    body.bytes.writeTo(out);
+    body.bytes.release();
+    direct = out;
+    committed = true;
   }
 
   private static String charsetParameter(String type) {
@@ -590,24 +683,117 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     }
   }
 
-  /** The in-memory body; flushing it does not commit anything. */
-  private static final class Body extends OutputStream {
-    final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+  /**
+   * The body: in memory up to the limit, then the container's output stream. Flushing it does not
+   * commit anything while it is in memory; closing it never closes the container's stream.
+   */
+  private final class Body extends OutputStream {
+    final BoundedBuffer bytes = new BoundedBuffer(maxBodyBytes);
     /** Set by sendError and sendRedirect: the body is final, later writes are dropped. */
     boolean sealed;
+    /** Set while a reset drains the encoder: what it holds is dropped. */
+    boolean discarding;
 
     @Override
-    public void write(int b) {
-      if (!sealed) {
+    public void write(int b) throws IOException {
+      if (sealed || discarding) {
+        return;
+      }
+      if (direct == null && bytes.size() >= maxBodyBytes) {
+        overflow();
+      }
+      if (direct != null) {
+        direct.write(b);
+      } else {
         bytes.write(b);
       }
     }
 
     @Override
-    public void write(byte[] b, int off, int len) {
-      if (!sealed) {
+    public void write(byte[] b, int off, int len) throws IOException {
+      java.util.Objects.checkFromIndexSize(off, len, b.length);
+      if (sealed || discarding || len == 0) {
+        return;
+      }
+      if (direct == null && len > maxBodyBytes - bytes.size()) {
+        overflow();
+      }
+      if (direct != null) {
+        direct.write(b, off, len);
+      } else {
         bytes.write(b, off, len);
       }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      if (direct != null) {
+        direct.flush();
+      }
+    }
+  }
+
+  /**
+   * A byte buffer whose capacity never exceeds its limit (unlike {@link
+   * java.io.ByteArrayOutputStream}, which may double past it); callers keep within the limit.
+   */
+  static final class BoundedBuffer {
+    private final int limit;
+    private byte[] buf = new byte[0];
+    private int count;
+
+    BoundedBuffer(int limit) {
+      this.limit = limit;
+    }
+
+    int size() {
+      return count;
+    }
+
+    void write(int b) {
+      ensure(count + 1L);
+      buf[count++] = (byte) b;
+    }
+
+    void write(byte[] b, int off, int len) {
+      ensure((long) count + len);
+      System.arraycopy(b, off, buf, count, len);
+      count += len;
+    }
+
+    private void ensure(long needed) {
+      if (needed > limit) {
+        throw new IllegalStateException("buffer limit " + limit + " exceeded"); // the caller overflows first
+      }
+      if (needed > buf.length) {
+        long grown = Math.max(needed, Math.max(256L, 2L * buf.length));
+        buf = Arrays.copyOf(buf, (int) Math.min(grown, limit));
+      }
+    }
+
+    void reset() {
+      count = 0;
+    }
+
+    /** Frees the memory. */
+    void release() {
+      buf = new byte[0];
+      count = 0;
+    }
+
+    byte[] toByteArray() {
+      return Arrays.copyOf(buf, count);
+    }
+
+    void writeTo(OutputStream out) throws IOException {
+      if (count > 0) {
+        out.write(buf, 0, count);
+      }
+    }
+
+    /** @return the capacity in bytes, never more than the limit */
+    int capacity() {
+      return buf.length;
     }
   }
 
@@ -633,14 +819,16 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     }
 
     @Override
-    public void flush() {
+    public void flush() throws IOException {
       committed = true;
+      body.flush();
     }
 
     @Override
-    public void close() {
+    public void close() throws IOException {
       closed = true;
       committed = true;
+      body.flush(); // the container's stream stays open: the filter and the container finish it
     }
 
     @Override

@@ -9,7 +9,8 @@ import java.nio.charset.StandardCharsets;
  * type}, {@code title}, {@code status} and {@code detail}. Never carries a stack trace. Immutable
  * and thread-safe.
  *
- * @param type the problem type URI, never {@code null}
+ * @param type the problem type URI, or {@code null} to leave the member out, which RFC 9457
+ *     section 3.1.1 reads as {@code "about:blank"}
  * @param title a short summary of the problem type, never {@code null}
  * @param status the HTTP status code, 400 to 599
  * @param detail the explanation of this occurrence, may be {@code null} (member left out)
@@ -21,10 +22,13 @@ public record Problem(String type, String title, int status, String detail) {
 
   /** @return the JSON text, UTF-8 encoded */
   public byte[] toJson() {
-    StringBuilder json = new StringBuilder(128);
-    json.append("{\"type\":");
-    quote(json, type);
-    json.append(",\"title\":");
+    StringBuilder json = new StringBuilder(128).append('{');
+    if (type != null) {
+      json.append("\"type\":");
+      quote(json, type);
+      json.append(',');
+    }
+    json.append("\"title\":");
     quote(json, title);
     json.append(",\"status\":").append(status);
     if (detail != null) {

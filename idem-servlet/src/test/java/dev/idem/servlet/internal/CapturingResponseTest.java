@@ -3,11 +3,16 @@ package dev.idem.servlet.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.ByteArrayOutputStream;
 import java.io.PrintWriter;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import org.junit.jupiter.api.Test;
@@ -152,5 +157,194 @@ class CapturingResponseTest {
     r.setHeader("Content-Length", "99");
     r.setHeader("Content-Type", "text/plain");
     assertThat(r.headerFields()).containsOnlyKeys("Content-Type");
+  }
+
+  // ---- the body limit -----------------------------------------------------------------------
+
+  final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+  int realFlushes;
+
+  /**
+   * A real response that records every call with its arguments and whose output stream collects
+   * the bytes sent in {@link #sent}.
+   */
+  HttpServletResponse realWithStream() {
+    ServletOutputStream out = new ServletOutputStream() {
+      @Override
+      public void write(int b) {
+        sent.write(b);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) {
+        sent.write(b, off, len);
+      }
+
+      @Override
+      public void flush() {
+        realFlushes++;
+      }
+
+      @Override
+      public boolean isReady() {
+        return true;
+      }
+
+      @Override
+      public void setWriteListener(WriteListener listener) {}
+    };
+    return (HttpServletResponse) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {HttpServletResponse.class},
+        (proxy, method, args) -> switch (method.getName()) {
+          case "getCharacterEncoding" -> "ISO-8859-1";
+          case "getLocale" -> Locale.ROOT;
+          case "hashCode" -> 1;
+          case "equals" -> proxy == args[0];
+          case "toString" -> "real";
+          case "getOutputStream" -> out;
+          case "addCookie" -> {
+            realCalls.add("addCookie " + ((Cookie) args[0]).getName());
+            yield null;
+          }
+          default -> {
+            realCalls.add(method.getName() + (args == null ? "" : " " + Arrays.toString(args)));
+            yield null;
+          }
+        });
+  }
+
+  static byte[] bytes(int n, char c) {
+    byte[] b = new byte[n];
+    Arrays.fill(b, (byte) c);
+    return b;
+  }
+
+  @Test
+  void aBodyOfExactlyTheLimitStaysInMemory() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 10);
+    r.getOutputStream().write(bytes(4, 'a'));
+    r.getOutputStream().write(bytes(6, 'b'));
+    r.getOutputStream().flush();
+    r.finish();
+    assertThat(r.overflowed()).isFalse();
+    assertThat(r.body()).isEqualTo("aaaabbbbbb".getBytes(StandardCharsets.US_ASCII));
+    assertThat(realCalls).isEmpty();
+    assertThat(sent.size()).isZero();
+  }
+
+  @Test
+  void theFirstByteOverTheLimitSendsHeadAndBufferThenStreams() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 10);
+    r.setStatus(201);
+    r.setHeader("Location", "/notes/1");
+    r.setContentType("application/octet-stream");
+    r.setContentLength(25);
+    r.addCookie(new Cookie("s", "1"));
+    r.getOutputStream().write(bytes(10, 'a'));
+    assertThat(realCalls).isEmpty();
+
+    r.getOutputStream().write('b'); // byte 11
+    assertThat(r.overflowed()).isTrue();
+    assertThat(r.isCommitted()).isTrue();
+    assertThat(realCalls).containsExactly("setStatus [201]", "setContentType [application/octet-stream]",
+        "addHeader [Location, /notes/1]", "addCookie s");
+    assertThat(sent.toByteArray()).isEqualTo("aaaaaaaaaab".getBytes(StandardCharsets.US_ASCII));
+
+    r.getOutputStream().write(bytes(14, 'c')); // straight through
+    assertThat(sent.size()).isEqualTo(25);
+    r.getOutputStream().flush();
+    assertThat(realFlushes).isEqualTo(1);
+    r.setStatus(500);
+    r.setHeader("X-Late", "1");
+    assertThat(realCalls).as("no Content-Length, no late changes").hasSize(4);
+    assertThatThrownBy(r::resetBuffer).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(r::body).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> r.writeTo(realWithStream())).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void aLargeWriteOverflowsBeforeItIsBuffered() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 100);
+    r.getOutputStream().write(bytes(30, 'a'));
+    r.getOutputStream().write(bytes(1000, 'b'));
+    assertThat(r.overflowed()).isTrue();
+    assertThat(sent.size()).isEqualTo(1030);
+  }
+
+  @Test
+  void aLimitOfZeroOverflowsOnTheFirstByte() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 0);
+    r.getOutputStream().write(new byte[0]);
+    r.finish();
+    assertThat(r.overflowed()).isFalse();
+    assertThat(r.body()).isEmpty();
+    r.getOutputStream().write('x');
+    assertThat(r.overflowed()).isTrue();
+    assertThat(sent.toByteArray()).containsExactly('x');
+  }
+
+  @Test
+  void theWritersPendingCharactersOverflowAtFinish() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 10);
+    r.setContentType("text/plain;charset=UTF-8");
+    PrintWriter w = r.getWriter();
+    w.print("0123456789\u20ac"); // 13 bytes, still in the encoder
+    assertThat(r.overflowed()).isFalse();
+    assertThat(realCalls).isEmpty();
+    r.finish();
+    assertThat(r.overflowed()).isTrue();
+    assertThat(realCalls).containsExactly("setStatus [200]", "setContentType [text/plain;charset=UTF-8]");
+    assertThat(sent.toByteArray()).isEqualTo("0123456789\u20ac".getBytes(StandardCharsets.UTF_8));
+    assertThat(realFlushes).isEqualTo(1);
+    w.print("more");
+    w.flush(); // a real flush now
+    assertThat(new String(sent.toByteArray(), StandardCharsets.UTF_8)).isEqualTo("0123456789\u20acmore");
+    assertThat(realFlushes).isEqualTo(2);
+  }
+
+  @Test
+  void flushBufferAfterAnOverflowFlushesTheWriterThrough() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 4);
+    PrintWriter w = r.getWriter();
+    w.print("abcdef");
+    w.flush();
+    assertThat(r.overflowed()).isTrue();
+    w.print("gh");
+    r.flushBuffer();
+    assertThat(new String(sent.toByteArray(), StandardCharsets.ISO_8859_1)).isEqualTo("abcdefgh");
+  }
+
+  @Test
+  void resettingPendingWriterOutputNeverOverflows() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 5);
+    r.getWriter().print("far more than five bytes, all still in the encoder");
+    r.resetBuffer();
+    assertThat(r.overflowed()).isFalse();
+    assertThat(realCalls).isEmpty();
+    r.getWriter().print("ok");
+    assertThat(r.body()).isEqualTo("ok".getBytes(StandardCharsets.ISO_8859_1));
+  }
+
+  @Test
+  void aSendErrorBodyOverTheLimitOverflowsToo() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 10);
+    r.sendError(409, "taken");
+    assertThat(r.overflowed()).isTrue();
+    assertThat(realCalls).containsExactly("setStatus [409]", "setContentType [application/problem+json]");
+    assertThat(new String(sent.toByteArray(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Conflict\",\"status\":409,\"detail\":\"taken\"}");
+  }
+
+  @Test
+  void theBufferNeverGrowsPastTheLimit() throws Exception {
+    CapturingResponse.BoundedBuffer buffer = new CapturingResponse.BoundedBuffer(1000);
+    for (int i = 0; i < 999; i++) {
+      buffer.write('a');
+    }
+    buffer.write(new byte[] {'b'}, 0, 1);
+    assertThat(buffer.size()).isEqualTo(1000);
+    assertThat(buffer.capacity()).isEqualTo(1000);
+    assertThatThrownBy(() -> buffer.write('c')).isInstanceOf(IllegalStateException.class);
+    buffer.release();
+    assertThat(buffer.capacity()).isZero();
   }
 }
