@@ -424,6 +424,29 @@ public final class JdbcIdempotency {
   }
 
   /**
+   * Deletes the record of the request's scope and key on {@code connection}, inside whatever
+   * transaction it is in. It is for a caller that ran {@link #execute(Connection, IdempotentRequest,
+   * JdbcEffect)} in its own transaction and then decides to keep the effect but not the response
+   * (an answer too long to store, say): without the record, a retry with the key runs again.
+   *
+   * @param connection an open connection, normally in the caller's transaction, used by this
+   *     thread only
+   * @param request the scope and key, never {@code null}
+   * @return whether a record was deleted
+   * @throws IdemStoreException if the delete fails
+   */
+  public boolean release(Connection connection, IdempotentRequest request) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(request, "request");
+    Statements sql = statements.get(Dialect.detect(connection));
+    try {
+      return sql.release(connection, request);
+    } catch (SQLException e) {
+      throw storeFailure("releasing the key failed", e);
+    }
+  }
+
+  /**
    * Deletes expired records in batches, each batch in a short transaction of its own, so no long
    * table lock is taken. Expired records already count as absent, so purging only reclaims space;
    * it can run at any time, alongside traffic. A record renewed between the selection and the
@@ -797,10 +820,10 @@ public final class JdbcIdempotency {
       }
     }
 
-    void release(Connection c, IdempotentRequest r) throws SQLException {
+    boolean release(Connection c, IdempotentRequest r) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(release)) {
         bindKey(ps, r, 1);
-        ps.executeUpdate();
+        return ps.executeUpdate() > 0;
       }
     }
 

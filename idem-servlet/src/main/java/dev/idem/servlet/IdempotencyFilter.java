@@ -6,7 +6,6 @@ import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidPayloadException;
 import dev.idem.core.LeaseContext;
-import dev.idem.core.LeaseEffect;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Outcome;
@@ -296,7 +295,7 @@ public final class IdempotencyFilter implements Filter {
     String principal = Principals.scopePrincipal(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, route.operation()), key.key(), fingerprint);
 
-    Run run = new Run(cfg, new BufferedRequest(req, body), res, chain);
+    Run run = new Run(cfg, idempotent, new BufferedRequest(req, body), res, chain);
     Outcome outcome;
     try {
       outcome = cfg.engine().execute(idempotent, run);
@@ -316,18 +315,20 @@ public final class IdempotencyFilter implements Filter {
   public void destroy() {}
 
   /** The handler, as the engine's effect; remembers what it captured and how it ended. */
-  private static final class Run implements LeaseEffect {
+  private static final class Run implements FilterEngine.Handler {
     final IdempotencyFilterConfig cfg;
     final BufferedRequest request;
     final HttpServletResponse response;
     final FilterChain chain;
     CapturingResponse captured;
-    LeaseContext context;
+    final IdempotentRequest idempotent;
     Throwable failure;
     boolean ran;
 
-    Run(IdempotencyFilterConfig cfg, BufferedRequest request, HttpServletResponse response, FilterChain chain) {
+    Run(IdempotencyFilterConfig cfg, IdempotentRequest idempotent, BufferedRequest request, HttpServletResponse response,
+        FilterChain chain) {
       this.cfg = cfg;
+      this.idempotent = idempotent;
       this.request = request;
       this.response = response;
       this.chain = chain;
@@ -335,8 +336,9 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public StoredResponse run(LeaseContext context) throws Exception {
-      this.context = context;
-      request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, context);
+      if (context != null) {
+        request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, context);
+      }
       captured = new CapturingResponse(response, request.getRequestURI(), cfg.maxResponseBytes());
       try {
         chain.doFilter(request, captured);
@@ -348,29 +350,16 @@ public final class IdempotencyFilter implements Filter {
       if (captured.overflowed()) {
         // Thrown, not returned: the engine then releases the claim instead of completing it with
         // a body the filter no longer holds, whatever the ResponsePolicy would say.
-        throw new ResponseNotStored();
+        throw new FilterEngine.AnswerNotStored();
       }
       ran = true;
       return toStored(cfg, captured);
     }
   }
 
-  /**
-   * The handler's answer grew past {@link IdempotencyFilterConfig#maxResponseBytes()} and streamed
-   * to the client, so it cannot be stored: thrown out of the effect so that the engine releases the
-   * claim. Carries no stack trace; a failed release is attached as suppressed.
-   */
-  private static final class ResponseNotStored extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    ResponseNotStored() {
-      super("the response is longer than maxResponseBytes and was not stored", null, true, false);
-    }
-  }
-
   private static void responseNotStored(IdempotencyFilterConfig cfg, Run run, RuntimeException e) {
-    String what = "idempotency filter: the response to " + run.context.scope().operation() + " with Idempotency-Key '"
-        + run.context.key().value() + "' is longer than maxResponseBytes (" + cfg.maxResponseBytes()
+    String what = "idempotency filter: the response to " + run.idempotent.scope().operation() + " with Idempotency-Key '"
+        + run.idempotent.key().value() + "' is longer than maxResponseBytes (" + cfg.maxResponseBytes()
         + " bytes); it was streamed to the client without being stored, ";
     Throwable releaseFailure = e.getSuppressed().length > 0 ? e.getSuppressed()[0] : null;
     if (releaseFailure == null) {
@@ -420,7 +409,7 @@ public final class IdempotencyFilter implements Filter {
       }
       throw new ServletException(t);
     }
-    if (e instanceof ResponseNotStored) {
+    if (e instanceof FilterEngine.AnswerNotStored) {
       // The handler ran and its answer, longer than the limit, has already streamed to the client;
       // the engine released the claim (or tried to). Nothing is left to write.
       responseNotStored(cfg, run, e);
@@ -436,6 +425,14 @@ public final class IdempotencyFilter implements Filter {
       res.setHeader("Retry-After", Long.toString(seconds));
       problem(cfg, res, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
           "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
+      return;
+    }
+    if (e instanceof FilterEngine.RolledBackException) {
+      // Transactional engine: the handler ran, but its writes rolled back with the key's record.
+      // Its answer would describe an effect that did not happen; the client retries.
+      LOG.log(Level.WARNING, "idempotency filter: the handler's transaction did not commit; answering 503", e);
+      problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
+          "the request was not processed: its transaction could not be committed; retry later with the same key");
       return;
     }
     if (run.ran && e instanceof IdemException) {

@@ -114,7 +114,7 @@ public final class IdempotencyFilterConfig {
    */
   public static final Set<String> NEVER_REPLAYED_HEADERS = HeaderRules.NEVER_STORED;
 
-  private final LeaseIdempotency engine;
+  private final FilterEngine engine;
   private final List<Route> routes;
   private final int maxBodyBytes;
   private final int maxResponseBytes;
@@ -149,6 +149,18 @@ public final class IdempotencyFilterConfig {
    * @throws NullPointerException if {@code engine} is {@code null}
    */
   public static Builder builder(LeaseIdempotency engine) {
+    return new Builder(FilterEngine.lease(engine));
+  }
+
+  /**
+   * Starts a configuration on any {@link FilterEngine}, such as the Spring Boot starter's
+   * transactional one.
+   *
+   * @param engine the engine, never {@code null}
+   * @return a builder with the defaults described on its methods; not thread-safe
+   * @throws NullPointerException if {@code engine} is {@code null}
+   */
+  public static Builder builder(FilterEngine engine) {
     return new Builder(Objects.requireNonNull(engine, "engine"));
   }
 
@@ -164,8 +176,8 @@ public final class IdempotencyFilterConfig {
     return builder(LeaseIdempotency.builder(Objects.requireNonNull(store, "store")).build());
   }
 
-  /** @return the lease-mode engine, never {@code null} */
-  public LeaseIdempotency engine() {
+  /** @return the engine requests run through, never {@code null} */
+  public FilterEngine engine() {
     return engine;
   }
 
@@ -354,7 +366,7 @@ public final class IdempotencyFilterConfig {
    * on a bad one, so a broken configuration fails at startup, not on a request. Not thread-safe.
    */
   public static final class Builder {
-    private final LeaseIdempotency engine;
+    private final FilterEngine engine;
     private final List<Route> routes = new ArrayList<>();
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
@@ -363,7 +375,7 @@ public final class IdempotencyFilterConfig {
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
 
-    private Builder(LeaseIdempotency engine) {
+    private Builder(FilterEngine engine) {
       this.engine = engine;
     }
 

@@ -22,7 +22,10 @@ class IdempotencyFilterConfigTest {
   void defaults() {
     LeaseIdempotency engine = LeaseIdempotency.builder(new InMemoryLeaseStore()).build();
     IdempotencyFilterConfig config = IdempotencyFilterConfig.builder(engine).build();
-    assertThat(config.engine()).isSameAs(engine);
+    // the lease engine runs the handler: a request goes through it and lands in its store
+    dev.idem.core.IdempotentRequest r = dev.idem.core.IdempotentRequest.ofJson("p", "POST /x", "k", "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(config.engine().execute(r, ctx -> dev.idem.core.StoredResponse.of(201, "a")).replayed()).isFalse();
+    assertThat(engine.execute(r, ctx -> dev.idem.core.StoredResponse.of(201, "b")).response().bodyAsString()).isEqualTo("a");
     assertThat(config.routes()).extracting(IdempotencyFilterConfig.Route::toString)
         .containsExactly("POST /** (optional)", "PATCH /** (optional)");
     assertThat(config.maxBodyBytes()).isEqualTo(1024 * 1024);

@@ -47,6 +47,9 @@ import org.springframework.core.Ordered;
  *       idem.required-key-routes} and {@code idem.optional-key-routes}, with the limits {@code
  *       idem.max-body-size} and {@code idem.max-response-size} and the problem types of {@code
  *       idem.problem-type-base};
+ *   <li>with {@code idem.mode=transactional}, the filter in transactional mode ({@link
+ *       TransactionalFilterEngine}): the claim, the handler's writes and the response in one
+ *       transaction of the application's DataSource;
  *   <li>{@link Idempotent} service methods, in transactional mode inside a Spring transaction.
  * </ul>
  *
@@ -155,8 +158,13 @@ public class IdemAutoConfiguration {
   /** The filter's configuration, from the properties. */
   @Bean
   @ConditionalOnMissingBean
-  public IdempotencyFilterConfig idemFilterConfig(IdemProperties p, LeaseIdempotency engine) {
-    IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
+  public IdempotencyFilterConfig idemFilterConfig(
+      IdemProperties p,
+      ObjectProvider<LeaseIdempotency> leaseEngine,
+      ObjectProvider<JdbcIdempotency> jdbcIdempotency,
+      ObjectProvider<DataSource> dataSource,
+      ObjectProvider<org.springframework.transaction.PlatformTransactionManager> transactionManager) {
+    IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(filterEngine(p, leaseEngine, jdbcIdempotency, dataSource, transactionManager));
     for (String route : p.getRequiredKeyRoutes()) {
       String[] parts = route("idem.required-key-routes", route);
       configured("idem.required-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.REQUIRED));
@@ -183,6 +191,27 @@ public class IdemAutoConfiguration {
     configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
     configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
     return configured("idem.required-key-routes", b::build);
+  }
+
+  private static dev.idem.servlet.FilterEngine filterEngine(
+      IdemProperties p,
+      ObjectProvider<LeaseIdempotency> leaseEngine,
+      ObjectProvider<JdbcIdempotency> jdbcIdempotency,
+      ObjectProvider<DataSource> dataSource,
+      ObjectProvider<org.springframework.transaction.PlatformTransactionManager> transactionManager) {
+    if (p.getMode() != IdemProperties.Mode.TRANSACTIONAL) {
+      return dev.idem.servlet.FilterEngine.lease(leaseEngine.getObject());
+    }
+    DataSource ds = dataSource.getIfUnique();
+    org.springframework.transaction.PlatformTransactionManager tm = transactionManager.getIfUnique();
+    JdbcIdempotency idem = jdbcIdempotency.getIfUnique();
+    if (ds == null || tm == null || idem == null) {
+      throw new IdemConfigurationException("idem.mode",
+          "transactional needs one DataSource and one PlatformTransactionManager bean (spring-boot-starter-jdbc gives both);"
+              + " found " + (ds == null ? "no DataSource" : "a DataSource") + " and "
+              + (tm == null ? "no transaction manager" : "a transaction manager"), null);
+    }
+    return new TransactionalFilterEngine(idem, ds, tm);
   }
 
   /** {@code about:blank} leaves the type out; anything else must be a valid base. */

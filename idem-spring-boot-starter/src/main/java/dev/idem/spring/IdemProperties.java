@@ -20,6 +20,14 @@ public class IdemProperties {
   /** Which store keeps keys and stored responses: auto, jdbc, redis or memory. */
   private StoreType store = StoreType.AUTO;
 
+  /**
+   * How the HTTP filter runs a handler: lease (the claim commits first; the handler may call
+   * anything; duplicates follow in-progress) or transactional (the claim, the handler's writes to
+   * the application's DataSource and the stored response commit in one transaction; duplicates wait
+   * on the key's row and replay; needs a DataSource and a transaction manager).
+   */
+  private Mode mode = Mode.LEASE;
+
   /** The key table for the jdbc store and for @Idempotent in transactional mode. */
   private String table = "idem_keys";
 
@@ -79,6 +87,14 @@ public class IdemProperties {
     MEMORY
   }
 
+  /** How the HTTP filter runs handlers. */
+  public enum Mode {
+    /** Lease mode: for handlers with effects outside the database. */
+    LEASE,
+    /** Transactional mode: for handlers whose effects are writes to the application's DataSource. */
+    TRANSACTIONAL
+  }
+
   /** What a duplicate does while the claim is held. */
   public enum InProgress {
     /** Answer 409 with Retry-After at once. */
@@ -93,6 +109,14 @@ public class IdemProperties {
 
   public void setEnabled(boolean enabled) {
     this.enabled = enabled;
+  }
+
+  public Mode getMode() {
+    return mode;
+  }
+
+  public void setMode(Mode mode) {
+    this.mode = mode;
   }
 
   public StoreType getStore() {

@@ -262,4 +262,25 @@ class IdemAutoConfigurationTest {
         assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
             .hasMessageContaining("idem.problem-type-base").hasMessageContaining("absolute"));
   }
+
+  @Test
+  void transactionalModeWithoutADataSourceStopsTheStartNamingTheProperty() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+              .hasMessageContaining("idem.mode")
+              .hasMessageContaining("no DataSource");
+        });
+  }
+
+  @Test
+  void transactionalModeWithADataSourceRunsTheFilterOnTheTransactionalEngine() {
+    withDatabase()
+        .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional")
+        .run(ctx -> assertThat(ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class).engine())
+            .isInstanceOf(TransactionalFilterEngine.class));
+  }
 }

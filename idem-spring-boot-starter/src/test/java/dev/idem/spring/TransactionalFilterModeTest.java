@@ -1,0 +1,196 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The filter with {@code idem.mode=transactional} on a real server and an SQLite file: the key, the
+ * handler's rows and the stored response commit or roll back together. Every test counts rows.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = TransactionalFilterModeTest.App.class)
+class TransactionalFilterModeTest {
+
+  static final Path DIR = tempDir();
+
+  @DynamicPropertySource
+  static void properties(DynamicPropertyRegistry r) {
+    r.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000");
+    r.add("spring.datasource.hikari.maximum-pool-size", () -> "8");
+    r.add("idem.mode", () -> "transactional");
+    r.add("idem.required-key-routes", () -> "POST /items");
+  }
+
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class App {
+    @RestController
+    static class Items {
+      private final JdbcTemplate jdbc;
+
+      Items(JdbcTemplate jdbc) {
+        this.jdbc = jdbc;
+        jdbc.execute("CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL)");
+      }
+
+      /** Inserts a row, then answers as {@code outcome} says: ok, fail (503) or throw. */
+      @PostMapping("/items")
+      ResponseEntity<String> create(@RequestBody String name, @RequestParam(name = "outcome", defaultValue = "ok") String outcome) throws Exception {
+        jdbc.update("INSERT INTO items (name) VALUES (?)", name);
+        Long id = jdbc.queryForObject("SELECT last_insert_rowid()", Long.class);
+        Thread.sleep(50); // a window for racing duplicates
+        switch (outcome) {
+          case "fail":
+            return ResponseEntity.status(503).body("try later");
+          case "throw":
+            throw new IllegalStateException("the handler failed after its insert");
+          default:
+            return ResponseEntity.status(201).header("Location", "/items/" + id).body("{\"id\":" + id + "}");
+        }
+      }
+    }
+  }
+
+  @LocalServerPort int port;
+  @Autowired JdbcTemplate jdbc;
+  final HttpClient http = HttpClient.newHttpClient();
+
+  @BeforeEach
+  void clean() {
+    jdbc.update("DELETE FROM items");
+    jdbc.update("DELETE FROM idem_keys");
+  }
+
+  @AfterAll
+  static void removeFiles() throws Exception {
+    try (var files = Files.list(DIR)) {
+      for (Path p : files.toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+    Files.deleteIfExists(DIR);
+  }
+
+  @Test
+  void aRetryReplaysTheCommittedAnswerAndTheRowExistsOnce() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> first = post(key, "a", "ok");
+    HttpResponse<String> retry = post(key, "a", "ok");
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+    assertThat(count("items")).isEqualTo(1);
+    assertThat(count("idem_keys")).isEqualTo(1);
+  }
+
+  @Test
+  void aFailureAnswerRollsBackTheHandlersRowWithTheKey() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> failed = post(key, "b", "fail");
+    assertThat(failed.statusCode()).isEqualTo(503);
+    assertThat(count("items")).as("the 503's insert rolled back").isZero();
+    assertThat(count("idem_keys")).isZero();
+    assertThat(post(key, "b", "ok").statusCode()).as("the retry runs").isEqualTo(201);
+    assertThat(count("items")).isEqualTo(1);
+  }
+
+  @Test
+  void aHandlerThatThrowsLeavesNoRowAndNoKey() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> failed = post(key, "c", "throw");
+    assertThat(failed.statusCode()).isEqualTo(500);
+    assertThat(failed.body()).doesNotContain("IllegalStateException").doesNotContain("at dev.idem");
+    assertThat(count("items")).isZero();
+    assertThat(count("idem_keys")).isZero();
+  }
+
+  @Test
+  void aKeyReusedWithAnotherBodyIsRejectedAndAddsNoRow() throws Exception {
+    String key = UUID.randomUUID().toString();
+    assertThat(post(key, "d", "ok").statusCode()).isEqualTo(201);
+    HttpResponse<String> reused = post(key, "other", "ok");
+    assertThat(reused.statusCode()).isEqualTo(422);
+    assertThat(reused.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/problem+json"));
+    assertThat(count("items")).isEqualTo(1);
+  }
+
+  @Test
+  void concurrentDuplicatesCommitOneRowAndAllGetItsAnswer() throws Exception {
+    String key = UUID.randomUUID().toString();
+    int racers = 8;
+    CyclicBarrier barrier = new CyclicBarrier(racers);
+    ExecutorService pool = Executors.newFixedThreadPool(racers);
+    try {
+      List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+      for (int i = 0; i < racers; i++) {
+        futures.add(pool.submit(() -> {
+          barrier.await(10, TimeUnit.SECONDS);
+          return post(key, "e", "ok");
+        }));
+      }
+      List<String> bodies = new ArrayList<>();
+      for (Future<HttpResponse<String>> f : futures) {
+        HttpResponse<String> r = f.get(60, TimeUnit.SECONDS);
+        assertThat(r.statusCode()).isEqualTo(201);
+        bodies.add(r.body());
+      }
+      assertThat(bodies).containsOnly(bodies.get(0));
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(count("items")).isEqualTo(1);
+    assertThat(count("idem_keys")).isEqualTo(1);
+  }
+
+  private HttpResponse<String> post(String key, String name, String outcome) throws Exception {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/items?outcome=" + outcome))
+        .header("Idempotency-Key", key)
+        .header("Content-Type", "text/plain")
+        .POST(HttpRequest.BodyPublishers.ofString(name))
+        .build();
+    return http.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private long count(String table) {
+    return jdbc.queryForObject("SELECT COUNT(*) FROM " + table, Long.class);
+  }
+
+  private static Path tempDir() {
+    try {
+      return Files.createTempDirectory("idem-tx-filter");
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
