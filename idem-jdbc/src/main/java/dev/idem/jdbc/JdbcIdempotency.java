@@ -424,6 +424,46 @@ public final class JdbcIdempotency {
   }
 
   /**
+   * Answers a request from its live record without running anything and without taking a lock: the
+   * read {@link #execute(Connection, IdempotentRequest, JdbcEffect)} starts with. For a caller that
+   * wants replays answered before it opens a transaction of its own (the Spring starter's
+   * transactional filter does, so that a replay on SQLite never waits for the write lock).
+   *
+   * @param connection an open connection, used by this thread only; best in auto-commit mode, so
+   *     the read sees the latest committed record
+   * @param request the scope, key and fingerprint, never {@code null}
+   * @return the stored response as a {@link Outcome.Kind#REPLAYED} outcome, or empty if the key has
+   *     no live record (none, expired, or a claim a broken transaction left)
+   * @throws IdempotencyKeyReusedException if the live record has another fingerprint
+   * @throws RequestInProgressException if the live record is a lease-mode claim without a response
+   * @throws IdemStoreException if the read fails
+   */
+  public java.util.Optional<Outcome> replay(Connection connection, IdempotentRequest request) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(request, "request");
+    Dialect dialect = Dialect.detect(connection);
+    if (createSchema) {
+      boolean autoCommit;
+      try {
+        autoCommit = connection.getAutoCommit();
+      } catch (SQLException e) {
+        throw storeFailure("cannot read the auto-commit mode", e);
+      }
+      ensureSchema(connection, dialect, autoCommit);
+    }
+    Record existing;
+    try {
+      existing = statements.get(dialect).lookup(connection, request);
+    } catch (SQLException e) {
+      throw storeFailure("lookup failed", e);
+    }
+    if (existing == null || existing.orphaned()) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(answerFrom(existing, request));
+  }
+
+  /**
    * Deletes the record of the request's scope and key on {@code connection}, inside whatever
    * transaction it is in. It is for a caller that ran {@link #execute(Connection, IdempotentRequest,
    * JdbcEffect)} in its own transaction and then decides to keep the effect but not the response

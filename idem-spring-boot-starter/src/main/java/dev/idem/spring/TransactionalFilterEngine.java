@@ -4,8 +4,11 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.servlet.FilterEngine;
+import dev.idem.core.IdemStoreException;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.Objects;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -20,6 +23,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * a create costs one write transaction, and a failure anywhere leaves nothing behind.
  *
  * <ul>
+ *   <li>A retry of a completed request is answered from one primary-key read on a connection in
+ *       auto-commit mode, before any transaction begins.
  *   <li>A concurrent duplicate blocks on the key's row until the first transaction ends, then
  *       replays it (or, if it rolled back, runs itself). {@code idem.in-progress} does not apply.
  *   <li>A response that {@code JdbcIdempotency}'s response policy does not store (5xx, 408, 425,
@@ -54,6 +59,17 @@ public final class TransactionalFilterEngine implements FilterEngine {
 
   @Override
   public Outcome execute(IdempotentRequest request, Handler handler) {
+    // Replays first, on a connection of their own in auto-commit: one primary-key read, no
+    // transaction, no lock (inside SQLite's transaction the claim would take the write lock).
+    Optional<Outcome> stored;
+    try (Connection connection = dataSource.getConnection()) {
+      stored = idem.replay(connection, request);
+    } catch (SQLException e) {
+      throw new IdemStoreException("cannot get a connection for key '" + request.key() + "': " + e.getMessage(), e);
+    }
+    if (stored.isPresent()) {
+      return stored.get();
+    }
     AnswerNotStored[] notStored = new AnswerNotStored[1];
     boolean[] ran = new boolean[1];
     Outcome outcome;
@@ -85,7 +101,7 @@ public final class TransactionalFilterEngine implements FilterEngine {
       if (ran[0]) {
         throw new RolledBackException("the transaction of key '" + request.key() + "' did not commit: " + e.getMessage(), e);
       }
-      throw new dev.idem.core.IdemStoreException("cannot run a transaction for key '" + request.key() + "': " + e.getMessage(), e);
+      throw new IdemStoreException("cannot run a transaction for key '" + request.key() + "': " + e.getMessage(), e);
     }
     if (notStored[0] != null) {
       throw notStored[0];

@@ -216,6 +216,38 @@ public abstract class TransactionalContract {
   }
 
   @Test
+  void replayAnswersACompletedKeyWithoutRunningAnythingAndIsEmptyForANewKey() throws Exception {
+    IdempotentRequest request = request("alice", "k-replay-only", "{\"value\":1}");
+    try (Connection c = target().open()) {
+      assertThat(idem.replay(c, request)).isEmpty();
+      Outcome first = create(c, request, "{\"value\":1}");
+      Outcome replayed = idem.replay(c, request).orElseThrow();
+      assertThat(replayed.replayed()).isTrue();
+      assertThat(idOf(replayed)).isEqualTo(idOf(first));
+      assertThatThrownBy(() -> idem.replay(c, request("alice", "k-replay-only", "{\"value\":2}")))
+          .isInstanceOf(IdempotencyKeyReusedException.class);
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(invocations).hasValue(1);
+  }
+
+  @Test
+  void releaseInsideTheCallersTransactionKeepsTheEffectAndForgetsTheKey() throws Exception {
+    IdempotentRequest request = request("alice", "k-release", "{}");
+    try (Connection c = target().open()) {
+      idem.createSchema(c);
+      c.setAutoCommit(false);
+      create(c, request, "{}");
+      assertThat(idem.release(c, request)).isTrue();
+      c.commit();
+      c.setAutoCommit(true);
+      assertThat(idem.replay(c, request)).as("no record: a retry runs again").isEmpty();
+      assertThat(create(c, request, "{}").replayed()).isFalse();
+    }
+    assertThat(effectCount()).as("the released run's effect was kept, and the retry made one more").isEqualTo(2);
+  }
+
+  @Test
   void keyReusedWithAnotherPayloadIsRejectedAndStoresNothingMore() throws Exception {
     try (Connection c = target().open()) {
       create(c, request("alice", "k-reuse", "{\"value\":42}"), "{\"value\":42}");
