@@ -43,7 +43,18 @@ public final class NotesServiceProcess implements AutoCloseable {
    * @throws InterruptedException if interrupted while waiting
    */
   public static NotesServiceProcess start(Path jar, Path dir, String name, boolean idem) throws IOException, InterruptedException {
+    return start(jar, dir, name, idem, List.of());
+  }
+
+  /**
+   * As {@link #start(Path, Path, String, boolean)}, with more Spring Boot arguments.
+   *
+   * @param arguments more command-line arguments, such as {@code --idem.mode=lease}; never {@code null}
+   */
+  public static NotesServiceProcess start(Path jar, Path dir, String name, boolean idem, List<String> arguments)
+      throws IOException, InterruptedException {
     Objects.requireNonNull(jar, "jar");
+    Objects.requireNonNull(arguments, "arguments");
     int port;
     try (ServerSocket socket = new ServerSocket(0)) {
       port = socket.getLocalPort();
@@ -57,6 +68,7 @@ public final class NotesServiceProcess implements AutoCloseable {
         "--server.address=127.0.0.1",
         "--spring.datasource.url=jdbc:sqlite:" + dir.resolve(name + ".db") + "?journal_mode=WAL&busy_timeout=10000",
         "--idem.enabled=" + idem));
+    command.addAll(arguments);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     NotesServiceProcess service = new NotesServiceProcess(p, URI.create("http://127.0.0.1:" + port), log);
     try {

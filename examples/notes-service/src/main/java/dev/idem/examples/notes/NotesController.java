@@ -21,7 +21,10 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * The notes API. The controller knows nothing about idempotency keys: Idem's filter (configured by
  * {@code idem.required-key-routes=POST /notes}) answers a retry with the stored response before
- * this code runs, so {@link #create} runs at most once per key.
+ * this code runs, so {@link #create} runs at most once per key. With {@code
+ * idem.mode=transactional} the filter runs {@link #create} inside a Spring transaction that also
+ * holds the key's record, and {@link NoteRepository}'s {@code JdbcTemplate} joins it: the note and
+ * its stored response commit together.
  */
 @RestController
 @RequestMapping("/notes")
