@@ -209,14 +209,9 @@ public final class JdbcIdempotency {
     // keys in other orders would deadlock. Skipped for SQLite inside a caller's transaction, where
     // a read before the claim's write could hit a stale snapshot; SQLite has a single writer anyway.
     if (ownTransaction || dialect != Dialect.SQLITE) {
-      Record existing;
-      try {
-        existing = sql.lookup(connection, request);
-      } catch (SQLException e) {
-        throw storeFailure("lookup failed", e);
-      }
-      if (existing != null && !existing.orphaned()) {
-        return answerFrom(existing, request);
+      Outcome stored = answerIfLive(connection, sql, request);
+      if (stored != null) {
+        return stored;
       }
     }
     if (!ownTransaction) {
@@ -304,14 +299,9 @@ public final class JdbcIdempotency {
         }
         rollback(connection, dialect);
         ended = true;
-        Record existing;
-        try {
-          existing = sql.lookup(connection, request);
-        } catch (SQLException e) {
-          throw storeFailure("lookup failed", e);
-        }
-        if (existing != null && !existing.orphaned()) {
-          return answerFrom(existing, request);
+        Outcome stored = answerIfLive(connection, sql, request);
+        if (stored != null) {
+          return stored;
         }
         // The record that refused the insert expired or was released since: run again.
       } finally {
@@ -451,16 +441,22 @@ public final class JdbcIdempotency {
       }
       ensureSchema(connection, dialect, autoCommit);
     }
+    return java.util.Optional.ofNullable(answerIfLive(connection, statements.get(dialect), request));
+  }
+
+  /**
+   * @return the answer of the key's live record (a replay), or {@code null} if it has none
+   * @throws IdempotencyKeyReusedException if the record has another fingerprint
+   * @throws RequestInProgressException if it is a lease-mode claim without a response
+   */
+  private Outcome answerIfLive(Connection connection, Statements sql, IdempotentRequest request) {
     Record existing;
     try {
-      existing = statements.get(dialect).lookup(connection, request);
+      existing = sql.lookup(connection, request);
     } catch (SQLException e) {
       throw storeFailure("lookup failed", e);
     }
-    if (existing == null || existing.orphaned()) {
-      return java.util.Optional.empty();
-    }
-    return java.util.Optional.of(answerFrom(existing, request));
+    return existing == null || existing.orphaned() ? null : answerFrom(existing, request);
   }
 
   /**

@@ -120,27 +120,9 @@ public abstract class TransactionalContract {
   @Test
   void concurrentDuplicatesProduceExactlyOneEffectAndEveryCallerGetsItsId() throws Exception {
     IdempotentRequest request = request("alice", "k-race", "{\"value\":42}");
-    CyclicBarrier barrier = new CyclicBarrier(RACERS);
-    ExecutorService pool = Executors.newFixedThreadPool(RACERS);
-    List<Future<Outcome>> futures = new ArrayList<>();
-    try {
-      for (int i = 0; i < RACERS; i++) {
-        futures.add(pool.submit(() -> {
-          try (Connection c = target().open()) {
-            barrier.await(30, TimeUnit.SECONDS);
-            return create(c, request, "{\"value\":42}");
-          }
-        }));
-      }
-      List<Outcome> outcomes = new ArrayList<>();
-      for (Future<Outcome> f : futures) {
-        outcomes.add(f.get(120, TimeUnit.SECONDS));
-      }
-      assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
-      assertThat(outcomes).filteredOn(o -> !o.replayed()).hasSize(1);
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Outcome> outcomes = race(RACERS, c -> create(c, request, "{\"value\":42}"));
+    assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
+    assertThat(outcomes).filteredOn(o -> !o.replayed()).hasSize(1);
     assertThat(effectCount()).isEqualTo(1);
     if (strategy() == JdbcIdempotency.Strategy.CLAIM_FIRST) {
       assertThat(invocations).as("claim-first: duplicates wait on the claim, the effect runs once").hasValue(1);
@@ -161,34 +143,18 @@ public abstract class TransactionalContract {
       st.execute("CREATE TABLE " + unique + " (name VARCHAR(100) PRIMARY KEY)");
     }
     IdempotentRequest request = request("alice", "k-unique", "{\"name\":\"x\"}");
-    int racers = 8;
-    CyclicBarrier barrier = new CyclicBarrier(racers);
-    ExecutorService pool = Executors.newFixedThreadPool(racers);
     try {
-      List<Future<Outcome>> futures = new ArrayList<>();
-      for (int i = 0; i < racers; i++) {
-        futures.add(pool.submit(() -> {
-          try (Connection c = target().open()) {
-            barrier.await(30, TimeUnit.SECONDS);
-            return idem.execute(c, request, conn -> {
-              try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + unique + " (name) VALUES ('x')")) {
-                ps.executeUpdate();
-              }
-              long id = effects.insert(conn, "t", "{}");
-              Thread.sleep(100);
-              return StoredResponse.of(201, "{\"id\":" + id + "}");
-            });
-          }
-        }));
-      }
-      List<Outcome> outcomes = new ArrayList<>();
-      for (Future<Outcome> f : futures) {
-        outcomes.add(f.get(120, TimeUnit.SECONDS));
-      }
+      List<Outcome> outcomes = race(8, c -> idem.execute(c, request, conn -> {
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + unique + " (name) VALUES ('x')")) {
+          ps.executeUpdate();
+        }
+        long id = effects.insert(conn, "t", "{}");
+        Thread.sleep(100);
+        return StoredResponse.of(201, "{\"id\":" + id + "}");
+      }));
       assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
       assertThat(outcomes).filteredOn(o -> !o.replayed()).hasSize(1);
     } finally {
-      pool.shutdownNow();
       try (Connection c = target().open(); Statement st = c.createStatement()) {
         st.execute("DROP TABLE IF EXISTS " + unique);
       }
@@ -604,33 +570,16 @@ public abstract class TransactionalContract {
       Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has no REPEATABLE READ level");
     }
     IdempotentRequest request = request("alice", "k-rr", "{}");
-    int racers = 12;
-    CyclicBarrier barrier = new CyclicBarrier(racers);
-    ExecutorService pool = Executors.newFixedThreadPool(racers);
-    try {
-      List<Future<Outcome>> futures = new ArrayList<>();
-      for (int i = 0; i < racers; i++) {
-        futures.add(pool.submit(() -> {
-          try (Connection c = target().open()) {
-            c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-            barrier.await(30, TimeUnit.SECONDS);
-            return idem.execute(c, request, conn -> {
-              invocations.incrementAndGet();
-              long id = effects.insert(conn, "t", "{}");
-              Thread.sleep(200);
-              return StoredResponse.of(201, "{\"id\":" + id + "}");
-            });
-          }
-        }));
-      }
-      List<Outcome> outcomes = new ArrayList<>();
-      for (Future<Outcome> f : futures) {
-        outcomes.add(f.get(60, TimeUnit.SECONDS));
-      }
-      assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Outcome> outcomes = race(12, c -> {
+      c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      return idem.execute(c, request, conn -> {
+        invocations.incrementAndGet();
+        long id = effects.insert(conn, "t", "{}");
+        Thread.sleep(200);
+        return StoredResponse.of(201, "{\"id\":" + id + "}");
+      });
+    });
+    assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
     assertThat(effectCount()).isEqualTo(1);
   }
 
@@ -700,6 +649,40 @@ public abstract class TransactionalContract {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** What each racer does on a connection of its own. */
+  @FunctionalInterface
+  private interface Racer {
+    Outcome run(Connection c) throws Exception;
+  }
+
+  /**
+   * Opens one connection per racer, releases all racers at once from a barrier, and waits for them.
+   *
+   * @return their outcomes, in start order
+   */
+  private List<Outcome> race(int racers, Racer racer) throws Exception {
+    CyclicBarrier barrier = new CyclicBarrier(racers);
+    ExecutorService pool = Executors.newFixedThreadPool(racers);
+    try {
+      List<Future<Outcome>> futures = new ArrayList<>();
+      for (int i = 0; i < racers; i++) {
+        futures.add(pool.submit(() -> {
+          try (Connection c = target().open()) {
+            barrier.await(30, TimeUnit.SECONDS);
+            return racer.run(c);
+          }
+        }));
+      }
+      List<Outcome> outcomes = new ArrayList<>();
+      for (Future<Outcome> f : futures) {
+        outcomes.add(f.get(120, TimeUnit.SECONDS));
+      }
+      return outcomes;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
 
   private static ScenarioResult find(LabReport report, String scenario, String variant) {
     return report.results().stream()
