@@ -2,6 +2,7 @@ package dev.idem.spring;
 
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
+import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.servlet.FilterEngine;
 import dev.idem.core.IdemStoreException;
@@ -23,8 +24,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * a create costs one write transaction, and a failure anywhere leaves nothing behind.
  *
  * <ul>
- *   <li>A retry of a completed request is answered from one primary-key read on a connection in
- *       auto-commit mode, before any transaction begins.
+ *   <li>A retry of a completed request is answered from one primary-key read without a lock: on
+ *       SQLite on a connection in auto-commit mode before any transaction begins (inside it, the
+ *       claim would wait for the single write lock), elsewhere as the transaction's first statement.
  *   <li>A concurrent duplicate blocks on the key's row until the first transaction ends, then
  *       replays it (or, if it rolled back, runs itself). {@code idem.in-progress} does not apply.
  *   <li>A response that {@code JdbcIdempotency}'s response policy does not store (5xx, 408, 425,
@@ -44,6 +46,7 @@ public final class TransactionalFilterEngine implements FilterEngine {
   private final JdbcIdempotency idem;
   private final DataSource dataSource;
   private final TransactionTemplate transactions;
+  private volatile Boolean lookupFirst;
 
   /**
    * @param idem the key table's engine, never {@code null}
@@ -57,18 +60,39 @@ public final class TransactionalFilterEngine implements FilterEngine {
     this.transactions = new TransactionTemplate(Objects.requireNonNull(transactionManager, "transactionManager"));
   }
 
+  /**
+   * Whether replays are looked up before the transaction: on SQLite only, where JdbcIdempotency
+   * skips its own lookup inside a caller's transaction. Decided on the first request that can get
+   * a connection; a race decides it twice, the same way.
+   */
+  private boolean lookupFirst() {
+    Boolean known = lookupFirst;
+    if (known == null) {
+      try (Connection connection = dataSource.getConnection()) {
+        known = Dialect.detect(connection) == Dialect.SQLITE;
+      } catch (SQLException e) {
+        throw new IdemStoreException("cannot get a connection: " + e.getMessage(), e);
+      }
+      lookupFirst = known;
+    }
+    return known;
+  }
+
   @Override
   public Outcome execute(IdempotentRequest request, Handler handler) {
-    // Replays first, on a connection of their own in auto-commit: one primary-key read, no
-    // transaction, no lock (inside SQLite's transaction the claim would take the write lock).
-    Optional<Outcome> stored;
-    try (Connection connection = dataSource.getConnection()) {
-      stored = idem.replay(connection, request);
-    } catch (SQLException e) {
-      throw new IdemStoreException("cannot get a connection for key '" + request.key() + "': " + e.getMessage(), e);
-    }
-    if (stored.isPresent()) {
-      return stored.get();
+    if (lookupFirst()) {
+      // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
+      // without a lock; inside the transaction the claim would take the single write lock just to
+      // find the stored response. Elsewhere JdbcIdempotency reads first inside the transaction.
+      Optional<Outcome> stored;
+      try (Connection connection = dataSource.getConnection()) {
+        stored = idem.replay(connection, request);
+      } catch (SQLException e) {
+        throw new IdemStoreException("cannot get a connection for key '" + request.key() + "': " + e.getMessage(), e);
+      }
+      if (stored.isPresent()) {
+        return stored.get();
+      }
     }
     AnswerNotStored[] notStored = new AnswerNotStored[1];
     boolean[] ran = new boolean[1];

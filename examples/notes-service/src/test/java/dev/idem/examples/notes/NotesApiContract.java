@@ -1,0 +1,247 @@
+package dev.idem.examples.notes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idem.testkit.proxy.Fault;
+import dev.idem.testkit.proxy.FaultProxy;
+import dev.idem.testkit.proxy.LoggedRequest;
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.annotation.DirtiesContext;
+
+/**
+ * The notes API over real HTTP, checked against what the database holds afterwards. Each database
+ * runs it by subclassing and naming its {@code spring.datasource.url} in a {@link
+ * org.springframework.test.context.DynamicPropertySource} method; the tests are never copied.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@DirtiesContext
+abstract class NotesApiContract {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @LocalServerPort int port;
+  @Autowired JdbcTemplate jdbc;
+  Api api;
+
+  @BeforeEach
+  void emptyTables() {
+    api = Api.at(port);
+    jdbc.update("DELETE FROM notes");
+    jdbc.update("DELETE FROM idem_keys");
+  }
+
+  private long notes() {
+    return jdbc.queryForObject("SELECT COUNT(*) FROM notes", Long.class);
+  }
+
+  private List<JsonNode> listed() throws Exception {
+    HttpResponse<String> list = api.get("/notes");
+    assertThat(list.statusCode()).isEqualTo(200);
+    List<JsonNode> out = new ArrayList<>();
+    JSON.readTree(list.body()).forEach(out::add);
+    return out;
+  }
+
+  private static String key() {
+    return UUID.randomUUID().toString();
+  }
+
+  /** @return a word the database's product name contains, such as {@code PostgreSQL} */
+  protected abstract String expectedProduct();
+
+  @Test
+  void runsOnTheIntendedDatabase() {
+    String product = jdbc.execute((org.springframework.jdbc.core.ConnectionCallback<String>) c -> c.getMetaData().getDatabaseProductName());
+    assertThat(product).containsIgnoringCase(expectedProduct());
+  }
+
+  @Test
+  void theSameKeyTwiceCreatesOneNoteAndReplaysTheFirstAnswer() throws Exception {
+    String key = key();
+    HttpResponse<String> first = api.postTitle(key, "Idempotency keys, explained");
+    HttpResponse<String> second = api.postTitle(key, "Idempotency keys, explained");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    JsonNode note = JSON.readTree(first.body());
+    long id = note.get("id").asLong();
+    assertThat(note.get("title").asText()).isEqualTo("Idempotency keys, explained");
+    assertThat(first.headers().firstValue("Location")).contains("/notes/" + id);
+    assertThat(first.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/json"));
+
+    assertThat(second.statusCode()).isEqualTo(201);
+    assertThat(second.headers().firstValue("Idempotent-Replayed")).contains("true");
+    assertThat(second.body()).isEqualTo(first.body());
+    assertThat(second.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+
+    assertThat(notes()).isEqualTo(1);
+    assertThat(listed()).singleElement().satisfies(n -> {
+      assertThat(n.get("id").asLong()).isEqualTo(id);
+      assertThat(n.get("title").asText()).isEqualTo("Idempotency keys, explained");
+    });
+    HttpResponse<String> one = api.get("/notes/" + id);
+    assertThat(one.statusCode()).isEqualTo(200);
+    assertThat(JSON.readTree(one.body())).isEqualTo(note);
+  }
+
+  @Test
+  void aPostWithoutAKeyIsRefusedWith400AndCreatesNothing() throws Exception {
+    HttpResponse<String> r = api.postTitle(null, "no key");
+
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    JsonNode problem = JSON.readTree(r.body());
+    assertThat(problem.get("status").asInt()).isEqualTo(400);
+    assertThat(problem.get("type").asText()).endsWith("/idempotency-key-missing");
+    assertThat(notes()).isZero();
+  }
+
+  @Test
+  void theSameKeyWithAnotherTitleIs422AndKeepsTheFirstNoteOnly() throws Exception {
+    String key = key();
+    HttpResponse<String> first = api.postTitle(key, "first title");
+    HttpResponse<String> reuse = api.postTitle(key, "another title");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(reuse.statusCode()).isEqualTo(422);
+    assertThat(reuse.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(JSON.readTree(reuse.body()).get("type").asText()).endsWith("/idempotency-key-reused");
+    assertThat(listed()).extracting(n -> n.get("title").asText()).containsExactly("first title");
+  }
+
+  @Test
+  void aLostResponseThenARetryWithTheSameKeyGivesOneNoteAndTheFirstId() throws Exception {
+    String key = key();
+    try (FaultProxy proxy = FaultProxy.builder().target("127.0.0.1", port).fault(1, Fault.LOSE_RESPONSE).start()) {
+      Api viaProxy = new Api(proxy.uri());
+      // Request 1: the service saves the note and answers 201, the proxy drops the answer.
+      assertThatThrownBy(() -> viaProxy.postTitle(key, "saved, answer lost")).isInstanceOf(IOException.class);
+      assertThat(notes()).as("the effect happened although the client saw an error").isEqualTo(1);
+      long savedId = jdbc.queryForObject("SELECT id FROM notes", Long.class);
+
+      // Request 2: the client's retry, same key, same body.
+      HttpResponse<String> retry = viaProxy.postTitle(key, "saved, answer lost");
+
+      assertThat(retry.statusCode()).isEqualTo(201);
+      assertThat(retry.headers().firstValue("Idempotent-Replayed")).contains("true");
+      assertThat(JSON.readTree(retry.body()).get("id").asLong()).isEqualTo(savedId);
+      assertThat(retry.headers().firstValue("Location")).contains("/notes/" + savedId);
+      assertThat(notes()).isEqualTo(1);
+
+      assertThat(proxy.await(2, Duration.ofSeconds(5))).isTrue();
+      List<LoggedRequest> log = proxy.log();
+      assertThat(log).hasSize(2);
+      assertThat(log.get(0)).satisfies(r -> {
+        assertThat(r.fault()).isEqualTo(Fault.LOSE_RESPONSE);
+        assertThat(r.status()).isEqualTo(OptionalInt.of(201));
+        assertThat(r.delivered()).isFalse();
+        assertThat(r.idempotencyKey()).isEqualTo(Optional.of(key));
+      });
+      assertThat(log.get(1).delivered()).isTrue();
+      assertThat(log.get(1).idempotencyKey()).isEqualTo(Optional.of(key));
+    }
+  }
+
+  @Test
+  void concurrentDuplicatesCreateOneNote() throws Exception {
+    String key = key();
+    int n = 6;
+    CyclicBarrier start = new CyclicBarrier(n);
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    try {
+      List<Future<HttpResponse<String>>> answers = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        answers.add(pool.submit(() -> {
+          start.await(10, TimeUnit.SECONDS);
+          return Api.at(port).postTitle(key, "raced");
+        }));
+      }
+      int created = 0;
+      List<String> bodies = new ArrayList<>();
+      for (Future<HttpResponse<String>> f : answers) {
+        HttpResponse<String> r = f.get(60, TimeUnit.SECONDS);
+        // transactional mode: a duplicate that arrives while the first runs waits on the key's
+        // row and gets the replay, like one that arrives after it.
+        assertThat(r.statusCode()).isEqualTo(201);
+        bodies.add(r.body());
+        if (r.headers().firstValue("Idempotent-Replayed").isEmpty()) {
+          created++;
+        }
+      }
+      assertThat(created).isEqualTo(1);
+      assertThat(bodies).containsOnly(bodies.get(0));
+      assertThat(notes()).isEqualTo(1);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void titlesMustHave1To200Characters() throws Exception {
+    for (String bad : new String[] {"", "   ", "x".repeat(201)}) {
+      HttpResponse<String> r = api.postTitle(key(), bad);
+      assertThat(r.statusCode()).as("title of %d chars", bad.length()).isEqualTo(400);
+      assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+      assertThat(JSON.readTree(r.body()).get("status").asInt()).isEqualTo(400);
+    }
+    HttpResponse<String> notAString = api.post(key(), "{\"title\": 42}");
+    assertThat(notAString.statusCode()).isEqualTo(400);
+    HttpResponse<String> noTitle = api.post(key(), "{}");
+    assertThat(noTitle.statusCode()).isEqualTo(400);
+    assertThat(notes()).isZero();
+
+    // 200 characters, counted as characters: 200 emoji are 400 UTF-16 units, still one title.
+    String longest = "\uD83D\uDCDD".repeat(200);
+    assertThat(api.postTitle(key(), "x".repeat(200)).statusCode()).isEqualTo(201);
+    assertThat(api.postTitle(key(), longest).statusCode()).isEqualTo(201);
+    assertThat(listed()).extracting(n -> n.get("title").asText()).containsExactly("x".repeat(200), longest);
+  }
+
+  @Test
+  void notesAreListedInIdOrderAndUnknownIdsAre404() throws Exception {
+    List<Long> ids = new ArrayList<>();
+    for (String title : List.of("one", "two", "three")) {
+      ids.add(JSON.readTree(api.postTitle(key(), title).body()).get("id").asLong());
+    }
+    assertThat(ids).isSorted();
+    assertThat(listed()).extracting(n -> n.get("id").asLong()).containsExactlyElementsOf(ids);
+    assertThat(listed()).extracting(n -> n.get("title").asText()).containsExactly("one", "two", "three");
+
+    HttpResponse<String> missing = api.get("/notes/" + (ids.get(2) + 1000));
+    assertThat(missing.statusCode()).isEqualTo(404);
+    assertThat(missing.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+  }
+
+  @Test
+  void thePageIsServedAtTheRoot() throws Exception {
+    HttpResponse<String> page = api.get("/");
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.body()).contains("<script src=\"/app.js\"");
+    HttpResponse<String> script = api.get("/app.js");
+    assertThat(script.statusCode()).isEqualTo(200);
+    assertThat(script.body()).contains("Idempotency-Key").contains("crypto.randomUUID");
+    assertThat(script.headers().firstValue("Cache-Control")).hasValueSatisfying(v -> assertThat(v).contains("no-store"));
+  }
+}
