@@ -610,8 +610,12 @@ public final class JdbcIdempotency {
   }
 
   /**
-   * Whether the key table exists, asked of the catalog, so an open transaction is never aborted (a
-   * failing SELECT would abort it on PostgreSQL).
+   * Whether the key table exists where this connection's unqualified statements look for it, asked
+   * of the catalog, so an open transaction is never aborted (a failing SELECT would abort it on
+   * PostgreSQL): in the connection's current database on MySQL and MariaDB ({@code
+   * getCatalog()}), in its current schema on PostgreSQL ({@code getSchema()}, the first schema of
+   * the {@code search_path}). A table of the same name in another database or schema does not
+   * count.
    *
    * @param connection an open connection
    * @return {@code true} if the catalog shows the table; {@code false} if not, or if the catalog
@@ -619,11 +623,15 @@ public final class JdbcIdempotency {
    */
   public boolean tableExists(Connection connection) {
     try {
+      Dialect dialect = Dialect.detect(connection);
+      String catalog = dialect == Dialect.MYSQL ? connection.getCatalog() : null;
+      String schema = dialect == Dialect.POSTGRESQL ? connection.getSchema() : null;
       java.sql.DatabaseMetaData md = connection.getMetaData();
       String escape = md.getSearchStringEscape();
       for (String name : new String[] {table, table.toLowerCase(Locale.ROOT), table.toUpperCase(Locale.ROOT)}) {
         String pattern = escape == null ? name : name.replace("_", escape + "_");
-        try (ResultSet rs = md.getTables(null, null, pattern, new String[] {"TABLE"})) {
+        String schemaPattern = schema == null || escape == null ? schema : schema.replace("_", escape + "_");
+        try (ResultSet rs = md.getTables(catalog, schemaPattern, pattern, new String[] {"TABLE"})) {
           if (rs.next()) {
             return true;
           }

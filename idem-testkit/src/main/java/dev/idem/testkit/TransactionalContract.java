@@ -611,6 +611,31 @@ public abstract class TransactionalContract {
     }
   }
 
+  /**
+   * Regression: tableExists asked the catalog of every database (MariaDB) or schema (PostgreSQL),
+   * so a key table of the same name elsewhere stopped Idem from creating its own, and the first
+   * lookup failed with "table doesn't exist".
+   */
+  @Test
+  void aKeyTableOfTheSameNameInAnotherDatabaseOrSchemaIsNotMistakenForOurs() throws Exception {
+    String other = "other_" + suffix;
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      Dialect dialect = Dialect.detect(c);
+      Assumptions.assumeTrue(dialect != Dialect.SQLITE, "SQLite has one database per file");
+      st.execute((dialect == Dialect.MYSQL ? "CREATE DATABASE " : "CREATE SCHEMA ") + other);
+      try {
+        st.execute("CREATE TABLE " + other + "." + idem.table() + " (unrelated INT)");
+        Outcome outcome = create(c, request("alice", "k-elsewhere", "{}"), "{}");
+        assertThat(outcome.replayed()).isFalse();
+        assertThat(create(c, request("alice", "k-elsewhere", "{}"), "{}").replayed()).isTrue();
+        assertThat(idem.tableExists(c)).isTrue();
+      } finally {
+        st.execute((dialect == Dialect.MYSQL ? "DROP DATABASE " : "DROP SCHEMA ") + other + (dialect == Dialect.MYSQL ? "" : " CASCADE"));
+      }
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
   @Test
   void theShippedSchemaFileCreatesAUsableTable() throws Exception {
     JdbcIdempotency migrated = builder().table("idem_keys").createSchema(false).build();
