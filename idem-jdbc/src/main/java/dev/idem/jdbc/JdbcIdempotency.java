@@ -114,6 +114,11 @@ public final class JdbcIdempotency {
     return retention;
   }
 
+  /** @return which responses are stored; the others are released (see {@link Builder#responsePolicy}) */
+  public ResponsePolicy responsePolicy() {
+    return responsePolicy;
+  }
+
   /** @return the order in which Idem writes the key and runs the effect in its own transactions */
   public Strategy strategy() {
     return strategy;

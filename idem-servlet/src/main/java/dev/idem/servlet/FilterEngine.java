@@ -79,9 +79,22 @@ public interface FilterEngine {
   final class AnswerNotStored extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** Creates the signal; the filter is its only legitimate thrower. */
-    public AnswerNotStored() {
+    private final int status;
+
+    /**
+     * Creates the signal; the filter is its only legitimate thrower.
+     *
+     * @param status the HTTP status the client already received, so that an engine can treat a
+     *     failure answer (5xx) as it treats a short one
+     */
+    public AnswerNotStored(int status) {
       super("the response is longer than maxResponseBytes and was not stored", null, true, false);
+      this.status = status;
+    }
+
+    /** @return the HTTP status the client already received */
+    public int status() {
+      return status;
     }
   }
 

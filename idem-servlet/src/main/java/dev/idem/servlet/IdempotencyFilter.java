@@ -350,7 +350,7 @@ public final class IdempotencyFilter implements Filter {
       if (captured.overflowed()) {
         // Thrown, not returned: the engine then releases the claim instead of completing it with
         // a body the filter no longer holds, whatever the ResponsePolicy would say.
-        throw new FilterEngine.AnswerNotStored();
+        throw new FilterEngine.AnswerNotStored(captured.getStatus());
       }
       ran = true;
       return toStored(cfg, captured);
@@ -426,6 +426,15 @@ public final class IdempotencyFilter implements Filter {
       problem(cfg, res, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
           "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
       return;
+    }
+    if (e instanceof FilterEngine.RolledBackException && res.isCommitted()) {
+      // Transactional engine, an answer over maxResponseBytes: it streamed to the client before
+      // the commit, and the commit failed. Nothing can be taken back or appended; failing the
+      // exchange makes the container close the connection, so the client sees a broken answer
+      // (not a clean one for writes that were rolled back) and retries with the same key.
+      LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
+          + " when its transaction failed to commit; aborting the response", e);
+      throw new IOException("the transaction behind this streamed answer did not commit", e);
     }
     if (e instanceof FilterEngine.RolledBackException) {
       // Transactional engine: the handler ran, but its writes rolled back with the key's record.

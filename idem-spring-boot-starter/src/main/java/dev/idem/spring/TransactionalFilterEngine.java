@@ -2,6 +2,7 @@ package dev.idem.spring;
 
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
+import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.servlet.FilterEngine;
@@ -14,6 +15,8 @@ import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -32,10 +35,15 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li>A response that {@code JdbcIdempotency}'s response policy does not store (5xx, 408, 425,
  *       429) rolls the whole transaction back, the handler's writes included, and is sent as is.
  *   <li>A handler that throws rolls everything back; the exception reaches the container.
- *   <li>If the commit fails, the handler's answer is not sent: the filter answers 503 ({@link
- *       FilterEngine.RolledBackException}) and the client retries with the same key.
- *   <li>An answer longer than {@code idem.max-response-size} has streamed to the client before the
- *       commit; the key's record is deleted and the handler's writes commit, so a retry runs again.
+ *   <li>If anything fails after the handler returned (storing the response, the commit), the
+ *       transaction rolls back and the handler's answer is not sent: the filter answers 503
+ *       ({@link FilterEngine.RolledBackException}) and the client retries with the same key. After
+ *       a failed commit the transaction's connection is rolled back before the pool gets it back.
+ *   <li>An answer longer than {@code idem.max-response-size} streams to the client before the
+ *       commit. A failure answer (one the response policy does not store) rolls the handler's
+ *       writes back as a short one would; any other commits them without the key's record, so a
+ *       retry runs again: such answers are not deduplicated. If that commit fails, the filter aborts
+ *       the half-sent answer rather than letting it end cleanly.
  * </ul>
  *
  * <p>Only for handlers whose effects are writes to this DataSource; one that calls a payment API or
@@ -95,22 +103,32 @@ public final class TransactionalFilterEngine implements FilterEngine {
       }
     }
     AnswerNotStored[] notStored = new AnswerNotStored[1];
-    boolean[] ran = new boolean[1];
+    boolean[] answered = new boolean[1];
     Outcome outcome;
     try {
       outcome = transactions.execute(status -> {
         Connection connection = DataSourceUtils.getConnection(dataSource);
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+          TransactionSynchronizationManager.registerSynchronization(new RollBackAfterFailedCommit(connection));
+        }
         try {
           Outcome o;
           try {
             o = idem.execute(connection, request, c -> {
-              ran[0] = true;
-              return handler.run(null);
+              StoredResponse response = handler.run(null);
+              answered[0] = true;
+              return response;
             });
           } catch (AnswerNotStored e) {
-            // The answer already went to the client: keep the writes, forget the key.
-            idem.release(connection, request);
+            // The answer already went to the client. A failure answer takes the handler's writes
+            // with it, as a short one does; any other keeps them and forgets the key.
+            answered[0] = true;
             notStored[0] = e;
+            if (idem.responsePolicy().shouldStore(StoredResponse.of(e.status(), ""))) {
+              idem.release(connection, request);
+            } else {
+              status.setRollbackOnly();
+            }
             return null;
           }
           if (!o.replayed() && !o.stored()) {
@@ -121,15 +139,47 @@ public final class TransactionalFilterEngine implements FilterEngine {
           DataSourceUtils.releaseConnection(connection, dataSource);
         }
       });
-    } catch (TransactionException e) {
-      if (ran[0]) {
+    } catch (RuntimeException e) {
+      if (answered[0]) {
+        // The handler returned; whatever failed afterwards (storing the response, releasing the
+        // key, the commit itself, as a TransactionException or a translated DataAccessException)
+        // rolled its writes back: its answer must not reach the client as if they had happened.
         throw new RolledBackException("the transaction of key '" + request.key() + "' did not commit: " + e.getMessage(), e);
       }
-      throw new IdemStoreException("cannot run a transaction for key '" + request.key() + "': " + e.getMessage(), e);
+      if (e instanceof TransactionException) {
+        throw new IdemStoreException("cannot run a transaction for key '" + request.key() + "': " + e.getMessage(), e);
+      }
+      throw e; // the handler's own failure, or Idem's answer before it ran (422, 409, store failure)
     }
     if (notStored[0] != null) {
       throw notStored[0];
     }
     return Objects.requireNonNull(outcome, "outcome");
+  }
+
+  /**
+   * After a failed commit SQLite keeps the transaction open, and sqlite-jdbc's reset of auto-commit
+   * hides that from the pool, so the next borrower would find itself inside it (its writes committed
+   * with this one's). Spring does not roll back after a failed commit unless told to
+   * ({@code rollbackOnCommitFailure}), so this does, on the transaction's own connection. Elsewhere
+   * the server has already ended the transaction and the rollback is a no-op.
+   */
+  private static final class RollBackAfterFailedCommit implements TransactionSynchronization {
+    private final Connection connection;
+
+    RollBackAfterFailedCommit(Connection connection) {
+      this.connection = connection;
+    }
+
+    @Override
+    public void afterCompletion(int status) {
+      if (status == STATUS_UNKNOWN) {
+        try {
+          connection.rollback();
+        } catch (SQLException | RuntimeException ignored) {
+          // a broken connection: the pool discards it
+        }
+      }
+    }
   }
 }

@@ -44,10 +44,11 @@ class TransactionalFilterModeTest {
 
   @DynamicPropertySource
   static void properties(DynamicPropertyRegistry r) {
-    r.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000");
+    r.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000&foreign_keys=true");
     r.add("spring.datasource.hikari.maximum-pool-size", () -> "8");
     r.add("idem.mode", () -> "transactional");
     r.add("idem.required-key-routes", () -> "POST /items");
+    r.add("idem.max-response-size", () -> "2KB");
   }
 
   @SpringBootConfiguration
@@ -60,6 +61,9 @@ class TransactionalFilterModeTest {
       Items(JdbcTemplate jdbc) {
         this.jdbc = jdbc;
         jdbc.execute("CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL)");
+        jdbc.execute("CREATE TABLE IF NOT EXISTS parents (id INTEGER PRIMARY KEY)");
+        jdbc.execute("CREATE TABLE IF NOT EXISTS children (id INTEGER PRIMARY KEY,"
+            + " parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)");
       }
 
       /** Inserts a row, then answers as {@code outcome} says: ok, fail (503) or throw. */
@@ -71,6 +75,13 @@ class TransactionalFilterModeTest {
         switch (outcome) {
           case "fail":
             return ResponseEntity.status(503).body("try later");
+          case "big":
+            return ResponseEntity.status(201).body("x".repeat(4096));
+          case "big-fail":
+            return ResponseEntity.status(503).body("y".repeat(4096));
+          case "orphan": // a foreign key checked at COMMIT: the commit fails
+            jdbc.update("INSERT INTO children (parent) VALUES (999)");
+            return ResponseEntity.status(201).body("{\"id\":" + id + "}");
           case "throw":
             throw new IllegalStateException("the handler failed after its insert");
           default:
@@ -87,6 +98,7 @@ class TransactionalFilterModeTest {
   @BeforeEach
   void clean() {
     jdbc.update("DELETE FROM items");
+    jdbc.update("DELETE FROM children");
     jdbc.update("DELETE FROM idem_keys");
   }
 
@@ -171,6 +183,63 @@ class TransactionalFilterModeTest {
     }
     assertThat(count("items")).isEqualTo(1);
     assertThat(count("idem_keys")).isEqualTo(1);
+  }
+
+  /**
+   * Regression: a failure after the handler returned (here storing the response) rolled the
+   * transaction back, yet the filter sent the handler's 201 for an item that did not exist.
+   */
+  @Test
+  void aFailureToStoreTheResponseAnswers503NotTheHandlersAnswer() throws Exception {
+    jdbc.execute("CREATE TRIGGER refuse_completion BEFORE UPDATE ON idem_keys BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    try {
+      HttpResponse<String> r = post(UUID.randomUUID().toString(), "f", "ok");
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.body()).contains("could not be committed");
+    } finally {
+      jdbc.execute("DROP TRIGGER refuse_completion");
+    }
+    assertThat(count("items")).isZero();
+    assertThat(count("idem_keys")).isZero();
+  }
+
+  /**
+   * Regression: a failed COMMIT answered 500 (a translated DataAccessException passed through), and
+   * on SQLite left the pooled connection inside its transaction, so a later request's writes were
+   * committed together with the failed one's, or failed with "cannot start a transaction within a
+   * transaction".
+   */
+  @Test
+  void aFailedCommitAnswers503AndLeavesNoTransactionOpenForLaterRequests() throws Exception {
+    HttpResponse<String> failed = post(UUID.randomUUID().toString(), "g", "orphan");
+    assertThat(failed.statusCode()).isEqualTo(503);
+    for (int i = 0; i < 20; i++) {
+      assertThat(post(UUID.randomUUID().toString(), "after-" + i, "ok").statusCode()).isEqualTo(201);
+    }
+    assertThat(count("children")).as("the failed request's writes never commit").isZero();
+    assertThat(count("items")).isEqualTo(20);
+    assertThat(count("idem_keys")).isEqualTo(20);
+  }
+
+  /** Regression: a failure answer over the size cap committed the handler's writes; a short one rolls them back. */
+  @Test
+  void aFailureAnswerOverTheCapRollsBackLikeAShortOne() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> big = post(key, "h", "big-fail");
+    assertThat(big.statusCode()).isEqualTo(503);
+    assertThat(big.body()).hasSize(4096);
+    assertThat(count("items")).isZero();
+    assertThat(count("idem_keys")).isZero();
+  }
+
+  @Test
+  void aSuccessfulAnswerOverTheCapIsSentWholeAndCommitsItsWritesWithoutTheKey() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> big = post(key, "i", "big");
+    assertThat(big.statusCode()).isEqualTo(201);
+    assertThat(big.body()).isEqualTo("x".repeat(4096));
+    assertThat(count("items")).isEqualTo(1);
+    assertThat(count("idem_keys")).as("too long to store: not deduplicated").isZero();
   }
 
   private HttpResponse<String> post(String key, String name, String outcome) throws Exception {
