@@ -150,9 +150,10 @@ public final class JdbcIdempotency {
      * one run commits. Consequences to accept before choosing it: the effect must do nothing that a
      * rollback does not undo (which transactional mode asks anyway); sequence and auto-increment
      * values a rolled-back duplicate took leave gaps; a duplicate holds its effect's locks while it
-     * waits; and an effect that fails because of the winner's rows (its own unique constraint, a
-     * deadlock) is answered with the winner's stored response when, after the rollback, the key
-     * has a live record. Last, a transaction must end within the {@link Builder#retention
+     * waits; and an effect that fails because of the winner's rows is answered with the winner's
+     * stored response when, after the rollback, the key has a live record (its own unique
+     * constraint), or is run again when it failed with a deadlock or serialization failure
+     * (SQLState class 40) while the winner was still running, up to five rounds. Last, a transaction must end within the {@link Builder#retention
      * retention} of the record a racing winner wrote: one that runs longer finds that record
      * expired, and its effect commits as a new operation (with the default of 24 hours, no
      * realistic transaction does).
@@ -278,7 +279,16 @@ public final class JdbcIdempotency {
           if (winner != null && !winner.orphaned()) {
             return answerFrom(winner, request);
           }
-          throw failure;
+          SQLException conflict = transientConflictIn(failure);
+          if (conflict == null || round == MAX_CLAIM_ROUNDS - 1) {
+            throw failure;
+          }
+          // A deadlock or serialization failure of the effect, likely against a racing duplicate
+          // that is still running: the database undid this run, so run the round again; it then
+          // waits for the winner and replays it (or, if there was none, just succeeds).
+          lastConflict = conflict;
+          pauseBeforeRound(round);
+          continue;
         }
         if (!responsePolicy.shouldStore(response)) {
           rollback(connection, dialect);
@@ -321,6 +331,29 @@ public final class JdbcIdempotency {
     }
     throw new IdemStoreException(
         "could not record key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+  }
+
+  /**
+   * Waits a random 1 to 20 x (round + 1) ms before a round that follows a deadlock, so that the
+   * racers that deadlocked do not meet again in the same order at once.
+   */
+  private static void pauseBeforeRound(int round) {
+    try {
+      Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(1, 20L * (round + 1) + 1));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IdemStoreException("interrupted while waiting to run the transaction again", e);
+    }
+  }
+
+  /** @return the deadlock or serialization failure (SQLState class 40) among the causes, or {@code null} */
+  private static SQLException transientConflictIn(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SQLException && Transactions.isTransientConflict((SQLException) t)) {
+        return (SQLException) t;
+      }
+    }
+    return null;
   }
 
   private static Record lookupQuietly(Connection connection, Statements sql, IdempotentRequest request) {

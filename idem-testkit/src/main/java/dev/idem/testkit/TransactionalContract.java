@@ -162,6 +162,35 @@ public abstract class TransactionalContract {
     assertThat(effectCount()).isEqualTo(1);
   }
 
+  /**
+   * Regression: under key-last, racing duplicates whose effect reads with a lock before it writes
+   * (MariaDB's gap locks under REPEATABLE READ) deadlock each other; the victims got an
+   * EffectFailedException instead of the winner's response.
+   */
+  @Test
+  void racingDuplicatesWhoseEffectsDeadlockStillAllGetTheWinnersAnswer() throws Exception {
+    try (Connection c = target().open()) {
+      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has no SELECT ... FOR UPDATE");
+    }
+    IdempotentRequest request = request("alice", "k-deadlock", "{}");
+    List<Outcome> outcomes = race(8, c -> idem.execute(c, request, conn -> {
+      try (PreparedStatement ps = conn.prepareStatement("SELECT id FROM " + effects.name() + " WHERE tag = ? FOR UPDATE")) {
+        ps.setString(1, "t");
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            return StoredResponse.of(200, "{\"id\":" + rs.getLong(1) + "}");
+          }
+        }
+      }
+      Thread.sleep(50);
+      long id = effects.insert(conn, "t", "{}");
+      return StoredResponse.of(201, "{\"id\":" + id + "}");
+    }));
+    assertThat(outcomes).extracting(TransactionalContract::idOf).containsOnly(idOf(outcomes.get(0)));
+    assertThat(outcomes).filteredOn(o -> !o.replayed()).hasSize(1);
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
   @Test
   void theEffectSeesAnOpenTransactionAndTheCallerGetsAutoCommitBack() throws Exception {
     try (Connection c = target().open()) {
@@ -211,6 +240,31 @@ public abstract class TransactionalContract {
       assertThat(create(c, request, "{}").replayed()).isFalse();
     }
     assertThat(effectCount()).as("the released run's effect was kept, and the retry made one more").isEqualTo(2);
+  }
+
+  /**
+   * Regression: on SQLite an effect that set a savepoint (allowed) left the driver's auto-commit
+   * flag off, so the next call took the connection for a caller's transaction, and an effect that
+   * failed there committed its partial work and an orphaned claim: a retry made a second effect.
+   */
+  @Test
+  void anEffectThatUsesASavepointLeavesTheConnectionInAutoCommit() throws Exception {
+    try (Connection c = target().open()) {
+      idem.execute(c, request("alice", "k-savepoint", "{}"), conn -> {
+        java.sql.Savepoint savepoint = conn.setSavepoint();
+        effects.insert(conn, "t", "{}");
+        conn.releaseSavepoint(savepoint);
+        return StoredResponse.of(201, "{}");
+      });
+      assertThat(c.getAutoCommit()).as("auto-commit after a savepoint in the effect").isTrue();
+      IdempotentRequest next = request("alice", "k-after-savepoint", "{}");
+      assertThatThrownBy(() -> idem.execute(c, next, conn -> {
+        effects.insert(conn, "t", "{}");
+        throw new IllegalStateException("fails after its insert");
+      })).isInstanceOf(IllegalStateException.class);
+      assertThat(idem.replay(c, next)).isEmpty();
+    }
+    assertThat(effectCount()).as("the failed effect's insert rolled back").isEqualTo(1);
   }
 
   @Test

@@ -119,6 +119,22 @@ public final class Transactions {
   /** Puts a connection back in auto-commit mode after {@link #begin}; a broken one is left as is. */
   public static void end(Connection connection, Dialect dialect) {
     if (begunByStatement(dialect)) {
+      // The transaction was begun and ended with statements, but a driver may still have turned
+      // its own flag off meanwhile (sqlite-jdbc does when the effect sets a savepoint): the caller
+      // gave an auto-commit connection and gets one back, or its next call would look like a
+      // transaction of its own. sqlite-jdbc sets the flag before the COMMIT it then runs, which
+      // fails harmlessly since no transaction is open.
+      try {
+        if (!connection.getAutoCommit()) {
+          try {
+            connection.setAutoCommit(true);
+          } catch (SQLException noTransactionLeft) {
+            // the flag is set; see above
+          }
+        }
+      } catch (SQLException ignored) {
+        // the connection is broken; the pool will discard it
+      }
       return;
     }
     try {
