@@ -59,6 +59,12 @@ public final class HttpLoad {
         case "--out" -> out = Path.of(args[++i]);
         case "--jar" -> jar = Path.of(args[++i]);
         case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+        case "--help", "-h" -> {
+          System.out.println("usage: java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad"
+              + " [--out DIR (default docs)] [--jar PATH (default examples/notes-service/target/notes-service.jar)]"
+              + " [--seconds N (measured seconds per run, default 5)]");
+          return;
+        }
         default -> throw new IllegalArgumentException("unknown option " + args[i] + " (--out DIR, --jar PATH, --seconds N)");
       }
     }

@@ -131,7 +131,7 @@ public final class JdbcIdempotency {
    * transaction ({@code getAutoCommit() == false}) Idem always claims first, whatever the strategy:
    * it cannot undo an effect there without rolling back the caller's own work.
    *
-   * <p>The design notes ({@code design.md}, "Performance notes") measure both orders hand-written.
+   * <p>{@code docs/benchmarks.md} measures both, next to the same two orders written by hand.
    */
   public enum Strategy {
     /**
