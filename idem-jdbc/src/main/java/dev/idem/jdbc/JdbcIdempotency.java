@@ -191,7 +191,9 @@ public final class JdbcIdempotency {
    *     (written by another component sharing the table); retry later
    * @throws EffectFailedException if the effect threw a checked exception (rolled back)
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
-   *     back)
+   *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
+   *     anywhere, the COMMIT included, means the database rolled everything back: the operation
+   *     runs again, up to five rounds in all, after a short random pause
    * @throws IllegalStateException if the effect returned {@code null} (rolled back)
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
@@ -245,6 +247,16 @@ public final class JdbcIdempotency {
         if (attempt >= MAX_CLAIM_ROUNDS) {
           throw storeFailure("claim kept failing with a transient conflict", conflict.cause);
         }
+      } catch (RuntimeException failure) {
+        // SQLState class 40 later on (in the effect, the completion or the COMMIT, as SERIALIZABLE
+        // transactions report it) means the database rolled the whole transaction back, effect
+        // included: nothing happened, so the round runs again rather than reporting an unknown
+        // outcome.
+        if (transientConflictIn(failure) == null || attempt >= MAX_CLAIM_ROUNDS) {
+          throw failure;
+        }
+        Transactions.rollbackQuietly(connection, dialect);
+        pauseBeforeRound(attempt);
       } finally {
         if (!committed) {
           Transactions.rollbackQuietly(connection, dialect);
@@ -296,6 +308,7 @@ public final class JdbcIdempotency {
           return Outcome.executed(response, false, false);
         }
         boolean recorded;
+        boolean conflicted = false;
         try {
           recorded = sql.record(connection, request, response, retention);
         } catch (SQLException e) {
@@ -305,10 +318,23 @@ public final class JdbcIdempotency {
           // A deadlock or serialization failure: the database rolled back the effect too, so the
           // round can run again once the winner's record, if any, has been looked for.
           lastConflict = e;
+          conflicted = true;
           recorded = false;
         }
         if (recorded) {
-          commit(connection, dialect);
+          try {
+            commit(connection, dialect);
+          } catch (IdemStoreException failure) {
+            // SQLState class 40 at COMMIT (SERIALIZABLE): the database rolled it all back, so
+            // nothing happened and the round runs again; any other failure leaves the outcome unknown.
+            SQLException conflict = transientConflictIn(failure);
+            if (conflict == null || round == MAX_CLAIM_ROUNDS - 1) {
+              throw failure;
+            }
+            lastConflict = conflict;
+            pauseBeforeRound(round);
+            continue;
+          }
           ended = true;
           return Outcome.executed(response);
         }
@@ -318,7 +344,11 @@ public final class JdbcIdempotency {
         if (stored != null) {
           return stored;
         }
-        // The record that refused the insert expired or was released since: run again.
+        // The record that refused the insert expired or was released since, or a deadlock or
+        // serialization failure refused it: run again, after a pause in the second case.
+        if (conflicted) {
+          pauseBeforeRound(round);
+        }
       } finally {
         if (!ended) {
           Transactions.rollbackQuietly(connection, dialect);
