@@ -16,8 +16,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The notes service ({@code examples/notes-service}) started from its jar as a child process on
- * 127.0.0.1, on a free port and an SQLite file of its own, for the HTTP lab and the HTTP benchmark.
- * {@link #close()} stops it. Not thread-safe.
+ * 127.0.0.1, on a free port and an SQLite file of its own (WAL, {@code synchronous=NORMAL}, as the
+ * store benchmarks use it: no fsync per commit, so a measurement shows the service's own work rather
+ * than the disk's latency), for the HTTP lab and the HTTP benchmark. {@link #close()} stops it. Not
+ * thread-safe.
  */
 public final class NotesServiceProcess implements AutoCloseable {
 
@@ -53,7 +55,20 @@ public final class NotesServiceProcess implements AutoCloseable {
    */
   public static NotesServiceProcess start(Path jar, Path dir, String name, boolean idem, List<String> arguments)
       throws IOException, InterruptedException {
+    return start(jar, dir, name, idem,
+        "jdbc:sqlite:" + dir.resolve(name + ".db") + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", arguments);
+  }
+
+  /**
+   * As {@link #start(Path, Path, String, boolean, List)}, on another database.
+   *
+   * @param datasourceUrl the service's {@code spring.datasource.url}, such as a PostgreSQL database
+   *     of its own (the database must exist; the service creates its tables)
+   */
+  public static NotesServiceProcess start(Path jar, Path dir, String name, boolean idem, String datasourceUrl,
+      List<String> arguments) throws IOException, InterruptedException {
     Objects.requireNonNull(jar, "jar");
+    Objects.requireNonNull(datasourceUrl, "datasourceUrl");
     Objects.requireNonNull(arguments, "arguments");
     int port;
     try (ServerSocket socket = new ServerSocket(0)) {
@@ -66,7 +81,7 @@ public final class NotesServiceProcess implements AutoCloseable {
         "-jar", jar.toString(),
         "--server.port=" + port,
         "--server.address=127.0.0.1",
-        "--spring.datasource.url=jdbc:sqlite:" + dir.resolve(name + ".db") + "?journal_mode=WAL&busy_timeout=10000",
+        "--spring.datasource.url=" + datasourceUrl,
         "--idem.enabled=" + idem));
     command.addAll(arguments);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
