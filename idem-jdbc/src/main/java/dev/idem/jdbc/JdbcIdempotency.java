@@ -252,11 +252,8 @@ public final class JdbcIdempotency {
         // transactions report it) means the database rolled the whole transaction back, effect
         // included: nothing happened, so the round runs again rather than reporting an unknown
         // outcome.
-        if (transientConflictIn(failure) == null || attempt >= MAX_CLAIM_ROUNDS) {
-          throw failure;
-        }
         Transactions.rollbackQuietly(connection, dialect);
-        pauseBeforeRound(attempt);
+        againAfter(failure, attempt - 1);
       } finally {
         if (!committed) {
           Transactions.rollbackQuietly(connection, dialect);
@@ -291,15 +288,10 @@ public final class JdbcIdempotency {
           if (winner != null && !winner.orphaned()) {
             return answerFrom(winner, request);
           }
-          SQLException conflict = transientConflictIn(failure);
-          if (conflict == null || round == MAX_CLAIM_ROUNDS - 1) {
-            throw failure;
-          }
           // A deadlock or serialization failure of the effect, likely against a racing duplicate
           // that is still running: the database undid this run, so run the round again; it then
           // waits for the winner and replays it (or, if there was none, just succeeds).
-          lastConflict = conflict;
-          pauseBeforeRound(round);
+          lastConflict = againAfter(failure, round);
           continue;
         }
         if (!responsePolicy.shouldStore(response)) {
@@ -327,12 +319,7 @@ public final class JdbcIdempotency {
           } catch (IdemStoreException failure) {
             // SQLState class 40 at COMMIT (SERIALIZABLE): the database rolled it all back, so
             // nothing happened and the round runs again; any other failure leaves the outcome unknown.
-            SQLException conflict = transientConflictIn(failure);
-            if (conflict == null || round == MAX_CLAIM_ROUNDS - 1) {
-              throw failure;
-            }
-            lastConflict = conflict;
-            pauseBeforeRound(round);
+            lastConflict = againAfter(failure, round);
             continue;
           }
           ended = true;
@@ -361,6 +348,23 @@ public final class JdbcIdempotency {
     }
     throw new IdemStoreException(
         "could not record key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+  }
+
+  /**
+   * Decides whether a failed round runs again: only after a deadlock or serialization failure
+   * (SQLState class 40, so the database rolled everything back) and while rounds are left.
+   *
+   * @param round the failed round, from 0
+   * @return the conflict, after a short random pause
+   * @throws RuntimeException {@code failure} itself, when it may not run again
+   */
+  private static SQLException againAfter(RuntimeException failure, int round) {
+    SQLException conflict = transientConflictIn(failure);
+    if (conflict == null || round >= MAX_CLAIM_ROUNDS - 1) {
+      throw failure;
+    }
+    pauseBeforeRound(round);
+    return conflict;
   }
 
   /**
