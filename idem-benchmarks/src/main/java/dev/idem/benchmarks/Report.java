@@ -286,14 +286,20 @@ final class Report {
         }
       }
       md.append('\n');
-      if (!errors.isEmpty()) {
-        md.append("First error of each run that had one:\n\n");
-        for (String e : errors) {
-          md.append("- ").append(cell(e)).append('\n');
-        }
-        md.append('\n');
-      }
+      firstErrors(md, "run", errors);
     }
+  }
+
+  /** Lists the first error of each run or race that had one, if any did. */
+  private static void firstErrors(StringBuilder md, String what, List<String> errors) {
+    if (errors.isEmpty()) {
+      return;
+    }
+    md.append("First error of each ").append(what).append(" that had one:\n\n");
+    for (String e : errors) {
+      md.append("- ").append(cell(e)).append('\n');
+    }
+    md.append('\n');
   }
 
   private void raceSection(StringBuilder md) {
@@ -318,13 +324,7 @@ final class Report {
       }
     }
     md.append('\n');
-    if (!errors.isEmpty()) {
-      md.append("First error of each race that had one:\n\n");
-      for (String e : errors) {
-        md.append("- ").append(cell(e)).append('\n');
-      }
-      md.append('\n');
-    }
+    firstErrors(md, "race", errors);
   }
 
   private void shapeSection(StringBuilder md) {

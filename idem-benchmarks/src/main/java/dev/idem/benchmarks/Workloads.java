@@ -154,19 +154,34 @@ final class Workloads {
     }
   }
 
-  /** One INSERT per request in auto-commit: no protection at all, the baseline of every ratio. */
-  static final class NaiveInsert implements Workload {
-    private final SqlBackend db;
-    private final Effects effects;
+  /** A SQL workload whose effects are the rows of an effects table of its own, counted there. */
+  abstract static class EffectRows implements Workload {
+    final SqlBackend db;
+    final Effects effects;
+    private final String id;
 
-    NaiveInsert(SqlBackend db) {
+    EffectRows(SqlBackend db, String id, String effectsTable) {
       this.db = db;
-      this.effects = new Effects(db, "bench_naive");
+      this.id = id;
+      this.effects = new Effects(db, effectsTable);
     }
 
     @Override
-    public String id() {
-      return NAIVE;
+    public final String id() {
+      return id;
+    }
+
+    @Override
+    public long[] effects() throws SQLException {
+      return effects.count();
+    }
+  }
+
+  /** One INSERT per request in auto-commit: no protection at all, the baseline of every ratio. */
+  static final class NaiveInsert extends EffectRows {
+
+    NaiveInsert(SqlBackend db) {
+      super(db, NAIVE, "bench_naive");
     }
 
     @Override
@@ -183,25 +198,17 @@ final class Workloads {
         }
       };
     }
-
-    @Override
-    public long[] effects() throws SQLException {
-      return effects.count();
-    }
   }
 
   /**
    * Idem transactional mode: JdbcIdempotency.execute with the naive INSERT as the effect, in the
    * given write order (claim-first, the default, or key-last).
    */
-  static final class IdemCreate implements Workload {
-    private final SqlBackend db;
-    private final String id;
+  static final class IdemCreate extends EffectRows {
     private final String keyTable;
     private final KeySupply keys;
     private final int preload;
     private final JdbcIdempotency idem;
-    private final Effects effects;
     private boolean loaded;
 
     /**
@@ -213,18 +220,11 @@ final class Workloads {
     }
 
     IdemCreate(SqlBackend db, String id, String keyTable, KeySupply keys, int preload, JdbcIdempotency.Strategy strategy) {
-      this.db = db;
-      this.id = id;
+      super(db, id, keyTable + "_fx");
       this.keyTable = keyTable;
       this.keys = keys;
       this.preload = preload;
       this.idem = JdbcIdempotency.builder().table(keyTable).strategy(strategy).build();
-      this.effects = new Effects(db, keyTable + "_fx");
-    }
-
-    @Override
-    public String id() {
-      return id;
     }
 
     @Override
@@ -276,11 +276,6 @@ final class Workloads {
           idem.execute(connection, Requests.request(key), c -> Requests.created(effects.insert(c, key)));
         }
       };
-    }
-
-    @Override
-    public long[] effects() throws SQLException {
-      return effects.count();
     }
   }
 
@@ -415,18 +410,10 @@ final class Workloads {
    * The usual hand-rolled guard: SELECT by key, INSERT if nothing was found, two auto-commit
    * statements, on a table whose key column has an ordinary (not unique) index.
    */
-  static final class CheckThenInsert implements Workload {
-    private final SqlBackend db;
-    private final Effects effects;
+  static final class CheckThenInsert extends EffectRows {
 
     CheckThenInsert(SqlBackend db) {
-      this.db = db;
-      this.effects = new Effects(db, "bench_check");
-    }
-
-    @Override
-    public String id() {
-      return CHECK_THEN_INSERT;
+      super(db, CHECK_THEN_INSERT, "bench_check");
     }
 
     @Override
@@ -452,11 +439,6 @@ final class Workloads {
         }
       };
     }
-
-    @Override
-    public long[] effects() throws SQLException {
-      return effects.count();
-    }
   }
 
   /**
@@ -466,18 +448,10 @@ final class Workloads {
    * duplicate rolls back (its effect with it) and reads the winner's response. The connection
    * stays in manual-commit mode, so no auto-commit switching per request.
    */
-  static final class KeyLast implements Workload {
-    private final SqlBackend db;
-    private final Effects effects;
+  static final class KeyLast extends EffectRows {
 
     KeyLast(SqlBackend db) {
-      this.db = db;
-      this.effects = new Effects(db, "bench_keylast_fx");
-    }
-
-    @Override
-    public String id() {
-      return KEY_LAST;
+      super(db, KEY_LAST, "bench_keylast_fx");
     }
 
     @Override
@@ -539,11 +513,6 @@ final class Workloads {
         }
       };
     }
-
-    @Override
-    public long[] effects() throws SQLException {
-      return effects.count();
-    }
   }
 
   /** @return whether the failure is a unique or primary-key violation, on any of the three databases */
@@ -562,19 +531,11 @@ final class Workloads {
    * uses it: {@code add(key)} (its own transaction: SELECT COUNT, INSERT if absent, commit) and, if
    * the key was new, the same effect INSERT in auto-commit afterwards. Camel's own table DDL.
    */
-  static final class CamelRepository implements Workload {
+  static final class CamelRepository extends EffectRows {
     private static final String TABLE = "bench_camel";
-    private final SqlBackend db;
-    private final Effects effects;
 
     CamelRepository(SqlBackend db) {
-      this.db = db;
-      this.effects = new Effects(db, "bench_camel_fx");
-    }
-
-    @Override
-    public String id() {
-      return CAMEL;
+      super(db, CAMEL, "bench_camel_fx");
     }
 
     @Override
@@ -608,11 +569,6 @@ final class Workloads {
           }
         }
       };
-    }
-
-    @Override
-    public long[] effects() throws SQLException {
-      return effects.count();
     }
   }
 
