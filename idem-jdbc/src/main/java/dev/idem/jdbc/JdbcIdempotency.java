@@ -203,12 +203,7 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(effect, "effect");
     Dialect dialect = Dialect.detect(connection);
     Statements sql = statements.get(dialect);
-    boolean ownTransaction;
-    try {
-      ownTransaction = connection.getAutoCommit();
-    } catch (SQLException e) {
-      throw storeFailure("cannot read the auto-commit mode", e);
-    }
+    boolean ownTransaction = autoCommit(connection);
     if (createSchema) {
       ensureSchema(connection, dialect, ownTransaction);
     }
@@ -505,13 +500,7 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(request, "request");
     Dialect dialect = Dialect.detect(connection);
     if (createSchema) {
-      boolean autoCommit;
-      try {
-        autoCommit = connection.getAutoCommit();
-      } catch (SQLException e) {
-        throw storeFailure("cannot read the auto-commit mode", e);
-      }
-      ensureSchema(connection, dialect, autoCommit);
+      ensureSchema(connection, dialect, autoCommit(connection));
     }
     return java.util.Optional.ofNullable(answerIfLive(connection, statements.get(dialect), request));
   }
@@ -572,12 +561,8 @@ public final class JdbcIdempotency {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
     }
     Dialect dialect = Dialect.detect(connection);
-    try {
-      if (!connection.getAutoCommit()) {
-        throw new IllegalStateException("purgeExpired needs a connection in auto-commit mode: each batch commits on its own");
-      }
-    } catch (SQLException e) {
-      throw storeFailure("cannot read the auto-commit mode", e);
+    if (!autoCommit(connection)) {
+      throw new IllegalStateException("purgeExpired needs a connection in auto-commit mode: each batch commits on its own");
     }
     if (!tableExists(connection)) {
       return 0;
@@ -712,6 +697,15 @@ public final class JdbcIdempotency {
       return false;
     } catch (SQLException e) {
       return false;
+    }
+  }
+
+  /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
+  private boolean autoCommit(Connection connection) {
+    try {
+      return connection.getAutoCommit();
+    } catch (SQLException e) {
+      throw storeFailure("cannot read the auto-commit mode", e);
     }
   }
 
