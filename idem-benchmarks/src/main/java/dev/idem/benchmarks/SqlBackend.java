@@ -108,13 +108,16 @@ final class SqlBackend implements AutoCloseable {
   /** @return a new connection in auto-commit mode, set up like the tests' */
   Connection open() throws SQLException {
     Connection c = target.open();
-    if (kind == Kind.SQLITE) {
-      try (Statement st = c.createStatement()) {
-        st.execute("PRAGMA synchronous = NORMAL");
-      } catch (SQLException e) {
-        c.close();
-        throw e;
-      }
+    return kind == Kind.SQLITE ? synchronousNormal(c) : c;
+  }
+
+  /** Sets {@code synchronous = NORMAL} on an SQLite connection, closing it if that fails. */
+  private static Connection synchronousNormal(Connection c) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("PRAGMA synchronous = NORMAL");
+    } catch (SQLException e) {
+      c.close();
+      throw e;
     }
     return c;
   }
@@ -128,14 +131,7 @@ final class SqlBackend implements AutoCloseable {
     if (kind != Kind.SQLITE) {
       return open();
     }
-    Connection c = JdbcTarget.of(url + "&transaction_mode=IMMEDIATE").open();
-    try (Statement st = c.createStatement()) {
-      st.execute("PRAGMA synchronous = NORMAL");
-    } catch (SQLException e) {
-      c.close();
-      throw e;
-    }
-    return c;
+    return synchronousNormal(JdbcTarget.of(url + "&transaction_mode=IMMEDIATE").open());
   }
 
   /** @return the harness's own connection, for DDL, loads and counts; one thread at a time */

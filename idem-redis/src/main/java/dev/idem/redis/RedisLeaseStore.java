@@ -88,6 +88,19 @@ public final class RedisLeaseStore implements LeaseStore {
       """;
 
   /**
+   * After {@link #PRELUDE}: returns 0 from the script unless the record is a live claim (state
+   * IN_PROGRESS, lease not expired) of the owner token in ARGV[1]; the fencing of complete and
+   * release.
+   */
+  private static final String OWNER_CHECK = """
+      local r = redis.call('HMGET', k, 'state', 'owner', 'expires_at')
+      local expiresAt = tonumber(r[3])
+      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] or not expiresAt or now >= expiresAt then
+        return 0
+      end
+      """;
+
+  /**
    * KEYS[1] record; ARGV: principal, operation, key, fingerprint hex, owner, lease ms, retention ms.
    * Returns {state, fingerprint, extra}: extra is 1/0 (recovery) for CLAIMED, the lease remaining in
    * ms for IN_PROGRESS, the encoded response for COMPLETED.
@@ -136,12 +149,7 @@ public final class RedisLeaseStore implements LeaseStore {
       """);
 
   /** KEYS[1] record; ARGV: owner, encoded response, retention ms. Returns 1 if stored, else 0. */
-  private static final Script COMPLETE = new Script("complete", PRELUDE + """
-      local r = redis.call('HMGET', k, 'state', 'owner', 'expires_at')
-      local expiresAt = tonumber(r[3])
-      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] or not expiresAt or now >= expiresAt then
-        return 0
-      end
+  private static final Script COMPLETE = new Script("complete", PRELUDE + OWNER_CHECK + """
       local newExpiresAt = now + tonumber(ARGV[3])
       redis.call('HSET', k, 'state', 'COMPLETED', 'response', ARGV[2], 'expires_at', ms(newExpiresAt))
       redis.call('PEXPIREAT', k, ms(newExpiresAt))
@@ -149,12 +157,7 @@ public final class RedisLeaseStore implements LeaseStore {
       """);
 
   /** KEYS[1] record; ARGV: owner. Returns 1 if removed, else 0. */
-  private static final Script RELEASE = new Script("release", PRELUDE + """
-      local r = redis.call('HMGET', k, 'state', 'owner', 'expires_at')
-      local expiresAt = tonumber(r[3])
-      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] or not expiresAt or now >= expiresAt then
-        return 0
-      end
+  private static final Script RELEASE = new Script("release", PRELUDE + OWNER_CHECK + """
       redis.call('DEL', k)
       return 1
       """);
