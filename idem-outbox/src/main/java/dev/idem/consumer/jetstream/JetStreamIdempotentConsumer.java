@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 
 /**
  * Runs an {@link IdempotentConsumer} on JetStream messages: a jnats {@link MessageHandler} for a
@@ -42,6 +43,7 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
   private final String deadLetterSubject;
   private final Duration redeliveryDelay;
   private final Duration ackTimeout;
+  private volatile BiConsumer<InboundMessage, Verdict> listener = (m, v) -> { };
 
   /**
    * @param consumer the idempotent consumer
@@ -59,6 +61,17 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
       throw new IllegalArgumentException("redeliveryDelay must not be negative");
     }
     this.ackTimeout = Duration.ofSeconds(10);
+  }
+
+  /**
+   * @param listener told of each message and its verdict after the server was told (acknowledged,
+   *     negatively acknowledged or dead-lettered and terminated); for metrics and logs. It must not
+   *     throw.
+   * @return this handler
+   */
+  public JetStreamIdempotentConsumer onVerdict(BiConsumer<InboundMessage, Verdict> listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
   }
 
   @Override
@@ -89,7 +102,8 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
         ? "stream '" + msg.metaData().getStream() + "' consumer '" + msg.metaData().getConsumer() + "'"
         : "subject '" + msg.getSubject() + "'";
     byte[] body = msg.getData() == null ? new byte[0] : msg.getData();
-    Verdict verdict = consumer.process(new InboundMessage(id, headers, body, deliveries, source));
+    InboundMessage message = new InboundMessage(id, headers, body, deliveries, source);
+    Verdict verdict = consumer.process(message);
     switch (verdict.action()) {
       case ACK:
         try {
@@ -106,11 +120,13 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
           msg.term();
         } else {
           msg.nakWithDelay(redeliveryDelay);
+          verdict = new Verdict(Verdict.Action.RETRY, null, "could not publish the dead letter; redelivered later: " + verdict.reason());
         }
         break;
       default:
         throw new IllegalStateException(verdict.action().toString());
     }
+    listener.accept(message, verdict);
     return verdict;
   }
 

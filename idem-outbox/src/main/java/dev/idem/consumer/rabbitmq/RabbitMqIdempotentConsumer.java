@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -61,6 +62,7 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     }
   };
   private Channel deadLetterChannel;
+  private volatile BiConsumer<InboundMessage, Verdict> listener = (m, v) -> { };
 
   /**
    * @param channel the channel to consume on, never {@code null}
@@ -83,6 +85,16 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
    */
   public String start() throws IOException {
     return getChannel().basicConsume(queue, false, this);
+  }
+
+  /**
+   * @param listener told of each message and its verdict after the broker was told (acknowledged,
+   *     requeued or dead-lettered), on the consumer thread; for metrics and logs. It must not throw.
+   * @return this consumer
+   */
+  public RabbitMqIdempotentConsumer onVerdict(BiConsumer<InboundMessage, Verdict> listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
   }
 
   /** Where a dead letter goes. Immutable. */
@@ -142,6 +154,8 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
           getChannel().basicAck(tag, false);
         } else {
           getChannel().basicNack(tag, false, true); // not dead-lettered: keep it rather than lose it
+          listener.accept(message, new Verdict(Verdict.Action.RETRY, null,
+              "could not publish the dead letter; requeued: " + verdict.reason()));
           return;
         }
         forget(id);
@@ -149,6 +163,7 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
       default:
         throw new IllegalStateException(verdict.action().toString());
     }
+    listener.accept(message, verdict);
   }
 
   private int deliveryCount(String id, Envelope envelope, AMQP.BasicProperties properties) {
