@@ -144,6 +144,30 @@ abstract class BrokerContract {
   }
 
   @Test
+  void anIntentThatNoQueueOrStreamTakesIsNotMarkedSentButEndsDeadWithTheReason() throws Exception {
+    IdempotentRequest r = new IdempotentRequest(Scope.of("shop", "POST /orders"), IdempotencyKey.of("lost-1"),
+        Fingerprint.ofBytes(new byte[0]));
+    String[] id = new String[1];
+    idem.execute(r, outbox.effect(r, (c, out) -> {
+      id[0] = out.add(broker.unroutableIntent("{}".getBytes(StandardCharsets.UTF_8)));
+      return StoredResponse.of(201, "");
+    }));
+    OutboxRelay relay = OutboxRelay.builder(outbox, ds).transport(broker.transport())
+        .maxAttempts(2).backoff(Duration.ZERO, Duration.ZERO).build();
+    OutboxRelay.Round total = relay.drain();
+    assertThat(total.sent()).isZero();
+    assertThat(total.dead()).isEqualTo(1);
+    try (Connection c = ds.getConnection()) {
+      OutboxEntry dead = outbox.find(c, id[0]).orElseThrow();
+      assertThat(dead.state()).isEqualTo(OutboxEntry.State.DEAD);
+      assertThat(dead.lastError()).startsWith("gave up after 2 attempts; last: ");
+      if (dead.intent().kind() == Intent.Kind.RABBITMQ) {
+        assertThat(dead.lastError()).contains("unroutable: NO_ROUTE (312)");
+      }
+    }
+  }
+
+  @Test
   void concurrentRelaysDeliverEachIntentOncePerRound() throws Exception {
     List<String> ids = recordOrders(30, 2);
     Counting counting = new Counting(broker.transport());

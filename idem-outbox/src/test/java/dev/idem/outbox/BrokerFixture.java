@@ -25,6 +25,9 @@ interface BrokerFixture extends AutoCloseable {
   /** @return an intent to this test's destination */
   Intent intent(byte[] body);
 
+  /** @return an intent that no queue or stream takes (unroutable / no stream for the subject) */
+  Intent unroutableIntent(byte[] body);
+
   /** @return the relay's transport to this broker */
   IntentTransport transport();
 

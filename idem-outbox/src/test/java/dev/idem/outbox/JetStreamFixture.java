@@ -89,6 +89,11 @@ final class JetStreamFixture implements BrokerFixture {
   }
 
   @Override
+  public Intent unroutableIntent(byte[] body) {
+    return Intent.jetStream(subject.replace(".out", ".nobody"), body);
+  }
+
+  @Override
   public IntentTransport transport() {
     return new JetStreamTransport(jetStream);
   }

@@ -70,6 +70,11 @@ final class RabbitMqFixture implements BrokerFixture {
   }
 
   @Override
+  public Intent unroutableIntent(byte[] body) {
+    return Intent.rabbitMq(exchange, "nobody-binds-this", body);
+  }
+
+  @Override
   public IntentTransport transport() {
     return transport;
   }
