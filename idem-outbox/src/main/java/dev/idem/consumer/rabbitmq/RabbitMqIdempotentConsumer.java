@@ -1,0 +1,238 @@
+package dev.idem.consumer.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import dev.idem.consumer.IdempotentConsumer;
+import dev.idem.consumer.InboundMessage;
+import dev.idem.consumer.Verdict;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.BiConsumer;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs an {@link IdempotentConsumer} on a RabbitMQ queue with the plain Java client, with manual
+ * acknowledgements: {@code basic.ack} only after the handler's transaction committed (or a
+ * redelivery replayed), {@code basic.nack} with requeue after a failure, and dead-lettering after
+ * the last allowed delivery or for a message that can never be handled.
+ *
+ * <pre>{@code
+ * channel.basicQos(10);
+ * new RabbitMqIdempotentConsumer(channel, "billing.orders", consumer,
+ *     RabbitMqIdempotentConsumer.DeadLetter.toExchange("billing.dlx", "billing.orders")).start();
+ * }</pre>
+ *
+ * <p>The key is the AMQP {@code message-id} property (or an {@code Idempotency-Key} header). The
+ * delivery count is the broker's {@code x-delivery-count} header plus one where the queue keeps it
+ * (quorum queues); on classic queues it is counted in this process per message id (bounded to the
+ * last 10,000 ids), so after a restart, or with several consumer processes on one queue, a failing
+ * message may get more deliveries than the bound before it is dead-lettered. Prefer quorum queues.
+ *
+ * <p>Dead-lettering ({@link DeadLetter}): either a copy is published, persistent and confirmed, to
+ * a dead-letter exchange with the reason in the {@code x-idem-dead-reason} header (and the original
+ * exchange, routing key, queue and delivery count), and the original is then acknowledged; or the
+ * message is rejected without requeue ({@code basic.nack requeue=false}) so the queue's own {@code
+ * x-dead-letter-exchange} takes it (RabbitMQ records {@code x-death}, but not Idem's reason, and
+ * discards the message if the queue has no dead-letter exchange). In the first way a crash between
+ * the confirm and the acknowledgement dead-letters the message twice, with the same {@code
+ * message-id}.
+ *
+ * <p>Callbacks run on the channel's consumer thread, one at a time, as the client guarantees.
+ */
+public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
+
+  /** The header of a dead-lettered copy that gives the reason. */
+  public static final String REASON_HEADER = "x-idem-dead-reason";
+
+  private static final int REMEMBERED = 10_000;
+
+  private final String queue;
+  private final IdempotentConsumer consumer;
+  private final DeadLetter deadLetter;
+  private final Map<String, Integer> deliveries = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+      return size() > REMEMBERED;
+    }
+  };
+  private Channel deadLetterChannel;
+  private volatile BiConsumer<InboundMessage, Verdict> listener = (m, v) -> { };
+
+  /**
+   * @param channel the channel to consume on, never {@code null}
+   * @param queue the queue to consume from
+   * @param consumer the idempotent consumer
+   * @param deadLetter where dead letters go
+   */
+  public RabbitMqIdempotentConsumer(Channel channel, String queue, IdempotentConsumer consumer, DeadLetter deadLetter) {
+    super(Objects.requireNonNull(channel, "channel"));
+    this.queue = Objects.requireNonNull(queue, "queue");
+    this.consumer = Objects.requireNonNull(consumer, "consumer");
+    this.deadLetter = Objects.requireNonNull(deadLetter, "deadLetter");
+  }
+
+  /**
+   * Starts consuming with manual acknowledgements.
+   *
+   * @return the consumer tag
+   * @throws IOException if the broker refuses
+   */
+  public String start() throws IOException {
+    return getChannel().basicConsume(queue, false, this);
+  }
+
+  /**
+   * @param listener told of each message and its verdict after the broker was told (acknowledged,
+   *     requeued or dead-lettered), on the consumer thread; for metrics and logs. It must not throw.
+   * @return this consumer
+   */
+  public RabbitMqIdempotentConsumer onVerdict(BiConsumer<InboundMessage, Verdict> listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
+  /** Where a dead letter goes. Immutable. */
+  public static final class DeadLetter {
+    private final String exchange;
+    private final String routingKey;
+
+    private DeadLetter(String exchange, String routingKey) {
+      this.exchange = exchange;
+      this.routingKey = routingKey;
+    }
+
+    /**
+     * @param exchange the dead-letter exchange ({@code ""} for the default exchange, with the
+     *     dead-letter queue's name as the routing key)
+     * @param routingKey the routing key of the copies
+     * @return publish a confirmed copy with the reason, then acknowledge the original
+     */
+    public static DeadLetter toExchange(String exchange, String routingKey) {
+      return new DeadLetter(Objects.requireNonNull(exchange, "exchange"), Objects.requireNonNull(routingKey, "routingKey"));
+    }
+
+    /** @return reject without requeue, to the queue's own {@code x-dead-letter-exchange} */
+    public static DeadLetter rejectToQueueDeadLetterExchange() {
+      return new DeadLetter(null, null);
+    }
+  }
+
+  @Override
+  public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties, byte[] body)
+      throws IOException {
+    Map<String, String> headers = new HashMap<>();
+    if (properties.getHeaders() != null) {
+      properties.getHeaders().forEach((k, v) -> {
+        if (v != null) {
+          headers.put(k, v.toString());
+        }
+      });
+    }
+    String id = properties.getMessageId();
+    InboundMessage message =
+        new InboundMessage(id, headers, body, deliveryCount(id, envelope, properties), "queue '" + queue + "'");
+    Verdict verdict = consumer.process(message);
+    long tag = envelope.getDeliveryTag();
+    switch (verdict.action()) {
+      case ACK:
+        getChannel().basicAck(tag, false);
+        forget(id);
+        break;
+      case RETRY:
+        getChannel().basicNack(tag, false, true);
+        break;
+      case DEAD_LETTER:
+        if (deadLetter.exchange == null) {
+          getChannel().basicNack(tag, false, false);
+        } else if (publishDeadLetter(envelope, properties, body, verdict.reason(), message.deliveryCount())) {
+          getChannel().basicAck(tag, false);
+        } else {
+          getChannel().basicNack(tag, false, true); // not dead-lettered: keep it rather than lose it
+          listener.accept(message, new Verdict(Verdict.Action.RETRY, null,
+              "could not publish the dead letter; requeued: " + verdict.reason()));
+          return;
+        }
+        forget(id);
+        break;
+      default:
+        throw new IllegalStateException(verdict.action().toString());
+    }
+    listener.accept(message, verdict);
+  }
+
+  private int deliveryCount(String id, Envelope envelope, AMQP.BasicProperties properties) {
+    Object brokerCount = properties.getHeaders() == null ? null : properties.getHeaders().get("x-delivery-count");
+    if (brokerCount instanceof Number) {
+      return ((Number) brokerCount).intValue() + 1;
+    }
+    if (id == null) {
+      return envelope.isRedeliver() ? 2 : 1;
+    }
+    synchronized (deliveries) {
+      Integer seen = deliveries.get(id);
+      int count = seen == null ? (envelope.isRedeliver() ? 2 : 1) : seen + 1;
+      deliveries.put(id, count);
+      return count;
+    }
+  }
+
+  private void forget(String id) {
+    if (id != null) {
+      synchronized (deliveries) {
+        deliveries.remove(id);
+      }
+    }
+  }
+
+  private boolean publishDeadLetter(
+      Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason, int deliveryCount) {
+    Map<String, Object> headers = new HashMap<>();
+    if (properties.getHeaders() != null) {
+      headers.putAll(properties.getHeaders());
+    }
+    headers.put(REASON_HEADER, reason.length() > 4000 ? reason.substring(0, 3997) + "..." : reason);
+    headers.put("x-idem-consumer", consumer.name());
+    headers.put("x-idem-queue", queue);
+    headers.put("x-idem-exchange", envelope.getExchange());
+    headers.put("x-idem-routing-key", envelope.getRoutingKey());
+    headers.put("x-idem-deliveries", deliveryCount);
+    AMQP.BasicProperties copy = properties.builder().headers(headers).deliveryMode(2).build();
+    try {
+      Channel ch = deadLetterChannel();
+      ch.basicPublish(deadLetter.exchange, deadLetter.routingKey, true, copy, body);
+      ch.waitForConfirmsOrDie(Duration.ofSeconds(10).toMillis());
+      return true;
+    } catch (IOException | TimeoutException | RuntimeException e) {
+      closeDeadLetterChannel();
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private synchronized Channel deadLetterChannel() throws IOException {
+    if (deadLetterChannel == null || !deadLetterChannel.isOpen()) {
+      deadLetterChannel = getChannel().getConnection().createChannel();
+      deadLetterChannel.confirmSelect();
+    }
+    return deadLetterChannel;
+  }
+
+  private synchronized void closeDeadLetterChannel() {
+    if (deadLetterChannel != null && deadLetterChannel.isOpen()) {
+      try {
+        deadLetterChannel.close();
+      } catch (IOException | TimeoutException | RuntimeException ignored) {
+        // already closing
+      }
+    }
+    deadLetterChannel = null;
+  }
+}

@@ -1,0 +1,244 @@
+package dev.idem.outbox;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * One outgoing message or call that an effect records in the outbox: a RabbitMQ publish, a
+ * JetStream publish or an HTTP request. The relay delivers it later, at least once, with the
+ * intent's deterministic id (see {@link IntentId}) as the message id or idempotency key.
+ *
+ * <p>Shapes: {@link #target()} is the exchange ({@link Kind#RABBITMQ}, may be {@code ""} for the
+ * default exchange), the subject ({@link Kind#JETSTREAM}) or the absolute URI ({@link Kind#HTTP});
+ * {@link #route()} is the routing key (RabbitMQ) or the method (HTTP), {@code null} for JetStream.
+ * Headers become AMQP message headers, NATS headers or HTTP request headers; names are HTTP tokens,
+ * values printable without CR, LF or NUL. The body is bytes, copied in and out.
+ *
+ * <p>Immutable and thread-safe; {@link #withHeader} returns a new instance.
+ */
+public final class Intent {
+
+  /** Where an intent goes, and so which transport of the relay delivers it. */
+  public enum Kind {
+    /** A message published to a RabbitMQ exchange with a routing key. */
+    RABBITMQ,
+    /** A message published to a NATS JetStream subject. */
+    JETSTREAM,
+    /** An HTTP request sent with {@code idem-client}. */
+    HTTP
+  }
+
+  /** The longest target accepted, in characters: 2000. */
+  public static final int MAX_TARGET_LENGTH = 2000;
+  /** The longest route accepted, in characters: 255 (the AMQP limit on a routing key). */
+  public static final int MAX_ROUTE_LENGTH = 255;
+
+  private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}");
+  private static final Pattern SUBJECT = Pattern.compile("[^\\s*>]+(\\.[^\\s*>]+)*");
+  private static final Pattern METHOD = Pattern.compile("[A-Z]{1,16}");
+
+  private final Kind kind;
+  private final String target;
+  private final String route;
+  private final List<Map.Entry<String, String>> headers;
+  private final byte[] body;
+
+  private Intent(Kind kind, String target, String route, List<Map.Entry<String, String>> headers, byte[] body) {
+    this.kind = kind;
+    this.target = target;
+    this.route = route;
+    this.headers = List.copyOf(headers);
+    this.body = body;
+  }
+
+  /**
+   * A persistent RabbitMQ message.
+   *
+   * @param exchange the exchange, {@code ""} for the default exchange (then the routing key is the
+   *     queue); at most 255 characters
+   * @param routingKey the routing key, at most {@value #MAX_ROUTE_LENGTH} characters, may be empty
+   * @param body the message body, copied
+   * @throws IllegalArgumentException if a name is too long
+   */
+  public static Intent rabbitMq(String exchange, String routingKey, byte[] body) {
+    Objects.requireNonNull(exchange, "exchange");
+    Objects.requireNonNull(routingKey, "routingKey");
+    if (exchange.length() > 255) {
+      throw new IllegalArgumentException("exchange name longer than 255 characters");
+    }
+    checkRoute(routingKey);
+    return new Intent(Kind.RABBITMQ, exchange, routingKey, List.of(), body(body));
+  }
+
+  /**
+   * A message published to a JetStream subject; the stream that captures the subject must exist.
+   *
+   * @param subject a NATS subject without wildcards or white space, for example {@code orders.created}
+   * @param body the message body, copied
+   * @throws IllegalArgumentException if the subject is not a publishable subject
+   */
+  public static Intent jetStream(String subject, byte[] body) {
+    Objects.requireNonNull(subject, "subject");
+    if (!SUBJECT.matcher(subject).matches() || subject.length() > MAX_TARGET_LENGTH) {
+      throw new IllegalArgumentException("not a publishable NATS subject: '" + subject + "'");
+    }
+    return new Intent(Kind.JETSTREAM, subject, null, List.of(), body(body));
+  }
+
+  /**
+   * An HTTP request sent with {@code idem-client}; the intent's id travels as its {@code
+   * Idempotency-Key}.
+   *
+   * @param method an upper-case method, for example {@code POST}
+   * @param uri an absolute {@code http} or {@code https} URI, at most {@value #MAX_TARGET_LENGTH}
+   *     characters
+   * @param body the request body, copied; empty for none
+   * @throws IllegalArgumentException if the method or URI is not acceptable
+   */
+  public static Intent http(String method, URI uri, byte[] body) {
+    Objects.requireNonNull(method, "method");
+    Objects.requireNonNull(uri, "uri");
+    if (!METHOD.matcher(method).matches()) {
+      throw new IllegalArgumentException("HTTP method must be upper-case letters, was '" + method + "'");
+    }
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+    if (!uri.isAbsolute() || !(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null) {
+      throw new IllegalArgumentException("HTTP intent needs an absolute http(s) URI, was '" + uri + "'");
+    }
+    String target = uri.toString();
+    if (target.length() > MAX_TARGET_LENGTH) {
+      throw new IllegalArgumentException("URI longer than " + MAX_TARGET_LENGTH + " characters");
+    }
+    return new Intent(Kind.HTTP, target, method, List.of(), body(body));
+  }
+
+  /**
+   * Restores an intent read from the outbox table. Not for applications.
+   */
+  static Intent restore(Kind kind, String target, String route, List<Map.Entry<String, String>> headers, byte[] body) {
+    return new Intent(kind, target, route, headers, body);
+  }
+
+  /**
+   * @param name an HTTP token (the AMQP, NATS and HTTP header rules all accept it), at most 200
+   *     characters; {@code Idempotency-Key}, {@code Nats-Msg-Id} and {@code message-id} are refused
+   *     because the relay sets the id itself
+   * @param value printable text without CR, LF or NUL, at most 8000 characters
+   * @return a copy of this intent with the header added (repeated names are kept in order)
+   * @throws IllegalArgumentException if the name or value is not acceptable
+   */
+  public Intent withHeader(String name, String value) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(value, "value");
+    if (!TOKEN.matcher(name).matches()) {
+      throw new IllegalArgumentException("header name must be an HTTP token, was '" + name + "'");
+    }
+    String lower = name.toLowerCase(Locale.ROOT);
+    if (lower.equals("idempotency-key") || lower.equals("nats-msg-id") || lower.equals("message-id")) {
+      throw new IllegalArgumentException("header " + name + " is set by the relay to the intent's id");
+    }
+    if (value.length() > 8000 || value.chars().anyMatch(c -> c == '\r' || c == '\n' || c == 0)) {
+      throw new IllegalArgumentException("header value must be at most 8000 characters without CR, LF or NUL");
+    }
+    List<Map.Entry<String, String>> copy = new ArrayList<>(headers);
+    copy.add(Map.entry(name, value));
+    return new Intent(kind, target, route, copy, body);
+  }
+
+  /** @return where the intent goes */
+  public Kind kind() {
+    return kind;
+  }
+
+  /** @return the exchange, subject or URI (see the class description), never {@code null} */
+  public String target() {
+    return target;
+  }
+
+  /** @return the routing key (RabbitMQ), the method (HTTP), or {@code null} (JetStream) */
+  public String route() {
+    return route;
+  }
+
+  /** @return the headers in the order added, immutable, never {@code null} */
+  public List<Map.Entry<String, String>> headers() {
+    return headers;
+  }
+
+  /** @return a copy of the body */
+  public byte[] body() {
+    return body.clone();
+  }
+
+  /** @return the body's length in bytes */
+  public int bodyLength() {
+    return body.length;
+  }
+
+  byte[] bodyShared() {
+    return body;
+  }
+
+  /** @return the headers as stored: {@code name: value} lines in UTF-8, or {@code null} for none */
+  byte[] encodedHeaders() {
+    if (headers.isEmpty()) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder();
+    for (Map.Entry<String, String> h : headers) {
+      sb.append(h.getKey()).append(": ").append(h.getValue()).append('\n');
+    }
+    return sb.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  static List<Map.Entry<String, String>> decodeHeaders(byte[] encoded) {
+    if (encoded == null || encoded.length == 0) {
+      return List.of();
+    }
+    List<Map.Entry<String, String>> out = new ArrayList<>();
+    for (String line : new String(encoded, StandardCharsets.UTF_8).split("\n")) {
+      int colon = line.indexOf(": ");
+      if (colon > 0) {
+        out.add(Map.entry(line.substring(0, colon), line.substring(colon + 2)));
+      }
+    }
+    return out;
+  }
+
+  private static void checkRoute(String route) {
+    if (route.length() > MAX_ROUTE_LENGTH) {
+      throw new IllegalArgumentException("routing key longer than " + MAX_ROUTE_LENGTH + " characters");
+    }
+  }
+
+  private static byte[] body(byte[] body) {
+    return Objects.requireNonNull(body, "body").clone();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof Intent)) {
+      return false;
+    }
+    Intent other = (Intent) o;
+    return kind == other.kind && target.equals(other.target) && Objects.equals(route, other.route)
+        && headers.equals(other.headers) && Arrays.equals(body, other.body);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(kind, target, route, headers, Arrays.hashCode(body));
+  }
+
+  @Override
+  public String toString() {
+    return kind + " " + target + (route == null ? "" : " " + route) + " (" + body.length + " bytes)";
+  }
+}

@@ -1,0 +1,392 @@
+package dev.idem.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.consumer.IdempotentConsumer;
+import dev.idem.consumer.Verdict;
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.outbox.BrokerFixture.Received;
+import dev.idem.outbox.spi.Delivery;
+import dev.idem.outbox.spi.IntentTransport;
+import dev.idem.testkit.JdbcTarget;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The outbox and the idempotent consumer on one database with one real broker. One small subclass
+ * per database and broker; every test makes its own tables, queues or streams and removes them.
+ */
+abstract class BrokerContract {
+
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  protected abstract JdbcTarget target();
+
+  protected abstract BrokerFixture openBroker() throws Exception;
+
+  private BrokerFixture broker;
+  private String suffix;
+  private DataSource ds;
+  private Outbox outbox;
+  private JdbcIdempotency idem;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10).toLowerCase(Locale.ROOT);
+    ds = target().dataSource();
+    broker = openBroker();
+    outbox = Outbox.builder().table("ob_" + suffix).build();
+    outbox.createSchema(ds);
+    idem = JdbcIdempotency.builder().table("k_" + suffix).dataSource(ds).build();
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE fx_" + suffix + " (id VARCHAR(64) NOT NULL PRIMARY KEY, body VARCHAR(200))");
+    }
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    try {
+      if (broker != null) {
+        broker.close();
+      }
+    } finally {
+      try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+        for (String t : List.of("ob_", "k_", "fx_", "ck_")) {
+          st.execute("DROP TABLE IF EXISTS " + t + suffix);
+        }
+      }
+    }
+  }
+
+  private List<String> recordOrders(int operations, int intentsEach) {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < operations; i++) {
+      IdempotentRequest r = new IdempotentRequest(Scope.of("shop", "POST /orders"), IdempotencyKey.of("order-" + i),
+          Fingerprint.ofBytes(new byte[] {(byte) i}));
+      idem.execute(r, outbox.effect(r, (c, out) -> {
+        for (int n = 0; n < intentsEach; n++) {
+          ids.add(out.add(broker.intent(("{\"order\":\"" + r.key().value() + "\",\"n\":" + n + "}")
+              .getBytes(StandardCharsets.UTF_8))));
+        }
+        return StoredResponse.of(201, "");
+      }));
+    }
+    return ids;
+  }
+
+  private Map<OutboxEntry.State, Long> counts() throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      return outbox.counts(c);
+    }
+  }
+
+  /** Counts every intent a relay hands to the broker, and passes it on. */
+  private static final class Counting implements IntentTransport {
+    final IntentTransport target;
+    final Map<String, AtomicInteger> handed = new ConcurrentHashMap<>();
+
+    Counting(IntentTransport target) {
+      this.target = target;
+    }
+
+    @Override
+    public Intent.Kind kind() {
+      return target.kind();
+    }
+
+    @Override
+    public List<Delivery> deliver(List<OutboxEntry> batch) throws InterruptedException {
+      batch.forEach(e -> handed.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet());
+      return target.deliver(batch);
+    }
+  }
+
+  @Test
+  void theRelayPublishesEachIntentWithItsIdAsTheMessageId() throws Exception {
+    List<String> ids = recordOrders(5, 2);
+    OutboxRelay relay = OutboxRelay.builder(outbox, ds).transport(broker.transport()).build();
+    assertThat(relay.drain().sent()).isEqualTo(10);
+
+    List<Received> got = broker.published(10, WAIT);
+    assertThat(got).extracting(Received::id).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(new String(got.get(0).body(), StandardCharsets.UTF_8)).startsWith("{\"order\":\"order-");
+    assertThat(counts()).containsEntry(OutboxEntry.State.SENT, 10L);
+  }
+
+  @Test
+  void anIntentThatNoQueueOrStreamTakesIsNotMarkedSentButEndsDeadWithTheReason() throws Exception {
+    IdempotentRequest r = new IdempotentRequest(Scope.of("shop", "POST /orders"), IdempotencyKey.of("lost-1"),
+        Fingerprint.ofBytes(new byte[0]));
+    String[] id = new String[1];
+    idem.execute(r, outbox.effect(r, (c, out) -> {
+      id[0] = out.add(broker.unroutableIntent("{}".getBytes(StandardCharsets.UTF_8)));
+      return StoredResponse.of(201, "");
+    }));
+    OutboxRelay relay = OutboxRelay.builder(outbox, ds).transport(broker.transport())
+        .maxAttempts(2).backoff(Duration.ZERO, Duration.ZERO).build();
+    OutboxRelay.Round total = relay.drain();
+    assertThat(total.sent()).isZero();
+    assertThat(total.dead()).isEqualTo(1);
+    try (Connection c = ds.getConnection()) {
+      OutboxEntry dead = outbox.find(c, id[0]).orElseThrow();
+      assertThat(dead.state()).isEqualTo(OutboxEntry.State.DEAD);
+      assertThat(dead.lastError()).startsWith("gave up after 2 attempts; last: ");
+      if (dead.intent().kind() == Intent.Kind.RABBITMQ) {
+        assertThat(dead.lastError()).contains("unroutable: NO_ROUTE (312)");
+      }
+    }
+  }
+
+  @Test
+  void concurrentRelaysDeliverEachIntentOncePerRound() throws Exception {
+    List<String> ids = recordOrders(30, 2);
+    Counting counting = new Counting(broker.transport());
+    int relays = 4;
+    CyclicBarrier start = new CyclicBarrier(relays);
+    ExecutorService pool = Executors.newFixedThreadPool(relays);
+    try {
+      List<Future<Integer>> sent = new ArrayList<>();
+      for (int i = 0; i < relays; i++) {
+        OutboxRelay relay = OutboxRelay.builder(outbox, ds).transport(counting).batchSize(7)
+            .lease(Duration.ofMinutes(5)).build();
+        sent.add(pool.submit(() -> {
+          start.await();
+          return relay.drain().sent();
+        }));
+      }
+      int total = 0;
+      for (Future<Integer> f : sent) {
+        total += f.get(2, TimeUnit.MINUTES);
+      }
+      assertThat(total).isEqualTo(60);
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(counting.handed.keySet()).containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(counting.handed.values()).extracting(AtomicInteger::get).containsOnly(1);
+    List<Received> got = broker.published(60, WAIT);
+    assertThat(got).hasSize(60);
+    assertThat(got).extracting(Received::id).doesNotHaveDuplicates();
+  }
+
+  /** Stands for a relay process that dies in the middle of a batch. */
+  static final class RelayKilled extends Error {
+    RelayKilled() {
+      super("relay killed mid-batch");
+    }
+  }
+
+  @Test
+  void aRelayKilledMidBatchLosesNothing() throws Exception {
+    List<String> ids = recordOrders(4, 2);
+    IntentTransport real = broker.transport();
+    IntentTransport dying = new IntentTransport() {
+      @Override
+      public Intent.Kind kind() {
+        return real.kind();
+      }
+
+      @Override
+      public List<Delivery> deliver(List<OutboxEntry> batch) throws InterruptedException {
+        real.deliver(batch.subList(0, batch.size() / 2)); // published, never marked
+        throw new RelayKilled();
+      }
+    };
+    OutboxRelay first = OutboxRelay.builder(outbox, ds).transport(dying).lease(Duration.ofSeconds(1)).build();
+    assertThatThrownBy(first::runOnce).isInstanceOf(RelayKilled.class);
+    assertThat(counts()).containsEntry(OutboxEntry.State.PENDING, 8L);
+
+    OutboxRelay second = OutboxRelay.builder(outbox, ds).transport(broker.transport()).build();
+    Thread.sleep(1300);
+    assertThat(second.drain().sent()).isEqualTo(8);
+    assertThat(counts()).containsEntry(OutboxEntry.State.SENT, 8L);
+
+    List<Received> got = broker.published(broker.dedupesById() ? 8 : 12, WAIT);
+    assertThat(got.stream().map(Received::id).collect(Collectors.toSet())).containsExactlyInAnyOrderElementsOf(ids);
+    // the first half went out twice, with the same ids; JetStream's duplicate window keeps one copy
+    assertThat(got).hasSize(broker.dedupesById() ? 8 : 12);
+  }
+
+  private IdempotentConsumer consumer(AtomicInteger runs, int maxDeliveries) {
+    JdbcIdempotency keys = JdbcIdempotency.builder().table("ck_" + suffix).dataSource(ds).build();
+    return IdempotentConsumer.builder("billing-" + suffix, keys, (c, m) -> {
+      runs.incrementAndGet();
+      String body = new String(m.body(), StandardCharsets.UTF_8);
+      if (body.startsWith("poison")) {
+        throw new IllegalStateException("cannot bill '" + body + "'");
+      }
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO fx_" + suffix + " (id, body) VALUES (?, ?)")) {
+        ps.setString(1, UUID.randomUUID().toString());
+        ps.setString(2, body);
+        ps.executeUpdate();
+      }
+    }).maxDeliveries(maxDeliveries).build();
+  }
+
+  private long effects(String body) throws SQLException {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM fx_" + suffix + " WHERE body = ?")) {
+      ps.setString(1, body);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  private static void await(String what, Check check) throws Exception {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (!check.done()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** Collects the verdicts a consumer acted on. Thread-safe. */
+  private static final class Verdicts implements java.util.function.Consumer<Verdict> {
+    final List<Verdict> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public void accept(Verdict v) {
+      all.add(v);
+    }
+
+    long count(Verdict.Action action) {
+      return all.stream().filter(v -> v.action() == action).count();
+    }
+  }
+
+  @FunctionalInterface
+  private interface Check {
+    boolean done() throws Exception;
+  }
+
+  @Test
+  void aRedeliveryAfterCommitBeforeAckRunsNothingAndIsAcked() throws Exception {
+    broker.publishRaw("invoice-1", "bill-1".getBytes(StandardCharsets.UTF_8));
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentConsumer consumer = consumer(runs, 5);
+
+    broker.processThenCrashBeforeAck(consumer);
+    assertThat(effects("bill-1")).isEqualTo(1);
+
+    Verdicts verdicts = new Verdicts();
+    try (AutoCloseable running = broker.consume(consumer, verdicts)) {
+      await("the redelivery to be acknowledged", () -> verdicts.count(Verdict.Action.ACK) == 1);
+    }
+    assertThat(verdicts.all).singleElement().satisfies(v -> assertThat(v.outcome().replayed()).isTrue());
+    assertThat(broker.outstanding()).isZero();
+    assertThat(effects("bill-1")).isEqualTo(1);
+    assertThat(runs.get()).isEqualTo(1);
+    assertThat(broker.deadLetters(0, Duration.ZERO)).isEmpty();
+  }
+
+  @Test
+  void aPoisonMessageEndsDeadLetteredWithTheReason() throws Exception {
+    broker.publishRaw("invoice-2", "poison-2".getBytes(StandardCharsets.UTF_8));
+    broker.publishRaw("invoice-3", "bill-3".getBytes(StandardCharsets.UTF_8));
+    AtomicInteger runs = new AtomicInteger();
+    List<Received> dead;
+    Verdicts verdicts = new Verdicts();
+    try (AutoCloseable running = broker.consume(consumer(runs, 3), verdicts)) {
+      await("a dead letter and an ack", () -> verdicts.count(Verdict.Action.DEAD_LETTER) == 1
+          && verdicts.count(Verdict.Action.ACK) == 1);
+    }
+    dead = broker.deadLetters(1, WAIT);
+    assertThat(verdicts.count(Verdict.Action.RETRY)).isEqualTo(2);
+    assertThat(effects("bill-3")).isEqualTo(1);
+    assertThat(dead).hasSize(1);
+    assertThat(dead.get(0).id()).isEqualTo("invoice-2");
+    assertThat(new String(dead.get(0).body(), StandardCharsets.UTF_8)).isEqualTo("poison-2");
+    assertThat(dead.get(0).headers().get(broker.reasonHeader()))
+        .contains("failed on delivery 3 of at most 3")
+        .contains("cannot bill 'poison-2'");
+    assertThat(runs.get()).isEqualTo(3 + 1);
+    assertThat(effects("poison-2")).isZero();
+    assertThat(broker.outstanding()).isZero();
+  }
+
+  @Test
+  void aMessageWithoutAnIdIsDeadLetteredNotRunUnprotected() throws Exception {
+    broker.publishRaw(null, "bill-4".getBytes(StandardCharsets.UTF_8));
+    AtomicInteger runs = new AtomicInteger();
+    Verdicts verdicts = new Verdicts();
+    try (AutoCloseable running = broker.consume(consumer(runs, 3), verdicts)) {
+      await("a dead letter", () -> verdicts.count(Verdict.Action.DEAD_LETTER) == 1);
+    }
+    List<Received> dead = broker.deadLetters(1, WAIT);
+    assertThat(dead).hasSize(1);
+    assertThat(dead.get(0).headers().get(broker.reasonHeader())).contains("no idempotency key");
+    assertThat(runs.get()).isZero();
+  }
+
+  @Test
+  void anIntentPublishedTwiceByRelaysMakesOneEffectAtTheConsumer() throws Exception {
+    List<String> ids = recordOrders(3, 1);
+    IntentTransport real = broker.transport();
+    // A relay that publishes and dies before marking: the next relay publishes the same intents again.
+    IntentTransport dying = new IntentTransport() {
+      @Override
+      public Intent.Kind kind() {
+        return real.kind();
+      }
+
+      @Override
+      public List<Delivery> deliver(List<OutboxEntry> batch) throws InterruptedException {
+        real.deliver(batch);
+        throw new RelayKilled();
+      }
+    };
+    assertThatThrownBy(OutboxRelay.builder(outbox, ds).transport(dying).lease(Duration.ofMillis(500)).build()::runOnce)
+        .isInstanceOf(RelayKilled.class);
+    Thread.sleep(700);
+    assertThat(OutboxRelay.builder(outbox, ds).transport(real).build().drain().sent()).isEqualTo(3);
+
+    AtomicInteger runs = new AtomicInteger();
+    Verdicts verdicts = new Verdicts();
+    int copies = broker.dedupesById() ? 3 : 6;
+    try (AutoCloseable running = broker.consume(consumer(runs, 3), verdicts)) {
+      await(copies + " acknowledgements", () -> verdicts.count(Verdict.Action.ACK) == copies);
+    }
+    assertThat(verdicts.all.stream().filter(v -> v.outcome().replayed()).count()).isEqualTo(copies - 3);
+    for (int i = 0; i < 3; i++) {
+      assertThat(effects("{\"order\":\"order-" + i + "\",\"n\":0}")).isEqualTo(1);
+    }
+    assertThat(runs.get()).isEqualTo(3);
+    assertThat(broker.outstanding()).isZero();
+    Set<String> unique = new HashSet<>(ids);
+    assertThat(unique).hasSize(3);
+  }
+}

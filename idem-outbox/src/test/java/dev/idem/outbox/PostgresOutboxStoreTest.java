@@ -1,0 +1,16 @@
+package dev.idem.outbox;
+
+import dev.idem.testkit.JdbcTarget;
+import dev.idem.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The outbox store contract on a database of its own; see {@link TestDatabase} for skips under CI. */
+class PostgresOutboxStoreTest extends OutboxStoreContract {
+
+  @RegisterExtension static final TestDatabase DB = TestDatabase.postgres();
+
+  @Override
+  protected JdbcTarget target() {
+    return DB.target();
+  }
+}

@@ -1,0 +1,21 @@
+package dev.idem.outbox;
+
+import dev.idem.testkit.JdbcTarget;
+import dev.idem.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The outbox and consumer contract on Sqlite with JetStream; skipped with a message when either is down, failed under CI. */
+class SqliteJetStreamTest extends BrokerContract {
+
+  @RegisterExtension static final TestDatabase DB = TestDatabase.sqlite();
+
+  @Override
+  protected JdbcTarget target() {
+    return DB.target();
+  }
+
+  @Override
+  protected BrokerFixture openBroker() throws Exception {
+    return new JetStreamFixture();
+  }
+}
