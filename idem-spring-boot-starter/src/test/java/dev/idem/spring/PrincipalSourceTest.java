@@ -200,6 +200,46 @@ class PrincipalSourceTest {
         .isEqualTo("dev.idem.spring.PrincipalSourceTest$Overloads.pay(java.lang.String,long)");
   }
 
+  /** A service used through its interface, with the annotations on the implementation. */
+  public interface Charges {
+    String charge(String key, long cents);
+  }
+
+  public static class ChargesImpl implements Charges {
+    final java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+
+    @Override
+    @Idempotent
+    public String charge(@Idempotent.Key String key, long cents) {
+      return "run " + runs.incrementAndGet();
+    }
+  }
+
+  /** Interface-based (JDK) proxies, as applications without proxyTargetClass get. */
+  @Configuration(proxyBeanMethods = false)
+  static class JdkProxies {
+    @Bean
+    static org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator jdkProxyCreator() {
+      return new org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator();
+    }
+  }
+
+  @Test
+  void anIdempotentMethodBehindAJdkProxyFailedToFindItsAnnotationAndKey() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withUserConfiguration(JdkProxies.class)
+        .withBean(Charges.class, ChargesImpl::new)
+        .run(ctx -> {
+          Charges charges = ctx.getBean(Charges.class);
+          assertThat(java.lang.reflect.Proxy.isProxyClass(charges.getClass())).isTrue();
+          as("alice");
+          assertThat(charges.charge("jdk-1", 5)).isEqualTo("run 1");
+          assertThat(charges.charge("jdk-1", 5)).isEqualTo("run 1");
+          assertThat(charges.charge("jdk-2", 5)).isEqualTo("run 2");
+        });
+  }
+
   /** Two overloads whose arguments serialize alike. */
   public static class Overloads {
     @Idempotent
