@@ -66,7 +66,9 @@ import java.util.Objects;
  *   <li>The scope is the principal (from the {@link PrincipalResolver}, by default {@code
  *       getUserPrincipal()}, or the anonymous principal) and the route's operation, {@code "<METHOD>
  *       <pattern>"}: the configured template, never the raw URI (draft, Security Considerations:
- *       a composite key with attributes known only to the server).
+ *       a composite key with attributes known only to the server). Outside the root context the
+ *       context path precedes the pattern ({@code "POST /shop/notes"}), so that applications
+ *       sharing one store never share a scope.
  *   <li>The engine claims the key. Then, for a first attempt, the handler runs against a response
  *       that is buffered entirely ({@code getWriter}, {@code getOutputStream}, {@code sendError},
  *       {@code sendRedirect}, {@code setStatus}, headers, cookies, {@code flushBuffer}: nothing
@@ -105,7 +107,9 @@ import java.util.Objects;
  *   <tr><td>400</td><td>{@value #PROBLEM_KEY_MALFORMED}</td><td>malformed key</td><td>draft 2.1, 2.7</td></tr>
  *   <tr><td>400</td><td>{@value #PROBLEM_PAYLOAD_INVALID}</td><td>body declared JSON is not JSON</td><td>RFC 8259</td></tr>
  *   <tr><td>409</td><td>{@value #PROBLEM_IN_PROGRESS}</td><td>the first attempt is still running;
- *       with {@code Retry-After} in seconds</td><td>draft 2.6, 2.7; RFC 9110 10.2.3</td></tr>
+ *       with {@code Retry-After} in whole seconds: the time left on its lease, at least 1 and at
+ *       most {@link IdempotencyFilterConfig#maxRetryAfter()} (default 1 s; see {@link
+ *       IdempotencyFilterConfig#retryAfterSeconds})</td><td>draft 2.6, 2.7; RFC 9110 10.2.3</td></tr>
  *   <tr><td>413</td><td>{@value #PROBLEM_BODY_TOO_LARGE}</td><td>body over the limit</td><td>RFC 9110 15.5.14</td></tr>
  *   <tr><td>422</td><td>{@value #PROBLEM_KEY_REUSED}</td><td>key reused with another request</td><td>draft 2.2, 2.7</td></tr>
  *   <tr><td>503</td><td>{@value #PROBLEM_STORE_UNAVAILABLE}</td><td>the store failed before the
@@ -293,7 +297,7 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     String principal = Principals.scopePrincipal(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
-    IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, route.operation()), key.key(), fingerprint);
+    IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(req, route)), key.key(), fingerprint);
 
     Run run = new Run(cfg, idempotent, new BufferedRequest(req, body), res, chain);
     Outcome outcome;
@@ -421,7 +425,7 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     if (e instanceof RequestInProgressException busy) {
-      long seconds = Math.max(1, (busy.retryAfter().toMillis() + 999) / 1000);
+      long seconds = cfg.retryAfterSeconds(busy.retryAfter());
       res.setHeader("Retry-After", Long.toString(seconds));
       problem(cfg, res, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
           "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
@@ -499,6 +503,29 @@ public final class IdempotencyFilter implements Filter {
 
   private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletResponse res, String detail) throws IOException {
     problem(cfg, res, BODY_TOO_LARGE, "Request body is too large", 413, detail);
+  }
+
+  /**
+   * The scope's operation: the route's {@code "<METHOD> <pattern>"}, with the context path before
+   * the pattern when the application is not at the root ({@code "POST /shop/notes"} for the route
+   * {@code POST /notes} under {@code /shop}), so that two applications on one store never share a
+   * scope. If that is not a valid scope part (longer than {@value Scope#MAX_PART_LENGTH}
+   * characters, a control character), it is replaced by {@code "sha256:"} and the 64 hex digits of
+   * the SHA-256 of its UTF-8 bytes; no route operation starts so (a method is a token, without
+   * {@code ':'}), so it stays distinct.
+   */
+  static String operation(HttpServletRequest req, IdempotencyFilterConfig.Route route) {
+    String context = req.getContextPath();
+    if (context == null || context.isEmpty() || context.equals("/")) {
+      return route.operation();
+    }
+    String operation = route.method() + " " + context + route.pattern();
+    try {
+      Scope.of("x", operation); // validates
+      return operation;
+    } catch (IllegalArgumentException e) {
+      return "sha256:" + Fingerprint.ofBytes(operation.getBytes(StandardCharsets.UTF_8)).hex();
+    }
   }
 
   /** The decoded, normalised path inside the context. */

@@ -6,6 +6,7 @@ import dev.idem.core.spi.LeaseStore;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.PathPattern;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -63,6 +64,15 @@ public final class IdempotencyFilterConfig {
    * {@code IdempotencyFilter.PROBLEM_*} constants.
    */
   public static final URI DEFAULT_PROBLEM_TYPE_BASE = URI.create(IdempotencyFilter.PROBLEM_TYPE_BASE);
+
+  /**
+   * The default cap of the {@code Retry-After} hint of a 409 "in progress" answer: 1 second (see
+   * {@link Builder#maxRetryAfter(Duration)}).
+   */
+  public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(1);
+
+  /** The largest cap {@link Builder#maxRetryAfter(Duration)} accepts: 1 hour, the longest lease. */
+  public static final Duration MAX_RETRY_AFTER_LIMIT = Duration.ofHours(1);
 
   /** The default principal of callers without one: {@code "anonymous"}. */
   public static final String DEFAULT_ANONYMOUS_PRINCIPAL = "anonymous";
@@ -123,6 +133,7 @@ public final class IdempotencyFilterConfig {
   private final PrincipalResolver principalResolver;
   private final String anonymousPrincipal;
   private final Set<String> replayedHeaders;
+  private final Duration maxRetryAfter;
 
   private IdempotencyFilterConfig(Builder b, List<Route> routes) {
     this.engine = b.engine;
@@ -135,6 +146,7 @@ public final class IdempotencyFilterConfig {
     TreeSet<String> headers = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
     headers.addAll(b.replayedHeaders);
     this.replayedHeaders = Collections.unmodifiableSet(headers);
+    this.maxRetryAfter = b.maxRetryAfter;
   }
 
   /**
@@ -230,12 +242,16 @@ public final class IdempotencyFilterConfig {
   }
 
   /**
-   * The type URI of one of the filter's own problems.
+   * The type URI of one of Idem's own problems, for the filter and for integrations that answer
+   * Idem's exceptions in the same shape (the Spring Boot starter's {@code @Idempotent} methods).
    *
-   * @param name the last segment, such as {@code "idempotency-key-missing"}; never {@code null}
-   * @return the base followed by {@code name}, or {@code null} for about:blank problems
+   * @param name the last segment, such as {@code "idempotency-key-missing"} (the part of an {@code
+   *     IdempotencyFilter.PROBLEM_*} constant after {@link IdempotencyFilter#PROBLEM_TYPE_BASE});
+   *     never {@code null}
+   * @return the base followed by {@code name}, or {@code null} for about:blank problems (leave
+   *     the {@code type} member out, RFC 9457 section 3.1.1)
    */
-  String problemType(String name) {
+  public String problemType(String name) {
     return problemTypeBase == null ? null : problemTypeBase + name;
   }
 
@@ -257,12 +273,49 @@ public final class IdempotencyFilterConfig {
     return replayedHeaders;
   }
 
+  /**
+   * @return the cap of the {@code Retry-After} hint of a 409 "in progress" answer, a whole number
+   *     of seconds from 1 s to {@link #MAX_RETRY_AFTER_LIMIT}; never {@code null}
+   */
+  public Duration maxRetryAfter() {
+    return maxRetryAfter;
+  }
+
+  /**
+   * The {@code Retry-After} value (RFC 9110 section 10.2.3: a whole number of seconds) of a 409
+   * "in progress" answer: the time left on the first attempt's lease, rounded up to whole seconds,
+   * then bounded to at least 1 and at most {@link #maxRetryAfter()}. The lease is the longest the
+   * client could have to wait (after it, the claim may be taken over), but the first attempt
+   * usually finishes long before it ends, and asking again costs one read of the store; hence the
+   * cap. The transactional engine waits on the key's row instead of answering 409, so this applies
+   * to lease mode.
+   *
+   * @param leaseRemaining the rest of the first attempt's lease, as in {@link
+   *     dev.idem.core.RequestInProgressException#retryAfter()}; {@code null} or negative counts as
+   *     zero
+   * @return seconds, from 1 to {@code maxRetryAfter().toSeconds()}
+   */
+  public long retryAfterSeconds(Duration leaseRemaining) {
+    long millis = leaseRemaining == null || leaseRemaining.isNegative() ? 0 : saturatedMillis(leaseRemaining);
+    long seconds = millis / 1000 + (millis % 1000 == 0 ? 0 : 1);
+    return Math.max(1, Math.min(seconds, maxRetryAfter.toSeconds()));
+  }
+
+  private static long saturatedMillis(Duration d) {
+    try {
+      return d.toMillis();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
   @Override
   public String toString() {
     return "IdempotencyFilterConfig[routes=" + routes + ", maxBodyBytes=" + maxBodyBytes
         + ", maxResponseBytes=" + maxResponseBytes
         + ", problemTypeBase=" + (problemTypeBase == null ? "about:blank" : problemTypeBase)
-        + ", anonymousPrincipal=" + anonymousPrincipal + ", replayedHeaders=" + replayedHeaders + "]";
+        + ", anonymousPrincipal=" + anonymousPrincipal + ", replayedHeaders=" + replayedHeaders
+        + ", maxRetryAfter=" + maxRetryAfter + "]";
   }
 
   /**
@@ -374,6 +427,7 @@ public final class IdempotencyFilterConfig {
     private PrincipalResolver principalResolver = PrincipalResolver.userPrincipal();
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
+    private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
 
     private Builder(FilterEngine engine) {
       this.engine = engine;
@@ -593,6 +647,28 @@ public final class IdempotencyFilterConfig {
         copy.add(n);
       }
       this.replayedHeaders = copy;
+      return this;
+    }
+
+    /**
+     * Caps the {@code Retry-After} hint of a 409 "in progress" answer (see {@link
+     * IdempotencyFilterConfig#retryAfterSeconds(Duration)}): the hint is the time left on the first
+     * attempt's lease, at least 1 second and at most {@code max}. Raise it for handlers that take
+     * several seconds, so that clients do not ask again before an answer can be there.
+     *
+     * @param max a whole number of seconds, from 1 s to {@link #MAX_RETRY_AFTER_LIMIT} (1 hour);
+     *     default {@link #DEFAULT_MAX_RETRY_AFTER} (1 s)
+     * @return this builder
+     * @throws NullPointerException if {@code max} is {@code null}
+     * @throws IllegalArgumentException if {@code max} is out of range or not whole seconds
+     *     ({@code Retry-After} carries whole seconds, RFC 9110 section 10.2.3)
+     */
+    public Builder maxRetryAfter(Duration max) {
+      Objects.requireNonNull(max, "max");
+      if (max.compareTo(Duration.ofSeconds(1)) < 0 || max.compareTo(MAX_RETRY_AFTER_LIMIT) > 0 || max.getNano() != 0) {
+        throw new IllegalArgumentException("maxRetryAfter must be a whole number of seconds from 1s to 1h, was " + max);
+      }
+      this.maxRetryAfter = max;
       return this;
     }
 

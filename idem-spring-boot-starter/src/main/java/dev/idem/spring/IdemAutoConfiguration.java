@@ -8,9 +8,11 @@ import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
+import dev.idem.servlet.FilterEngine;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
+import dev.idem.servlet.PrincipalResolver;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Locale;
 import java.util.function.Supplier;
@@ -20,20 +22,24 @@ import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
+import org.springframework.util.ClassUtils;
 
 /**
  * Configures Idem from the {@code idem.*} properties ({@link IdemProperties}):
@@ -49,19 +55,40 @@ import org.springframework.core.Ordered;
  *       idem.problem-type-base};
  *   <li>with {@code idem.mode=transactional}, the filter in transactional mode ({@link
  *       TransactionalFilterEngine}): the claim, the handler's writes and the response in one
- *       transaction of the application's DataSource;
- *   <li>{@link Idempotent} service methods, in transactional mode inside a Spring transaction.
+ *       transaction of the application's DataSource; this needs spring-jdbc and spring-tx ({@code
+ *       spring-boot-starter-jdbc}), and without them the application does not start;
+ *   <li>{@link Idempotent} service methods, in transactional mode inside a Spring transaction, and
+ *       {@link IdemHandlerExceptionResolver}, which answers their refusals in Spring MVC as problem
+ *       details;
+ *   <li>the principal of every key's scope ({@link IdemPrincipals}): the application's resolver
+ *       bean, else Spring Security's authenticated user, else what {@code idem.principal} says;
+ *       with no source at all the application does not start, rather than let callers share one
+ *       scope.
  * </ul>
  *
  * Every bean can be replaced by one of the application's own. A wrong value stops the start-up
- * with {@link IdemConfigurationException}.
+ * with {@link IdemConfigurationException}. Optional libraries (spring-jdbc and spring-tx, the
+ * Servlet API and Spring MVC, Spring Security, Jedis, Micrometer) are only touched from nested
+ * configurations guarded by {@link ConditionalOnClass} with class names, so the application starts
+ * with any subset of them.
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class, afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnProperty(prefix = "idem", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(IdemProperties.class)
 public class IdemAutoConfiguration {
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
+
+  static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
+  static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
+
+  /** Why transactional mode cannot run without spring-jdbc and spring-tx, and what to add. */
+  static final String TRANSACTIONAL_NEEDS_SPRING_JDBC = "transactional runs each request in a Spring transaction on the"
+      + " application's DataSource and needs spring-jdbc and spring-tx on the class path: add spring-boot-starter-jdbc"
+      + " (it brings both, the DataSource and its transaction manager), or set idem.mode=lease";
 
   /** The store, chosen by {@code idem.store}. */
   @Bean
@@ -70,7 +97,7 @@ public class IdemAutoConfiguration {
       IdemProperties properties,
       ObjectProvider<DataSource> dataSource,
       ObjectProvider<IdemStoreDecorator> decorators,
-      org.springframework.context.ApplicationContext context) {
+      ApplicationContext context) {
     LeaseStore store = chooseStore(properties, dataSource.getIfAvailable(), context);
     for (IdemStoreDecorator decorator : decorators.orderedStream().toList()) {
       store = decorator.decorate(store);
@@ -78,7 +105,7 @@ public class IdemAutoConfiguration {
     return store;
   }
 
-  private static LeaseStore chooseStore(IdemProperties p, DataSource dataSource, org.springframework.context.ApplicationContext context) {
+  private static LeaseStore chooseStore(IdemProperties p, DataSource dataSource, ApplicationContext context) {
     Object redis = redisClient(context);
     IdemProperties.StoreType type = p.getStore();
     if (type == IdemProperties.StoreType.AUTO) {
@@ -91,7 +118,7 @@ public class IdemAutoConfiguration {
         if (redis == null) {
           throw new IdemConfigurationException("idem.store", "is redis, but there is no redis.clients.jedis.UnifiedJedis bean (and idem-redis on the class path)", null);
         }
-        return RedisStores.create(redis);
+        return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix()));
       case JDBC:
         if (dataSource == null) {
           throw new IdemConfigurationException("idem.store", "is jdbc, but the application has no DataSource", null);
@@ -105,20 +132,27 @@ public class IdemAutoConfiguration {
     }
   }
 
-  private static Object redisClient(org.springframework.context.ApplicationContext context) {
+  /** The application's Jedis client, when Jedis and idem-redis are on the context's class path. */
+  private static Object redisClient(ApplicationContext context) {
+    ClassLoader loader = context.getClassLoader() != null ? context.getClassLoader() : IdemAutoConfiguration.class.getClassLoader();
+    if (!ClassUtils.isPresent("redis.clients.jedis.UnifiedJedis", loader) || !ClassUtils.isPresent("dev.idem.redis.RedisLeaseStore", loader)) {
+      return null;
+    }
     try {
-      Class<?> type = Class.forName("redis.clients.jedis.UnifiedJedis", false, IdemAutoConfiguration.class.getClassLoader());
-      Class.forName("dev.idem.redis.RedisLeaseStore", false, IdemAutoConfiguration.class.getClassLoader());
-      return context.getBeanProvider(type).getIfUnique();
+      return context.getBeanProvider(ClassUtils.forName("redis.clients.jedis.UnifiedJedis", loader)).getIfUnique();
     } catch (ClassNotFoundException | LinkageError e) {
       return null;
     }
   }
 
-  /** Builds the Redis store only when Jedis and idem-redis are present. */
+  /** Builds the Redis store; loaded only when Jedis and idem-redis are present. */
   private static final class RedisStores {
-    static LeaseStore create(Object client) {
-      return dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client).build();
+    static LeaseStore create(Object client, String keyPrefix) {
+      dev.idem.redis.RedisLeaseStore.Builder builder = dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client);
+      if (keyPrefix != null) {
+        builder.keyPrefix(keyPrefix);
+      }
+      return builder.build();
     }
   }
 
@@ -136,102 +170,145 @@ public class IdemAutoConfiguration {
     return configured("idem.retention", builder::build);
   }
 
-  /** The transactional engine for {@link Idempotent} methods inside Spring transactions. */
+  /**
+   * The transactional engine for {@link Idempotent} methods inside Spring transactions and for the
+   * filter with {@code idem.mode=transactional}: only with spring-jdbc and spring-tx.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {TRANSACTION_MANAGER, DATA_SOURCE_UTILS})
+  static class SpringJdbcConfiguration {
+
+    /** The transactional engine of the key table. */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(DataSource.class)
+    JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
+      JdbcIdempotency idem = configured("idem.table",
+          () -> JdbcIdempotency.builder().table(p.getTable()).retention(p.getRetention()).createSchema(p.isCreateSchema()).build());
+      if (p.isCreateSchema()) {
+        // At start-up, on a connection of its own: created inside a caller's transaction, the table
+        // would vanish if that transaction rolled back.
+        try (java.sql.Connection c = dataSource.getConnection()) {
+          idem.createSchema(c);
+        } catch (java.sql.SQLException e) {
+          throw new dev.idem.core.IdemStoreException("cannot create the idempotency table " + p.getTable() + ": " + e.getMessage(), e);
+        }
+      }
+      return idem;
+    }
+
+    /** The filter's engine in transactional mode. */
+    @Bean
+    @ConditionalOnProperty(prefix = "idem", name = "mode", havingValue = "transactional")
+    @ConditionalOnClass(name = "jakarta.servlet.Filter")
+    FilterEngine idemTransactionalFilterEngine(
+        ObjectProvider<JdbcIdempotency> jdbcIdempotency,
+        ObjectProvider<DataSource> dataSource,
+        ObjectProvider<org.springframework.transaction.PlatformTransactionManager> transactionManager) {
+      DataSource ds = dataSource.getIfUnique();
+      org.springframework.transaction.PlatformTransactionManager tm = transactionManager.getIfUnique();
+      JdbcIdempotency idem = jdbcIdempotency.getIfUnique();
+      if (ds == null || tm == null || idem == null) {
+        throw new IdemConfigurationException("idem.mode",
+            "transactional needs one DataSource and one PlatformTransactionManager bean (spring-boot-starter-jdbc gives both);"
+                + " found " + (ds == null ? "no DataSource" : "a DataSource") + " and "
+                + (tm == null ? "no transaction manager" : "a transaction manager"), null);
+      }
+      return new TransactionalFilterEngine(idem, ds, tm);
+    }
+  }
+
+  /**
+   * {@code idem.mode=transactional} without spring-jdbc or spring-tx: refuses to start, naming what
+   * to add, in every kind of application (the filter's configuration checks it again, for
+   * applications that initialize beans lazily).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnProperty(prefix = "idem", name = "mode", havingValue = "transactional")
+  static class TransactionalModeRequirements {
+    TransactionalModeRequirements(ApplicationContext context) {
+      if (!springJdbcPresent(context)) {
+        throw new IdemConfigurationException("idem.mode", TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
+      }
+    }
+  }
+
+  static boolean springJdbcPresent(ApplicationContext context) {
+    ClassLoader loader = context.getClassLoader();
+    return ClassUtils.isPresent(TRANSACTION_MANAGER, loader) && ClassUtils.isPresent(DATA_SOURCE_UTILS, loader);
+  }
+
+  /** The principal sources of Spring Security, only when it is on the class path. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.security.core.context.SecurityContextHolder")
+  static class SpringSecurityPrincipalConfiguration {
+    @Bean
+    static PrincipalIntegration idemSpringSecurityPrincipals() {
+      return new SpringSecurityPrincipals();
+    }
+  }
+
+  /** The servlet container's user for {@code @Idempotent} methods, with spring-web and the Servlet API. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"org.springframework.web.context.request.RequestContextHolder", "jakarta.servlet.http.HttpServletRequest"})
+  static class ServletRequestPrincipalConfiguration {
+    @Bean
+    static PrincipalIntegration idemServletRequestPrincipals() {
+      return new ServletRequestPrincipals();
+    }
+  }
+
+  /**
+   * Refuses to start when a bean has {@code @Idempotent} methods and no principal source is
+   * configured, or when {@code idem.principal} names a source that is not on the class path.
+   */
   @Bean
-  @ConditionalOnMissingBean
-  @ConditionalOnBean(DataSource.class)
-  public JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
-    JdbcIdempotency idem = configured("idem.table",
-        () -> JdbcIdempotency.builder().table(p.getTable()).retention(p.getRetention()).createSchema(p.isCreateSchema()).build());
-    if (p.isCreateSchema()) {
-      // At start-up, on a connection of its own: created inside a caller's transaction, the table
-      // would vanish if that transaction rolled back.
-      try (java.sql.Connection c = dataSource.getConnection()) {
-        idem.createSchema(c);
-      } catch (java.sql.SQLException e) {
-        throw new dev.idem.core.IdemStoreException("cannot create the idempotency table " + p.getTable() + ": " + e.getMessage(), e);
+  static SmartInitializingSingleton idemPrincipalCheck(
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<IdemProperties> properties,
+      ObjectProvider<IdemPrincipalResolver> resolvers,
+      ObjectProvider<PrincipalIntegration> integrations) {
+    return () -> {
+      IdemPrincipalResolver resolver = IdemPrincipals.forMethods(properties.getObject(), resolvers.getIfAvailable(), integrations.orderedStream().toList());
+      if (resolver == null) {
+        IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {
+          throw IdemPrincipals.noSource("the @Idempotent methods of bean '" + name + "'");
+        });
       }
-    }
-    return idem;
+    };
   }
 
-  /** The filter's configuration, from the properties. */
+  /** {@link Idempotent} methods. */
   @Bean
-  @ConditionalOnMissingBean
-  public IdempotencyFilterConfig idemFilterConfig(
-      IdemProperties p,
-      ObjectProvider<LeaseIdempotency> leaseEngine,
-      ObjectProvider<JdbcIdempotency> jdbcIdempotency,
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  @ConditionalOnMissingBean(name = "idempotentMethodAdvisor")
+  public static DefaultPointcutAdvisor idempotentMethodAdvisor(
+      ObjectProvider<LeaseIdempotency> lease,
+      ObjectProvider<JdbcIdempotency> transactional,
       ObjectProvider<DataSource> dataSource,
-      ObjectProvider<org.springframework.transaction.PlatformTransactionManager> transactionManager) {
-    IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(filterEngine(p, leaseEngine, jdbcIdempotency, dataSource, transactionManager));
-    for (String route : p.getRequiredKeyRoutes()) {
-      String[] parts = route("idem.required-key-routes", route);
-      configured("idem.required-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.REQUIRED));
-    }
-    for (String route : p.getOptionalKeyRoutes()) {
-      String[] parts = route("idem.optional-key-routes", route);
-      configured("idem.optional-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.OPTIONAL));
-    }
-    long bytes = p.getMaxBodySize().toBytes();
-    if (bytes > Integer.MAX_VALUE) {
-      throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
-    }
-    configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
-    configured("idem.max-response-size", () -> {
-      if (p.getMaxResponseSize() == null) {
-        throw new IllegalArgumentException("must be set, between 0B and 64MB");
+      ObjectProvider<ObjectMapper> json,
+      ObjectProvider<IdemPrincipalResolver> principals,
+      ObjectProvider<PrincipalIntegration> integrations,
+      ObjectProvider<IdemProperties> properties) {
+    // Resolved lazily, at the first call, so that the advisor does not force early bean creation.
+    IdempotentMethodInterceptor[] interceptor = new IdempotentMethodInterceptor[1];
+    org.aopalliance.intercept.MethodInterceptor lazy = invocation -> {
+      synchronized (interceptor) {
+        if (interceptor[0] == null) {
+          IdemProperties p = properties.getObject();
+          IdemPrincipalResolver resolver = IdemPrincipals.forMethods(p, principals.getIfAvailable(), integrations.orderedStream().toList());
+          if (resolver == null) {
+            throw IdemPrincipals.noSource("@Idempotent method " + invocation.getMethod());
+          }
+          interceptor[0] = new IdempotentMethodInterceptor(lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(),
+              json.getIfAvailable(ObjectMapper::new), resolver, p.getAnonymousPrincipal());
+        }
       }
-      long responseBytes = p.getMaxResponseSize().toBytes();
-      if (responseBytes < 0 || responseBytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
-        throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
-      }
-      return b.maxResponseBytes((int) responseBytes);
-    });
-    configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
-    configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
-    return configured("idem.required-key-routes", b::build);
-  }
-
-  private static dev.idem.servlet.FilterEngine filterEngine(
-      IdemProperties p,
-      ObjectProvider<LeaseIdempotency> leaseEngine,
-      ObjectProvider<JdbcIdempotency> jdbcIdempotency,
-      ObjectProvider<DataSource> dataSource,
-      ObjectProvider<org.springframework.transaction.PlatformTransactionManager> transactionManager) {
-    if (p.getMode() != IdemProperties.Mode.TRANSACTIONAL) {
-      return dev.idem.servlet.FilterEngine.lease(leaseEngine.getObject());
-    }
-    DataSource ds = dataSource.getIfUnique();
-    org.springframework.transaction.PlatformTransactionManager tm = transactionManager.getIfUnique();
-    JdbcIdempotency idem = jdbcIdempotency.getIfUnique();
-    if (ds == null || tm == null || idem == null) {
-      throw new IdemConfigurationException("idem.mode",
-          "transactional needs one DataSource and one PlatformTransactionManager bean (spring-boot-starter-jdbc gives both);"
-              + " found " + (ds == null ? "no DataSource" : "a DataSource") + " and "
-              + (tm == null ? "no transaction manager" : "a transaction manager"), null);
-    }
-    return new TransactionalFilterEngine(idem, ds, tm);
-  }
-
-  /** {@code about:blank} leaves the type out; anything else must be a valid base. */
-  private static IdempotencyFilterConfig.Builder problemTypeBase(IdempotencyFilterConfig.Builder b, java.net.URI base) {
-    if (base == null) {
-      throw new IllegalArgumentException("must be an absolute URI ending in '/', or about:blank to leave the problem type out");
-    }
-    if (base.toString().equalsIgnoreCase("about:blank")) {
-      return b.aboutBlankProblemTypes();
-    }
-    return b.problemTypeBase(base);
-  }
-
-  private static String[] route(String property, String route) {
-    String[] parts = route == null ? new String[0] : route.trim().split("\\s+");
-    if (parts.length != 2) {
-      throw new IdemConfigurationException(property, "each route is \"METHOD /path-pattern\", e.g. \"POST /notes\"; got \"" + route + "\"", null);
-    }
-    parts[0] = parts[0].toUpperCase(Locale.ROOT);
-    return parts;
+      return interceptor[0].invoke(invocation);
+    };
+    DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true), lazy);
+    advisor.setOrder(Ordered.LOWEST_PRECEDENCE - 10); // inside @Transactional's advice, so the transaction is open
+    return advisor;
   }
 
   /**
@@ -255,14 +332,94 @@ public class IdemAutoConfiguration {
     }
   }
 
-  /** Registers the filter on a servlet web application. */
+  /** The filter's configuration, with the Servlet API on the class path. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "jakarta.servlet.Filter")
+  static class ServletConfiguration {
+
+    /** The filter's configuration, from the properties. */
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyFilterConfig idemFilterConfig(
+        IdemProperties p,
+        ApplicationContext context,
+        ObjectProvider<LeaseIdempotency> leaseEngine,
+        @Qualifier("idemTransactionalFilterEngine") ObjectProvider<FilterEngine> transactionalEngine,
+        ObjectProvider<PrincipalResolver> filterPrincipals,
+        ObjectProvider<IdemPrincipalResolver> methodPrincipals,
+        ObjectProvider<PrincipalIntegration> integrations) {
+      FilterEngine engine;
+      if (p.getMode() == IdemProperties.Mode.TRANSACTIONAL) {
+        if (!springJdbcPresent(context)) {
+          throw new IdemConfigurationException("idem.mode", TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
+        }
+        engine = transactionalEngine.getObject();
+      } else {
+        engine = FilterEngine.lease(leaseEngine.getObject());
+      }
+      IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
+      for (String route : p.getRequiredKeyRoutes()) {
+        String[] parts = route("idem.required-key-routes", route);
+        configured("idem.required-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.REQUIRED));
+      }
+      for (String route : p.getOptionalKeyRoutes()) {
+        String[] parts = route("idem.optional-key-routes", route);
+        configured("idem.optional-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.OPTIONAL));
+      }
+      long bytes = p.getMaxBodySize().toBytes();
+      if (bytes > Integer.MAX_VALUE) {
+        throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
+      }
+      configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
+      configured("idem.max-response-size", () -> {
+        if (p.getMaxResponseSize() == null) {
+          throw new IllegalArgumentException("must be set, between 0B and 64MB");
+        }
+        long responseBytes = p.getMaxResponseSize().toBytes();
+        if (responseBytes < 0 || responseBytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
+          throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
+        }
+        return b.maxResponseBytes((int) responseBytes);
+      });
+      configured("idem.max-retry-after", () -> b.maxRetryAfter(p.getMaxRetryAfter()));
+      configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
+      configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
+      b.principalResolver(FilterPrincipals.choose(p, filterPrincipals.getIfAvailable(), methodPrincipals.getIfAvailable(), integrations.orderedStream().toList()));
+      return configured("idem.required-key-routes", b::build);
+    }
+
+    /** {@code about:blank} leaves the type out; anything else must be a valid base. */
+    private static IdempotencyFilterConfig.Builder problemTypeBase(IdempotencyFilterConfig.Builder b, java.net.URI base) {
+      if (base == null) {
+        throw new IllegalArgumentException("must be an absolute URI ending in '/', or about:blank to leave the problem type out");
+      }
+      if (base.toString().equalsIgnoreCase("about:blank")) {
+        return b.aboutBlankProblemTypes();
+      }
+      return b.problemTypeBase(base);
+    }
+
+    private static String[] route(String property, String route) {
+      String[] parts = route == null ? new String[0] : route.trim().split("\\s+");
+      if (parts.length != 2) {
+        throw new IdemConfigurationException(property, "each route is \"METHOD /path-pattern\", e.g. \"POST /notes\"; got \"" + route + "\"", null);
+      }
+      parts[0] = parts[0].toUpperCase(Locale.ROOT);
+      return parts;
+    }
+  }
+
+  /** Registers the filter, and Idem's answers for Spring MVC, on a servlet web application. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-  @ConditionalOnClass(FilterRegistrationBean.class)
+  @ConditionalOnClass(name = {"jakarta.servlet.Filter", "org.springframework.boot.web.servlet.FilterRegistrationBean"})
   static class WebConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "idempotencyFilter")
     FilterRegistrationBean<IdempotencyFilter> idempotencyFilter(IdempotencyFilterConfig config) {
+      if (config.principalResolver() == FilterPrincipals.NONE) {
+        throw IdemPrincipals.noSource("the Idempotency-Key filter");
+      }
       FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter(config));
       registration.setName("idempotencyFilter");
       registration.addUrlPatterns("/*");
@@ -270,37 +427,20 @@ public class IdemAutoConfiguration {
       registration.setOrder(Ordered.LOWEST_PRECEDENCE - 100);
       return registration;
     }
-  }
 
-  /** {@link Idempotent} methods. */
-  @Bean
-  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-  @ConditionalOnMissingBean(name = "idempotentMethodAdvisor")
-  public static DefaultPointcutAdvisor idempotentMethodAdvisor(
-      ObjectProvider<LeaseIdempotency> lease,
-      ObjectProvider<JdbcIdempotency> transactional,
-      ObjectProvider<DataSource> dataSource,
-      ObjectProvider<ObjectMapper> json,
-      ObjectProvider<IdemPrincipalResolver> principals,
-      ObjectProvider<IdemProperties> properties) {
-    // Resolved lazily, at the first call, so that the advisor does not force early bean creation.
-    IdempotentMethodInterceptor[] interceptor = new IdempotentMethodInterceptor[1];
-    org.aopalliance.intercept.MethodInterceptor lazy = invocation -> {
-      synchronized (interceptor) {
-        if (interceptor[0] == null) {
-          IdemPrincipalResolver resolver = principals.getIfAvailable(() -> properties.getObject()::getMethodPrincipal);
-          interceptor[0] = new IdempotentMethodInterceptor(
-              lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(), json.getIfAvailable(ObjectMapper::new), resolver);
-        }
+    /** 422 / 400 / 409 / 503 problem details for {@link Idempotent} methods in Spring MVC. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
+    static class MvcConfiguration {
+      @Bean
+      @ConditionalOnMissingBean
+      IdemHandlerExceptionResolver idemHandlerExceptionResolver(IdempotencyFilterConfig config) {
+        return new IdemHandlerExceptionResolver(config);
       }
-      return interceptor[0].invoke(invocation);
-    };
-    DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true), lazy);
-    advisor.setOrder(Ordered.LOWEST_PRECEDENCE - 10); // inside @Transactional's advice, so the transaction is open
-    return advisor;
+    }
   }
 
-  private static <T> T configured(String property, Supplier<T> build) {
+  static <T> T configured(String property, Supplier<T> build) {
     try {
       return build.get();
     } catch (IllegalArgumentException | NullPointerException e) {

@@ -69,11 +69,64 @@ public class IdemProperties {
   /** Routes where a key is optional, as "METHOD pattern"; a request without a key runs normally. */
   private List<String> optionalKeyRoutes = new ArrayList<>(List.of("POST /**", "PATCH /**"));
 
-  /** The principal of callers that are not authenticated. */
+  /**
+   * Where the principal of a key's scope comes from when the application defines no
+   * IdemPrincipalResolver bean (nor, for the filter, a PrincipalResolver bean): auto (Spring
+   * Security's authenticated user when Spring Security is on the class path; otherwise the
+   * application does not start), spring-security, servlet (the servlet container's user,
+   * HttpServletRequest.getUserPrincipal()), or shared (one scope for every caller: only for
+   * single-tenant applications, where any caller may receive any other caller's stored answer).
+   */
+  private PrincipalSource principal = PrincipalSource.AUTO;
+
+  /**
+   * The principal of callers that are not authenticated. They all share its scope, so their keys
+   * must be unguessable; an authenticated user of the same name gets a scope of its own.
+   */
   private String anonymousPrincipal = "anonymous";
 
-  /** The principal of @Idempotent methods when no IdemPrincipalResolver bean is defined. */
+  /** The one principal of @Idempotent methods with idem.principal=shared. */
   private String methodPrincipal = "application";
+
+  /**
+   * The largest Retry-After, in whole seconds from 1s to 1h, of a 409 answered while the first
+   * attempt runs: the hint is the time left on its lease, at least 1 second and at most this.
+   */
+  private Duration maxRetryAfter = Duration.ofSeconds(1);
+
+  /** The Redis store. */
+  private final Redis redis = new Redis();
+
+  /** Where the principal of a key's scope comes from. */
+  public enum PrincipalSource {
+    /** spring-security when Spring Security is on the class path; otherwise refuse to start. */
+    AUTO,
+    /** The name of Spring Security's authenticated user (SecurityContextHolder). */
+    SPRING_SECURITY,
+    /** The servlet container's user, HttpServletRequest.getUserPrincipal(). */
+    SERVLET,
+    /** One scope for every caller: for single-tenant applications only. */
+    SHARED
+  }
+
+  /** The {@code idem.redis.*} properties. */
+  public static class Redis {
+    /**
+     * The prefix of every Redis key of the store (default idem:), 1 to 200 characters without a
+     * control character, '{' or '}': the braces around each record's digest are its Redis Cluster
+     * hash tag, and braces in the prefix would become the tag instead, putting every record in one
+     * slot.
+     */
+    private String keyPrefix;
+
+    public String getKeyPrefix() {
+      return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+      this.keyPrefix = keyPrefix;
+    }
+  }
 
   /** The store kinds. */
   public enum StoreType {
@@ -229,5 +282,25 @@ public class IdemProperties {
 
   public void setMethodPrincipal(String methodPrincipal) {
     this.methodPrincipal = methodPrincipal;
+  }
+
+  public PrincipalSource getPrincipal() {
+    return principal;
+  }
+
+  public void setPrincipal(PrincipalSource principal) {
+    this.principal = principal;
+  }
+
+  public Duration getMaxRetryAfter() {
+    return maxRetryAfter;
+  }
+
+  public void setMaxRetryAfter(Duration maxRetryAfter) {
+    this.maxRetryAfter = maxRetryAfter;
+  }
+
+  public Redis getRedis() {
+    return redis;
   }
 }

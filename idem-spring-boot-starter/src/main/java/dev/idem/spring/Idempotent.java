@@ -13,9 +13,18 @@ import java.lang.annotation.Target;
  * dev.idem.core.IdempotencyKeyReusedException}.
  *
  * <p>The key is the method parameter annotated {@link Key} (a {@code String}, validated by {@link
- * dev.idem.core.IdempotencyKey#of}). The fingerprint covers every other argument, as canonical
- * JSON (Jackson, then RFC 8785). The scope is the principal from an {@link IdemPrincipalResolver}
- * bean (or {@code idem.method-principal}) plus {@link #operation()}.
+ * dev.idem.core.IdempotencyKey#of}; {@code null} throws {@link IdempotencyKeyMissingException}). The
+ * fingerprint covers every other argument, as canonical JSON (Jackson, then RFC 8785). The scope is
+ * the caller's principal plus {@link #operation()}. The principal comes from the application's
+ * {@link IdemPrincipalResolver} bean, else, when Spring Security is on the class path, from its
+ * authenticated user (anonymous callers share {@code idem.anonymous-principal}), else from what
+ * {@code idem.principal} says ({@code servlet}, or {@code shared}: one scope for every caller, for
+ * single-tenant applications only); with no source at all the application does not start.
+ *
+ * <p>In a Spring MVC application, the starter answers the refusals as the Idempotency-Key filter
+ * does ({@link IdemHandlerExceptionResolver}): key reused 422, key missing or malformed 400, in
+ * progress 409 with a short {@code Retry-After}, store failure 503, as RFC 9457 problem details;
+ * an {@code @ExceptionHandler} of the application for those exceptions takes precedence.
  *
  * <p>Inside an existing Spring transaction on the application's DataSource, the claim, the method's
  * writes and the stored result join that transaction (transactional mode): they commit or roll back
@@ -27,7 +36,13 @@ import java.lang.annotation.Target;
 @Documented
 public @interface Idempotent {
 
-  /** @return the operation part of the scope; by default {@code SimpleClassName.methodName} */
+  /**
+   * @return the operation part of the scope, 1 to 200 characters without a control character; by
+   *     default the declaring class's full name, the method's name and its parameter types, such
+   *     as {@code com.example.Payments.charge(java.lang.String,long)} (its SHA-256 when longer than
+   *     200 characters), so that overloads and classes of one simple name never share a scope.
+   *     Two methods given the same operation share their keys' scope on purpose.
+   */
   String operation() default "";
 
   /** Marks the parameter that carries the idempotency key. */

@@ -12,21 +12,43 @@ import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
-import java.lang.annotation.Annotation;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.servlet.internal.Principals;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
-import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotatedMethod;
+import org.springframework.util.ClassUtils;
 
 /**
  * Runs {@link Idempotent} methods through Idem: transactional mode inside a Spring transaction on
  * the application's DataSource, lease mode otherwise. Thread-safe.
+ *
+ * <p>The scope is the caller's principal and the method's operation. The principal is what the
+ * {@link IdemPrincipalResolver} answers, made a valid scope part as the filter does: {@code null} or
+ * empty is the anonymous principal, shared by every anonymous caller; an authenticated name equal to
+ * the anonymous principal, longer than 200 characters, with a control character or starting with
+ * {@code "sha256:"} becomes {@code "sha256:"} and its SHA-256, so distinct callers never share a
+ * scope. The operation is {@link Idempotent#operation()}, or by default the method's declaring
+ * class, name and parameter types ({@code com.example.Payments.charge(java.lang.String,long)}), hashed
+ * the same way if longer than 200 characters: overloads and classes of the same simple name in
+ * different packages never share a scope.
  */
 public final class IdempotentMethodInterceptor implements MethodInterceptor {
+
+  private static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
+  private static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
 
   /** Wraps a Throwable from the method so that it can cross the engine and be rethrown as it was. */
   private static final class MethodFailure extends RuntimeException {
@@ -42,58 +64,97 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final DataSource dataSource;
   private final ObjectMapper json;
   private final IdemPrincipalResolver principals;
+  private final String anonymousPrincipal;
 
   /**
-   * @param lease the lease-mode engine
+   * Same as the full constructor with the anonymous principal {@value
+   * IdempotencyFilterConfig#DEFAULT_ANONYMOUS_PRINCIPAL}.
+   *
+   * @param lease the lease-mode engine, never {@code null}
    * @param transactional the transactional engine, or {@code null} without a DataSource
    * @param dataSource the application's DataSource, or {@code null}
-   * @param json serializes arguments and results
-   * @param principals the scope's principal
+   * @param json serializes arguments and results, never {@code null}
+   * @param principals the scope's principal, never {@code null}
    */
   public IdempotentMethodInterceptor(
       LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json, IdemPrincipalResolver principals) {
-    this.lease = lease;
-    this.transactional = transactional;
-    this.dataSource = dataSource;
-    this.json = json;
-    this.principals = principals;
+    this(lease, transactional, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL);
   }
 
+  /**
+   * @param lease the lease-mode engine, never {@code null}
+   * @param transactional the transactional engine, or {@code null} without a DataSource; used
+   *     only when spring-jdbc and spring-tx are on the class path (without them there is no Spring
+   *     transaction to join)
+   * @param dataSource the application's DataSource, or {@code null}
+   * @param json serializes arguments and results, never {@code null}
+   * @param principals the scope's principal, never {@code null}
+   * @param anonymousPrincipal the principal of anonymous callers, never {@code null}
+   * @throws NullPointerException if a required argument is {@code null}
+   */
+  public IdempotentMethodInterceptor(LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json,
+      IdemPrincipalResolver principals, String anonymousPrincipal) {
+    this.lease = Objects.requireNonNull(lease, "lease");
+    ClassLoader loader = IdempotentMethodInterceptor.class.getClassLoader();
+    boolean springJdbc = ClassUtils.isPresent(TRANSACTION_MANAGER, loader) && ClassUtils.isPresent(DATA_SOURCE_UTILS, loader);
+    this.transactional = springJdbc && dataSource != null ? transactional : null;
+    this.dataSource = dataSource;
+    this.json = Objects.requireNonNull(json, "json");
+    this.principals = Objects.requireNonNull(principals, "principals");
+    this.anonymousPrincipal = Objects.requireNonNull(anonymousPrincipal, "anonymousPrincipal");
+  }
+
+  /**
+   * @throws IdempotencyKeyMissingException if the key argument is {@code null}
+   * @throws dev.idem.core.InvalidIdempotencyKeyException if the key breaks a rule of {@link
+   *     IdempotencyKey#of}
+   * @throws dev.idem.core.IdempotencyKeyReusedException if the key was used in this scope with other
+   *     arguments
+   * @throws dev.idem.core.RequestInProgressException if a call with this key is still running
+   * @throws IllegalStateException if the method has no {@link Idempotent.Key} parameter of type
+   *     {@code String}
+   */
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
-    Method method = invocation.getMethod();
-    Idempotent annotation = method.getAnnotation(Idempotent.class);
-    String key = null;
-    List<Object> payload = new ArrayList<>();
-    Annotation[][] parameterAnnotations = method.getParameterAnnotations();
+    Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(invocation.getThis());
+    Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
+    Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+    if (annotation == null) {
+      annotation = AnnotatedElementUtils.findMergedAnnotation(invocation.getMethod(), Idempotent.class);
+    }
+    if (annotation == null) {
+      return invocation.proceed(); // matched through another path; nothing to do
+    }
+    MethodParameter[] parameters = new AnnotatedMethod(method).getMethodParameters();
     Object[] args = invocation.getArguments();
+    int keyIndex = -1;
+    List<Object> payload = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
-      boolean isKey = false;
-      for (Annotation a : parameterAnnotations[i]) {
-        isKey |= a instanceof Idempotent.Key;
-      }
-      if (isKey) {
-        if (!(args[i] instanceof String)) {
-          throw new IllegalArgumentException("the @Idempotent.Key parameter of " + method + " must be a non-null String");
+      if (parameters[i].hasParameterAnnotation(Idempotent.Key.class)) {
+        if (keyIndex >= 0 || parameters[i].getParameterType() != String.class) {
+          throw new IllegalStateException(method + " must have exactly one @Idempotent.Key parameter, of type String");
         }
-        key = (String) args[i];
+        keyIndex = i;
       } else {
         payload.add(args[i]);
       }
     }
-    if (key == null) {
+    if (keyIndex < 0) {
       throw new IllegalStateException(method + " is @Idempotent but has no parameter annotated @Idempotent.Key");
     }
-    String operation = annotation.operation().isEmpty()
-        ? method.getDeclaringClass().getSimpleName() + "." + method.getName()
-        : annotation.operation();
+    if (args[keyIndex] == null) {
+      throw new IdempotencyKeyMissingException(method.getDeclaringClass().getSimpleName() + "." + method.getName());
+    }
+    String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
+    String principal = Principals.scopePrincipal(principals.currentPrincipal(), anonymousPrincipal);
     IdempotentRequest request = new IdempotentRequest(
-        Scope.of(principals.currentPrincipal(), operation), IdempotencyKey.of(key), Fingerprint.ofJson(json.writeValueAsBytes(payload)));
+        Scope.of(principal, operation), IdempotencyKey.of((String) args[keyIndex]), Fingerprint.ofJson(json.writeValueAsBytes(payload)));
 
     Outcome outcome;
     try {
-      if (transactional != null && dataSource != null && TransactionSynchronizationManager.isActualTransactionActive()) {
-        outcome = transactional.execute(DataSourceUtils.getConnection(dataSource), request, c -> store(proceed(invocation)));
+      Connection joined = transactional == null ? null : SpringTransactions.connectionOfCurrentTransaction(dataSource);
+      if (joined != null) {
+        outcome = transactional.execute(joined, request, c -> store(proceed(invocation)));
       } else {
         outcome = lease.execute(request, ctx -> store(proceed(invocation)));
       }
@@ -107,6 +168,20 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     }
     JavaType type = json.getTypeFactory().constructType(method.getGenericReturnType());
     return json.readValue(outcome.response().body(), type);
+  }
+
+  /**
+   * The default operation: declaring class, method name and parameter types, such as {@code
+   * com.example.Payments.charge(java.lang.String,long)}; {@code "sha256:"} and its SHA-256 when
+   * longer than a scope part may be.
+   */
+  static String defaultOperation(Method method) {
+    String operation = method.getDeclaringClass().getName() + "." + method.getName()
+        + Arrays.stream(method.getParameterTypes()).map(Class::getTypeName).collect(Collectors.joining(",", "(", ")"));
+    if (operation.length() > Scope.MAX_PART_LENGTH) {
+      return "sha256:" + Fingerprint.ofBytes(operation.getBytes(StandardCharsets.UTF_8)).hex();
+    }
+    return operation;
   }
 
   private static Object proceed(MethodInvocation invocation) {

@@ -116,7 +116,7 @@ class IdemAutoConfigurationTest {
     });
   }
 
-  private static Throwable causeOf(Throwable t, Class<? extends Throwable> type) {
+  static Throwable causeOf(Throwable t, Class<? extends Throwable> type) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (type.isInstance(c)) {
         return c;

@@ -52,7 +52,10 @@ class TransactionalFilterModeTest {
   }
 
   @SpringBootConfiguration
-  @EnableAutoConfiguration
+  // Spring Security is on the test class path (for the principal tests); this application has no users.
+  @EnableAutoConfiguration(excludeName = {
+      "org.springframework.boot.autoconfigure.security.servlet.SecurityAutoConfiguration",
+      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration"})
   static class App {
     @RestController
     static class Items {

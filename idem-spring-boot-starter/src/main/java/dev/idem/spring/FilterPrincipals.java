@@ -1,0 +1,69 @@
+package dev.idem.spring;
+
+import dev.idem.servlet.PrincipalResolver;
+import java.security.Principal;
+import java.util.List;
+
+/**
+ * Chooses the filter's {@link PrincipalResolver}, by the rules of {@link IdemPrincipals}: the
+ * application's {@link PrincipalResolver} bean, else its {@link IdemPrincipalResolver} bean, else
+ * {@code idem.principal}: {@code auto} and {@code spring-security} take Spring Security's
+ * authenticated user (falling back to {@code getUserPrincipal()} for requests Spring Security
+ * does not see), {@code servlet} takes {@code getUserPrincipal()}, {@code shared} makes every caller
+ * anonymous. Loaded only with the Servlet API on the class path. Stateless.
+ */
+final class FilterPrincipals {
+
+  /** No principal source: the filter's registration refuses to start with it. */
+  static final PrincipalResolver NONE = new PrincipalResolver() {
+    @Override
+    public String resolve(jakarta.servlet.http.HttpServletRequest request) {
+      throw IdemPrincipals.noSource("the Idempotency-Key filter");
+    }
+
+    @Override
+    public String toString() {
+      return "no principal source";
+    }
+  };
+
+  private FilterPrincipals() {}
+
+  /**
+   * @return the resolver, or {@link #NONE}
+   * @throws IdemConfigurationException if {@code idem.principal} names a source that is not on the
+   *     class path
+   */
+  static PrincipalResolver choose(
+      IdemProperties properties, PrincipalResolver filterBean, IdemPrincipalResolver methodBean, List<PrincipalIntegration> integrations) {
+    if (filterBean != null) {
+      return filterBean;
+    }
+    if (methodBean != null) {
+      return request -> methodBean.currentPrincipal();
+    }
+    IdemProperties.PrincipalSource source = IdemPrincipals.source(properties);
+    switch (source) {
+      case SHARED:
+        return request -> null;
+      case SERVLET:
+        return PrincipalResolver.userPrincipal();
+      default:
+        PrincipalIntegration security = IdemPrincipals.find(integrations, IdemProperties.PrincipalSource.SPRING_SECURITY).orElse(null);
+        if (security == null) {
+          if (source == IdemProperties.PrincipalSource.AUTO) {
+            return NONE;
+          }
+          throw IdemPrincipals.unavailable(source);
+        }
+        return request -> {
+          String name = security.currentPrincipal();
+          if (name != null) {
+            return name;
+          }
+          Principal user = request.getUserPrincipal();
+          return user == null ? null : user.getName();
+        };
+    }
+  }
+}

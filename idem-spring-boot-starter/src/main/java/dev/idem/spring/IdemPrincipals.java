@@ -1,0 +1,127 @@
+package dev.idem.spring;
+
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Optional;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Chooses where the principal of a key's scope comes from, for {@link Idempotent} methods (and,
+ * through {@link FilterPrincipals}, for the filter), so that two callers never share a scope by
+ * accident:
+ *
+ * <ol>
+ *   <li>the application's {@link IdemPrincipalResolver} bean, if it defines one;
+ *   <li>otherwise {@code idem.principal}: {@code auto} (the default) is Spring Security's
+ *       authenticated user when Spring Security is on the class path, and no source at all
+ *       otherwise; {@code spring-security}; {@code servlet} (the container's user of the current
+ *       request); {@code shared} (one principal, {@code idem.method-principal}, for every call).
+ * </ol>
+ *
+ * With no source, the application does not start if a bean has {@code @Idempotent} methods
+ * ({@link IdemAutoConfiguration}); a call that finds none anyway fails with {@link
+ * IdemConfigurationException}. Stateless.
+ */
+final class IdemPrincipals {
+
+  /** What an application without a principal source can do; part of every such message. */
+  static final String CHOICES = "add Spring Security (spring-boot-starter-security) to scope keys by the authenticated user,"
+      + " define an IdemPrincipalResolver bean, set idem.principal=servlet to use the servlet container's user,"
+      + " or set idem.principal=shared if the application is single-tenant and any caller may receive any other caller's stored answer";
+
+  private IdemPrincipals() {}
+
+  /**
+   * @param properties the bound properties, never {@code null}
+   * @param application the application's resolver bean, or {@code null}
+   * @param integrations the sources whose libraries are on the class path, never {@code null}
+   * @return the resolver of {@code @Idempotent} methods; {@code null} when there is no source
+   * @throws IdemConfigurationException if {@code idem.principal} names a source that is not on the
+   *     class path, or is {@code null}
+   */
+  static IdemPrincipalResolver forMethods(IdemProperties properties, IdemPrincipalResolver application, List<PrincipalIntegration> integrations) {
+    if (application != null) {
+      return application;
+    }
+    IdemProperties.PrincipalSource source = source(properties);
+    switch (source) {
+      case SHARED:
+        String shared = properties.getMethodPrincipal();
+        if (shared == null || shared.isEmpty()) {
+          throw new IdemConfigurationException("idem.method-principal", "must not be empty with idem.principal=shared", null);
+        }
+        return () -> shared;
+      case AUTO:
+        return find(integrations, IdemProperties.PrincipalSource.SPRING_SECURITY).map(IdemPrincipals::resolver).orElse(null);
+      default:
+        return resolver(find(integrations, source).orElseThrow(() -> unavailable(source)));
+    }
+  }
+
+  static IdemProperties.PrincipalSource source(IdemProperties properties) {
+    if (properties.getPrincipal() == null) {
+      throw new IdemConfigurationException("idem.principal", "must be auto, spring-security, servlet or shared", null);
+    }
+    return properties.getPrincipal();
+  }
+
+  private static IdemPrincipalResolver resolver(PrincipalIntegration integration) {
+    return integration::currentPrincipal;
+  }
+
+  static Optional<PrincipalIntegration> find(List<PrincipalIntegration> integrations, IdemProperties.PrincipalSource kind) {
+    return integrations.stream().filter(i -> i.kind() == kind).findFirst();
+  }
+
+  /** {@code idem.principal} names a source whose library is missing. */
+  static IdemConfigurationException unavailable(IdemProperties.PrincipalSource source) {
+    return new IdemConfigurationException("idem.principal", source == IdemProperties.PrincipalSource.SPRING_SECURITY
+        ? "is spring-security, but Spring Security is not on the class path: add spring-boot-starter-security"
+        : "is servlet, but spring-web and the Servlet API are not on the class path", null);
+  }
+
+  /**
+   * @param what who needs a principal, such as "the @Idempotent methods of bean 'payments'"
+   * @return the refusal, naming the property and every way out
+   */
+  static IdemConfigurationException noSource(String what) {
+    return new IdemConfigurationException("idem.principal", "is auto, and there is no principal source for " + what
+        + " (Spring Security is not on the class path and there is no IdemPrincipalResolver bean). Without one, every caller"
+        + " would share one scope, and one caller's retry could receive another caller's stored answer. To fix it, " + CHOICES, null);
+  }
+
+  /**
+   * @return the name of a bean whose class has an {@code @Idempotent} method (on the class, a
+   *     superclass or an interface), if any; beans are not created to find out
+   */
+  static Optional<String> beanWithIdempotentMethods(ConfigurableListableBeanFactory beans) {
+    for (String name : beans.getBeanDefinitionNames()) {
+      Class<?> type;
+      try {
+        type = beans.getType(name, false);
+      } catch (RuntimeException | LinkageError e) {
+        continue;
+      }
+      if (type != null && hasIdempotentMethod(ClassUtils.getUserClass(type))) {
+        return Optional.of(name);
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static boolean hasIdempotentMethod(Class<?> type) {
+    try {
+      for (Method m : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
+        if (AnnotatedElementUtils.hasAnnotation(m, Idempotent.class)) {
+          return true;
+        }
+      }
+    } catch (RuntimeException | LinkageError e) {
+      return false; // a class whose methods cannot be introspected is not Idem's to judge
+    }
+    return false;
+  }
+}

@@ -1,0 +1,69 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.Scope;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
+
+/** Each of Idem's exceptions as the filter answers it; anything else left to Spring MVC. */
+class IdemHandlerExceptionResolverTest {
+
+  private final IdempotencyFilterConfig defaults = IdempotencyFilterConfig.builder(new InMemoryLeaseStore()).build();
+
+  private static MockHttpServletResponse resolve(IdempotencyFilterConfig config, Exception e) {
+    MockHttpServletResponse response = new MockHttpServletResponse();
+    assertThat(new IdemHandlerExceptionResolver(config).resolveException(new MockHttpServletRequest(), response, null, e)).isNotNull();
+    assertThat(response.getContentType()).isEqualTo("application/problem+json");
+    assertThat(response.getHeader("Cache-Control")).isEqualTo("no-store");
+    return response;
+  }
+
+  @Test
+  void eachRefusalIsTheFiltersProblem() throws Exception {
+    IdempotencyKey key = IdempotencyKey.of("k1");
+    MockHttpServletResponse reused = resolve(defaults, new IdempotencyKeyReusedException(Scope.of("alice", "charge"), key));
+    assertThat(reused.getStatus()).isEqualTo(422);
+    assertThat(reused.getContentAsString()).contains("\"type\":\"https://idem.dev/problems/idempotency-key-reused\"")
+        .doesNotContain("alice", "charge");
+
+    MockHttpServletResponse missing = resolve(defaults, new IdempotencyKeyMissingException("Payments.charge"));
+    assertThat(missing.getStatus()).isEqualTo(400);
+    assertThat(missing.getContentAsString()).contains("idempotency-key-missing").doesNotContain("Payments");
+
+    MockHttpServletResponse busy = resolve(defaults, new RequestInProgressException(key, Duration.ofSeconds(30)));
+    assertThat(busy.getStatus()).isEqualTo(409);
+    assertThat(busy.getHeader("Retry-After")).isEqualTo("1");
+
+    MockHttpServletResponse store = resolve(defaults, new IdemStoreException("connection refused to db-7.internal", null));
+    assertThat(store.getStatus()).isEqualTo(503);
+    assertThat(store.getContentAsString()).contains("store-unavailable", "same key").doesNotContain("db-7");
+  }
+
+  @Test
+  void theRetryAfterBoundAndAboutBlankComeFromTheFiltersConfiguration() throws Exception {
+    IdempotencyFilterConfig config = IdempotencyFilterConfig.builder(new InMemoryLeaseStore())
+        .maxRetryAfter(Duration.ofSeconds(20)).aboutBlankProblemTypes().build();
+    MockHttpServletResponse busy = resolve(config, new RequestInProgressException(IdempotencyKey.of("k"), Duration.ofSeconds(12)));
+    assertThat(busy.getHeader("Retry-After")).isEqualTo("12");
+    assertThat(busy.getContentAsString()).doesNotContain("\"type\"").contains("\"title\":\"Conflict\"");
+  }
+
+  @Test
+  void otherExceptionsAndCommittedResponsesAreLeftToSpringMvc() throws Exception {
+    IdemHandlerExceptionResolver resolver = new IdemHandlerExceptionResolver(defaults);
+    assertThat(resolver.resolveException(new MockHttpServletRequest(), new MockHttpServletResponse(), null, new IllegalStateException("x"))).isNull();
+    MockHttpServletResponse committed = new MockHttpServletResponse();
+    committed.setCommitted(true);
+    assertThat(resolver.resolveException(new MockHttpServletRequest(), committed, null,
+        new IdempotencyKeyReusedException(Scope.of("a", "b"), IdempotencyKey.of("k")))).isNull();
+  }
+}
