@@ -178,16 +178,7 @@ public class IdemAutoConfiguration {
       throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
     }
     configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
-    configured("idem.max-response-size", () -> {
-      if (p.getMaxResponseSize() == null) {
-        throw new IllegalArgumentException("must be set, between 0B and 64MB");
-      }
-      long responseBytes = p.getMaxResponseSize().toBytes();
-      if (responseBytes < 0 || responseBytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
-        throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
-      }
-      return b.maxResponseBytes((int) responseBytes);
-    });
+    b.maxResponseBytes(maxResponseBytes(p));
     configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
     configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
     return configured("idem.required-key-routes", b::build);
@@ -289,8 +280,8 @@ public class IdemAutoConfiguration {
       synchronized (interceptor) {
         if (interceptor[0] == null) {
           IdemPrincipalResolver resolver = principals.getIfAvailable(() -> properties.getObject()::getMethodPrincipal);
-          interceptor[0] = new IdempotentMethodInterceptor(
-              lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(), json.getIfAvailable(ObjectMapper::new), resolver);
+          interceptor[0] = new IdempotentMethodInterceptor(lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(),
+              json.getIfAvailable(ObjectMapper::new), resolver, maxResponseBytes(properties.getObject()));
         }
       }
       return interceptor[0].invoke(invocation);
@@ -298,6 +289,20 @@ public class IdemAutoConfiguration {
     DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true), lazy);
     advisor.setOrder(Ordered.LOWEST_PRECEDENCE - 10); // inside @Transactional's advice, so the transaction is open
     return advisor;
+  }
+
+  /** {@code idem.max-response-size} in bytes, for the filter and for {@link Idempotent} methods. */
+  private static int maxResponseBytes(IdemProperties p) {
+    return configured("idem.max-response-size", () -> {
+      if (p.getMaxResponseSize() == null) {
+        throw new IllegalArgumentException("must be set, between 0B and 64MB");
+      }
+      long bytes = p.getMaxResponseSize().toBytes();
+      if (bytes < 0 || bytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
+        throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
+      }
+      return (int) bytes;
+    });
   }
 
   private static <T> T configured(String property, Supplier<T> build) {

@@ -9,6 +9,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Outcome;
+import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
@@ -24,7 +25,12 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 
 /**
  * Runs {@link Idempotent} methods through Idem: transactional mode inside a Spring transaction on
- * the application's DataSource, lease mode otherwise. Thread-safe.
+ * the application's DataSource, lease mode otherwise. The stored response is the method's result
+ * serialized as JSON, at most {@code maxResponseBytes} bytes ({@code idem.max-response-size});
+ * a longer result is returned to the first caller and its key stays completed with a record
+ * without the result ({@link StoredResponse.Builder#bodyNotStored(long)}), so that a repeated call
+ * runs nothing and throws {@link ResponseNotStoredException} instead of running the method again.
+ * Thread-safe.
  */
 public final class IdempotentMethodInterceptor implements MethodInterceptor {
 
@@ -42,6 +48,18 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final DataSource dataSource;
   private final ObjectMapper json;
   private final IdemPrincipalResolver principals;
+  private final int maxResponseBytes;
+
+  /**
+   * An interceptor whose results are stored up to {@link
+   * dev.idem.servlet.IdempotencyFilterConfig#DEFAULT_MAX_RESPONSE_BYTES}; the parameters are those
+   * of {@link #IdempotentMethodInterceptor(LeaseIdempotency, JdbcIdempotency, DataSource,
+   * ObjectMapper, IdemPrincipalResolver, int)}.
+   */
+  public IdempotentMethodInterceptor(
+      LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json, IdemPrincipalResolver principals) {
+    this(lease, transactional, dataSource, json, principals, dev.idem.servlet.IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
+  }
 
   /**
    * @param lease the lease-mode engine
@@ -49,14 +67,21 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @param dataSource the application's DataSource, or {@code null}
    * @param json serializes arguments and results
    * @param principals the scope's principal
+   * @param maxResponseBytes the longest serialized result stored, in bytes, 0 or more; a longer one
+   *     is returned once and then refused (see the class description)
+   * @throws IllegalArgumentException if {@code maxResponseBytes} is negative
    */
-  public IdempotentMethodInterceptor(
-      LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json, IdemPrincipalResolver principals) {
+  public IdempotentMethodInterceptor(LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json,
+      IdemPrincipalResolver principals, int maxResponseBytes) {
+    if (maxResponseBytes < 0) {
+      throw new IllegalArgumentException("maxResponseBytes must not be negative, was " + maxResponseBytes);
+    }
     this.lease = lease;
     this.transactional = transactional;
     this.dataSource = dataSource;
     this.json = json;
     this.principals = principals;
+    this.maxResponseBytes = maxResponseBytes;
   }
 
   @Override
@@ -91,16 +116,23 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
         Scope.of(principals.currentPrincipal(), operation), IdempotencyKey.of(key), Fingerprint.ofJson(json.writeValueAsBytes(payload)));
 
     Outcome outcome;
+    Object[] result = new Object[1];
     try {
       if (transactional != null && dataSource != null && TransactionSynchronizationManager.isActualTransactionActive()) {
-        outcome = transactional.execute(DataSourceUtils.getConnection(dataSource), request, c -> store(proceed(invocation)));
+        outcome = transactional.execute(DataSourceUtils.getConnection(dataSource), request, c -> store(result[0] = proceed(invocation)));
       } else {
-        outcome = lease.execute(request, ctx -> store(proceed(invocation)));
+        outcome = lease.execute(request, ctx -> store(result[0] = proceed(invocation)));
       }
     } catch (MethodFailure e) {
       throw e.getCause();
     } catch (EffectFailedException e) {
       throw e.getCause() instanceof MethodFailure ? e.getCause().getCause() : e;
+    }
+    if (!outcome.response().bodyStored()) {
+      if (!outcome.replayed()) {
+        return result[0]; // this call ran the method; only its repetitions lack the result
+      }
+      throw new ResponseNotStoredException(request.key(), outcome.response());
     }
     if (method.getReturnType() == void.class) {
       return null;
@@ -118,6 +150,10 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   private StoredResponse store(Object result) throws JsonProcessingException {
-    return StoredResponse.builder(200).header("Content-Type", "application/json").body(json.writeValueAsBytes(result)).build();
+    byte[] serialized = json.writeValueAsBytes(result);
+    StoredResponse.Builder response = StoredResponse.builder(200).header("Content-Type", "application/json");
+    return serialized.length > maxResponseBytes
+        ? response.bodyNotStored(serialized.length).build()
+        : response.body(serialized).build();
   }
 }
