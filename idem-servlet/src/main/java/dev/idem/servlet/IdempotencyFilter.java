@@ -14,6 +14,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.CapturingResponse;
+import dev.idem.servlet.internal.FormParts;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.KeyHeader;
 import dev.idem.servlet.internal.Principals;
@@ -53,14 +54,29 @@ import java.util.Objects;
  *       KeyRequirement#REQUIRED} route: 400. Missing on an {@link KeyRequirement#OPTIONAL} route:
  *       the request runs normally and is never deduplicated. Malformed (empty, longer than 255
  *       characters, a control or non-ASCII character, bad quoting, or the field twice): 400.
- *   <li>The body is read into memory, at most {@link IdempotencyFilterConfig#maxBodyBytes()} bytes
- *       (never more, even when chunked): a longer one, or a {@code Content-Length} announcing one,
- *       gets 413 without the handler running. The handler reads the same bytes again through
- *       {@code getInputStream()}, {@code getReader()} or the form parameters.
+ *   <li>The body stays readable by the handler as without the filter, and is limited to {@link
+ *       IdempotencyFilterConfig#maxBodyBytes()} bytes (a longer one, or a {@code Content-Length}
+ *       announcing one, gets 413 without the handler running):
+ *       <ul>
+ *         <li>{@code multipart/form-data}, when the servlet has a multipart configuration ({@code
+ *             @MultipartConfig}): the container parses it with that configuration before the
+ *             handler runs, and the handler gets the container's {@code getParts()}, {@code
+ *             getPart(name)} and field parameters. The parts' sizes count against the limit; a body
+ *             the container refuses gets 400 (malformed) or 413 (over one of its limits).
+ *         <li>any other body (JSON, {@code application/x-www-form-urlencoded}, binary, and
+ *             multipart for a servlet without a multipart configuration) is read into memory, never
+ *             more than the limit even when chunked, and the handler reads the same bytes again
+ *             through {@code getInputStream()}, {@code getReader()} or the form parameters.
+ *         <li>a form whose fields an earlier filter already read (so the container consumed its
+ *             bytes): the handler gets the container's parameters.
+ *       </ul>
  *   <li>The fingerprint (draft section 2.4) is the SHA-256 of the request target (decoded path and
- *       raw query) and of {@link Fingerprint#of(String, byte[])} of the body by its {@code
- *       Content-Type}: RFC 8785 canonical JSON for JSON media types, raw bytes otherwise (an empty body
- *       is fingerprinted as no bytes, whatever its declared type). Binding the
+ *       raw query) and of the payload: for a body read into memory, {@link Fingerprint#of(String,
+ *       byte[])} of it by its {@code Content-Type} (RFC 8785 canonical JSON for JSON media types, raw
+ *       bytes otherwise; an empty body is fingerprinted as no bytes, whatever its declared type); for
+ *       multipart parsed by the container, each part's name, file name, content type and content
+ *       in order, but not the boundary, which clients choose anew for each attempt; for a form
+ *       parsed earlier, its fields by name with their values in order. Binding the
  *       target means a key reused on another resource under a wildcard route ({@code PATCH
  *       /notes/1}, then {@code /notes/2}) is a reuse with another request (422), not a replay of the
  *       other resource's answer. A non-empty body declared as JSON that is not JSON gets 400.
@@ -139,8 +155,9 @@ import java.util.Objects;
  * <p>On a matched route the request body (at most {@link IdempotencyFilterConfig#maxBodyBytes()}
  * bytes) and the response body (at most {@link IdempotencyFilterConfig#maxResponseBytes()} bytes)
  * are held in memory, so the routes should be API operations with bounded answers; an answer over
- * the response limit is sent and runs once, but a retry cannot get it back. Asynchronous processing ({@code startAsync})
- * and multipart parts are refused there. The filter is thread-safe: its configuration is
+ * the response limit is sent and runs once, but a retry cannot get it back. Multipart parts stay
+ * where the container puts them (memory or temporary files, per the servlet's configuration).
+ * Asynchronous processing ({@code startAsync}) is refused there. The filter is thread-safe: its configuration is
  * immutable, and each request's state lives on its own thread.
  */
 public final class IdempotencyFilter implements Filter {
@@ -303,23 +320,76 @@ public final class IdempotencyFilter implements Filter {
       tooLarge(cfg, res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
       return;
     }
-    byte[] body = readBody(req, max);
-    if (body == null) {
-      tooLarge(cfg, res, "the request body is longer than " + max + " bytes, the most accepted");
-      return;
+    BufferedRequest buffered = null;
+    Fingerprint payload = null;
+    if (FormParts.isFormData(req.getContentType())) {
+      // Parsed by the container with the servlet's multipart configuration, so that getParts()
+      // works behind the filter; fingerprinted by its parts, whatever the boundary.
+      FormParts parts;
+      try {
+        parts = FormParts.read(req);
+      } catch (FormParts.Unreadable e) {
+        if (e.tooLarge()) {
+          tooLarge(cfg, res, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
+        } else {
+          problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
+              "the body is declared as " + req.getContentType() + " but cannot be read: " + e.getMessage());
+        }
+        return;
+      }
+      if (parts != null) {
+        if (parts.bytes() > max) {
+          tooLarge(cfg, res, "the parts of the request body add up to " + parts.bytes() + " bytes; at most " + max + " bytes are accepted");
+          return;
+        }
+        buffered = BufferedRequest.parsedByContainer(req);
+        payload = Fingerprint.fromHex(parts.hex());
+      }
+      // else: the servlet has no multipart configuration; its handler reads the bytes itself
     }
-    Fingerprint fingerprint;
-    try {
-      fingerprint = fingerprint(req, path, body);
-    } catch (InvalidPayloadException e) {
-      problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
-          "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
-      return;
+    if (buffered == null) {
+      boolean form = FormParts.isUrlEncodedForm(req.getContentType());
+      byte[] body;
+      try {
+        body = readBody(req, max);
+      } catch (IllegalStateException spent) {
+        if (!form) {
+          throw spent;
+        }
+        body = new byte[0]; // a container that refuses the stream once it parsed the form
+      }
+      if (body == null) {
+        tooLarge(cfg, res, "the request body is longer than " + max + " bytes, the most accepted");
+        return;
+      }
+      if (form && body.length == 0 && req.getContentLengthLong() != 0) {
+        // An earlier filter read a parameter (a CSRF check, a hidden-method filter), so the
+        // container had consumed the form before this filter: its fields stay the container's,
+        // and they are what is fingerprinted (with a truly empty body, they are the query's).
+        FormParts fields = FormParts.ofParameters(req);
+        if (fields.bytes() > max) {
+          tooLarge(cfg, res, "the form's fields add up to " + fields.bytes() + " bytes; at most " + max + " bytes are accepted");
+          return;
+        }
+        buffered = BufferedRequest.parsedByContainer(req);
+        payload = Fingerprint.fromHex(fields.hex());
+      } else {
+        try {
+          // No body is no payload, whatever Content-Type a client library adds: not invalid JSON.
+          payload = body.length == 0 ? Fingerprint.ofBytes(body) : Fingerprint.of(req.getContentType(), body);
+        } catch (InvalidPayloadException e) {
+          problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
+              "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
+          return;
+        }
+        buffered = new BufferedRequest(req, body);
+      }
     }
+    Fingerprint fingerprint = fingerprint(req, path, payload);
     String principal = Principals.scopePrincipal(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, route.operation()), key.key(), fingerprint);
 
-    Run run = new Run(cfg, idempotent, new BufferedRequest(req, body), res, chain);
+    Run run = new Run(cfg, idempotent, buffered, res, chain);
     Outcome outcome;
     try {
       outcome = cfg.engine().execute(idempotent, run);
@@ -597,9 +667,7 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private static Fingerprint fingerprint(HttpServletRequest req, String path, byte[] body) {
-    // No body is no payload, whatever Content-Type a client library adds: not invalid JSON.
-    Fingerprint payload = body.length == 0 ? Fingerprint.ofBytes(body) : Fingerprint.of(req.getContentType(), body);
+  private static Fingerprint fingerprint(HttpServletRequest req, String path, Fingerprint payload) {
     String query = req.getQueryString();
     String bound = "idem-servlet/1\n" + path + (query == null ? "" : "?" + query) + "\n" + payload.hex();
     return Fingerprint.ofBytes(bound.getBytes(StandardCharsets.UTF_8));
