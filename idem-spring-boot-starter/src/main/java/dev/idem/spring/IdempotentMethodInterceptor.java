@@ -128,14 +128,14 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     } catch (EffectFailedException e) {
       throw e.getCause() instanceof MethodFailure ? e.getCause().getCause() : e;
     }
+    if (method.getReturnType() == void.class) {
+      return null; // nothing to give back, stored or not
+    }
     if (!outcome.response().bodyStored()) {
       if (!outcome.replayed()) {
         return result[0]; // this call ran the method; only its repetitions lack the result
       }
       throw new ResponseNotStoredException(request.key(), outcome.response());
-    }
-    if (method.getReturnType() == void.class) {
-      return null;
     }
     JavaType type = json.getTypeFactory().constructType(method.getGenericReturnType());
     return json.readValue(outcome.response().body(), type);
