@@ -20,9 +20,24 @@ import java.util.Objects;
  * choice: an HTTP layer stores an allowlist and never stores {@code Set-Cookie} or {@code
  * Authorization}.
  *
+ * <p>A stored response either holds the body the first execution answered, or stands for an
+ * answer whose body was too large to keep ({@link Builder#bodyNotStored(long)}): then it holds the
+ * status and header fields of that answer, no body, and the field {@value #BODY_NOT_STORED_HEADER}
+ * with the length of the body that was sent. Such a record keeps the key completed, so the effect
+ * never runs again, but it cannot be replayed: an integration answers a repetition with an error
+ * that says so (see {@link #bodyStored()}).
+ *
  * <p>Immutable and thread-safe: the body is copied in and out.
  */
 public final class StoredResponse {
+
+  /**
+   * The header field that marks a response whose body was not stored ({@link
+   * Builder#bodyNotStored(long)}); its value is the length of the body that was sent, in bytes, as
+   * decimal digits. Only Idem writes it: HTTP integrations never store a field of this name that a
+   * handler set.
+   */
+  public static final String BODY_NOT_STORED_HEADER = "Idem-Body-Not-Stored";
 
   private final int status;
   private final Map<String, List<String>> headers;
@@ -98,9 +113,38 @@ public final class StoredResponse {
     return body.clone();
   }
 
-  /** @return the body length in bytes, without copying it */
+  /** @return the body length in bytes, without copying it; 0 when {@link #bodyStored()} is false */
   public int bodyLength() {
     return body.length;
+  }
+
+  /**
+   * Whether this response holds the body it answered with, so that it can be replayed verbatim.
+   *
+   * @return {@code false} for a response built with {@link Builder#bodyNotStored(long)} (it has the
+   *     field {@value #BODY_NOT_STORED_HEADER}): the answer was sent once, its body was too large to
+   *     keep, and a repetition must be refused rather than answered with an empty body or run again
+   */
+  public boolean bodyStored() {
+    return header(BODY_NOT_STORED_HEADER) == null;
+  }
+
+  /**
+   * @return the length in bytes of the body the first execution answered with: {@link
+   *     #bodyLength()} when {@link #bodyStored()}, otherwise the length recorded by {@link
+   *     Builder#bodyNotStored(long)}, or -1 if that record is not a decimal number
+   */
+  public long answeredBodyLength() {
+    String recorded = header(BODY_NOT_STORED_HEADER);
+    if (recorded == null) {
+      return body.length;
+    }
+    try {
+      long n = Long.parseLong(recorded.trim());
+      return n < 0 ? -1 : n;
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   /** @return the body decoded as UTF-8 (malformed input replaced), never {@code null} */
@@ -204,6 +248,26 @@ public final class StoredResponse {
     /** Sets the body to {@code body} encoded as UTF-8. */
     public Builder body(String body) {
       return body(Objects.requireNonNull(body, "body").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Makes this the record of an answer whose body was sent but is too large to keep: empties the
+     * body and sets {@value #BODY_NOT_STORED_HEADER} to {@code answeredBytes}. The status and the
+     * other header fields describe the answer that was sent, so a {@link ResponsePolicy} decides
+     * about it as about the full answer. Storing it keeps the key completed: a repetition runs
+     * nothing and is refused ({@link #bodyStored()} is {@code false}).
+     *
+     * @param answeredBytes the length of the body that was sent, 0 or more
+     * @return this builder
+     * @throws IllegalArgumentException if {@code answeredBytes} is negative
+     */
+    public Builder bodyNotStored(long answeredBytes) {
+      if (answeredBytes < 0) {
+        throw new IllegalArgumentException("answeredBytes must not be negative, was " + answeredBytes);
+      }
+      this.body = new byte[0];
+      headers.keySet().removeIf(name -> name.equalsIgnoreCase(BODY_NOT_STORED_HEADER));
+      return header(BODY_NOT_STORED_HEADER, Long.toString(answeredBytes));
     }
 
     /** @return a new immutable response */

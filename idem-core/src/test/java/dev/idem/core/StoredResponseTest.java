@@ -83,4 +83,26 @@ class StoredResponseTest {
     assertThatThrownBy(() -> StoredResponseCodec.decode(wrongMagic)).isInstanceOf(IdemStoreException.class);
     assertThatThrownBy(() -> StoredResponseCodec.decode(new byte[0])).isInstanceOf(IdemStoreException.class);
   }
+
+  @Test
+  void aRecordWithoutTheBodyKeepsStatusHeadersAndLengthAndSurvivesTheCodec() {
+    StoredResponse record = StoredResponse.builder(201).header("Location", "/notes/7").body("dropped")
+        .bodyNotStored(2_097_152).build();
+    assertThat(record.bodyStored()).isFalse();
+    assertThat(record.status()).isEqualTo(201);
+    assertThat(record.bodyLength()).isZero();
+    assertThat(record.answeredBodyLength()).isEqualTo(2_097_152);
+    assertThat(record.header("location")).isEqualTo("/notes/7");
+    assertThat(record.header(StoredResponse.BODY_NOT_STORED_HEADER)).isEqualTo("2097152");
+    StoredResponse decoded = StoredResponseCodec.decode(StoredResponseCodec.encode(record));
+    assertThat(decoded).isEqualTo(record);
+    assertThat(decoded.bodyStored()).isFalse();
+
+    StoredResponse whole = StoredResponse.of(200, "abc");
+    assertThat(whole.bodyStored()).isTrue();
+    assertThat(whole.answeredBodyLength()).isEqualTo(3);
+    assertThat(StoredResponse.builder(200).bodyNotStored(1).bodyNotStored(5).build().headers())
+        .as("marked once").containsExactly(java.util.Map.entry(StoredResponse.BODY_NOT_STORED_HEADER, java.util.List.of("5")));
+    assertThatThrownBy(() -> StoredResponse.builder(200).bodyNotStored(-1)).isInstanceOf(IllegalArgumentException.class);
+  }
 }

@@ -34,8 +34,10 @@ public interface FilterEngine {
    *
    * @param request the scope, key and fingerprint, never {@code null}
    * @param handler the filter chain; a lease engine passes the claim's {@link LeaseContext}, a
-   *     transactional engine passes {@code null}. It throws {@link AnswerNotStored} when its
-   *     answer has already reached the client and must not be stored.
+   *     transactional engine passes {@code null}. When its answer was too long to hold, it has
+   *     already reached the client and the handler returns a record without the body ({@link
+   *     StoredResponse#bodyStored()} {@code false}), which the engine stores or releases by its
+   *     response policy like any answer, so that the key is never run twice.
    * @return the outcome, never {@code null}
    * @throws dev.idem.core.IdempotencyKeyReusedException if the key was used with another request
    * @throws dev.idem.core.RequestInProgressException if a first attempt is still running
@@ -61,41 +63,15 @@ public interface FilterEngine {
   interface Handler extends dev.idem.core.LeaseEffect {
     /**
      * @param context the claim's lease context in lease mode; {@code null} in a transactional engine
-     * @return the response to store, never {@code null}
-     * @throws AnswerNotStored if the answer went to the client unstored (longer than {@link
-     *     IdempotencyFilterConfig#maxResponseBytes()}); the engine must keep the handler's effect
-     *     and leave no record for the key
+     * @return the response to store, never {@code null}: the whole answer, or, for an answer
+     *     longer than {@link IdempotencyFilterConfig#maxResponseBytes()} that already streamed to
+     *     the client, its record without the body ({@link StoredResponse#bodyStored()} {@code
+     *     false}). The engine treats both alike: stored (the key stays completed) or released, as
+     *     its response policy says for the status.
      * @throws Exception whatever the handler threw
      */
     @Override
     StoredResponse run(LeaseContext context) throws Exception;
-  }
-
-  /**
-   * Thrown by the {@link Handler} when its answer grew past {@link
-   * IdempotencyFilterConfig#maxResponseBytes()} and streamed to the client: the effect stands, the
-   * key's record must go, so a retry runs again. Carries no stack trace.
-   */
-  final class AnswerNotStored extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    private final int status;
-
-    /**
-     * Creates the signal; the filter is its only legitimate thrower.
-     *
-     * @param status the HTTP status the client already received, so that an engine can treat a
-     *     failure answer (5xx) as it treats a short one
-     */
-    public AnswerNotStored(int status) {
-      super("the response is longer than maxResponseBytes and was not stored", null, true, false);
-      this.status = status;
-    }
-
-    /** @return the HTTP status the client already received */
-    public int status() {
-      return status;
-    }
   }
 
   /**

@@ -14,6 +14,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.CapturingResponse;
+import dev.idem.servlet.internal.FormParts;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.KeyHeader;
 import dev.idem.servlet.internal.Principals;
@@ -31,6 +32,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -52,14 +54,29 @@ import java.util.Objects;
  *       KeyRequirement#REQUIRED} route: 400. Missing on an {@link KeyRequirement#OPTIONAL} route:
  *       the request runs normally and is never deduplicated. Malformed (empty, longer than 255
  *       characters, a control or non-ASCII character, bad quoting, or the field twice): 400.
- *   <li>The body is read into memory, at most {@link IdempotencyFilterConfig#maxBodyBytes()} bytes
- *       (never more, even when chunked): a longer one, or a {@code Content-Length} announcing one,
- *       gets 413 without the handler running. The handler reads the same bytes again through
- *       {@code getInputStream()}, {@code getReader()} or the form parameters.
+ *   <li>The body stays readable by the handler as without the filter, and is limited to {@link
+ *       IdempotencyFilterConfig#maxBodyBytes()} bytes (a longer one, or a {@code Content-Length}
+ *       announcing one, gets 413 without the handler running):
+ *       <ul>
+ *         <li>{@code multipart/form-data}, when the servlet has a multipart configuration ({@code
+ *             @MultipartConfig}): the container parses it with that configuration before the
+ *             handler runs, and the handler gets the container's {@code getParts()}, {@code
+ *             getPart(name)} and field parameters. The parts' sizes count against the limit; a body
+ *             the container refuses gets 400 (malformed) or 413 (over one of its limits).
+ *         <li>any other body (JSON, {@code application/x-www-form-urlencoded}, binary, and
+ *             multipart for a servlet without a multipart configuration) is read into memory, never
+ *             more than the limit even when chunked, and the handler reads the same bytes again
+ *             through {@code getInputStream()}, {@code getReader()} or the form parameters.
+ *         <li>a form whose fields an earlier filter already read (so the container consumed its
+ *             bytes): the handler gets the container's parameters.
+ *       </ul>
  *   <li>The fingerprint (draft section 2.4) is the SHA-256 of the request target (decoded path and
- *       raw query) and of {@link Fingerprint#of(String, byte[])} of the body by its {@code
- *       Content-Type}: RFC 8785 canonical JSON for JSON media types, raw bytes otherwise (an empty body
- *       is fingerprinted as no bytes, whatever its declared type). Binding the
+ *       raw query) and of the payload: for a body read into memory, {@link Fingerprint#of(String,
+ *       byte[])} of it by its {@code Content-Type} (RFC 8785 canonical JSON for JSON media types, raw
+ *       bytes otherwise; an empty body is fingerprinted as no bytes, whatever its declared type); for
+ *       multipart parsed by the container, each part's name, file name, content type and content
+ *       in order, but not the boundary, which clients choose anew for each attempt; for a form
+ *       parsed earlier, its fields by name with their values in order. Binding the
  *       target means a key reused on another resource under a wildcard route ({@code PATCH
  *       /notes/1}, then {@code /notes/2}) is a reuse with another request (422), not a replay of the
  *       other resource's answer. A non-empty body declared as JSON that is not JSON gets 400.
@@ -82,9 +99,16 @@ import java.util.Objects;
  *   <li>A body that grows past {@link IdempotencyFilterConfig#maxResponseBytes()} stops the
  *       buffering: status, header fields, cookies and the bytes buffered so far go to the client at
  *       that moment, and the rest of the body (and every later flush) streams straight through, so
- *       the client still receives the whole answer. It is never stored: the claim is released
- *       whatever the response policy says, a warning naming the key and the limit is logged, and a
- *       retry with the same key runs the handler again.
+ *       the client still receives the whole answer while the filter holds at most the limit. Such
+ *       an answer is not stored, but its key is not freed either: the engine completes the claim
+ *       with a record of the answer without its body (its status, the replayed header fields and
+ *       the body's length: {@link StoredResponse.Builder#bodyNotStored(long)}), deciding by its
+ *       {@link dev.idem.core.ResponsePolicy} on that status as for a short answer, and a warning
+ *       (without the key) is logged. A retry then gets the problem {@value
+ *       #PROBLEM_RESPONSE_TOO_LARGE} (500) instead of a second run. The same holds when the handler
+ *       throws, or the client goes away, after part of the answer has been sent: the client has
+ *       seen the status, so the key stays completed and the exception still reaches the container,
+ *       which aborts the half-sent answer.
  *   <li>A retry after completion gets the stored status, body bytes and the configured header
  *       fields ({@link IdempotencyFilterConfig#replayedHeaders()}), plus {@code Idempotent-Replayed:
  *       true}; never {@code Set-Cookie}, credentials or hop-by-hop fields.
@@ -112,12 +136,21 @@ import java.util.Objects;
  *       IdempotencyFilterConfig#retryAfterSeconds})</td><td>draft 2.6, 2.7; RFC 9110 10.2.3</td></tr>
  *   <tr><td>413</td><td>{@value #PROBLEM_BODY_TOO_LARGE}</td><td>body over the limit</td><td>RFC 9110 15.5.14</td></tr>
  *   <tr><td>422</td><td>{@value #PROBLEM_KEY_REUSED}</td><td>key reused with another request</td><td>draft 2.2, 2.7</td></tr>
+ *   <tr><td>500</td><td>{@value #PROBLEM_RESPONSE_TOO_LARGE}</td><td>a retry of a request that ran
+ *       and was answered with a body longer than {@link IdempotencyFilterConfig#maxResponseBytes()}:
+ *       the operation is not run again and its answer cannot be sent again. Extension members
+ *       {@code originalStatus}, {@code originalBodyBytes} and, when the answer had one, {@code
+ *       originalLocation}. A 5xx because the client did nothing wrong and the server cannot do what
+ *       a retry asks; not 502/503/504, which clients retry, since no retry can succeed</td><td>RFC
+ *       9110 15.6.1; RFC 9457 3.2</td></tr>
  *   <tr><td>503</td><td>{@value #PROBLEM_STORE_UNAVAILABLE}</td><td>the store failed before the
  *       claim was made; the handler did not run and nothing was written</td><td>RFC 9110 15.6.4</td></tr>
  * </table>
  *
- * <p>A handler that throws releases the claim (so a retry runs again) and nothing is stored; the
- * exception propagates to the container, which answers as it answers any failing servlet. If the
+ * <p>A handler that throws while its answer is still held (nothing has reached the client) releases
+ * the claim (so a retry runs again, contract rule 6) and nothing is stored; the exception propagates
+ * to the container, which answers as it answers any failing servlet. One that throws after part of
+ * an answer longer than the limit was sent leaves the key completed, as described above. If the
  * store fails <em>after</em> the handler ran (completing or releasing the claim), the handler's
  * answer is still sent, since its effect happened; the claim then expires with its lease.
  *
@@ -126,8 +159,9 @@ import java.util.Objects;
  * <p>On a matched route the request body (at most {@link IdempotencyFilterConfig#maxBodyBytes()}
  * bytes) and the response body (at most {@link IdempotencyFilterConfig#maxResponseBytes()} bytes)
  * are held in memory, so the routes should be API operations with bounded answers; an answer over
- * the response limit is sent but never deduplicated. Asynchronous processing ({@code startAsync})
- * and multipart parts are refused there. The filter is thread-safe: its configuration is
+ * the response limit is sent and runs once, but a retry cannot get it back. Multipart parts stay
+ * where the container puts them (memory or temporary files, per the servlet's configuration).
+ * Asynchronous processing ({@code startAsync}) is refused there. The filter is thread-safe: its configuration is
  * immutable, and each request's state lives on its own thread.
  */
 public final class IdempotencyFilter implements Filter {
@@ -162,6 +196,7 @@ public final class IdempotencyFilter implements Filter {
   private static final String BODY_TOO_LARGE = "body-too-large";
   private static final String KEY_REUSED = "idempotency-key-reused";
   private static final String STORE_UNAVAILABLE = "store-unavailable";
+  private static final String RESPONSE_TOO_LARGE = "response-too-large-to-replay";
 
   /** Problem type under the default base: a required {@code Idempotency-Key} is missing (400). */
   public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + KEY_MISSING;
@@ -186,6 +221,12 @@ public final class IdempotencyFilter implements Filter {
   public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + KEY_REUSED;
   /** Problem type under the default base: the idempotency store could not be used (503). */
   public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + STORE_UNAVAILABLE;
+  /**
+   * Problem type under the default base: the request with this key already ran, but its answer was
+   * longer than {@link IdempotencyFilterConfig#maxResponseBytes()} and was not stored, so it cannot
+   * be replayed; the operation is not run again (500).
+   */
+  public static final String PROBLEM_RESPONSE_TOO_LARGE = PROBLEM_TYPE_BASE + RESPONSE_TOO_LARGE;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
@@ -283,23 +324,76 @@ public final class IdempotencyFilter implements Filter {
       tooLarge(cfg, res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
       return;
     }
-    byte[] body = readBody(req, max);
-    if (body == null) {
-      tooLarge(cfg, res, "the request body is longer than " + max + " bytes, the most accepted");
-      return;
+    BufferedRequest buffered = null;
+    Fingerprint payload = null;
+    if (FormParts.isFormData(req.getContentType())) {
+      // Parsed by the container with the servlet's multipart configuration, so that getParts()
+      // works behind the filter; fingerprinted by its parts, whatever the boundary.
+      FormParts parts;
+      try {
+        parts = FormParts.read(req);
+      } catch (FormParts.Unreadable e) {
+        if (e.tooLarge()) {
+          tooLarge(cfg, res, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
+        } else {
+          problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
+              "the body is declared as " + req.getContentType() + " but cannot be read: " + e.getMessage());
+        }
+        return;
+      }
+      if (parts != null) {
+        if (parts.bytes() > max) {
+          tooLarge(cfg, res, "the parts of the request body add up to " + parts.bytes() + " bytes; at most " + max + " bytes are accepted");
+          return;
+        }
+        buffered = BufferedRequest.parsedByContainer(req);
+        payload = Fingerprint.fromHex(parts.hex());
+      }
+      // else: the servlet has no multipart configuration; its handler reads the bytes itself
     }
-    Fingerprint fingerprint;
-    try {
-      fingerprint = fingerprint(req, path, body);
-    } catch (InvalidPayloadException e) {
-      problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
-          "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
-      return;
+    if (buffered == null) {
+      boolean form = FormParts.isUrlEncodedForm(req.getContentType());
+      byte[] body;
+      try {
+        body = readBody(req, max);
+      } catch (IllegalStateException spent) {
+        if (!form) {
+          throw spent;
+        }
+        body = new byte[0]; // a container that refuses the stream once it parsed the form
+      }
+      if (body == null) {
+        tooLarge(cfg, res, "the request body is longer than " + max + " bytes, the most accepted");
+        return;
+      }
+      if (form && body.length == 0 && req.getContentLengthLong() != 0) {
+        // An earlier filter read a parameter (a CSRF check, a hidden-method filter), so the
+        // container had consumed the form before this filter: its fields stay the container's,
+        // and they are what is fingerprinted (with a truly empty body, they are the query's).
+        FormParts fields = FormParts.ofParameters(req);
+        if (fields.bytes() > max) {
+          tooLarge(cfg, res, "the form's fields add up to " + fields.bytes() + " bytes; at most " + max + " bytes are accepted");
+          return;
+        }
+        buffered = BufferedRequest.parsedByContainer(req);
+        payload = Fingerprint.fromHex(fields.hex());
+      } else {
+        try {
+          // No body is no payload, whatever Content-Type a client library adds: not invalid JSON.
+          payload = body.length == 0 ? Fingerprint.ofBytes(body) : Fingerprint.of(req.getContentType(), body);
+        } catch (InvalidPayloadException e) {
+          problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
+              "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
+          return;
+        }
+        buffered = new BufferedRequest(req, body);
+      }
     }
+    Fingerprint fingerprint = fingerprint(req, path, payload);
     String principal = Principals.scopePrincipal(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(req, route)), key.key(), fingerprint);
 
-    Run run = new Run(cfg, idempotent, new BufferedRequest(req, body), res, chain);
+    Run run = new Run(cfg, idempotent, buffered, res, chain);
     Outcome outcome;
     try {
       outcome = cfg.engine().execute(idempotent, run);
@@ -309,6 +403,15 @@ public final class IdempotencyFilter implements Filter {
     }
     if (outcome.replayed()) {
       replay(cfg, outcome.response(), res);
+    } else if (run.captured.overflowed()) {
+      // Already streamed to the client; the engine stored the record without the body (or
+      // released the claim, as its response policy says for this status).
+      if (outcome.stored()) {
+        notStoredWarning(cfg, run);
+      }
+      if (run.failure != null) {
+        rethrow(run.failure); // the handler failed mid-answer: the container aborts the exchange
+      }
     } else {
       run.captured.writeTo(res);
     }
@@ -349,32 +452,47 @@ public final class IdempotencyFilter implements Filter {
         captured.finish(); // the writer's last characters may still push the body past the limit
       } catch (Throwable t) {
         failure = t;
-        throw t;
-      }
-      if (captured.overflowed()) {
-        // Thrown, not returned: the engine then releases the claim instead of completing it with
-        // a body the filter no longer holds, whatever the ResponsePolicy would say.
-        throw new FilterEngine.AnswerNotStored(captured.getStatus());
+        if (!captured.overflowed()) {
+          throw t; // nothing reached the client: the engine releases the claim (contract rule 6)
+        }
+        // The status, header fields and part of the body already reached the client: the effect
+        // happened as far as it can tell. The key stays completed with a record of what was sent
+        // rather than freed for a second run; the filter rethrows the failure afterwards.
       }
       ran = true;
       return toStored(cfg, captured);
     }
   }
 
-  private static void responseNotStored(IdempotencyFilterConfig cfg, Run run, RuntimeException e) {
-    String what = "idempotency filter: the response to " + run.idempotent.scope().operation() + " with Idempotency-Key '"
-        + run.idempotent.key().value() + "' is longer than maxResponseBytes (" + cfg.maxResponseBytes()
-        + " bytes); it was streamed to the client without being stored, ";
-    Throwable releaseFailure = e.getSuppressed().length > 0 ? e.getSuppressed()[0] : null;
-    if (releaseFailure == null) {
-      LOG.log(Level.WARNING, what + "and the claim was released: a retry with this key will run the operation again");
-    } else {
-      LOG.log(Level.WARNING, what + "but the claim could not be released and expires with its lease: a retry with this key"
-          + " will run the operation again after that (until then it is refused as in progress)", releaseFailure);
-    }
+  /** A warning without the key (logs carry no keys or principals): the limit is too low for this route. */
+  private static void notStoredWarning(IdempotencyFilterConfig cfg, Run run) {
+    LOG.log(Level.WARNING, "idempotency filter: an answer to " + run.idempotent.scope().operation() + " (status "
+        + run.captured.getStatus() + ", " + run.captured.bodyLength() + " bytes" + (run.failure != null ? " before the handler failed" : "")
+        + ") was longer than maxResponseBytes (" + cfg.maxResponseBytes() + " bytes): it was streamed to the client and only"
+        + " its status is stored, so a retry with the same key is answered 500 " + RESPONSE_TOO_LARGE
+        + " and does not run the operation again; raise maxResponseBytes if such retries must be replayed");
   }
 
-  /** Builds what is stored: never throws, since the handler's effect has happened. */
+  private static void rethrow(Throwable t) throws IOException, ServletException {
+    if (t instanceof IOException io) {
+      throw io;
+    }
+    if (t instanceof ServletException se) {
+      throw se;
+    }
+    if (t instanceof RuntimeException re) {
+      throw re;
+    }
+    if (t instanceof Error err) {
+      throw err;
+    }
+    throw new ServletException(t);
+  }
+
+  /**
+   * Builds what is stored: the whole answer, or after an overflow the record of it without its
+   * body. Never throws, since the handler's effect has happened.
+   */
   private static StoredResponse toStored(IdempotencyFilterConfig cfg, CapturingResponse captured) {
     int status = captured.getStatus();
     StoredResponse.Builder b = StoredResponse.builder(status >= 100 && status <= 599 ? status : 500);
@@ -391,33 +509,18 @@ public final class IdempotencyFilter implements Filter {
         }
       }
     }
+    if (captured.overflowed()) {
+      return b.bodyNotStored(captured.bodyLength()).build();
+    }
     return b.body(captured.body()).build();
   }
 
   private static void failed(IdempotencyFilterConfig cfg, RuntimeException e, Run run, HttpServletResponse res)
       throws IOException, ServletException {
     if (run.failure != null) {
-      // The handler threw; the engine released the claim. Let the container see the original.
-      Throwable t = run.failure;
-      if (t instanceof IOException io) {
-        throw io;
-      }
-      if (t instanceof ServletException se) {
-        throw se;
-      }
-      if (t instanceof RuntimeException re) {
-        throw re;
-      }
-      if (t instanceof Error err) {
-        throw err;
-      }
-      throw new ServletException(t);
-    }
-    if (e instanceof FilterEngine.AnswerNotStored) {
-      // The handler ran and its answer, longer than the limit, has already streamed to the client;
-      // the engine released the claim (or tried to). Nothing is left to write.
-      responseNotStored(cfg, run, e);
-      return;
+      // The handler threw; the engine released the claim (or, after part of the answer was sent,
+      // tried to complete it). Let the container see the original.
+      rethrow(run.failure);
     }
     if (e instanceof IdempotencyKeyReusedException) {
       problem(cfg, res, KEY_REUSED, "Idempotency-Key is already used", 422,
@@ -433,7 +536,7 @@ public final class IdempotencyFilter implements Filter {
     }
     if (e instanceof FilterEngine.RolledBackException && res.isCommitted()) {
       // Transactional engine, an answer over maxResponseBytes: it streamed to the client before
-      // the commit, and the commit failed. Nothing can be taken back or appended; failing the
+      // the commit, and storing its record or the commit failed. Nothing can be taken back or appended; failing the
       // exchange makes the container close the connection, so the client sees a broken answer
       // (not a clean one for writes that were rolled back) and retries with the same key.
       LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
@@ -453,7 +556,9 @@ public final class IdempotencyFilter implements Filter {
       // not record it (complete or release failed, or the lease was taken over).
       LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be "
           + (e instanceof LeaseLostException ? "stored (lease lost)" : "stored or released") + "; sending it unstored", e);
-      run.captured.writeTo(res);
+      if (!run.captured.overflowed()) {
+        run.captured.writeTo(res); // an overflowed answer has already gone to the client
+      }
       return;
     }
     if (e instanceof IdemException) {
@@ -468,6 +573,10 @@ public final class IdempotencyFilter implements Filter {
   }
 
   private static void replay(IdempotencyFilterConfig cfg, StoredResponse stored, HttpServletResponse res) throws IOException {
+    if (!stored.bodyStored()) {
+      tooLargeToReplay(cfg, stored, res);
+      return;
+    }
     res.setStatus(stored.status());
     for (Map.Entry<String, List<String>> field : stored.headers().entrySet()) {
       String name = field.getKey();
@@ -499,6 +608,30 @@ public final class IdempotencyFilter implements Filter {
       throws IOException {
     String type = cfg.problemType(name);
     new Problem(type, type == null ? Problem.reasonPhrase(status) : title, status, detail).writeTo(res);
+  }
+
+  /**
+   * The answer to a retry whose first answer was too large to store: a problem, never an empty or
+   * cut body under the original status, and never a second run.
+   */
+  private static void tooLargeToReplay(IdempotencyFilterConfig cfg, StoredResponse stored, HttpServletResponse res) throws IOException {
+    long bytes = stored.answeredBodyLength();
+    String location = stored.header("Location");
+    Map<String, Object> members = new LinkedHashMap<>();
+    members.put("originalStatus", stored.status());
+    if (bytes >= 0) {
+      members.put("originalBodyBytes", bytes);
+    }
+    if (location != null) {
+      members.put("originalLocation", location);
+    }
+    String type = cfg.problemType(RESPONSE_TOO_LARGE);
+    new Problem(type, type == null ? Problem.reasonPhrase(500) : "The stored response is too large to replay", 500,
+        "the request with this Idempotency-Key was already processed and answered with status " + stored.status()
+            + (bytes >= 0 ? " and a body of " + bytes + " bytes" : "") + ", too large to be stored for replays;"
+            + " it is not run again, and its answer cannot be sent again"
+            + (location != null ? ": the answer's Location was " + location : ": look its result up another way"),
+        members).writeTo(res);
   }
 
   private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletResponse res, String detail) throws IOException {
@@ -561,9 +694,7 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private static Fingerprint fingerprint(HttpServletRequest req, String path, byte[] body) {
-    // No body is no payload, whatever Content-Type a client library adds: not invalid JSON.
-    Fingerprint payload = body.length == 0 ? Fingerprint.ofBytes(body) : Fingerprint.of(req.getContentType(), body);
+  private static Fingerprint fingerprint(HttpServletRequest req, String path, Fingerprint payload) {
     String query = req.getQueryString();
     String bound = "idem-servlet/1\n" + path + (query == null ? "" : "?" + query) + "\n" + payload.hex();
     return Fingerprint.ofBytes(bound.getBytes(StandardCharsets.UTF_8));

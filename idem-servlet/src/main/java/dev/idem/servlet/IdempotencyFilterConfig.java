@@ -33,7 +33,7 @@ import java.util.TreeSet;
  *     .required("POST", "/payments")       // 400 without Idempotency-Key
  *     .optional("POST", "/notes/**")       // deduplicated only when the client sends a key
  *     .maxBodyBytes(256 * 1024)
- *     .maxResponseBytes(512 * 1024)        // larger answers are sent but not stored
+ *     .maxResponseBytes(8 * 1024 * 1024)   // larger answers are sent once; a retry gets 500, not a second run
  *     .problemTypeBase(URI.create("https://api.example.com/problems/"))
  *     .build();
  * servletContext.addFilter("idem", new IdempotencyFilter(config)).addMappingForUrlPatterns(null, false, "/*");
@@ -48,13 +48,15 @@ public final class IdempotencyFilterConfig {
   public static final int MAX_BODY_BYTES_LIMIT = 1 << 28;
 
   /**
-   * The default response limit of {@link Builder#maxResponseBytes(int)}: 1 MiB (1 048 576 bytes).
+   * The default response limit of {@link Builder#maxResponseBytes(int)}: 4 MiB (4 194 304 bytes).
+   * Every store Idem ships keeps such a record with the default server settings; see {@link
+   * Builder#maxResponseBytes(int)} for the stores' own limits.
    */
-  public static final int DEFAULT_MAX_RESPONSE_BYTES = 1 << 20;
+  public static final int DEFAULT_MAX_RESPONSE_BYTES = 1 << 22;
 
   /**
    * The largest response limit a configuration accepts: 64 MiB (67 108 864 bytes), held in memory
-   * per request.
+   * per request while its handler runs.
    */
   public static final int MAX_RESPONSE_BYTES_LIMIT = 1 << 26;
 
@@ -222,8 +224,8 @@ public final class IdempotencyFilterConfig {
 
   /**
    * @return the largest response body, in bytes, 0 to {@value #MAX_RESPONSE_BYTES_LIMIT}, that the
-   *     filter holds in memory to store it; a longer one is streamed to the client and not stored
-   *     (see {@link Builder#maxResponseBytes(int)})
+   *     filter holds in memory to store it; a longer one is streamed to the client, its key stays
+   *     completed without the body, and a retry is refused (see {@link Builder#maxResponseBytes(int)})
    */
   public int maxResponseBytes() {
     return maxResponseBytes;
@@ -501,23 +503,40 @@ public final class IdempotencyFilterConfig {
     }
 
     /**
-     * Caps the response body the filter holds in memory in order to store it. A deduplicated
-     * request's response is buffered while its handler runs, so that it can be stored and so that
-     * nothing reaches the client before the handler returns. When the body grows past this limit,
-     * the filter stops buffering: the status, header fields and cookies and the bytes buffered so
-     * far are sent to the client, and the rest of the body streams straight through (flushes
-     * included). The client still receives the whole answer; the filter's memory stays bounded by
-     * the limit. Such a response is never stored, since the filter no longer has it: the claim is
-     * released, as for an answer the {@link dev.idem.core.ResponsePolicy} does not store, so a retry
-     * with the same key runs the handler again, and the filter logs a warning naming the key and
-     * the limit.
+     * Caps the response body the filter holds in memory in order to store it, the largest answer a
+     * retry can get back. A deduplicated request's response is buffered while its handler runs, so
+     * that it can be stored and so that nothing reaches the client before the handler returns; an
+     * answer up to the limit is stored whole and replayed byte for byte.
+     *
+     * <p>When the body grows past this limit, the filter stops buffering: the status, header fields
+     * and cookies and the bytes buffered so far are sent to the client, and the rest of the body
+     * streams straight through (flushes included). The client still receives the whole answer; the
+     * filter's memory stays bounded by the limit. The body is not stored, since the filter no longer
+     * has it, but the operation ran, so its key is <em>not</em> freed: the engine completes the claim
+     * with a record of the answer without its body (status, replayed header fields, body length;
+     * {@link dev.idem.core.StoredResponse.Builder#bodyNotStored(long)}), or releases it when the
+     * {@link dev.idem.core.ResponsePolicy} does not store that status (5xx by default), exactly as
+     * for a short answer. A retry with the same key then runs nothing and gets 500 with the problem
+     * type {@code response-too-large-to-replay} ({@link IdempotencyFilter#PROBLEM_RESPONSE_TOO_LARGE}
+     * under the default base), whose {@code originalStatus}, {@code originalBodyBytes} and {@code
+     * originalLocation} members say what the first answer was. The filter logs a warning (without
+     * the key) for each such answer. Set the limit above the largest answer a route gives when its
+     * retries must be replayed.
      *
      * <p>A body of exactly {@code bytes} bytes is still stored. The limit counts body bytes as the
      * handler writes them (after character encoding, before any transfer coding), not header
      * fields. {@code 0} stores only answers without a body.
      *
+     * <p>The store must accept a record of this size plus the header fields: SQLite (BLOB, up to
+     * about 1 GB by default), PostgreSQL ({@code bytea}, 1 GB) and Redis (a string, 512 MB) do, and
+     * so does MySQL/MariaDB's {@code LONGBLOB} column, but there each statement must also fit the
+     * server's {@code max_allowed_packet}, which the driver's text protocol may need twice the
+     * body's size for (binary bytes are escaped): the default 4 MiB fits MariaDB's default of 16 MiB;
+     * a larger limit needs a larger {@code max_allowed_packet}. A record the store refuses is a
+     * store failure after the handler ran.
+     *
      * @param bytes the largest response body stored, in bytes, 0 to {@value
-     *     #MAX_RESPONSE_BYTES_LIMIT} (64 MiB); default {@value #DEFAULT_MAX_RESPONSE_BYTES} (1 MiB)
+     *     #MAX_RESPONSE_BYTES_LIMIT} (64 MiB); default {@value #DEFAULT_MAX_RESPONSE_BYTES} (4 MiB)
      * @return this builder
      * @throws IllegalArgumentException if {@code bytes} is negative or larger than {@value
      *     #MAX_RESPONSE_BYTES_LIMIT}

@@ -29,7 +29,7 @@ class IdempotencyFilterConfigTest {
     assertThat(config.routes()).extracting(IdempotencyFilterConfig.Route::toString)
         .containsExactly("POST /** (optional)", "PATCH /** (optional)");
     assertThat(config.maxBodyBytes()).isEqualTo(1024 * 1024);
-    assertThat(config.maxResponseBytes()).isEqualTo(1_048_576);
+    assertThat(config.maxResponseBytes()).as("4 MiB").isEqualTo(4_194_304);
     assertThat(config.problemTypeBase()).hasValue(URI.create("https://idem.dev/problems/"));
     assertThat(IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE + "idempotency-key-missing")
         .isEqualTo(IdempotencyFilter.PROBLEM_KEY_MISSING);

@@ -120,14 +120,15 @@ final class TestApp extends HttpServlet {
         res.getWriter().write("slow done " + ids.incrementAndGet());
       }
       case "/sized" -> {
-        // ?bytes=N&mode=stream|writer[&pause=K]: N bytes of sized(call, N), in pieces of 1000
-        // bytes, flushed every 10 pieces; with pause, after K bytes the handler flushes and waits
-        // for release.
+        // ?bytes=N&mode=stream|writer[&pause=K][&status=S][&fail=true]: N bytes of sized(call,
+        // N), in pieces of 1000 bytes, flushed every 10 pieces, with status S (201 by default);
+        // with pause, after K bytes the handler flushes and waits for release; with fail, it
+        // throws after writing them.
         int n = Integer.parseInt(req.getParameter("bytes"));
         boolean writer = "writer".equals(req.getParameter("mode"));
         int pause = req.getParameter("pause") == null ? -1 : Integer.parseInt(req.getParameter("pause"));
         byte[] all = sized(call, n);
-        res.setStatus(201);
+        res.setStatus(req.getParameter("status") == null ? 201 : Integer.parseInt(req.getParameter("status")));
         res.setContentType(writer ? "text/plain;charset=UTF-8" : "application/octet-stream");
         res.setHeader("Location", "/sized/" + call);
         res.setHeader("X-Run", Integer.toString(call));
@@ -145,6 +146,9 @@ final class TestApp extends HttpServlet {
           writeSized(all, pause, n, out, w);
         } else {
           writeSized(all, 0, n, out, w);
+        }
+        if ("true".equals(req.getParameter("fail"))) {
+          throw new IllegalStateException("the handler fails after writing " + n + " bytes");
         }
       }
       case "/echo" -> {

@@ -3,6 +3,7 @@ package dev.idem.servlet;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.MultipartConfigElement;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -41,6 +42,16 @@ final class TestServer implements AutoCloseable {
       .build();
 
   TestServer(IdempotencyFilterConfig config, HttpServlet servlet) throws Exception {
+    this(config, servlet, null);
+  }
+
+  /**
+   * @param multipart the servlet's multipart configuration (as {@code @MultipartConfig} gives), or
+   *     {@code null} for none
+   * @param before filters that run before the idempotency filter, such as one that reads
+   *     parameters as a CSRF check does
+   */
+  TestServer(IdempotencyFilterConfig config, HttpServlet servlet, MultipartConfigElement multipart, Filter... before) throws Exception {
     server = new Server();
     ServerConnector connector = new ServerConnector(server);
     connector.setHost("127.0.0.1");
@@ -48,8 +59,15 @@ final class TestServer implements AutoCloseable {
     server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler("/");
     context.addFilter(new FilterHolder(new PrincipalFromHeader()), "/*", EnumSet.of(DispatcherType.REQUEST));
+    for (Filter f : before) {
+      context.addFilter(new FilterHolder(f), "/*", EnumSet.of(DispatcherType.REQUEST));
+    }
     context.addFilter(new FilterHolder(new IdempotencyFilter(config)), "/*", EnumSet.of(DispatcherType.REQUEST));
-    context.addServlet(new ServletHolder(servlet), "/*");
+    ServletHolder holder = new ServletHolder(servlet);
+    if (multipart != null) {
+      holder.getRegistration().setMultipartConfig(multipart);
+    }
+    context.addServlet(holder, "/*");
     server.setHandler(context);
     server.start();
     port = connector.getLocalPort();

@@ -301,7 +301,7 @@ public class IdemAutoConfiguration {
             throw IdemPrincipals.noSource("@Idempotent method " + invocation.getMethod());
           }
           interceptor[0] = new IdempotentMethodInterceptor(lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(),
-              json.getIfAvailable(ObjectMapper::new), resolver, p.getAnonymousPrincipal());
+              json.getIfAvailable(ObjectMapper::new), resolver, p.getAnonymousPrincipal(), maxResponseBytes(p));
         }
       }
       return interceptor[0].invoke(invocation);
@@ -371,16 +371,7 @@ public class IdemAutoConfiguration {
         throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
       }
       configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
-      configured("idem.max-response-size", () -> {
-        if (p.getMaxResponseSize() == null) {
-          throw new IllegalArgumentException("must be set, between 0B and 64MB");
-        }
-        long responseBytes = p.getMaxResponseSize().toBytes();
-        if (responseBytes < 0 || responseBytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
-          throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
-        }
-        return b.maxResponseBytes((int) responseBytes);
-      });
+      b.maxResponseBytes(maxResponseBytes(p));
       configured("idem.max-retry-after", () -> b.maxRetryAfter(p.getMaxRetryAfter()));
       configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
       configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
@@ -438,6 +429,20 @@ public class IdemAutoConfiguration {
         return new IdemHandlerExceptionResolver(config);
       }
     }
+  }
+
+  /** {@code idem.max-response-size} in bytes, for the filter and for {@link Idempotent} methods. */
+  static int maxResponseBytes(IdemProperties p) {
+    return configured("idem.max-response-size", () -> {
+      if (p.getMaxResponseSize() == null) {
+        throw new IllegalArgumentException("must be set, between 0B and 64MB");
+      }
+      long bytes = p.getMaxResponseSize().toBytes();
+      if (bytes < 0 || bytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
+        throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
+      }
+      return (int) bytes;
+    });
   }
 
   static <T> T configured(String property, Supplier<T> build) {

@@ -4,6 +4,7 @@ import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.RequestInProgressException;
+import dev.idem.core.ResponseNotStoredException;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.internal.Problem;
@@ -32,6 +33,7 @@ import org.springframework.web.servlet.ModelAndView;
  *   <tr><td>{@link RequestInProgressException}</td><td>409, with {@code Retry-After} ({@link
  *       IdempotencyFilterConfig#retryAfterSeconds})</td><td>request-in-progress</td></tr>
  *   <tr><td>{@link IdemStoreException}</td><td>503</td><td>store-unavailable</td></tr>
+ *   <tr><td>{@link ResponseNotStoredException}</td><td>500</td><td>response-too-large-to-replay</td></tr>
  * </table>
  *
  * <p>Ordered after Spring MVC's own resolvers ({@link Ordered#LOWEST_PRECEDENCE}): an {@code
@@ -48,6 +50,7 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
   private static final String IN_PROGRESS = name(IdempotencyFilter.PROBLEM_IN_PROGRESS);
   private static final String KEY_REUSED = name(IdempotencyFilter.PROBLEM_KEY_REUSED);
   private static final String STORE_UNAVAILABLE = name(IdempotencyFilter.PROBLEM_STORE_UNAVAILABLE);
+  private static final String RESPONSE_TOO_LARGE = name(IdempotencyFilter.PROBLEM_RESPONSE_TOO_LARGE);
 
   private final IdempotencyFilterConfig config;
 
@@ -90,6 +93,12 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
         response.setHeader("Retry-After", Long.toString(seconds));
         writeProblem(response, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
             "a request with the same idempotency key is still being processed; retry after " + seconds + " seconds");
+      } else if (ex instanceof ResponseNotStoredException notStored) {
+        // The key is completed: the operation ran once and must not run again (issue: answers over
+        // the limit ran twice). The detail names the original status, never the key.
+        write(response, RESPONSE_TOO_LARGE, "The stored response is too large to replay", 500,
+            "the operation of this idempotency key already ran and answered with status " + notStored.originalStatus()
+                + ", but its answer was too large to store; it is not run again: look the result up another way");
       } else if (ex instanceof IdemStoreException) {
         LOG.warn("Idem: the idempotency store failed; answering 503", ex);
         write(response, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,

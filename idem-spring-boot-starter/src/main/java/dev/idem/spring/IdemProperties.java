@@ -50,11 +50,14 @@ public class IdemProperties {
   private DataSize maxBodySize = DataSize.ofMegabytes(1);
 
   /**
-   * The largest response body the filter holds in memory to store it, 0B to 64MB (default 1MB). A
-   * longer response still reaches the client in full, streamed, but is not stored: its claim is
-   * released, a warning is logged, and a retry with the same key runs the handler again.
+   * The largest response body the filter holds in memory to store it, and the largest serialized
+   * result of an @Idempotent method that is stored, 0B to 64MB (default 4MB). A longer response
+   * still reaches the client in full, streamed, and runs once: its key stays completed with its
+   * status but without its body, a warning is logged, and a retry with the same key gets 500
+   * (problem type response-too-large-to-replay) instead of running the handler again. On
+   * MySQL/MariaDB, max_allowed_packet must hold about twice this size.
    */
-  private DataSize maxResponseSize = DataSize.ofMegabytes(1);
+  private DataSize maxResponseSize = DataSize.ofMegabytes(4);
 
   /**
    * The base URI of the "type" member of the filter's RFC 9457 problem details: an absolute URI

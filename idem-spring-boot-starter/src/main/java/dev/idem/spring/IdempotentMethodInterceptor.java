@@ -9,6 +9,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Outcome;
+import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
@@ -34,6 +35,12 @@ import org.springframework.util.ClassUtils;
 /**
  * Runs {@link Idempotent} methods through Idem: transactional mode inside a Spring transaction on
  * the application's DataSource, lease mode otherwise. Thread-safe.
+ *
+ * <p>The stored response is the method's result serialized as JSON, at most {@code
+ * maxResponseBytes} bytes ({@code idem.max-response-size}); a longer result is returned to the
+ * first caller and its key stays completed with a record without the result ({@link
+ * StoredResponse.Builder#bodyNotStored(long)}), so that a repeated call runs nothing and throws
+ * {@link ResponseNotStoredException} instead of running the method again.
  *
  * <p>The scope is the caller's principal and the method's operation. The principal is what the
  * {@link IdemPrincipalResolver} answers, made a valid scope part as the filter does: {@code null} or
@@ -65,10 +72,12 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final ObjectMapper json;
   private final IdemPrincipalResolver principals;
   private final String anonymousPrincipal;
+  private final int maxResponseBytes;
 
   /**
    * Same as the full constructor with the anonymous principal {@value
-   * IdempotencyFilterConfig#DEFAULT_ANONYMOUS_PRINCIPAL}.
+   * IdempotencyFilterConfig#DEFAULT_ANONYMOUS_PRINCIPAL} and results stored up to {@link
+   * IdempotencyFilterConfig#DEFAULT_MAX_RESPONSE_BYTES} bytes.
    *
    * @param lease the lease-mode engine, never {@code null}
    * @param transactional the transactional engine, or {@code null} without a DataSource
@@ -78,7 +87,8 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    */
   public IdempotentMethodInterceptor(
       LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json, IdemPrincipalResolver principals) {
-    this(lease, transactional, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL);
+    this(lease, transactional, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL,
+        IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
   }
 
   /**
@@ -90,10 +100,16 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @param json serializes arguments and results, never {@code null}
    * @param principals the scope's principal, never {@code null}
    * @param anonymousPrincipal the principal of anonymous callers, never {@code null}
+   * @param maxResponseBytes the longest serialized result stored, in bytes, 0 or more; a longer one
+   *     is returned once and then refused (see the class description)
    * @throws NullPointerException if a required argument is {@code null}
+   * @throws IllegalArgumentException if {@code maxResponseBytes} is negative
    */
   public IdempotentMethodInterceptor(LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json,
-      IdemPrincipalResolver principals, String anonymousPrincipal) {
+      IdemPrincipalResolver principals, String anonymousPrincipal, int maxResponseBytes) {
+    if (maxResponseBytes < 0) {
+      throw new IllegalArgumentException("maxResponseBytes must not be negative, was " + maxResponseBytes);
+    }
     this.lease = Objects.requireNonNull(lease, "lease");
     ClassLoader loader = IdempotentMethodInterceptor.class.getClassLoader();
     boolean springJdbc = ClassUtils.isPresent(TRANSACTION_MANAGER, loader) && ClassUtils.isPresent(DATA_SOURCE_UTILS, loader);
@@ -102,6 +118,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     this.json = Objects.requireNonNull(json, "json");
     this.principals = Objects.requireNonNull(principals, "principals");
     this.anonymousPrincipal = Objects.requireNonNull(anonymousPrincipal, "anonymousPrincipal");
+    this.maxResponseBytes = maxResponseBytes;
   }
 
   /**
@@ -151,12 +168,13 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
         Scope.of(principal, operation), IdempotencyKey.of((String) args[keyIndex]), Fingerprint.ofJson(json.writeValueAsBytes(payload)));
 
     Outcome outcome;
+    Object[] result = new Object[1];
     try {
       Connection joined = transactional == null ? null : SpringTransactions.connectionOfCurrentTransaction(dataSource);
       if (joined != null) {
-        outcome = transactional.execute(joined, request, c -> store(proceed(invocation)));
+        outcome = transactional.execute(joined, request, c -> store(result[0] = proceed(invocation)));
       } else {
-        outcome = lease.execute(request, ctx -> store(proceed(invocation)));
+        outcome = lease.execute(request, ctx -> store(result[0] = proceed(invocation)));
       }
     } catch (MethodFailure e) {
       throw e.getCause();
@@ -164,7 +182,13 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       throw e.getCause() instanceof MethodFailure ? e.getCause().getCause() : e;
     }
     if (method.getReturnType() == void.class) {
-      return null;
+      return null; // nothing to give back, stored or not
+    }
+    if (!outcome.response().bodyStored()) {
+      if (!outcome.replayed()) {
+        return result[0]; // this call ran the method; only its repetitions lack the result
+      }
+      throw new ResponseNotStoredException(request.key(), outcome.response());
     }
     JavaType type = json.getTypeFactory().constructType(method.getGenericReturnType());
     return json.readValue(outcome.response().body(), type);
@@ -193,6 +217,10 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   private StoredResponse store(Object result) throws JsonProcessingException {
-    return StoredResponse.builder(200).header("Content-Type", "application/json").body(json.writeValueAsBytes(result)).build();
+    byte[] serialized = json.writeValueAsBytes(result);
+    StoredResponse.Builder response = StoredResponse.builder(200).header("Content-Type", "application/json");
+    return serialized.length > maxResponseBytes
+        ? response.bodyNotStored(serialized.length).build()
+        : response.body(serialized).build();
   }
 }

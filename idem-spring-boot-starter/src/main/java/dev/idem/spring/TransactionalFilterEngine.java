@@ -40,10 +40,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       ({@link FilterEngine.RolledBackException}) and the client retries with the same key. After
  *       a failed commit the transaction's connection is rolled back before the pool gets it back.
  *   <li>An answer longer than {@code idem.max-response-size} streams to the client before the
- *       commit. A failure answer (one the response policy does not store) rolls the handler's
- *       writes back as a short one would; any other commits them without the key's record, so a
- *       retry runs again: such answers are not deduplicated. If that commit fails, the filter aborts
- *       the half-sent answer rather than letting it end cleanly.
+ *       commit, and the key's record stores its status without its body ({@link
+ *       StoredResponse#bodyStored()} {@code false}). A failure answer (one the response policy does
+ *       not store) rolls the handler's writes back as a short one would; any other commits them
+ *       with that record, so a retry is refused with a problem instead of running again. If the
+ *       commit fails, the filter aborts the half-sent answer rather than letting it end cleanly.
  * </ul>
  *
  * <p>Only for handlers whose effects are writes to this DataSource; one that calls a payment API or
@@ -102,7 +103,6 @@ public final class TransactionalFilterEngine implements FilterEngine {
         return stored.get();
       }
     }
-    AnswerNotStored[] notStored = new AnswerNotStored[1];
     boolean[] answered = new boolean[1];
     Outcome outcome;
     try {
@@ -112,25 +112,11 @@ public final class TransactionalFilterEngine implements FilterEngine {
           TransactionSynchronizationManager.registerSynchronization(new RollBackAfterFailedCommit(connection));
         }
         try {
-          Outcome o;
-          try {
-            o = idem.execute(connection, request, c -> {
-              StoredResponse response = handler.run(null);
-              answered[0] = true;
-              return response;
-            });
-          } catch (AnswerNotStored e) {
-            // The answer already went to the client. A failure answer takes the handler's writes
-            // with it, as a short one does; any other keeps them and forgets the key.
+          Outcome o = idem.execute(connection, request, c -> {
+            StoredResponse response = handler.run(null);
             answered[0] = true;
-            notStored[0] = e;
-            if (idem.responsePolicy().shouldStore(StoredResponse.of(e.status(), ""))) {
-              idem.release(connection, request);
-            } else {
-              status.setRollbackOnly();
-            }
-            return null;
-          }
+            return response;
+          });
           if (!o.replayed() && !o.stored()) {
             status.setRollbackOnly(); // a released answer takes the handler's writes with it
           }
@@ -150,9 +136,6 @@ public final class TransactionalFilterEngine implements FilterEngine {
         throw new IdemStoreException("cannot run a transaction for key '" + request.key() + "': " + e.getMessage(), e);
       }
       throw e; // the handler's own failure, or Idem's answer before it ran (422, 409, store failure)
-    }
-    if (notStored[0] != null) {
-      throw notStored[0];
     }
     return Objects.requireNonNull(outcome, "outcome");
   }

@@ -87,6 +87,52 @@ public abstract class LeaseContract {
     assertThat(effects).hasValue(1);
   }
 
+  /**
+   * A response as large as the HTTP filter stores by default, with bytes a driver must escape, is
+   * stored and read back byte for byte (the largest record an application with the default
+   * settings writes; a store or driver that truncates or cannot hold it would run the effect again
+   * or replay a damaged answer).
+   */
+  @Test
+  void aLargeStoredResponseRoundTripsByteExact() {
+    LeaseIdempotency idem = engine().build();
+    StoredResponse large = LargeResponses.of(LargeResponses.DEFAULT_LIMIT);
+    Outcome first = idem.execute(request("k-large", "{}"), ctx -> {
+      effects.incrementAndGet();
+      return large;
+    });
+    assertThat(first.stored()).isTrue();
+    Outcome replay = idem.execute(request("k-large", "{}"), ctx -> effect(201, "must not run"));
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.response().bodyStored()).isTrue();
+    assertThat(replay.response().bodyLength()).isEqualTo(LargeResponses.DEFAULT_LIMIT);
+    assertThat(replay.response().body()).as("byte for byte").isEqualTo(large.body());
+    assertThat(replay.response()).isEqualTo(large);
+    assertThat(effects).hasValue(1);
+  }
+
+  /**
+   * The record of an answer too large to store (status and header fields, the body's length, no
+   * body) keeps the key completed: a retry gets that record back and runs nothing.
+   */
+  @Test
+  void aResponseWhoseBodyWasNotStoredKeepsTheKeyCompleted() {
+    LeaseIdempotency idem = engine().build();
+    StoredResponse record = StoredResponse.builder(201).header("Location", "/files/9").bodyNotStored(2L * 1024 * 1024).build();
+    Outcome first = idem.execute(request("k-not-stored", "{}"), ctx -> {
+      effects.incrementAndGet();
+      return record;
+    });
+    assertThat(first.stored()).isTrue();
+    Outcome retry = idem.execute(request("k-not-stored", "{}"), ctx -> effect(201, "must not run"));
+    assertThat(retry.replayed()).isTrue();
+    assertThat(retry.response().bodyStored()).isFalse();
+    assertThat(retry.response().status()).isEqualTo(201);
+    assertThat(retry.response().answeredBodyLength()).isEqualTo(2L * 1024 * 1024);
+    assertThat(retry.response().header("Location")).isEqualTo("/files/9");
+    assertThat(effects).hasValue(1);
+  }
+
   @Test
   void keyReusedWithAnotherPayloadIsRejectedWhenCompletedAndWhileInProgress() throws Exception {
     LeaseIdempotency idem = engine().build();

@@ -371,6 +371,57 @@ public abstract class TransactionalContract {
     }
   }
 
+  /**
+   * A response as large as the HTTP filter stores by default, with bytes a driver's text protocol
+   * must escape, commits with its key and is read back byte for byte.
+   */
+  @Test
+  void aLargeStoredResponseRoundTripsByteExact() throws Exception {
+    StoredResponse large = LargeResponses.of(LargeResponses.DEFAULT_LIMIT);
+    IdempotentRequest request = request("alice", "k-large", "{}");
+    try (Connection c = target().open()) {
+      Outcome first = idem.execute(c, request, conn -> {
+        effects.insert(conn, "t", "{}");
+        return large;
+      });
+      assertThat(first.stored()).isTrue();
+      Outcome replay = idem.execute(c, request, conn -> {
+        throw new AssertionError("a replay must not run the effect");
+      });
+      assertThat(replay.replayed()).isTrue();
+      assertThat(replay.response().bodyLength()).isEqualTo(LargeResponses.DEFAULT_LIMIT);
+      assertThat(replay.response().body()).as("byte for byte").isEqualTo(large.body());
+      assertThat(replay.response()).isEqualTo(large);
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  /**
+   * The record of an answer too large to store (status and header fields, the body's length, no
+   * body) commits with the effect and keeps the key completed: a retry runs nothing.
+   */
+  @Test
+  void aResponseWhoseBodyWasNotStoredKeepsTheKeyCompleted() throws Exception {
+    StoredResponse record = StoredResponse.builder(201).header("Location", "/files/9").bodyNotStored(2L * 1024 * 1024).build();
+    IdempotentRequest request = request("alice", "k-not-stored", "{}");
+    try (Connection c = target().open()) {
+      Outcome first = idem.execute(c, request, conn -> {
+        effects.insert(conn, "t", "{}");
+        return record;
+      });
+      assertThat(first.stored()).isTrue();
+      Outcome retry = idem.execute(c, request, conn -> {
+        throw new AssertionError("a key whose answer was not stored must not run again");
+      });
+      assertThat(retry.replayed()).isTrue();
+      assertThat(retry.response().bodyStored()).isFalse();
+      assertThat(retry.response().status()).isEqualTo(201);
+      assertThat(retry.response().answeredBodyLength()).isEqualTo(2L * 1024 * 1024);
+      assertThat(retry.response().header("Location")).isEqualTo("/files/9");
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
   @Test
   void aStoredClientErrorIsReplayedAsThatStatus() throws Exception {
     IdempotentRequest request = request("alice", "k-404", "{}");

@@ -3,13 +3,11 @@ package dev.idem.servlet.internal;
 import dev.idem.core.Fingerprint;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ReadListener;
-import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
-import jakarta.servlet.http.Part;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -21,7 +19,6 @@ import java.nio.charset.IllegalCharsetNameException;
 import java.nio.charset.StandardCharsets;
 import java.nio.charset.UnsupportedCharsetException;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
@@ -30,21 +27,33 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A request whose body was read into memory by the filter: {@link #getInputStream()} and {@link
- * #getReader()} replay those bytes, {@link #getContentLengthLong()} is their count, and the
- * parameters of an {@code application/x-www-form-urlencoded} body are parsed from them (the
- * container can no longer read the consumed stream).
+ * The request as the handler sees it behind the filter, with its body readable as it would be
+ * without the filter. Two kinds:
  *
- * <p>Asynchronous processing is refused ({@link #startAsync()} throws {@link
- * IllegalStateException}): the filter must have the complete response when the chain returns.
- * {@code multipart/form-data} parts are not available ({@link #getParts()} throws {@link
- * ServletException}). One instance serves one request on one thread, as the Servlet specification
- * assumes; not thread-safe.
+ * <ul>
+ *   <li>{@link #BufferedRequest(HttpServletRequest, byte[]) bytes}: the filter read the body into
+ *       memory (JSON, {@code application/x-www-form-urlencoded}, binary, any other type). {@link
+ *       #getInputStream()} and {@link #getReader()} replay those bytes, {@link
+ *       #getContentLengthLong()} is their count, and the parameters of a form body are parsed from
+ *       them (query string first, then the body), since the container can no longer read the
+ *       consumed stream.
+ *   <li>{@link #parsedByContainer(HttpServletRequest) parsed by the container}: a {@code
+ *       multipart/form-data} body that the container parsed into parts with the servlet's own
+ *       multipart configuration ({@link FormParts}); {@link #getParts()}, {@link #getPart(String)}
+ *       and the parameters are the container's, exactly as without the filter.
+ * </ul>
+ *
+ * <p>{@link #getParts()} is always the container's: on a body of another type it refuses as the
+ * container does. Asynchronous processing is refused ({@link #startAsync()} throws {@link
+ * IllegalStateException}): the filter must have the complete response when the chain returns. One
+ * instance serves one request on one thread, as the Servlet specification assumes; not
+ * thread-safe.
  */
 public final class BufferedRequest extends HttpServletRequestWrapper {
 
   private static final String FORM = "application/x-www-form-urlencoded";
 
+  /** The body read by the filter; {@code null} when the container parsed it. */
   private final byte[] body;
   private ServletInputStream stream;
   private BufferedReader reader;
@@ -56,11 +65,28 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
    */
   public BufferedRequest(HttpServletRequest request, byte[] body) {
     super(request);
-    this.body = body;
+    this.body = java.util.Objects.requireNonNull(body, "body");
+  }
+
+  private BufferedRequest(HttpServletRequest request) {
+    super(request);
+    this.body = null;
+  }
+
+  /**
+   * @param request the container's request, whose body the container has parsed into parts
+   *     ({@link FormParts#read}), never {@code null}
+   * @return a request whose body, parts and parameters are the container's
+   */
+  public static BufferedRequest parsedByContainer(HttpServletRequest request) {
+    return new BufferedRequest(request);
   }
 
   @Override
-  public ServletInputStream getInputStream() {
+  public ServletInputStream getInputStream() throws IOException {
+    if (body == null) {
+      return super.getInputStream();
+    }
     if (reader != null) {
       throw new IllegalStateException("getReader() has already been called for this request");
     }
@@ -71,7 +97,10 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   }
 
   @Override
-  public BufferedReader getReader() throws UnsupportedEncodingException {
+  public BufferedReader getReader() throws IOException {
+    if (body == null) {
+      return super.getReader();
+    }
     if (stream != null) {
       throw new IllegalStateException("getInputStream() has already been called for this request");
     }
@@ -97,12 +126,12 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
 
   @Override
   public int getContentLength() {
-    return body.length;
+    return body == null ? super.getContentLength() : body.length;
   }
 
   @Override
   public long getContentLengthLong() {
-    return body.length;
+    return body == null ? super.getContentLengthLong() : body.length;
   }
 
   @Override
@@ -134,17 +163,6 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   }
 
   @Override
-  public Collection<Part> getParts() throws ServletException {
-    throw new ServletException(
-        "multipart request parts are not available on a route of the idempotency filter: the filter consumed the body");
-  }
-
-  @Override
-  public Part getPart(String name) throws ServletException {
-    return getParts().iterator().next();
-  }
-
-  @Override
   public AsyncContext startAsync() {
     throw new IllegalStateException("asynchronous processing is not supported on a route of the idempotency filter");
   }
@@ -165,6 +183,9 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   }
 
   private boolean isForm() {
+    if (body == null) {
+      return false; // the container's parameters
+    }
     String type = getContentType();
     if (type == null) {
       return false;

@@ -39,7 +39,8 @@ import java.util.function.Supplier;
  * held so far are written to the container's response at once, the buffer is dropped, and from
  * then on the body, flushes included, goes straight to the container's output stream (without a
  * {@code Content-Length}, so the container frames it). The capture then behaves as a committed
- * response; {@link #overflowed()} tells the filter that it holds no body to store.
+ * response; {@link #overflowed()} tells the filter that it holds no body to store, and {@link
+ * #bodyLength()} still counts every byte sent. Memory stays bounded by the limit.
  *
  * <p>It imitates a container's response closely enough for handlers that look at it: {@link
  * #flushBuffer()}, a flush or a close of the stream or writer, {@link #sendError} and {@link
@@ -533,6 +534,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       }
     }
     body.bytes.reset();
+    body.written = 0;
   }
 
   // ---- results ------------------------------------------------------------------------------
@@ -558,6 +560,15 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    */
   public boolean overflowed() {
     return direct != null;
+  }
+
+  /**
+   * @return how many body bytes the handler has written so far (after character encoding), whether
+   *     held or, after an overflow, sent; what a reset discarded is not counted. Call {@link
+   *     #finish()} first to count the writer's pending characters.
+   */
+  public long bodyLength() {
+    return body.written;
   }
 
   /**
@@ -693,6 +704,8 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     boolean sealed;
     /** Set while a reset drains the encoder: what it holds is dropped. */
     boolean discarding;
+    /** Body bytes accepted since the last reset, held or sent. */
+    long written;
 
     @Override
     public void write(int b) throws IOException {
@@ -707,6 +720,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       } else {
         bytes.write(b);
       }
+      written++;
     }
 
     @Override
@@ -723,6 +737,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       } else {
         bytes.write(b, off, len);
       }
+      written += len;
     }
 
     @Override

@@ -22,14 +22,16 @@ public final class HeaderRules {
    *       {@code Transfer-Encoding}, {@code Trailer}, {@code Upgrade} (RFC 9110 section 7.6.1, RFC
    *       9112 section 6.1) and {@code Content-Length} (recomputed from the stored body, RFC 9110
    *       section 8.6);
-   *   <li>{@code Idempotent-Replayed}, which the filter adds itself to every replay.
+   *   <li>{@code Idempotent-Replayed}, which the filter adds itself to every replay, and {@code
+   *       Idem-Body-Not-Stored} ({@link dev.idem.core.StoredResponse#BODY_NOT_STORED_HEADER}),
+   *       which only Idem writes, to mark an answer too large to store.
    * </ul>
    */
   public static final Set<String> NEVER_STORED = Set.of(
       "set-cookie", "set-cookie2", "authorization", "proxy-authorization", "www-authenticate",
       "proxy-authenticate", "authentication-info", "proxy-authentication-info", "connection",
       "keep-alive", "proxy-connection", "te", "transfer-encoding", "trailer", "upgrade",
-      "content-length", "idempotent-replayed");
+      "content-length", "idempotent-replayed", "idem-body-not-stored");
 
   private HeaderRules() {}
 

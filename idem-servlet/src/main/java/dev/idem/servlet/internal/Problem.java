@@ -3,22 +3,37 @@ package dev.idem.servlet.internal;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * An RFC 9457 problem details object ({@code application/problem+json}) with the members {@code
- * type}, {@code title}, {@code status} and {@code detail}. Never carries a stack trace. Immutable
- * and thread-safe.
+ * type}, {@code title}, {@code status} and {@code detail}, and extension members (section 3.2) after
+ * them. Never carries a stack trace. Immutable and thread-safe.
  *
  * @param type the problem type URI, or {@code null} to leave the member out, which RFC 9457
  *     section 3.1.1 reads as {@code "about:blank"}
  * @param title a short summary of the problem type, never {@code null}
  * @param status the HTTP status code, 400 to 599
  * @param detail the explanation of this occurrence, may be {@code null} (member left out)
+ * @param extensions extension members in order, name to a {@link String} or a {@link Number}
+ *     (written as a JSON string or number); never {@code null}, copied
  */
-public record Problem(String type, String title, int status, String detail) {
+public record Problem(String type, String title, int status, String detail, Map<String, Object> extensions) {
 
   /** The media type of RFC 9457 section 3 for JSON problem details. */
   public static final String MEDIA_TYPE = "application/problem+json";
+
+  /** Copies the extension members, keeping their order. */
+  public Problem {
+    extensions = Collections.unmodifiableMap(new LinkedHashMap<>(extensions));
+  }
+
+  /** A problem without extension members; the parameters are those of the record. */
+  public Problem(String type, String title, int status, String detail) {
+    this(type, title, status, detail, Map.of());
+  }
 
   /** @return the JSON text, UTF-8 encoded */
   public byte[] toJson() {
@@ -34,6 +49,16 @@ public record Problem(String type, String title, int status, String detail) {
     if (detail != null) {
       json.append(",\"detail\":");
       quote(json, detail);
+    }
+    for (Map.Entry<String, Object> member : extensions.entrySet()) {
+      json.append(',');
+      quote(json, member.getKey());
+      json.append(':');
+      if (member.getValue() instanceof Number n) {
+        json.append(n);
+      } else {
+        quote(json, String.valueOf(member.getValue()));
+      }
     }
     json.append('}');
     return json.toString().getBytes(StandardCharsets.UTF_8);

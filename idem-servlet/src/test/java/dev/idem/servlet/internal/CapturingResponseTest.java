@@ -261,6 +261,24 @@ class CapturingResponseTest {
     assertThatThrownBy(() -> r.writeTo(realWithStream())).isInstanceOf(IllegalStateException.class);
   }
 
+  /**
+   * The length recorded for an answer too large to store is every byte the client got: held, then
+   * streamed, the writer's last characters included, but not what a reset discarded.
+   */
+  @Test
+  void bodyLengthCountsEveryByteSentButNotWhatAResetDiscarded() throws Exception {
+    CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 10);
+    r.getWriter().write("discarded");
+    r.resetBuffer();
+    assertThat(r.bodyLength()).isZero();
+    r.getWriter().write("0123456789abcdefghij");
+    r.getWriter().write("xyz"); // still in the encoder until finish
+    r.finish();
+    assertThat(r.overflowed()).isTrue();
+    assertThat(r.bodyLength()).isEqualTo(23);
+    assertThat(sent.size()).isEqualTo(23);
+  }
+
   @Test
   void aLargeWriteOverflowsBeforeItIsBuffered() throws Exception {
     CapturingResponse r = new CapturingResponse(realWithStream(), "/x", 100);
