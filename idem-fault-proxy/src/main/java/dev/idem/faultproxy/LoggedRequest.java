@@ -1,4 +1,4 @@
-package dev.idem.testkit.proxy;
+package dev.idem.faultproxy;
 
 import java.util.Objects;
 import java.util.Optional;
