@@ -18,8 +18,9 @@ public interface EffectCounter {
 
   /**
    * @param marker the marker of one intended operation, a UUID in canonical text form
-   * @return how many effects exist now that carry the marker (or, for a counter that cannot
-   *     filter, how many effects exist in all); zero or more
+   * @return how many effects exist now whose content contains the marker (the key-reuse check
+   *     sends content with the marker followed by {@code -other}, which must count too), or, for a
+   *     counter that cannot filter, how many effects exist in all; zero or more
    * @throws Exception if counting fails; the check then fails with the message
    */
   long count(String marker) throws Exception;
