@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = IdemCommand.Version.class,
     description = "Idem: idempotency keys, so that a retry returns the first result instead of a second effect.",
-    subcommands = {LabCommand.class, PurgeCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {LabCommand.class, CheckCommand.class, PurgeCommand.class, CommandLine.HelpCommand.class})
 public final class IdemCommand {
 
   /**

@@ -2,9 +2,9 @@ package dev.idem.examples.notes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idem.testkit.proxy.Fault;
-import dev.idem.testkit.proxy.FaultProxy;
-import dev.idem.testkit.proxy.LoggedRequest;
+import dev.idem.faultproxy.Fault;
+import dev.idem.faultproxy.FaultProxy;
+import dev.idem.faultproxy.LoggedRequest;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.idem.testkit.proxy.Fault;
-import dev.idem.testkit.proxy.FaultProxy;
-import dev.idem.testkit.proxy.LoggedRequest;
+import dev.idem.faultproxy.Fault;
+import dev.idem.faultproxy.FaultProxy;
+import dev.idem.faultproxy.LoggedRequest;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;

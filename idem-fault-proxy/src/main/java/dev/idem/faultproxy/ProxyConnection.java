@@ -1,4 +1,4 @@
-package dev.idem.testkit.proxy;
+package dev.idem.faultproxy;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -82,6 +82,7 @@ final class ProxyConnection implements Runnable {
     final Http1.Head request;
     final Fault fault;
     OptionalInt status = OptionalInt.empty();
+    RecordedResponse response;
     boolean delivered;
     String error;
     boolean logged;
@@ -106,7 +107,8 @@ final class ProxyConnection implements Runnable {
               fault,
               status,
               delivered,
-              Optional.ofNullable(error)));
+              Optional.ofNullable(error),
+              Optional.ofNullable(response)));
     }
   }
 
@@ -182,6 +184,7 @@ final class ProxyConnection implements Runnable {
 
     // 3. forward it and read the whole response
     ByteArrayOutputStream response = new ByteArrayOutputStream(1024);
+    ByteArrayOutputStream payload = proxy.recordResponses() ? new ByteArrayOutputStream(1024) : null;
     Http1.Head head;
     try {
       connectUpstream();
@@ -190,7 +193,7 @@ final class ProxyConnection implements Runnable {
       upstreamOut.flush();
       head =
           readResponse(
-              request, continued, kind == Fault.Kind.LOSE_RESPONSE ? null : out, response);
+              request, continued, kind == Fault.Kind.LOSE_RESPONSE ? null : out, response, payload);
     } catch (ClientWriteException e) {
       closeUpstream();
       throw e.getCause();
@@ -209,6 +212,9 @@ final class ProxyConnection implements Runnable {
       return fail(outcome, out, 502, "upstream: " + e);
     }
     outcome.status = OptionalInt.of(head.status());
+    if (payload != null) {
+      outcome.response = RecordedResponse.of(head, payload.toByteArray());
+    }
 
     // 4. the fault after the server answered
     if (kind == Fault.Kind.LOSE_RESPONSE) {
@@ -231,10 +237,15 @@ final class ProxyConnection implements Runnable {
 
   /**
    * Reads the final response into {@code sink}, relaying 1xx interim responses to {@code interim}
-   * (if not {@code null}) as they arrive. Sets {@link #upstreamReusable}.
+   * (if not {@code null}) as they arrive, and its payload alone into {@code payload} (if not
+   * {@code null}). Sets {@link #upstreamReusable}.
    */
   private Http1.Head readResponse(
-      Http1.Head request, boolean continued, OutputStream interim, ByteArrayOutputStream sink)
+      Http1.Head request,
+      boolean continued,
+      OutputStream interim,
+      ByteArrayOutputStream sink,
+      ByteArrayOutputStream payload)
       throws IOException {
     boolean suppressContinue = continued;
     for (int i = 0; i <= MAX_INTERIM_RESPONSES; i++) {
@@ -249,7 +260,8 @@ final class ProxyConnection implements Runnable {
       if (status >= 200) {
         Http1.Body framing = Http1.responseBody(head, request.method(), proxy.maxBodyBytes());
         sink.write(head.raw());
-        Http1.readBody(upstreamIn, framing, proxy.maxBodyBytes(), proxy.maxHeaderBytes(), sink);
+        Http1.readBody(
+            upstreamIn, framing, proxy.maxBodyBytes(), proxy.maxHeaderBytes(), sink, payload);
         upstreamReusable =
             framing.framing() != Http1.Framing.UNTIL_CLOSE
                 && head.keepAlive(head.responseVersion())

@@ -1,4 +1,4 @@
-package dev.idem.testkit.proxy;
+package dev.idem.faultproxy;
 
 import java.util.Objects;
 import java.util.Optional;
@@ -27,6 +27,9 @@ import java.util.OptionalInt;
  * @param error why the exchange did not complete as the fault intended, for example {@code
  *     "request body exceeds 1024 bytes"} or {@code "upstream: Connection refused"}, or empty;
  *     never {@code null}
+ * @param response the server's final response, delivered or lost, if the proxy was built with
+ *     {@link FaultProxy.Builder#recordResponses(boolean) recordResponses(true)} and read one;
+ *     otherwise empty; never {@code null}
  */
 public record LoggedRequest(
     int number,
@@ -36,10 +39,40 @@ public record LoggedRequest(
     Fault fault,
     OptionalInt status,
     boolean delivered,
-    Optional<String> error) {
+    Optional<String> error,
+    Optional<RecordedResponse> response) {
 
   /**
    * Checks the components.
+   *
+   * @param number the request number, from 1
+   * @param method the request method
+   * @param target the request-target
+   * @param idempotencyKey the Idempotency-Key header value, or empty
+   * @param fault the fault applied
+   * @param status the server's final status code, or empty
+   * @param delivered whether the client got the server's response
+   * @param error why the exchange failed, or empty
+   * @param response the recorded response, or empty
+   * @throws NullPointerException if a component other than {@code number} or {@code delivered} is
+   *     {@code null}
+   * @throws IllegalArgumentException if {@code number} is less than 1
+   */
+  public LoggedRequest {
+    Objects.requireNonNull(response, "response");
+    Objects.requireNonNull(method, "method");
+    Objects.requireNonNull(target, "target");
+    Objects.requireNonNull(idempotencyKey, "idempotencyKey");
+    Objects.requireNonNull(fault, "fault");
+    Objects.requireNonNull(status, "status");
+    Objects.requireNonNull(error, "error");
+    if (number < 1) {
+      throw new IllegalArgumentException("number must be at least 1, was " + number);
+    }
+  }
+
+  /**
+   * A record without a recorded response, as a proxy that does not record responses logs it.
    *
    * @param number the request number, from 1
    * @param method the request method
@@ -53,15 +86,15 @@ public record LoggedRequest(
    *     {@code null}
    * @throws IllegalArgumentException if {@code number} is less than 1
    */
-  public LoggedRequest {
-    Objects.requireNonNull(method, "method");
-    Objects.requireNonNull(target, "target");
-    Objects.requireNonNull(idempotencyKey, "idempotencyKey");
-    Objects.requireNonNull(fault, "fault");
-    Objects.requireNonNull(status, "status");
-    Objects.requireNonNull(error, "error");
-    if (number < 1) {
-      throw new IllegalArgumentException("number must be at least 1, was " + number);
-    }
+  public LoggedRequest(
+      int number,
+      String method,
+      String target,
+      Optional<String> idempotencyKey,
+      Fault fault,
+      OptionalInt status,
+      boolean delivered,
+      Optional<String> error) {
+    this(number, method, target, idempotencyKey, fault, status, delivered, error, Optional.empty());
   }
 }

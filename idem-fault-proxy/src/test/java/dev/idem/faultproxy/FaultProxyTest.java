@@ -1,4 +1,4 @@
-package dev.idem.testkit.proxy;
+package dev.idem.faultproxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -260,6 +260,44 @@ class FaultProxyTest {
           .containsExactly(
               tuple(1, Fault.LOSE_RESPONSE, OptionalInt.of(201), false),
               tuple(2, Fault.NONE, OptionalInt.of(201), true));
+    }
+  }
+
+  @Test
+  void recordedResponsesKeepTheLostAnswerWithItsHeadersAndPayload() throws Exception {
+    try (FaultProxy proxy =
+        proxy().recordResponses(true).fault(1, Fault.LOSE_RESPONSE).fault(2, Fault.LOSE_RESPONSE).start()) {
+      assertThatThrownBy(() -> http.send(post(proxy, "order-7"), BodyHandlers.ofString()))
+          .isInstanceOf(IOException.class);
+      // a POST: HttpClient silently re-sends a GET whose connection was reset
+      assertThatThrownBy(() -> http.send(request(proxy, "/chunked").POST(BodyPublishers.noBody()).build(),
+              BodyHandlers.ofString()))
+          .isInstanceOf(IOException.class);
+      HttpResponse<String> fixed = http.send(request(proxy, "/fixed").build(), BodyHandlers.ofString());
+
+      assertThat(proxy.await(3, WAIT)).isTrue();
+      List<LoggedRequest> log = proxy.log();
+      RecordedResponse lost = log.get(0).response().orElseThrow();
+      assertThat(lost.status()).isEqualTo(201);
+      assertThat(lost.header("content-type")).hasValue("application/json");
+      assertThat(lost.bodyAsString()).isEqualTo("{\"id\":1}");
+      StringBuilder parts = new StringBuilder();
+      for (int i = 0; i < 10; i++) {
+        parts.append("part ").append(i).append('\n');
+      }
+      // the chunk framing is not part of the payload
+      assertThat(log.get(1).response().orElseThrow().bodyAsString()).isEqualTo(parts.toString());
+      assertThat(log.get(2).response().orElseThrow().body()).isEqualTo(fixed.body().getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  @Test
+  void responsesAreNotRecordedUnlessAskedFor() throws Exception {
+    try (FaultProxy proxy = proxy().fault(1, Fault.LOSE_RESPONSE).start()) {
+      assertThatThrownBy(() -> http.send(post(proxy, "order-8"), BodyHandlers.ofString()))
+          .isInstanceOf(IOException.class);
+      assertThat(proxy.await(1, WAIT)).isTrue();
+      assertThat(proxy.log().get(0).response()).isEmpty();
     }
   }
 

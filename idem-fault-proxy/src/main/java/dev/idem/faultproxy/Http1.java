@@ -1,4 +1,4 @@
-package dev.idem.testkit.proxy;
+package dev.idem.faultproxy;
 
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
@@ -108,6 +108,11 @@ final class Http1 {
         }
       }
       return Optional.empty();
+    }
+
+    /** @return every header field as {name, value} (value trimmed), in order; do not modify */
+    List<String[]> allFields() {
+      return fields;
     }
 
     /** @return every value of the named field, in order */
@@ -329,12 +334,29 @@ final class Http1 {
   static void readBody(
       InputStream in, Body body, long maxBody, int maxFraming, ByteArrayOutputStream out)
       throws IOException {
+    readBody(in, body, maxBody, maxFraming, out, null);
+  }
+
+  /**
+   * As {@link #readBody(InputStream, Body, long, int, ByteArrayOutputStream)}, and also writes
+   * the payload alone (without chunk framing and trailer fields) to {@code payloadOut}.
+   *
+   * @param payloadOut receives the payload bytes, or {@code null}
+   */
+  static void readBody(
+      InputStream in,
+      Body body,
+      long maxBody,
+      int maxFraming,
+      ByteArrayOutputStream out,
+      ByteArrayOutputStream payloadOut)
+      throws IOException {
     byte[] buffer = new byte[8192];
     switch (body.framing()) {
       case NONE:
         return;
       case FIXED:
-        copy(in, body.length(), buffer, out);
+        copy(in, body.length(), buffer, out, payloadOut);
         return;
       case UNTIL_CLOSE:
         long payload = 0;
@@ -348,9 +370,12 @@ final class Http1 {
             throw HttpFramingException.tooLarge("body exceeds " + maxBody + " bytes");
           }
           out.write(buffer, 0, n);
+          if (payloadOut != null) {
+            payloadOut.write(buffer, 0, n);
+          }
         }
       case CHUNKED:
-        readChunked(in, maxBody, maxFraming, buffer, out);
+        readChunked(in, maxBody, maxFraming, buffer, out, payloadOut);
         return;
       default:
         throw new IllegalStateException("unknown framing " + body.framing());
@@ -358,7 +383,12 @@ final class Http1 {
   }
 
   private static void readChunked(
-      InputStream in, long maxBody, int maxFraming, byte[] buffer, ByteArrayOutputStream out)
+      InputStream in,
+      long maxBody,
+      int maxFraming,
+      byte[] buffer,
+      ByteArrayOutputStream out,
+      ByteArrayOutputStream payloadOut)
       throws IOException {
     long payload = 0;
     long framing = 0;
@@ -384,7 +414,7 @@ final class Http1 {
           }
         }
       }
-      copy(in, size, buffer, out);
+      copy(in, size, buffer, out, payloadOut);
       payload += size;
       String end = readLine(in, out);
       framing += 2;
@@ -426,7 +456,12 @@ final class Http1 {
     }
   }
 
-  private static void copy(InputStream in, long length, byte[] buffer, ByteArrayOutputStream out)
+  private static void copy(
+      InputStream in,
+      long length,
+      byte[] buffer,
+      ByteArrayOutputStream out,
+      ByteArrayOutputStream payloadOut)
       throws IOException {
     long remaining = length;
     while (remaining > 0) {
@@ -436,6 +471,9 @@ final class Http1 {
             "connection closed after " + (length - remaining) + " of " + length + " body bytes");
       }
       out.write(buffer, 0, n);
+      if (payloadOut != null) {
+        payloadOut.write(buffer, 0, n);
+      }
       remaining -= n;
     }
   }

@@ -1,4 +1,4 @@
-package dev.idem.testkit.proxy;
+package dev.idem.faultproxy;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -127,6 +127,7 @@ public final class FaultProxy implements AutoCloseable {
   private final int readTimeoutMillis;
   private final long maxBodyBytes;
   private final int maxHeaderBytes;
+  private final boolean recordResponses;
 
   private final ServerSocket server;
   private final int port;
@@ -145,6 +146,7 @@ public final class FaultProxy implements AutoCloseable {
     this.readTimeoutMillis = (int) b.readTimeout.toMillis();
     this.maxBodyBytes = b.maxBodyBytes;
     this.maxHeaderBytes = b.maxHeaderBytes;
+    this.recordResponses = b.recordResponses;
 
     ServerSocket s = new ServerSocket();
     try {
@@ -390,6 +392,10 @@ public final class FaultProxy implements AutoCloseable {
     return maxHeaderBytes;
   }
 
+  boolean recordResponses() {
+    return recordResponses;
+  }
+
   static void closeQuietly(AutoCloseable c) {
     if (c == null) {
       return;
@@ -422,6 +428,7 @@ public final class FaultProxy implements AutoCloseable {
     private Duration readTimeout = DEFAULT_READ_TIMEOUT;
     private long maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
+    private boolean recordResponses;
 
     private Builder() {}
 
@@ -540,6 +547,21 @@ public final class FaultProxy implements AutoCloseable {
             "max header bytes must be between 256 and 16777216, was " + bytes);
       }
       this.maxHeaderBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Sets whether the proxy keeps each server's final response (status, header fields and
+     * payload) in the request's {@link LoggedRequest#response()}, including a response it then
+     * lost under {@link Fault#LOSE_RESPONSE}: that is how a test learns what the client never
+     * saw. Off by default; each record holds up to {@link #maxBodyBytes(long)} bytes for as long
+     * as the proxy lives.
+     *
+     * @param record whether to record responses
+     * @return this builder
+     */
+    public Builder recordResponses(boolean record) {
+      this.recordResponses = record;
       return this;
     }
 

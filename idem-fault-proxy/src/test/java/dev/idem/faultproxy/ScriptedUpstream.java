@@ -1,4 +1,4 @@
-package dev.idem.testkit.proxy;
+package dev.idem.faultproxy;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
