@@ -228,12 +228,19 @@ public final class LeaseIdempotency {
         return store.complete(request.scope(), request.key(), owner, response, retention);
       } catch (IdemStoreException e) {
         long leftMillis = TimeUnit.NANOSECONDS.toMillis(leaseEnd - nanoTime.getAsLong());
+        Duration retryAfter = Duration.ofSeconds(Math.max(1, (Math.max(0, leftMillis) + 999) / 1000));
         if (leftMillis <= backoff) {
           notify(() -> listener.rejected(request, "completion-unknown"));
-          Duration retryAfter = Duration.ofSeconds(Math.max(1, (Math.max(0, leftMillis) + 999) / 1000));
           throw new CompletionUnknownException(request.key(), retryAfter, e);
         }
-        sleep(backoff);
+        try {
+          sleeper.sleep(backoff);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          e.addSuppressed(interrupted);
+          notify(() -> listener.rejected(request, "completion-unknown"));
+          throw new CompletionUnknownException(request.key(), retryAfter, e); // the effect ran all the same
+        }
         backoff = Math.min(backoff * 2, MAX_COMPLETE_BACKOFF_MILLIS);
       }
     }
