@@ -59,12 +59,26 @@ function backoff(attempt) {
 }
 
 // Retry-After is delay-seconds or an HTTP date (RFC 9110 10.2.3); null when absent or unreadable.
+// A date is measured against the answer's own Date field, so a server clock that differs from
+// this computer's does not stretch or cut the wait.
 function retryAfterMs(answer) {
   const value = answer.headers.get('Retry-After');
   if (!value) return null;
   if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
   const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+  if (Number.isNaN(date)) return null;
+  const sent = Date.parse(answer.headers.get('Date') || '');
+  return Math.max(0, date - (Number.isNaN(sent) ? Date.now() : sent));
+}
+
+// The problem type with which Idem's filter answers 422 for a key used with another body. Any
+// other 422 is an ordinary final answer of the application.
+const KEY_REUSED = 'https://idem.dev/problems/idempotency-key-reused';
+
+function isKeyReused(answer) {
+  const type = (answer.headers.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+  const p = type === 'application/problem+json' ? parseJson(answer.text) : null;
+  return answer.status === 422 && p !== null && p.type === KEY_REUSED;
 }
 
 function parseJson(text) {
@@ -139,7 +153,7 @@ async function save(pending, resumed) {
         await refreshList();
         return;
       }
-      if (answer && answer.status === 422) {
+      if (answer && isKeyReused(answer)) {
         // The key was used before with another body. Retrying cannot help; dropping the entry
         // lets the user save again, under a new key.
         clearPending(pending.key);
@@ -147,16 +161,20 @@ async function save(pending, resumed) {
         return;
       }
 
-      // Worth retrying with the same key: no (complete) answer, 409 (the first attempt is still
-      // being processed), 503 (store or database unavailable) and gateway errors.
-      const retryable = answer === null || answer.status === 201 || [409, 502, 503, 504].includes(answer.status);
+      // Worth retrying with the same key, since the outcome is still unknown: no (complete)
+      // answer, 408, 409 (the first attempt is still being processed, with or without
+      // Retry-After), 425, 429, 503 (store or database unavailable, or the outcome could not be
+      // recorded) and gateway errors; but never an answer the server replayed from its store.
+      const replayedAnswer = answer !== null && answer.headers.get('Idempotent-Replayed') === 'true';
+      const retryable = answer === null || answer.status === 201
+          || (!replayedAnswer && [408, 409, 425, 429, 502, 503, 504].includes(answer.status));
       if (!retryable) {
         // A final answer (400 for a bad title, ...): the same request would get the same answer.
         clearPending(pending.key);
         setStatus(`Not saved: ${problemDetail(answer)}`, 'error', { resumed });
         return;
       }
-      // The server's Retry-After (409 always has one) beats our own guess.
+      // The server's Retry-After beats our own guess.
       let wait = answer ? retryAfterMs(answer) : null;
       if (wait === null) wait = backoff(attempt);
       if (attempt === MAX_ATTEMPTS || Date.now() - started + wait > MAX_TOTAL_MS) break;

@@ -1,7 +1,18 @@
 package dev.idem.client;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -13,22 +24,60 @@ import java.util.Set;
  *   <li>Backoff: exponential with full jitter: before retry {@code n} (1-based) the client waits a
  *       uniformly random time in {@code [0, min(maxDelay, baseDelay * 2^(n-1))]}. A {@code
  *       Retry-After} from the server (RFC 9110 section 10.2.3) replaces the backoff.
- *   <li>Retried: I/O errors, timeouts and lost responses; 429, 502, 503, 504; and 409 with a {@code
- *       Retry-After} (the draft's "request in progress"; a 409 without it is a final answer).
- *   <li>Never retried: 422 (the key was reused with another payload: {@link
- *       dev.idem.core.IdempotencyKeyReusedException}) and every other status.
+ *   <li>Retried, because the outcome is unknown and the same request may succeed later: I/O errors,
+ *       timeouts and lost responses (a connection reset after the request was sent included); the
+ *       statuses of {@link #RETRIED_STATUSES}: 408 Request Timeout (RFC 9110 section 15.5.9), 409
+ *       Conflict, with or without {@code Retry-After} (draft-ietf-httpapi-idempotency-key-header
+ *       section 2.7: a request with the same key is still being processed; the draft, like Stripe,
+ *       does not require {@code Retry-After}), 425 Too Early (RFC 8470 section 5.2), 429 (RFC 6585
+ *       section 4), 502, 503 and 504 (RFC 9110 sections 15.6.3 to 15.6.5).
+ *   <li>Final whatever its status: an answer the server marks as replayed from its store ({@code
+ *       Idempotent-Replayed: true}), since every retry would get the same answer again; for example
+ *       a 409 "email already registered" that the application answered the first time and the
+ *       server stored.
+ *   <li>Rejected: a 422 whose body is an RFC 9457 problem ({@code application/problem+json}) whose
+ *       {@code type} is one of {@link #keyReusedProblemTypes()} (by default Idem's, {@value
+ *       #IDEM_KEY_REUSED_PROBLEM_TYPE}): the key was used with another request, {@link
+ *       dev.idem.core.IdempotencyKeyReusedException}.
+ *   <li>Final: every other status, a 422 that is not that problem included (for example a
+ *       validation error {@code {"errors":{"email":["is invalid"]}}}): it is the server's answer.
  * </ul>
+ *
+ * <p>When the bounds run out on a retried failure, the outcome is unknown ({@link
+ * OutcomeUnknownException}); it is never reported as a final answer.
  */
 public final class ClientRetryPolicy {
 
-  /** Statuses retried whatever their headers. */
-  public static final Set<Integer> RETRIED_STATUSES = Set.of(429, 502, 503, 504);
+  /**
+   * Statuses retried (unless the answer is marked {@code Idempotent-Replayed: true}): 408, 409,
+   * 425, 429, 502, 503, 504. Each says that this attempt was not carried out to a final answer, so
+   * that the outcome of the operation is still unknown.
+   */
+  public static final Set<Integer> RETRIED_STATUSES = Set.of(408, 409, 425, 429, 502, 503, 504);
+
+  /**
+   * The problem type URI (RFC 9457 section 3.1.1) with which an Idem server (the servlet filter with
+   * its default problem type base, {@code https://idem.dev/problems/}) answers 422 for a key reused
+   * with another request: {@value}. The default of {@link Builder#keyReusedProblemTypes}.
+   */
+  public static final String IDEM_KEY_REUSED_PROBLEM_TYPE = "https://idem.dev/problems/idempotency-key-reused";
+
+  /** The media type of RFC 9457 section 3 for JSON problem details. */
+  static final String PROBLEM_JSON = "application/problem+json";
+
+  /** A problem body longer than this is not read for its type: no server sends one that long. */
+  private static final int MAX_PROBLEM_BYTES = 64 * 1024;
+
+  private static final JsonFactory JSON = JsonFactory.builder()
+      .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).maxStringLength(MAX_PROBLEM_BYTES).build())
+      .build();
 
   private final int maxAttempts;
   private final Duration maxDuration;
   private final Duration baseDelay;
   private final Duration maxDelay;
   private final Duration attemptTimeout;
+  private final Set<String> keyReusedProblemTypes;
 
   private ClientRetryPolicy(Builder b) {
     this.maxAttempts = b.maxAttempts;
@@ -36,9 +85,13 @@ public final class ClientRetryPolicy {
     this.baseDelay = b.baseDelay;
     this.maxDelay = b.maxDelay;
     this.attemptTimeout = b.attemptTimeout;
+    this.keyReusedProblemTypes = Set.copyOf(b.keyReusedProblemTypes);
   }
 
-  /** @return a builder with 4 attempts, 30 s in all, delays from 100 ms up to 5 s, 10 s per attempt */
+  /**
+   * @return a builder with 4 attempts, 30 s in all, delays from 100 ms up to 5 s, 10 s per attempt,
+   *     and {@value #IDEM_KEY_REUSED_PROBLEM_TYPE} as the only key-reused problem type
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -74,6 +127,14 @@ public final class ClientRetryPolicy {
   }
 
   /**
+   * @return the problem type URIs that mark a 422 as "key reused with another request"; unmodifiable,
+   *     never {@code null}, empty when no 422 is ever read as one
+   */
+  public Set<String> keyReusedProblemTypes() {
+    return keyReusedProblemTypes;
+  }
+
+  /**
    * The full-jitter backoff before retry {@code retry}.
    *
    * @param retry the retry number, 1 for the wait after the first attempt
@@ -96,18 +157,84 @@ public final class ClientRetryPolicy {
   }
 
   /**
+   * Whether an answer leaves the outcome unknown, so that another attempt with the same key is
+   * worth making (see the class description).
+   *
    * @param status an HTTP status
-   * @param hasRetryAfter whether the response carries {@code Retry-After}
-   * @return whether the status is worth another attempt
+   * @param replayed whether the server marked the answer as replayed from its store ({@code
+   *     Idempotent-Replayed: true}); such an answer is final whatever its status
+   * @return {@code true} for a status of {@link #RETRIED_STATUSES} that is not a replay
    */
-  public static boolean isRetryable(int status, boolean hasRetryAfter) {
-    return RETRIED_STATUSES.contains(status) || (status == 409 && hasRetryAfter);
+  public static boolean isRetryableAnswer(int status, boolean replayed) {
+    return !replayed && RETRIED_STATUSES.contains(status);
+  }
+
+  /**
+   * Whether an answer is the server's "idempotency key reused with another request" (draft-ietf-
+   * httpapi-idempotency-key-header section 2.7): status 422, media type {@code
+   * application/problem+json} (parameters ignored, RFC 9457 section 3), and a top-level {@code type}
+   * member equal, character for character, to one of {@link #keyReusedProblemTypes()}. Any other 422
+   * (a validation error, another problem type, a problem without a type, which RFC 9457 reads as
+   * {@code about:blank}) is not. Never throws: a body that is not JSON, or longer than 64 KiB, is
+   * not the problem.
+   *
+   * @param status the answer's status
+   * @param contentType the answer's {@code Content-Type} field value, may be {@code null}
+   * @param body the answer's body bytes, never {@code null}
+   * @return whether the answer says the key was reused
+   */
+  public boolean isKeyReused(int status, String contentType, byte[] body) {
+    if (status != 422 || keyReusedProblemTypes.isEmpty() || !isProblemJson(contentType)) {
+      return false;
+    }
+    return problemMember(body, "type").filter(keyReusedProblemTypes::contains).isPresent();
+  }
+
+  /** Whether a Content-Type field value names {@code application/problem+json}, parameters aside. */
+  static boolean isProblemJson(String contentType) {
+    if (contentType == null) {
+      return false;
+    }
+    int semicolon = contentType.indexOf(';');
+    String mediaType = (semicolon < 0 ? contentType : contentType.substring(0, semicolon)).trim().toLowerCase(Locale.ROOT);
+    return mediaType.equals(PROBLEM_JSON);
+  }
+
+  /**
+   * A top-level string member of a JSON object, for example a problem's {@code type} or {@code
+   * detail}.
+   *
+   * @return the member's value; empty when the body is not a JSON object, is longer than 64 KiB, or
+   *     has no such string member
+   */
+  static Optional<String> problemMember(byte[] body, String name) {
+    if (body.length == 0 || body.length > MAX_PROBLEM_BYTES) {
+      return Optional.empty();
+    }
+    try (JsonParser p = JSON.createParser(body)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return Optional.empty();
+      }
+      String found = null;
+      for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
+        String field = p.currentName();
+        JsonToken value = p.nextToken();
+        if (field.equals(name) && value == JsonToken.VALUE_STRING) {
+          found = p.getText();
+        } else if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
+          p.skipChildren();
+        }
+      }
+      return Optional.ofNullable(found);
+    } catch (IOException e) {
+      return Optional.empty(); // not JSON: not a problem document
+    }
   }
 
   @Override
   public String toString() {
     return "ClientRetryPolicy[maxAttempts=" + maxAttempts + ", maxDuration=" + maxDuration + ", baseDelay=" + baseDelay
-        + ", maxDelay=" + maxDelay + ", attemptTimeout=" + attemptTimeout + "]";
+        + ", maxDelay=" + maxDelay + ", attemptTimeout=" + attemptTimeout + ", keyReusedProblemTypes=" + keyReusedProblemTypes + "]";
   }
 
   /** Builds a {@link ClientRetryPolicy}. Not thread-safe; every setter validates eagerly. */
@@ -117,6 +244,7 @@ public final class ClientRetryPolicy {
     private Duration baseDelay = Duration.ofMillis(100);
     private Duration maxDelay = Duration.ofSeconds(5);
     private Duration attemptTimeout = Duration.ofSeconds(10);
+    private Set<String> keyReusedProblemTypes = Set.of(IDEM_KEY_REUSED_PROBLEM_TYPE);
 
     private Builder() {}
 
@@ -150,6 +278,38 @@ public final class ClientRetryPolicy {
     /** @param attemptTimeout positive, at most 1 hour */
     public Builder attemptTimeout(Duration attemptTimeout) {
       this.attemptTimeout = positive("attemptTimeout", attemptTimeout, Duration.ofHours(1));
+      return this;
+    }
+
+    /**
+     * Sets the problem type URIs with which the servers this client talks to answer 422 for a key
+     * reused with another request (see {@link ClientRetryPolicy#isKeyReused}). Replaces the
+     * default, {@value ClientRetryPolicy#IDEM_KEY_REUSED_PROBLEM_TYPE}: an Idem server configured
+     * with {@code problemTypeBase(URI.create("https://api.example.com/problems/"))} answers with
+     * {@code https://api.example.com/problems/idempotency-key-reused}; include the default too if
+     * the client also talks to servers with Idem's default. An empty collection makes every 422 a
+     * final answer (for servers whose key-reused problem has no type, that is {@code about:blank}).
+     *
+     * @param types absolute URIs (with a scheme), compared character for character with the
+     *     problem's {@code type}; never {@code null}, no {@code null} element
+     * @return this builder
+     * @throws IllegalArgumentException if a type is not an absolute URI
+     */
+    public Builder keyReusedProblemTypes(Collection<String> types) {
+      Objects.requireNonNull(types, "types");
+      Set<String> copy = new LinkedHashSet<>();
+      for (String type : types) {
+        Objects.requireNonNull(type, "a problem type is null");
+        try {
+          if (!new URI(type).isAbsolute()) {
+            throw new IllegalArgumentException("a problem type must be an absolute URI, was '" + type + "'");
+          }
+        } catch (URISyntaxException e) {
+          throw new IllegalArgumentException("not a URI: '" + type + "': " + e.getMessage(), e);
+        }
+        copy.add(type);
+      }
+      this.keyReusedProblemTypes = copy;
       return this;
     }
 

@@ -6,10 +6,10 @@ import dev.failsafe.spi.Scheduler;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -49,9 +49,13 @@ import java.util.function.Supplier;
  * }</pre>
  *
  * <p>Outcomes of {@link #send}: a final response ({@link OperationResult}, whatever its status,
- * when it is not retried); {@link IdempotencyKeyReusedException} for 422; {@link
- * OutcomeUnknownException} when the attempts, the deadline or the budget ran out on failures that
- * may hide a success. Thread-safe; share one instance.
+ * when it is not retried: a 422 validation error, a 409 replayed from the server's store, a 500);
+ * {@link IdempotencyKeyReusedException} for the server's "key reused" problem ({@link
+ * ClientRetryPolicy#isKeyReused}); {@link OutcomeUnknownException} when the attempts, the deadline
+ * or the budget ran out on failures that may hide a success (see {@link ClientRetryPolicy} for what
+ * is retried), or the server asked for a wait ({@code Retry-After}) that ends past the deadline.
+ * With a {@link PendingJournal}, the operation leaves the journal only with a final response or a
+ * key-reused rejection; while the outcome is unknown it stays. Thread-safe; share one instance.
  */
 public final class IdempotentHttpClient {
 
@@ -107,24 +111,26 @@ public final class IdempotentHttpClient {
    * @return the final response
    * @throws OutcomeUnknownException if the attempts, the deadline or the budget ran out on failures
    *     that may hide a success; carries the key to resume with
-   * @throws IdempotencyKeyReusedException if the server answered 422 (the key was used with another
-   *     payload)
+   * @throws IdempotencyKeyReusedException if the server answered 422 with its key-reused problem (the
+   *     key was used with another payload; {@link ClientRetryPolicy#isKeyReused})
    * @throws dev.idem.core.InvalidIdempotencyKeyException if the key generator made an invalid key
    * @throws java.io.UncheckedIOException if the journal cannot record the operation (nothing was sent)
    * @throws InterruptedException if interrupted while waiting
    */
   public OperationResult send(HttpOperation operation) throws InterruptedException {
+    Objects.requireNonNull(operation, "operation");
+    String key = keyOf(operation);
     try {
-      return sendAsync(operation).get();
+      return sendAsync(operation, key).get();
     } catch (ExecutionException e) {
-      Throwable cause = e.getCause() instanceof CompletionException && e.getCause().getCause() != null ? e.getCause().getCause() : e.getCause();
+      Throwable cause = unwrap(e);
       if (cause instanceof RuntimeException) {
         throw (RuntimeException) cause;
       }
       if (cause instanceof Error) {
         throw (Error) cause;
       }
-      throw new OutcomeUnknownException(operation.key().orElse("?"), 0, -1, "unexpected failure", cause);
+      throw new OutcomeUnknownException(key, 0, -1, "unexpected failure", cause);
     }
   }
 
@@ -137,7 +143,14 @@ public final class IdempotentHttpClient {
    */
   public CompletableFuture<OperationResult> sendAsync(HttpOperation operation) {
     Objects.requireNonNull(operation, "operation");
-    String key = operation.key().orElseGet(() -> IdempotencyKey.of(keys.get()).value());
+    return sendAsync(operation, keyOf(operation));
+  }
+
+  private String keyOf(HttpOperation operation) {
+    return operation.key().orElseGet(() -> IdempotencyKey.of(keys.get()).value());
+  }
+
+  private CompletableFuture<OperationResult> sendAsync(HttpOperation operation, String key) {
     if (journal != null) {
       journal.record(key, operation);
     }
@@ -154,7 +167,7 @@ public final class IdempotentHttpClient {
     return Failsafe.with(retry)
         .with(scheduler)
         .getStageAsync(ctx -> attempt(operation, key, body, deadline, ctx.getAttemptCount() + 1))
-        .thenApply(a -> finish(a, key));
+        .thenApply(a -> finish(a, key, deadline));
   }
 
   /**
@@ -217,41 +230,65 @@ public final class IdempotentHttpClient {
   }
 
   private Attempt classify(int number, HttpResponse<byte[]> response, Throwable failure) {
-    Throwable f = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable f = unwrap(failure);
     if (f != null) {
-      boolean io = f instanceof IOException;
-      return new Attempt(number, null, f, io, io ? policy.backoff(number, random.getAsDouble()) : Duration.ZERO);
+      // An I/O failure (connection refused or reset, a timeout, a response cut short) may come
+      // after the server received the request: the outcome is unknown, and a retry is safe.
+      boolean io = f instanceof IOException || f instanceof UncheckedIOException;
+      return new Attempt(number, null, f, io, io ? policy.backoff(number, random.getAsDouble()) : Duration.ZERO, null);
     }
-    String retryAfterValue = response.headers().firstValue("Retry-After").orElse(null);
-    boolean retryable = ClientRetryPolicy.isRetryable(response.statusCode(), retryAfterValue != null);
+    boolean retryable = ClientRetryPolicy.isRetryableAnswer(response.statusCode(), isReplayed(response));
     Duration delay = Duration.ZERO;
+    Duration retryAfter = null;
     if (retryable) {
-      delay = RetryAfter.parse(retryAfterValue, clock.instant()).orElseGet(() -> policy.backoff(number, random.getAsDouble()));
+      retryAfter = RetryAfter.parse(response.headers().firstValue("Retry-After").orElse(null),
+          response.headers().firstValue("Date").orElse(null), clock.instant()).orElse(null);
+      delay = retryAfter != null ? retryAfter : policy.backoff(number, random.getAsDouble());
     }
-    return new Attempt(number, response, null, retryable, delay);
+    return new Attempt(number, response, null, retryable, delay, retryAfter);
   }
 
-  private OperationResult finish(Attempt a, String key) {
+  private static boolean isReplayed(HttpResponse<byte[]> response) {
+    return response.headers().firstValue(REPLAYED_HEADER).map(v -> v.trim().equalsIgnoreCase("true")).orElse(false);
+  }
+
+  private static Throwable unwrap(Throwable failure) {
+    Throwable f = failure;
+    while ((f instanceof CompletionException || f instanceof ExecutionException) && f.getCause() != null) {
+      f = f.getCause();
+    }
+    return f;
+  }
+
+  private OperationResult finish(Attempt a, String key, Instant deadline) {
     if (a.response != null && !a.retryable) {
+      // A final answer: the outcome is known, the journal lets go of the operation.
       if (journal != null) {
         journal.remove(key);
       }
-      if (a.response.statusCode() == 422) {
-        String detail = new String(a.response.body(), StandardCharsets.UTF_8);
+      HttpResponse<byte[]> r = a.response;
+      if (policy.isKeyReused(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body())) {
+        String detail = ClientRetryPolicy.problemMember(r.body(), "detail")
+            .or(() -> ClientRetryPolicy.problemMember(r.body(), "title")).orElse("");
         throw new IdempotencyKeyReusedException(IdempotencyKey.of(key), detail.length() > 300 ? detail.substring(0, 300) : detail);
       }
-      boolean replayed = a.response.headers().firstValue(REPLAYED_HEADER).map("true"::equalsIgnoreCase).orElse(false);
-      return new OperationResult(key, a.number, a.response.statusCode(), a.response.headers(), a.response.body(), replayed);
+      return new OperationResult(key, a.number, r.statusCode(), r.headers(), r.body(), isReplayed(r));
     }
     if (a.failure != null && !a.retryable) {
       throw new CompletionException(a.failure); // a programming error, not a transport failure
     }
     int sent = a.response == null && a.failure == null ? a.number - 1 : a.number;
-    String reason =
-        a.response == null && a.failure == null ? "the deadline passed"
-            : sent >= policy.maxAttempts() ? "no attempts left"
-            : "the retry budget or the deadline does not allow another attempt";
-    throw new OutcomeUnknownException(key, sent, a.response == null ? -1 : a.response.statusCode(), reason, a.failure);
+    String reason;
+    if (a.response == null && a.failure == null) {
+      reason = "the deadline passed";
+    } else if (sent >= policy.maxAttempts()) {
+      reason = "no attempts left";
+    } else if (a.retryAfter != null && !clock.instant().plus(a.retryAfter).isBefore(deadline)) {
+      reason = "the server asked to retry after " + a.retryAfter.toSeconds() + " s (Retry-After), past the deadline";
+    } else {
+      reason = "the retry budget or the deadline does not allow another attempt";
+    }
+    throw new OutcomeUnknownException(key, sent, a.response == null ? -1 : a.response.statusCode(), reason, a.failure, a.retryAfter);
   }
 
   private static String quoted(String key) {
@@ -266,17 +303,19 @@ public final class IdempotentHttpClient {
     final Throwable failure;
     final boolean retryable;
     final Duration nextDelay;
+    final Duration retryAfter;
 
-    Attempt(int number, HttpResponse<byte[]> response, Throwable failure, boolean retryable, Duration nextDelay) {
+    Attempt(int number, HttpResponse<byte[]> response, Throwable failure, boolean retryable, Duration nextDelay, Duration retryAfter) {
       this.number = number;
       this.response = response;
       this.failure = failure;
       this.retryable = retryable;
       this.nextDelay = nextDelay;
+      this.retryAfter = retryAfter;
     }
 
     static Attempt notSent(int number) {
-      return new Attempt(number, null, null, false, Duration.ZERO);
+      return new Attempt(number, null, null, false, Duration.ZERO, null);
     }
 
     boolean retryable() {

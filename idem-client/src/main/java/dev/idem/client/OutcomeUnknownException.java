@@ -1,6 +1,8 @@
 package dev.idem.client;
 
 import dev.idem.core.IdemException;
+import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Every attempt of an operation failed in a way that may hide a success: a timeout, a dropped
@@ -15,6 +17,7 @@ public class OutcomeUnknownException extends IdemException {
   private final String key;
   private final int attempts;
   private final int lastStatus;
+  private final transient Duration retryAfter;
 
   /**
    * @param key the idempotency key of the operation
@@ -24,11 +27,34 @@ public class OutcomeUnknownException extends IdemException {
    * @param cause the last failure, may be {@code null}
    */
   public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, Throwable cause) {
+    this(key, attempts, lastStatus, reason, cause, null);
+  }
+
+  /**
+   * @param key the idempotency key of the operation
+   * @param attempts how many attempts were sent
+   * @param lastStatus the status of the last response, or -1 when the last attempt got none
+   * @param reason why the client stopped
+   * @param cause the last failure, may be {@code null}
+   * @param retryAfter the wait the server asked for in its last answer ({@code Retry-After}), or
+   *     {@code null} when it asked for none
+   */
+  public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, Throwable cause, Duration retryAfter) {
     super("outcome unknown after " + attempts + " attempt(s) with idempotency key '" + key + "' (" + reason
         + (lastStatus > 0 ? ", last status " + lastStatus : "") + "); the effect may exist: resume with the same key", cause);
     this.key = key;
     this.attempts = attempts;
     this.lastStatus = lastStatus;
+    this.retryAfter = retryAfter;
+  }
+
+  /**
+   * @return the wait the server asked for in its last answer ({@code Retry-After}, RFC 9110 section
+   *     10.2.3), for example to schedule {@link IdempotentHttpClient#resumePending()} no earlier;
+   *     empty when it asked for none
+   */
+  public Optional<Duration> retryAfter() {
+    return Optional.ofNullable(retryAfter);
   }
 
   /** @return the idempotency key to resume with */

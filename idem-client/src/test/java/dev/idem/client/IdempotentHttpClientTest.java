@@ -131,18 +131,24 @@ class IdempotentHttpClientTest {
 
   // ------------------------------------------------------------------ what is retried
 
+  private static ScriptedTransport.Reply problem(int status, String type) {
+    return new ScriptedTransport.Reply(status, Map.of("Content-Type", List.of("application/problem+json")),
+        "{\"type\":\"" + type + "\",\"title\":\"Idempotency-Key is already used\",\"status\":" + status
+            + ",\"detail\":\"this Idempotency-Key was already used with a different request\"}");
+  }
+
   @Test
   void stopsAtOnceOn422WithKeyReused() {
-    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(422, Map.of(), "{\"title\":\"key reused\"}"));
+    ScriptedTransport t = transport(n -> problem(422, ClientRetryPolicy.IDEM_KEY_REUSED_PROBLEM_TYPE));
     assertThatThrownBy(() -> client(t).build().send(save("a")))
         .isInstanceOf(IdempotencyKeyReusedException.class)
-        .hasMessageContaining("key reused");
+        .hasMessageContaining("already used with a different request");
     assertThat(t.sent).hasSize(1);
   }
 
   @Test
-  void otherClientErrorsAndA409WithoutRetryAfterAreFinal() throws Exception {
-    for (int status : new int[] {400, 401, 404, 409, 500}) {
+  void otherClientErrorsAndA500AreFinal() throws Exception {
+    for (int status : new int[] {400, 401, 404, 410, 500}) {
       ScriptedTransport t = transport(n -> status);
       OperationResult r = client(t).build().send(save("a"));
       assertThat(r.status()).isEqualTo(status);
@@ -152,12 +158,228 @@ class IdempotentHttpClientTest {
 
   @Test
   void retriesInProgressAndTransientStatuses() throws Exception {
-    for (int status : new int[] {429, 502, 503, 504}) {
+    for (int status : new int[] {408, 409, 425, 429, 502, 503, 504}) {
       ScriptedTransport t = transport(n -> n == 1 ? status : 201);
       assertThat(client(t).build().send(save("a")).attempts()).as("status %d", status).isEqualTo(2);
     }
     ScriptedTransport inProgress = transport(n -> n == 1 ? new ScriptedTransport.Reply(409, Map.of("Retry-After", List.of("1")), "") : 201);
     assertThat(client(inProgress).build().send(save("a")).attempts()).isEqualTo(2);
+  }
+
+  // ------------------------------------------------------------------ 409 and 422 (issue: the client misread them)
+
+  @Test
+  void a409WithoutRetryAfterIsRetriedWithBackoffAndTheJournalKeepsTheOperation() {
+    PendingJournal journal = PendingJournal.open(dir);
+    ScriptedTransport t = transport(n -> problem(409, "https://idem.dev/problems/request-in-progress"));
+    ClientRetryPolicy policy = ClientRetryPolicy.builder().maxAttempts(4).baseDelay(Duration.ofMillis(100)).maxDelay(Duration.ofSeconds(1)).build();
+    OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(
+        () -> client(t).journal(journal).retryPolicy(policy).build().send(save("a")), OutcomeUnknownException.class);
+    assertThat(e.attempts()).isEqualTo(4);
+    assertThat(e.lastStatus()).isEqualTo(409);
+    assertThat(e.retryAfter()).isEmpty();
+    assertThat(t.sent).hasSize(4);
+    for (int i = 1; i < 4; i++) {
+      Duration waited = Duration.between(t.sent.get(i - 1).at(), t.sent.get(i).at()).minusMillis(10);
+      assertThat(waited).as("full-jitter backoff before retry %d", i).isBetween(Duration.ZERO, Duration.ofMillis(100L << (i - 1)));
+    }
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+  }
+
+  @Test
+  void a409WithoutRetryAfterThenTheFirstAttemptsAnswerIsReplayed() throws Exception {
+    PendingJournal journal = PendingJournal.open(dir);
+    ScriptedTransport t = transport(n -> n == 1 ? 409
+        : new ScriptedTransport.Reply(201, Map.of("Idempotent-Replayed", List.of("true")), "{\"id\":7}"));
+    OperationResult r = client(t).journal(journal).build().send(save("a"));
+    assertThat(r.attempts()).isEqualTo(2);
+    assertThat(r.status()).isEqualTo(201);
+    assertThat(r.replayed()).isTrue();
+    assertThat(journal.scan().pending()).isEmpty();
+  }
+
+  @Test
+  void a409ReplayedFromTheServersStoreIsFinal() throws Exception {
+    // The application answered "email already registered" the first time and the server stored it.
+    PendingJournal journal = PendingJournal.open(dir);
+    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(409, Map.of("Idempotent-Replayed", List.of("true")), "{\"error\":\"email already registered\"}"));
+    OperationResult r = client(t).journal(journal).build().send(save("a"));
+    assertThat(r.status()).isEqualTo(409);
+    assertThat(r.attempts()).isEqualTo(1);
+    assertThat(r.replayed()).isTrue();
+    assertThat(journal.scan().pending()).isEmpty();
+  }
+
+  @Test
+  void anAnswerReplayedFromTheServersStoreIsFinalWhateverItsStatus() throws Exception {
+    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(503, Map.of("Idempotent-Replayed", List.of("true")), "stored 503"));
+    OperationResult r = client(t).build().send(save("a"));
+    assertThat(r.status()).isEqualTo(503);
+    assertThat(r.attempts()).as("every retry would replay the same stored answer").isEqualTo(1);
+  }
+
+  @Test
+  void anOrdinaryValidation422IsTheServersFinalAnswerAndLeavesTheJournal() throws Exception {
+    PendingJournal journal = PendingJournal.open(dir);
+    String errors = "{\"errors\":{\"email\":[\"is invalid\"]}}";
+    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(422, Map.of("Content-Type", List.of("application/json")), errors));
+    OperationResult r = client(t).journal(journal).build().send(save("a"));
+    assertThat(r.status()).isEqualTo(422);
+    assertThat(r.attempts()).isEqualTo(1);
+    assertThat(r.bodyAsString()).isEqualTo(errors);
+    assertThat(journal.scan().pending()).as("the outcome is known").isEmpty();
+  }
+
+  @Test
+  void a422ProblemOfAnotherTypeIsTheServersFinalAnswer() throws Exception {
+    for (ScriptedTransport.Reply reply : List.of(
+        problem(422, "https://api.example.com/problems/validation"),
+        new ScriptedTransport.Reply(422, Map.of("Content-Type", List.of("application/problem+json")), "{\"title\":\"Unprocessable Content\",\"status\":422}"),
+        new ScriptedTransport.Reply(422, Map.of("Content-Type", List.of("application/problem+json")), "not json"),
+        new ScriptedTransport.Reply(422, Map.of("Content-Type", List.of("application/problem+json")),
+            "{\"errors\":{\"type\":\"" + ClientRetryPolicy.IDEM_KEY_REUSED_PROBLEM_TYPE + "\"}}"))) {
+      ScriptedTransport t = transport(n -> reply);
+      assertThat(client(t).build().send(save("a")).status()).as(reply.body()).isEqualTo(422);
+    }
+  }
+
+  @Test
+  void theKeyReusedTypeInABodyThatIsNotAProblemIsTheServersFinalAnswer() throws Exception {
+    ScriptedTransport.Reply p = problem(422, ClientRetryPolicy.IDEM_KEY_REUSED_PROBLEM_TYPE);
+    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(422, Map.of("Content-Type", List.of("application/json")), p.body()));
+    assertThat(client(t).build().send(save("a")).status()).isEqualTo(422);
+  }
+
+  @Test
+  void theKeyReusedProblemIsRecognisedWithMediaTypeParametersAndAnyCase() {
+    ScriptedTransport.Reply p = problem(422, ClientRetryPolicy.IDEM_KEY_REUSED_PROBLEM_TYPE);
+    ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(422, Map.of("Content-Type", List.of("Application/Problem+JSON; charset=utf-8")), p.body()));
+    assertThatThrownBy(() -> client(t).build().send(save("a"))).isInstanceOf(IdempotencyKeyReusedException.class);
+  }
+
+  @Test
+  void configuredKeyReusedProblemTypesAreRecognisedInsteadOfIdemsDefault() throws Exception {
+    String own = "https://api.example.com/problems/idempotency-key-reused";
+    ClientRetryPolicy policy = ClientRetryPolicy.builder().keyReusedProblemTypes(List.of(own)).build();
+    ScriptedTransport custom = transport(n -> problem(422, own));
+    assertThatThrownBy(() -> client(custom).retryPolicy(policy).build().send(save("a"))).isInstanceOf(IdempotencyKeyReusedException.class);
+    ScriptedTransport idems = transport(n -> problem(422, ClientRetryPolicy.IDEM_KEY_REUSED_PROBLEM_TYPE));
+    assertThat(client(idems).retryPolicy(policy).build().send(save("a")).status()).isEqualTo(422);
+    assertThat(ClientRetryPolicy.defaults().keyReusedProblemTypes()).containsExactly(ClientRetryPolicy.IDEM_KEY_REUSED_PROBLEM_TYPE);
+    assertThatThrownBy(() -> ClientRetryPolicy.builder().keyReusedProblemTypes(List.of("idempotency-key-reused")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("absolute URI");
+  }
+
+  @Test
+  void aKeyReusedRejectionLeavesTheJournal() {
+    PendingJournal journal = PendingJournal.open(dir);
+    ScriptedTransport t = transport(n -> problem(422, ClientRetryPolicy.IDEM_KEY_REUSED_PROBLEM_TYPE));
+    assertThatThrownBy(() -> client(t).journal(journal).build().send(save("a"))).isInstanceOf(IdempotencyKeyReusedException.class);
+    assertThat(journal.scan().pending()).isEmpty();
+  }
+
+  // ------------------------------------------------------------------ other answers that leave the outcome unknown
+
+  private OutcomeUnknownException exhausted(PendingJournal journal, Function<Integer, Object> script) {
+    ScriptedTransport t = transport(script);
+    return org.assertj.core.api.Assertions.catchThrowableOfType(
+        () -> client(t).journal(journal).retryPolicy(ClientRetryPolicy.builder().maxAttempts(3).build()).build().send(save("a")),
+        OutcomeUnknownException.class);
+  }
+
+  @Test
+  void a503WithoutRetryAfterIsRetriedAndStaysInTheJournalWhenTheAttemptsRunOut() {
+    PendingJournal journal = PendingJournal.open(dir);
+    OutcomeUnknownException e = exhausted(journal, n -> 503);
+    assertThat(e.attempts()).isEqualTo(3);
+    assertThat(e.lastStatus()).isEqualTo(503);
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+  }
+
+  @Test
+  void a502AndA504AreRetriedAndStayInTheJournalWhenTheAttemptsRunOut() {
+    PendingJournal journal = PendingJournal.open(dir);
+    OutcomeUnknownException e = exhausted(journal, n -> n % 2 == 1 ? 502 : 504);
+    assertThat(e.attempts()).isEqualTo(3);
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+  }
+
+  @Test
+  void aConnectionResetAfterTheRequestWasSentIsRetriedAndStaysInTheJournal() {
+    PendingJournal journal = PendingJournal.open(dir);
+    OutcomeUnknownException e = exhausted(journal, n -> new java.util.concurrent.CompletionException(
+        new java.net.SocketException("Connection reset")));
+    assertThat(e.attempts()).isEqualTo(3);
+    assertThat(e.getCause()).isInstanceOf(java.net.SocketException.class);
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+  }
+
+  @Test
+  void aTimeoutIsRetriedAndStaysInTheJournal() {
+    PendingJournal journal = PendingJournal.open(dir);
+    OutcomeUnknownException e = exhausted(journal, n -> new HttpTimeoutException("request timed out"));
+    assertThat(e.attempts()).isEqualTo(3);
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+  }
+
+  @Test
+  void a425TooEarlyIsRetriedAndStaysInTheJournal() {
+    PendingJournal journal = PendingJournal.open(dir);
+    OutcomeUnknownException e = exhausted(journal, n -> 425);
+    assertThat(e.attempts()).isEqualTo(3);
+    assertThat(e.lastStatus()).isEqualTo(425);
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+  }
+
+  @Test
+  void a408RequestTimeoutIsRetriedAndStaysInTheJournal() {
+    PendingJournal journal = PendingJournal.open(dir);
+    OutcomeUnknownException e = exhausted(journal, n -> 408);
+    assertThat(e.lastStatus()).isEqualTo(408);
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+  }
+
+  @Test
+  void aRetryAfterHttpDateIsMeasuredAgainstTheServersDateNotTheClientsClock() throws Exception {
+    // The server's clock is an hour ahead: "retry at its now + 2 s" is a 2 s wait, not 1 h 2 s.
+    java.time.Instant serverNow = time.instant().plus(Duration.ofHours(1));
+    String date = DateTimeFormatter.RFC_1123_DATE_TIME.format(serverNow.atZone(ZoneOffset.UTC));
+    String at = DateTimeFormatter.RFC_1123_DATE_TIME.format(serverNow.plusSeconds(2).atZone(ZoneOffset.UTC));
+    ScriptedTransport t = transport(n -> n == 1 ? new ScriptedTransport.Reply(503, Map.of("Retry-After", List.of(at), "Date", List.of(date)), "") : 201);
+    OperationResult r = client(t).build().send(save("a"));
+    assertThat(r.attempts()).isEqualTo(2);
+    assertThat(Duration.between(t.sent.get(0).at(), t.sent.get(1).at())).isEqualTo(Duration.ofMillis(2010));
+  }
+
+  @Test
+  void retryAfterAcceptsTheObsoleteHttpDateFormats() {
+    java.time.Instant now = java.time.Instant.parse("1994-11-06T08:49:00Z");
+    assertThat(RetryAfter.parse("Sunday, 06-Nov-94 08:49:37 GMT", now)).contains(Duration.ofSeconds(37));
+    assertThat(RetryAfter.parse("Sun Nov  6 08:49:37 1994", now)).contains(Duration.ofSeconds(37));
+    assertThat(RetryAfter.parse("Sun Nov 16 08:49:37 1994", now)).contains(Duration.ofDays(10).plusSeconds(37));
+    assertThat(RetryAfter.parse("Sun, 06 Nov 1994 08:49:37 GMT", now)).contains(Duration.ofSeconds(37));
+    java.time.Instant in2026 = java.time.Instant.parse("2026-11-29T12:00:00Z");
+    assertThat(RetryAfter.httpDate("Sunday, 29-Nov-26 12:00:05 GMT", in2026)).contains(java.time.Instant.parse("2026-11-29T12:00:05Z"));
+    assertThat(RetryAfter.httpDate("Monday, 01-Jan-80 00:00:00 GMT", in2026))
+        .as("more than 50 years ahead means the last century").contains(java.time.Instant.parse("1980-01-01T00:00:00Z"));
+    assertThat(RetryAfter.parse("Sunday, 06-Nov-1994 08:49:37 GMT", now)).isEmpty();
+  }
+
+  @Test
+  void aRetryAfterBeyondTheDeadlineStopsAtOnceAsAnUnknownOutcomeThatStaysInTheJournal() {
+    PendingJournal journal = PendingJournal.open(dir);
+    for (String huge : List.of("3600", "99999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT")) {
+      ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(503, Map.of("Retry-After", List.of(huge)), ""));
+      OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(
+          () -> client(t).journal(journal).build().send(save(huge)), OutcomeUnknownException.class);
+      assertThat(e).as(huge).isNotNull();
+      assertThat(e.attempts()).isEqualTo(1);
+      assertThat(e.retryAfter()).hasValueSatisfying(d -> assertThat(d).isGreaterThanOrEqualTo(Duration.ofHours(1)));
+      assertThat(e.getMessage()).contains("past the deadline");
+      assertThat(t.sent).hasSize(1);
+      assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).contains(e.key());
+    }
+    assertThat(journal.scan().pending()).hasSize(3);
   }
 
   @Test

@@ -30,7 +30,7 @@ final class ScriptedTransport implements IdempotentHttpClient.Transport {
 
   /**
    * @param script for attempt n (1-based, across all operations), an Integer status, a Reply, or an
-   *     IOException to fail with
+   *     exception to fail with (an IOException, or one wrapped as the JDK client's futures do)
    */
   ScriptedTransport(VirtualTime time, Duration attemptCost, Function<Integer, Object> script) {
     this.time = time;
@@ -45,8 +45,8 @@ final class ScriptedTransport implements IdempotentHttpClient.Transport {
     sent.add(new Sent(time.instant(), request, bodyOf(request)));
     time.advance(attemptCost);
     Object step = script.apply(sent.size());
-    if (step instanceof IOException) {
-      return CompletableFuture.failedFuture((IOException) step);
+    if (step instanceof Throwable) {
+      return CompletableFuture.failedFuture((Throwable) step);
     }
     Reply reply = step instanceof Reply ? (Reply) step : new Reply((Integer) step, Map.of(), "");
     return CompletableFuture.completedFuture(new FakeResponse(request, reply));

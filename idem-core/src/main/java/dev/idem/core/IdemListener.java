@@ -24,7 +24,9 @@ public interface IdemListener {
   /**
    * The request was refused.
    *
-   * @param reason {@code "key-reused"}, {@code "in-progress"} or {@code "lease-lost"}
+   * @param reason {@code "key-reused"}, {@code "in-progress"}, {@code "lease-lost"}, or {@code
+   *     "completion-unknown"} (the effect ran but no completion succeeded within the lease: {@link
+   *     CompletionUnknownException})
    */
   default void rejected(IdempotentRequest request, String reason) {}
 

@@ -74,7 +74,11 @@ public final class InMemoryLeaseStore implements LeaseStore {
     boolean[] done = {false};
     records.computeIfPresent(new Id(scope, key), (id, e) -> {
       long now = clock.millis();
-      if (now >= e.expiresAt || e.response != null || !e.owner.equals(ownerToken)) {
+      if (now >= e.expiresAt || !e.owner.equals(ownerToken)) {
+        return e;
+      }
+      if (e.response != null) {
+        done[0] = e.response.equals(response); // a repeated completion by this owner: already done
         return e;
       }
       done[0] = true;
@@ -85,12 +89,16 @@ public final class InMemoryLeaseStore implements LeaseStore {
 
   @Override
   public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
-    boolean[] done = {false};
+    Objects.requireNonNull(ownerToken, "ownerToken");
+    boolean[] done = {true}; // absent: nothing is held, as after an earlier release by this owner
     records.computeIfPresent(new Id(scope, key), (id, e) -> {
-      if (clock.millis() >= e.expiresAt || e.response != null || !e.owner.equals(ownerToken)) {
+      if (clock.millis() >= e.expiresAt) {
+        return e; // expired counts as absent; the purge removes it
+      }
+      if (e.response != null || !e.owner.equals(ownerToken)) {
+        done[0] = false;
         return e;
       }
-      done[0] = true;
       return null;
     });
     return done[0];

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -25,6 +26,18 @@ import java.util.function.Supplier;
  *       LeaseLostException} and changes nothing.
  * </ol>
  *
+ * <p><b>A completion that fails.</b> When the store fails while completing (a dropped connection,
+ * a database restart), the engine completes again with the same owner token, with a backoff from
+ * 10 ms doubling up to 1 s, for as long as the lease lasts (measured on this JVM's monotonic clock
+ * from just before the claim, so never longer than the store's lease). Fencing makes that safe, and
+ * every store answers a repeated completion by the owner that already stored the same response as a
+ * success, so a write whose acknowledgement was lost counts as done. The response returned is then
+ * the one stored, the one every retry will replay. If no completion succeeds within the lease,
+ * {@link CompletionUnknownException} says so truthfully: the effect ran, whether its response is
+ * stored is unknown, and a retry with the same key after {@link
+ * CompletionUnknownException#retryAfter()} replays it or takes the claim over as a recovery. A
+ * release (after an exception or a response the policy does not store) is tried up to three times.
+ *
  * <p>An exception from the effect releases the claim, so a retry runs the operation again. A claim
  * whose lease expired (its owner died or stalled) is taken over by the next attempt, which is told
  * through {@link LeaseContext#recovery()} that the earlier effect may have happened. When a claim
@@ -41,6 +54,15 @@ public final class LeaseIdempotency {
   public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
   private static final int CLAIM_TRIES = 3;
+  private static final int RELEASE_TRIES = 3;
+  private static final long FIRST_COMPLETE_BACKOFF_MILLIS = 10;
+  private static final long MAX_COMPLETE_BACKOFF_MILLIS = 1000;
+
+  /** Waits; {@link Thread#sleep(long)} outside tests. */
+  @FunctionalInterface
+  interface Sleeper {
+    void sleep(long millis) throws InterruptedException;
+  }
 
   private final LeaseStore store;
   private final Duration lease;
@@ -49,6 +71,8 @@ public final class LeaseIdempotency {
   private final ResponsePolicy responsePolicy;
   private final Supplier<String> ownerTokens;
   private final IdemListener listener;
+  private final LongSupplier nanoTime;
+  private final Sleeper sleeper;
 
   private LeaseIdempotency(Builder b) {
     this.store = b.store;
@@ -58,6 +82,8 @@ public final class LeaseIdempotency {
     this.responsePolicy = b.responsePolicy;
     this.ownerTokens = b.ownerTokens;
     this.listener = b.listener;
+    this.nanoTime = b.nanoTime;
+    this.sleeper = b.sleeper;
   }
 
   /**
@@ -79,6 +105,9 @@ public final class LeaseIdempotency {
    * @throws RequestInProgressException if another owner holds the claim and the policy fails fast,
    *     or the wait ran out
    * @throws LeaseLostException if the effect ran but the lease was taken over before completion
+   * @throws CompletionUnknownException if the effect ran but no completion succeeded within the
+   *     lease: whether its response is stored is unknown; retry with the same key after its {@code
+   *     retryAfter()}
    * @throws EffectFailedException if the effect threw a checked exception (claim released)
    * @throws IllegalStateException if the effect returned {@code null} (claim released)
    * @throws IdemStoreException if the store failed
@@ -88,10 +117,13 @@ public final class LeaseIdempotency {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     String owner = ownerTokens.get();
-    long deadline = System.nanoTime() + inProgress.maxWait().toNanos();
+    long deadline = nanoTime.getAsLong() + inProgress.maxWait().toNanos();
     long pollMillis = 10;
     boolean waited = false;
     while (true) {
+      // The store's lease starts after this instant, so it ends after leaseEnd: a bound for the
+      // engine's own retries that needs no agreement between clocks.
+      long leaseEnd = nanoTime.getAsLong() + lease.toNanos();
       ClaimResult claim = claim(request, owner);
       if (!claim.fingerprint().equals(request.fingerprint())) {
         notify(() -> listener.rejected(request, "key-reused"));
@@ -105,12 +137,12 @@ public final class LeaseIdempotency {
           if (claim.recovery()) {
             notify(() -> listener.takenOver(request));
           }
-          Outcome outcome = run(request, owner, claim.recovery(), effect);
+          Outcome outcome = run(request, owner, claim.recovery(), effect, leaseEnd);
           notify(() -> listener.executed(request, outcome));
           return outcome;
         case IN_PROGRESS:
         default:
-          long left = deadline - System.nanoTime();
+          long left = deadline - nanoTime.getAsLong();
           if (left <= 0) {
             notify(() -> listener.rejected(request, "in-progress"));
             long seconds = Math.max(1, (claim.leaseRemaining().toMillis() + 999) / 1000);
@@ -149,7 +181,7 @@ public final class LeaseIdempotency {
     }
   }
 
-  private Outcome run(IdempotentRequest request, String owner, boolean recovery, LeaseEffect effect) {
+  private Outcome run(IdempotentRequest request, String owner, boolean recovery, LeaseEffect effect, long leaseEnd) {
     StoredResponse response;
     try {
       response = effect.run(new LeaseContext(request.scope(), request.key(), owner, recovery));
@@ -158,7 +190,7 @@ public final class LeaseIdempotency {
       }
     } catch (Throwable t) {
       try {
-        store.release(request.scope(), request.key(), owner);
+        release(request, owner);
       } catch (RuntimeException releaseFailure) {
         t.addSuppressed(releaseFailure); // the claim expires with its lease instead
       }
@@ -171,19 +203,67 @@ public final class LeaseIdempotency {
       throw new EffectFailedException(t);
     }
     if (!responsePolicy.shouldStore(response)) {
-      store.release(request.scope(), request.key(), owner);
+      release(request, owner);
       return Outcome.executed(response, false, recovery);
     }
-    if (!store.complete(request.scope(), request.key(), owner, response, retention)) {
+    if (!complete(request, owner, response, leaseEnd)) {
       notify(() -> listener.rejected(request, "lease-lost"));
       throw new LeaseLostException(request.key(), "complete");
     }
     return Outcome.executed(response, true, recovery);
   }
 
-  private static void sleep(long millis) {
+  /**
+   * Completes with the same owner token until the store answers or the lease runs out. A store
+   * answers a repeated completion of its own owner with the same response as a success, so a
+   * write whose acknowledgement was lost is not mistaken for a lost lease.
+   *
+   * @return the store's answer: {@code true} stored, {@code false} the claim is not ours
+   * @throws CompletionUnknownException if every try failed within the lease
+   */
+  private boolean complete(IdempotentRequest request, String owner, StoredResponse response, long leaseEnd) {
+    long backoff = FIRST_COMPLETE_BACKOFF_MILLIS;
+    while (true) {
+      try {
+        return store.complete(request.scope(), request.key(), owner, response, retention);
+      } catch (IdemStoreException e) {
+        long leftMillis = TimeUnit.NANOSECONDS.toMillis(leaseEnd - nanoTime.getAsLong());
+        Duration retryAfter = Duration.ofSeconds(Math.max(1, (Math.max(0, leftMillis) + 999) / 1000));
+        if (leftMillis <= backoff) {
+          notify(() -> listener.rejected(request, "completion-unknown"));
+          throw new CompletionUnknownException(request.key(), retryAfter, e);
+        }
+        try {
+          sleeper.sleep(backoff);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          e.addSuppressed(interrupted);
+          notify(() -> listener.rejected(request, "completion-unknown"));
+          throw new CompletionUnknownException(request.key(), retryAfter, e); // the effect ran all the same
+        }
+        backoff = Math.min(backoff * 2, MAX_COMPLETE_BACKOFF_MILLIS);
+      }
+    }
+  }
+
+  /** Releases with the same owner token, up to three tries; a release is safe to repeat. */
+  private void release(IdempotentRequest request, String owner) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        store.release(request.scope(), request.key(), owner);
+        return;
+      } catch (IdemStoreException e) {
+        if (attempt >= RELEASE_TRIES) {
+          throw e;
+        }
+        sleep(20L * attempt);
+      }
+    }
+  }
+
+  private void sleep(long millis) {
     try {
-      Thread.sleep(millis);
+      sleeper.sleep(millis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IdemException("interrupted while waiting for an idempotency claim", e);
@@ -199,6 +279,8 @@ public final class LeaseIdempotency {
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
     private Supplier<String> ownerTokens = () -> UUID.randomUUID().toString();
     private IdemListener listener = IdemListener.NONE;
+    private LongSupplier nanoTime = System::nanoTime;
+    private Sleeper sleeper = Thread::sleep;
 
     private Builder(LeaseStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -256,6 +338,16 @@ public final class LeaseIdempotency {
     /** @param listener told of executions, replays, rejections, waits and takeovers; default none */
     public Builder listener(IdemListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * For tests: the monotonic clock (nanoseconds, as {@link System#nanoTime()}) that bounds waits
+     * and retries, and what waits.
+     */
+    Builder time(LongSupplier nanoTime, Sleeper sleeper) {
+      this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+      this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
       return this;
     }
 

@@ -78,8 +78,8 @@ class LeaseIdempotencyTest {
     store.claim(request, "a", Duration.ofSeconds(10), Duration.ofSeconds(60));
     clock.advance(Duration.ofSeconds(60));
     assertThat(store.complete(request.scope(), request.key(), "a", StoredResponse.of(201, "x"), Duration.ofSeconds(60))).isFalse();
-    assertThat(store.release(request.scope(), request.key(), "a")).isFalse();
-    assertThat(store.purgeExpired(10)).isEqualTo(1);
+    assertThat(store.release(request.scope(), request.key(), "a")).as("nothing is held: as after a release").isTrue();
+    assertThat(store.purgeExpired(10)).as("and the release changed nothing").isEqualTo(1);
     assertThat(store.size()).isZero();
   }
 
@@ -174,6 +174,155 @@ class LeaseIdempotencyTest {
     idem.execute(stalled, ctx -> StoredResponse.of(201, "e"));
     assertThat(events).containsExactly(
         "executed", "replayed", "rejected:key-reused", "rejected:in-progress", "takenOver", "executed+recovery");
+  }
+
+  // ------------------------------------------------------------------ a completion that fails
+
+  /** Engine time on the test clock: sleeping moves the store's clock and the engine's together. */
+  private LeaseIdempotency.Builder onTestClock(LeaseStore s) {
+    return LeaseIdempotency.builder(s).time(() -> clock.millis() * 1_000_000L, millis -> clock.advance(Duration.ofMillis(millis)));
+  }
+
+  /** A store whose completes fail: before writing, or after writing with the acknowledgement lost. */
+  private static final class FailingCompletes extends Forwarding {
+    final AtomicInteger completes = new AtomicInteger();
+    final java.util.Set<String> owners = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final int failures;
+    final boolean written;
+
+    FailingCompletes(LeaseStore delegate, int failures, boolean written) {
+      super(delegate);
+      this.failures = failures;
+      this.written = written;
+    }
+
+    @Override
+    public boolean complete(Scope scope, IdempotencyKey key, String owner, StoredResponse response, Duration retention) {
+      owners.add(owner);
+      if (completes.incrementAndGet() <= failures) {
+        if (written) {
+          super.complete(scope, key, owner, response, retention);
+          throw new IdemStoreException("connection reset after the completion was written", null);
+        }
+        throw new IdemStoreException("connection refused before the completion was written", null);
+      }
+      return super.complete(scope, key, owner, response, retention);
+    }
+  }
+
+  @Test
+  void aCompletionThatFailsBeforeWritingIsRetriedWithTheSameOwnerAndStored() {
+    FailingCompletes flaky = new FailingCompletes(store, 3, false);
+    AtomicInteger effects = new AtomicInteger();
+    LeaseIdempotency idem = onTestClock(flaky).lease(Duration.ofSeconds(10)).build();
+    Outcome first = idem.execute(request, ctx -> StoredResponse.of(201, "note " + effects.incrementAndGet()));
+    assertThat(first.stored()).isTrue();
+    assertThat(flaky.completes).hasValue(4);
+    assertThat(flaky.owners).as("every try with the same owner token").hasSize(1);
+    Outcome retry = idem.execute(request, ctx -> StoredResponse.of(201, "note " + effects.incrementAndGet()));
+    assertThat(retry.replayed()).isTrue();
+    assertThat(retry.response()).as("the answer sent is the one replayed").isEqualTo(first.response());
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void aCompletionWrittenWithItsAcknowledgementLostIsRecognisedOnRetryAndNotALostLease() {
+    FailingCompletes flaky = new FailingCompletes(store, 1, true);
+    AtomicInteger effects = new AtomicInteger();
+    LeaseIdempotency idem = onTestClock(flaky).lease(Duration.ofSeconds(10)).build();
+    Outcome first = idem.execute(request, ctx -> StoredResponse.of(201, "note " + effects.incrementAndGet()));
+    assertThat(first.stored()).isTrue();
+    assertThat(flaky.completes).hasValue(2);
+    clock.advance(Duration.ofSeconds(11)); // past the lease: nothing left to take over
+    Outcome retry = idem.execute(request, ctx -> StoredResponse.of(201, "note " + effects.incrementAndGet()));
+    assertThat(retry.replayed()).isTrue();
+    assertThat(retry.response()).isEqualTo(first.response());
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void aCompletionThatNeverSucceedsIsReportedAsUnknownAndARetryAfterTheLeaseIsARecovery() {
+    FailingCompletes down = new FailingCompletes(store, Integer.MAX_VALUE, false);
+    LeaseIdempotency idem = onTestClock(down).lease(Duration.ofSeconds(10)).build();
+    long start = clock.millis();
+    assertThatThrownBy(() -> idem.execute(request, ctx -> StoredResponse.of(201, "note 1")))
+        .isInstanceOfSatisfying(CompletionUnknownException.class, e -> {
+          assertThat(e.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(10));
+          assertThat(e.key()).isEqualTo(request.key());
+          assertThat(e.getCause()).hasMessageContaining("connection refused");
+          assertThat(e.getMessage()).contains("unknown").contains("same key");
+        });
+    assertThat(clock.millis() - start).as("retried within the lease, not beyond").isLessThanOrEqualTo(10_000);
+    assertThat(down.completes.get()).as("with a bounded backoff").isBetween(5, 40);
+
+    assertThatThrownBy(() -> idem.execute(request, ctx -> StoredResponse.of(201, "too early")))
+        .as("the claim is still held until the lease ends").isInstanceOf(RequestInProgressException.class);
+    clock.advance(Duration.ofSeconds(10));
+    boolean[] recovery = {false};
+    Outcome later = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(10)).build().execute(request, ctx -> {
+      recovery[0] = ctx.recovery();
+      return StoredResponse.of(201, "note 1, found again");
+    });
+    assertThat(recovery[0]).as("the handler is told to reconcile").isTrue();
+    assertThat(later.recovery()).isTrue();
+    assertThat(later.stored()).isTrue();
+  }
+
+  @Test
+  void anEffectThatOutlastsItsLeaseStillCompletesOnceAndOtherwiseReportsUnknownAtOnce() {
+    FailingCompletes down = new FailingCompletes(store, Integer.MAX_VALUE, false);
+    LeaseIdempotency idem = onTestClock(down).lease(Duration.ofSeconds(1)).build();
+    assertThatThrownBy(() -> idem.execute(request, ctx -> {
+          clock.advance(Duration.ofSeconds(2));
+          return StoredResponse.of(201, "slow");
+        }))
+        .isInstanceOfSatisfying(CompletionUnknownException.class, e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
+    assertThat(down.completes).as("one try: the lease is over").hasValue(1);
+  }
+
+  @Test
+  void twoPercentOfCompletionsDroppedGiveNoDuplicateEffects() {
+    // The fault campaign's case: 3,000 operations, 2 % of completions fail (half before the
+    // write, half with the write done and the acknowledgement lost); each operation is retried
+    // with its key, past the lease when refused as in progress, until it has a final answer.
+    java.util.Random random = new java.util.Random(11);
+    java.util.Map<String, AtomicInteger> effectsPerKey = new java.util.HashMap<>();
+    java.util.Map<String, java.util.Set<String>> answersPerKey = new java.util.HashMap<>();
+    LeaseStore flaky = new Forwarding(store) {
+      @Override
+      public boolean complete(Scope scope, IdempotencyKey key, String owner, StoredResponse response, Duration retention) {
+        double r = random.nextDouble();
+        if (r < 0.01) {
+          throw new IdemStoreException("dropped before the write", null);
+        }
+        boolean done = super.complete(scope, key, owner, response, retention);
+        if (r < 0.02) {
+          throw new IdemStoreException("dropped after the write", null);
+        }
+        return done;
+      }
+    };
+    LeaseIdempotency idem = onTestClock(flaky).lease(Duration.ofSeconds(5)).build();
+    int unknown = 0;
+    for (int i = 0; i < 3000; i++) {
+      String key = "op-" + i;
+      IdempotentRequest r = IdempotentRequest.ofJson("alice", "POST /notes", key, ("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+      AtomicInteger effects = effectsPerKey.computeIfAbsent(key, k -> new AtomicInteger());
+      for (int attempt = 0; ; attempt++) {
+        try {
+          Outcome o = idem.execute(r, ctx -> StoredResponse.of(201, key + " effect " + effects.incrementAndGet()));
+          answersPerKey.computeIfAbsent(key, k -> new java.util.HashSet<>()).add(o.response().bodyAsString());
+          break;
+        } catch (IdemException e) { // outcome unknown, in progress, lease lost: retry later, same key
+          unknown++;
+          clock.advance(Duration.ofSeconds(6));
+        }
+        assertThat(attempt).isLessThan(50);
+      }
+    }
+    assertThat(effectsPerKey.values()).as("one effect per key").allSatisfy(n -> assertThat(n).hasValue(1));
+    assertThat(answersPerKey.values()).as("one answer per key").allSatisfy(a -> assertThat(a).hasSize(1));
+    assertThat(unknown).as("every failure was retried within the lease, invisible to the caller").isZero();
   }
 
   @Test

@@ -32,7 +32,9 @@ import javax.sql.DataSource;
  *       row under a lock ({@code FOR UPDATE}, {@code LOCK IN SHARE MODE}, or SQLite's {@code BEGIN
  *       IMMEDIATE}) together with the database's time, and decides as {@link LeaseStore#claim}
  *       says;
- *   <li>complete and release: one conditional statement each, matching the owner token (fencing).
+ *   <li>complete and release: one conditional statement each, matching the owner token (fencing);
+ *       when it changes no row, one read tells a repetition by the same owner (already completed
+ *       with an equal response, or already released: success) from a lost claim.
  * </ul>
  *
  * <p>Every time comparison uses the database's clock ({@link Dialect#nowMillis()}), so application
@@ -129,6 +131,13 @@ public final class JdbcLeaseStore implements LeaseStore {
     return ClaimResult.inProgress(recorded, Duration.ofMillis(Math.max(0, row.leaseUntil - row.now)));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One conditional {@code UPDATE}; when it changes no row, one read of the live record: already
+   * completed by {@code ownerToken} with an equal response (a repetition after a lost
+   * acknowledgement) is {@code true}, anything else {@code false}.
+   */
   @Override
   public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
     Objects.requireNonNull(response, "response");
@@ -143,13 +152,25 @@ public final class JdbcLeaseStore implements LeaseStore {
         ps.setString(5, scope.operation());
         ps.setString(6, key.value());
         ps.setString(7, ownerToken);
-        return ps.executeUpdate() == 1;
+        if (ps.executeUpdate() == 1) {
+          return true;
+        }
       }
+      Row row = sql.readLive(c, scope, key);
+      return row != null && row.response != null && ownerToken.equals(row.owner)
+          && StoredResponseCodec.decode(row.response).equals(response);
     } catch (SQLException e) {
       throw failure("complete of key '" + key + "'", e);
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One conditional {@code DELETE}; when it removes no row, one read of the live record: none
+   * (released before, or expired) is {@code true}, a record of another owner or a completed one
+   * {@code false}.
+   */
   @Override
   public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
     checkToken(ownerToken);
@@ -160,8 +181,11 @@ public final class JdbcLeaseStore implements LeaseStore {
         ps.setString(2, scope.operation());
         ps.setString(3, key.value());
         ps.setString(4, ownerToken);
-        return ps.executeUpdate() == 1;
+        if (ps.executeUpdate() == 1) {
+          return true;
+        }
       }
+      return sql.readLive(c, scope, key) == null;
     } catch (SQLException e) {
       throw failure("release of key '" + key + "'", e);
     }
@@ -228,6 +252,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     final String takeOver;
     final String complete;
     final String release;
+    final String readLive;
 
     Sql(Dialect dialect, String t) {
       this.dialect = dialect;
@@ -254,6 +279,25 @@ public final class JdbcLeaseStore implements LeaseStore {
               + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
       this.release =
           "DELETE FROM " + t + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
+      this.readLive = "SELECT owner_token, response FROM " + t + pk + " AND expires_at > " + now;
+    }
+
+    /** @return the record's owner token and response (null while in progress), or {@code null} when there is no live record */
+    Row readLive(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(readLive)) {
+        ps.setString(1, scope.principal());
+        ps.setString(2, scope.operation());
+        ps.setString(3, key.value());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return null;
+          }
+          Row row = new Row();
+          row.owner = rs.getString(1);
+          row.response = rs.getBytes(2);
+          return row;
+        }
+      }
     }
 
     boolean insert(Connection c, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {

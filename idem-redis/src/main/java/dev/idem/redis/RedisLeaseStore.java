@@ -88,16 +88,13 @@ public final class RedisLeaseStore implements LeaseStore {
       """;
 
   /**
-   * After {@link #PRELUDE}: returns 0 from the script unless the record is a live claim (state
-   * IN_PROGRESS, lease not expired) of the owner token in ARGV[1]; the fencing of complete and
-   * release.
+   * After {@link #PRELUDE}: reads the record's state, owner and expiry; {@code live} is false for a
+   * missing or expired record.
    */
-  private static final String OWNER_CHECK = """
+  private static final String READ_OWNER = """
       local r = redis.call('HMGET', k, 'state', 'owner', 'expires_at')
       local expiresAt = tonumber(r[3])
-      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] or not expiresAt or now >= expiresAt then
-        return 0
-      end
+      local live = r[1] and expiresAt and now < expiresAt
       """;
 
   /**
@@ -148,16 +145,42 @@ public final class RedisLeaseStore implements LeaseStore {
       return {'IN_PROGRESS', fp, math.max(0, leaseUntil - now)}
       """);
 
-  /** KEYS[1] record; ARGV: owner, encoded response, retention ms. Returns 1 if stored, else 0. */
-  private static final Script COMPLETE = new Script("complete", PRELUDE + OWNER_CHECK + """
+  /**
+   * KEYS[1] record; ARGV: owner, encoded response, retention ms. Returns 1 if stored, or if already
+   * completed by this owner with the same encoded response (a repetition: a lost reply, or a
+   * cluster client that re-sent the command); else 0. Fencing: only a live claim of this owner is
+   * completed.
+   */
+  private static final Script COMPLETE = new Script("complete", PRELUDE + READ_OWNER + """
+      if not live or r[2] ~= ARGV[1] then
+        return 0
+      end
+      if r[1] == 'COMPLETED' then
+        if redis.call('HGET', k, 'response') == ARGV[2] then
+          return 1
+        end
+        return 0
+      end
+      if r[1] ~= 'IN_PROGRESS' then
+        return 0
+      end
       local newExpiresAt = now + tonumber(ARGV[3])
       redis.call('HSET', k, 'state', 'COMPLETED', 'response', ARGV[2], 'expires_at', ms(newExpiresAt))
       redis.call('PEXPIREAT', k, ms(newExpiresAt))
       return 1
       """);
 
-  /** KEYS[1] record; ARGV: owner. Returns 1 if removed, else 0. */
-  private static final Script RELEASE = new Script("release", PRELUDE + OWNER_CHECK + """
+  /**
+   * KEYS[1] record; ARGV: owner. Returns 1 if removed, or if there is no live record (released
+   * before, or expired); 0 if another owner holds it or it is completed.
+   */
+  private static final Script RELEASE = new Script("release", PRELUDE + READ_OWNER + """
+      if not live then
+        return 1
+      end
+      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] then
+        return 0
+      end
       redis.call('DEL', k)
       return 1
       """);

@@ -43,6 +43,8 @@ public interface FilterEngine {
    * @throws dev.idem.core.RequestInProgressException if a first attempt is still running
    * @throws RolledBackException if the handler ran but its transaction rolled back, so nothing of
    *     it is kept
+   * @throws dev.idem.core.CompletionUnknownException if (lease mode) the handler ran but its answer
+   *     could not be stored within the lease; the filter answers 503 outcome-unknown
    * @throws dev.idem.core.IdemException if the store failed
    * @throws RuntimeException whatever the handler threw, as it is
    */

@@ -1,5 +1,6 @@
 package dev.idem.servlet;
 
+import dev.idem.core.CompletionUnknownException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemException;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -145,14 +146,26 @@ import java.util.Objects;
  *       9110 15.6.1; RFC 9457 3.2</td></tr>
  *   <tr><td>503</td><td>{@value #PROBLEM_STORE_UNAVAILABLE}</td><td>the store failed before the
  *       claim was made; the handler did not run and nothing was written</td><td>RFC 9110 15.6.4</td></tr>
+ *   <tr><td>503</td><td>{@value #PROBLEM_OUTCOME_UNKNOWN}</td><td>lease mode: the handler ran, but
+ *       its answer could not be stored within the lease ({@link dev.idem.core.CompletionUnknownException}),
+ *       or the lease was taken over before it was; with {@code Retry-After} in seconds. A retry with
+ *       the same key is safe: it gets the stored answer, or the server resumes the same operation as a
+ *       recovery</td><td>RFC 9110 15.6.4, 10.2.3</td></tr>
  * </table>
  *
  * <p>A handler that throws while its answer is still held (nothing has reached the client) releases
  * the claim (so a retry runs again, contract rule 6) and nothing is stored; the exception propagates
  * to the container, which answers as it answers any failing servlet. One that throws after part of
  * an answer longer than the limit was sent leaves the key completed, as described above. If the
- * store fails <em>after</em> the handler ran (completing or releasing the claim), the handler's
- * answer is still sent, since its effect happened; the claim then expires with its lease.
+ * store fails <em>after</em> the handler ran, the engine completes again with the same owner token
+ * for as long as the lease lasts, so the answer sent is the one every retry will replay. When no
+ * completion succeeds, the handler's answer is <em>not</em> sent (a later retry could contradict
+ * it): the client gets the 503 outcome-unknown problem above, and its retry with the same key
+ * after the lease takes the claim over with {@link LeaseContext#recovery()} {@code true}, where the
+ * handler must find what its first run did (see {@link #LEASE_CONTEXT_ATTRIBUTE}). An answer longer
+ * than the limit has already streamed to the client by then and cannot be withdrawn; the failure is
+ * logged. A release that fails after an answer the response policy does not store (a 5xx) still
+ * sends that answer; the claim then expires with its lease.
  *
  * <h2>Limits</h2>
  *
@@ -197,6 +210,7 @@ public final class IdempotencyFilter implements Filter {
   private static final String KEY_REUSED = "idempotency-key-reused";
   private static final String STORE_UNAVAILABLE = "store-unavailable";
   private static final String RESPONSE_TOO_LARGE = "response-too-large-to-replay";
+  private static final String OUTCOME_UNKNOWN = "outcome-unknown";
 
   /** Problem type under the default base: a required {@code Idempotency-Key} is missing (400). */
   public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + KEY_MISSING;
@@ -227,6 +241,12 @@ public final class IdempotencyFilter implements Filter {
    * be replayed; the operation is not run again (500).
    */
   public static final String PROBLEM_RESPONSE_TOO_LARGE = PROBLEM_TYPE_BASE + RESPONSE_TOO_LARGE;
+  /**
+   * Problem type under the default base: the handler ran but its answer could not be stored, so the
+   * outcome is unknown to the client; a retry with the same key is safe (503, with {@code
+   * Retry-After}).
+   */
+  public static final String PROBLEM_OUTCOME_UNKNOWN = PROBLEM_TYPE_BASE + OUTCOME_UNKNOWN;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
@@ -551,11 +571,28 @@ public final class IdempotencyFilter implements Filter {
           "the request was not processed: its transaction could not be committed; retry later with the same key");
       return;
     }
+    if (e instanceof CompletionUnknownException || (run.ran && e instanceof LeaseLostException)) {
+      // Lease mode: the handler ran, and its answer is not stored (or is unknown to be). Sending it
+      // would be a fresh answer that a retry could contradict; the retry with the same key gets
+      // the stored answer or resumes the operation as a recovery.
+      if (run.captured.overflowed()) {
+        // An answer over the limit has already streamed to the client; it cannot be withdrawn.
+        LOG.log(Level.WARNING, "idempotency filter: the handler ran and its answer over the limit was sent, but the key could not be completed", e);
+        return;
+      }
+      long seconds = e instanceof CompletionUnknownException unknown ? Math.max(1, unknown.retryAfter().toSeconds()) : 1;
+      LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be stored; answering 503 outcome-unknown", e);
+      res.setHeader("Retry-After", Long.toString(seconds));
+      problem(cfg, res, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
+          "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
+              + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation."
+              + " Do not send it with a new key");
+      return;
+    }
     if (run.ran && e instanceof IdemException) {
-      // The handler ran and its effect happened: its answer is the truth even if the store could
-      // not record it (complete or release failed, or the lease was taken over).
-      LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be "
-          + (e instanceof LeaseLostException ? "stored (lease lost)" : "stored or released") + "; sending it unstored", e);
+      // The handler ran and answered with what the response policy does not store (a 5xx), and
+      // the release failed: the answer is sent as it is; the claim expires with its lease.
+      LOG.log(Level.WARNING, "idempotency filter: the handler ran but its claim could not be released; sending its answer unstored", e);
       if (!run.captured.overflowed()) {
         run.captured.writeTo(res); // an overflowed answer has already gone to the client
       }

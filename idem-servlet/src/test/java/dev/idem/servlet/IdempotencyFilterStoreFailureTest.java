@@ -6,6 +6,7 @@ import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
@@ -17,11 +18,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** A store that fails after the handler ran: the handler's answer is still sent, and never twice. */
+/**
+ * A store that fails after the handler ran: the completion is retried within the lease, and when it
+ * never succeeds the client is told the outcome is unknown instead of getting an answer that is not
+ * stored.
+ */
 class IdempotencyFilterStoreFailureTest {
 
   InMemoryLeaseStore memory;
-  volatile boolean failComplete;
+  volatile int failCompletes;
   TestApp app;
   TestServer server;
 
@@ -36,7 +41,8 @@ class IdempotencyFilterStoreFailureTest {
 
       @Override
       public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
-        if (failComplete) {
+        if (failCompletes > 0) {
+          failCompletes--;
           throw new IdemStoreException("connection lost while completing", null);
         }
         return memory.complete(scope, key, ownerToken, response, retention);
@@ -53,29 +59,57 @@ class IdempotencyFilterStoreFailureTest {
       }
     };
     app = new TestApp();
-    server = new TestServer(IdempotencyFilterConfig.builder(flaky).build(), app);
+    LeaseIdempotency engine = LeaseIdempotency.builder(flaky).lease(LEASE).build();
+    server = new TestServer(IdempotencyFilterConfig.builder(engine).build(), app);
   }
+
+  private static final Duration LEASE = Duration.ofMillis(600);
 
   @AfterEach
   void stop() {
     server.close();
   }
 
-  @Test
-  void storeFailureAfterTheHandlerRanStillSendsItsAnswerAndKeepsTheClaim() throws Exception {
-    failComplete = true;
-    HttpResponse<byte[]> first = server.send(server.request("/notes").header("Idempotency-Key", "late-failure")
+  private HttpResponse<byte[]> post(String key) throws Exception {
+    return server.send(server.request("/notes").header("Idempotency-Key", key)
         .header("Content-Type", "application/json").POST(BodyPublishers.ofString("{}")).build());
+  }
+
+  @Test
+  void aCompletionThatFailsTwiceIsRetriedAndTheAnswerSentIsTheOneReplayed() throws Exception {
+    failCompletes = 2;
+    HttpResponse<byte[]> first = post("flaky-complete");
     assertThat(first.statusCode()).isEqualTo(201);
-    assertThat(first.headers().firstValue("Location")).hasValue("/notes/1");
     assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    HttpResponse<byte[]> retry = post("flaky-complete");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+    assertThat(app.calls("POST /notes")).isEqualTo(1);
+  }
+
+  @Test
+  void storeFailureOnEveryCompletionAnswers503OutcomeUnknownNotAnUnstored201() throws Exception {
+    failCompletes = Integer.MAX_VALUE;
+    HttpResponse<byte[]> first = post("late-failure");
+    IdempotencyFilterTest.assertProblem(first, 503, IdempotencyFilter.PROBLEM_OUTCOME_UNKNOWN);
+    assertThat(first.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(first.headers().firstValue("Location")).as("nothing of the unstored answer leaks").isEmpty();
+    assertThat(new String(first.body(), java.nio.charset.StandardCharsets.UTF_8)).contains("same Idempotency-Key");
+    assertThat(app.calls("POST /notes")).isEqualTo(1);
 
     // The claim stays held until its lease ends, so a retry does not run the effect again now.
-    failComplete = false;
-    HttpResponse<byte[]> retry = server.send(server.request("/notes").header("Idempotency-Key", "late-failure")
-        .header("Content-Type", "application/json").POST(BodyPublishers.ofString("{}")).build());
-    IdempotencyFilterTest.assertProblem(retry, 409, IdempotencyFilter.PROBLEM_IN_PROGRESS);
+    failCompletes = 0;
+    IdempotencyFilterTest.assertProblem(post("late-failure"), 409, IdempotencyFilter.PROBLEM_IN_PROGRESS);
     assertThat(app.calls("POST /notes")).isEqualTo(1);
-    assertThat(memory.size()).isEqualTo(1);
+
+    // After the lease the retry takes the claim over, and the handler is told it is a recovery.
+    Thread.sleep(LEASE.toMillis() + 200);
+    HttpResponse<byte[]> recovered = post("late-failure");
+    assertThat(recovered.statusCode()).isEqualTo(201);
+    assertThat(app.calls("POST /notes")).isEqualTo(2);
+    assertThat(app.lastLeaseContext().recovery()).isTrue();
+    assertThat(post("late-failure").headers().firstValue("Idempotent-Replayed")).hasValue("true");
   }
 }

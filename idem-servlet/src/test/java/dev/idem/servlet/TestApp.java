@@ -25,6 +25,8 @@ final class TestApp extends HttpServlet {
   /** /slow counts this down when it has started, then waits for {@link #release}. */
   volatile CountDownLatch started = new CountDownLatch(1);
   volatile CountDownLatch release = new CountDownLatch(1);
+  /** The lease context of the last request that had one. */
+  private volatile LeaseContext lastLeaseContext;
 
   /**
    * The body of {@code /sized}: {@code n} bytes, starting with {@code "run <call>\n"} (cut if
@@ -44,6 +46,10 @@ final class TestApp extends HttpServlet {
     return n == null ? 0 : n.get();
   }
 
+  LeaseContext lastLeaseContext() {
+    return lastLeaseContext;
+  }
+
   int totalCalls() {
     return calls.values().stream().mapToInt(AtomicInteger::get).sum();
   }
@@ -55,6 +61,9 @@ final class TestApp extends HttpServlet {
     byte[] body = req.getInputStream().readAllBytes();
     LeaseContext lease = (LeaseContext) req.getAttribute(IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE);
     String key = lease == null ? "" : lease.key().value();
+    if (lease != null) {
+      lastLeaseContext = lease;
+    }
     switch (req.getMethod().equals("GET") ? "GET" : path) {
       case "/notes", "/required", "/notes/1", "/notes/2" -> {
         int id = ids.incrementAndGet();

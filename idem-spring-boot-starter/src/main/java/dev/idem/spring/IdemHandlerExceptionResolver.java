@@ -1,5 +1,6 @@
 package dev.idem.spring;
 
+import dev.idem.core.CompletionUnknownException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InvalidIdempotencyKeyException;
@@ -32,7 +33,8 @@ import org.springframework.web.servlet.ModelAndView;
  *   <tr><td>{@link InvalidIdempotencyKeyException}</td><td>400</td><td>idempotency-key-malformed</td></tr>
  *   <tr><td>{@link RequestInProgressException}</td><td>409, with {@code Retry-After} ({@link
  *       IdempotencyFilterConfig#retryAfterSeconds})</td><td>request-in-progress</td></tr>
- *   <tr><td>{@link IdemStoreException}</td><td>503</td><td>store-unavailable</td></tr>
+ *   <tr><td>{@link CompletionUnknownException}</td><td>503, with {@code Retry-After}</td><td>outcome-unknown</td></tr>
+ *   <tr><td>{@link IdemStoreException} (any other)</td><td>503</td><td>store-unavailable</td></tr>
  *   <tr><td>{@link ResponseNotStoredException}</td><td>500</td><td>response-too-large-to-replay</td></tr>
  * </table>
  *
@@ -51,6 +53,7 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
   private static final String KEY_REUSED = name(IdempotencyFilter.PROBLEM_KEY_REUSED);
   private static final String STORE_UNAVAILABLE = name(IdempotencyFilter.PROBLEM_STORE_UNAVAILABLE);
   private static final String RESPONSE_TOO_LARGE = name(IdempotencyFilter.PROBLEM_RESPONSE_TOO_LARGE);
+  private static final String OUTCOME_UNKNOWN = name(IdempotencyFilter.PROBLEM_OUTCOME_UNKNOWN);
 
   private final IdempotencyFilterConfig config;
 
@@ -99,6 +102,14 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
         write(response, RESPONSE_TOO_LARGE, "The stored response is too large to replay", 500,
             "the operation of this idempotency key already ran and answered with status " + notStored.originalStatus()
                 + ", but its answer was too large to store; it is not run again: look the result up another way");
+      } else if (ex instanceof CompletionUnknownException unknown) {
+        // Lease mode: the method ran but its result could not be stored within the lease.
+        long seconds = Math.max(1, unknown.retryAfter().toSeconds());
+        response.resetBuffer();
+        response.setHeader("Retry-After", Long.toString(seconds));
+        writeProblem(response, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
+            "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
+                + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation");
       } else if (ex instanceof IdemStoreException) {
         LOG.warn("Idem: the idempotency store failed; answering 503", ex);
         write(response, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,

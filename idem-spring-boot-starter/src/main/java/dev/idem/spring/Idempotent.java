@@ -30,6 +30,14 @@ import java.lang.annotation.Target;
  * writes and the stored result join that transaction (transactional mode): they commit or roll back
  * together. Outside a transaction, the call runs in lease mode. The result must be serializable by
  * the application's Jackson {@code ObjectMapper}; {@code void} methods store nothing but the fact.
+ *
+ * <p>In lease mode, a method whose result cannot be stored within the lease (the store failed on
+ * every completion) does not return it: the call throws {@link
+ * dev.idem.core.CompletionUnknownException}, since a later call could contradict that result. Call
+ * again with the same key after its {@code retryAfter()}: the call then returns the stored result,
+ * or runs the method again as a recovery, where {@link
+ * IdempotentMethodInterceptor#currentLeaseContext()} has {@code recovery() == true} and the method
+ * must find the effect of the earlier run by its key rather than repeat it.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -7,6 +7,7 @@ import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.LeaseContext;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Outcome;
 import dev.idem.core.ResponseNotStoredException;
@@ -23,6 +24,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.stream.Collectors;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -51,11 +53,30 @@ import org.springframework.util.ClassUtils;
  * class, name and parameter types ({@code com.example.Payments.charge(java.lang.String,long)}), hashed
  * the same way if longer than 200 characters: overloads and classes of the same simple name in
  * different packages never share a scope.
+ *
+ * <p>In lease mode the method can read its claim with {@link #currentLeaseContext()}: when {@link
+ * LeaseContext#recovery()} is {@code true}, an earlier call with the same key may have had its
+ * effect (it crashed, or its result could not be stored: {@link
+ * dev.idem.core.CompletionUnknownException}), and the method must look that effect up by the key
+ * instead of repeating it.
  */
 public final class IdempotentMethodInterceptor implements MethodInterceptor {
 
   private static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
   private static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
+
+  private static final ThreadLocal<LeaseContext> LEASE_CONTEXT = new ThreadLocal<>();
+
+  /**
+   * The claim of the {@link Idempotent} method running on this thread in lease mode: its scope, key
+   * and owner token, and whether it takes over an expired lease ({@code recovery}).
+   *
+   * @return the context; empty outside an {@link Idempotent} method and in transactional mode
+   *     (where a crash leaves nothing behind to reconcile)
+   */
+  public static Optional<LeaseContext> currentLeaseContext() {
+    return Optional.ofNullable(LEASE_CONTEXT.get());
+  }
 
   /** Wraps a Throwable from the method so that it can cross the engine and be rethrown as it was. */
   private static final class MethodFailure extends RuntimeException {
@@ -174,7 +195,19 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       if (joined != null) {
         outcome = transactional.execute(joined, request, c -> store(result[0] = proceed(invocation)));
       } else {
-        outcome = lease.execute(request, ctx -> store(result[0] = proceed(invocation)));
+        outcome = lease.execute(request, ctx -> {
+          LeaseContext outer = LEASE_CONTEXT.get();
+          LEASE_CONTEXT.set(ctx);
+          try {
+            return store(result[0] = proceed(invocation));
+          } finally {
+            if (outer == null) {
+              LEASE_CONTEXT.remove();
+            } else {
+              LEASE_CONTEXT.set(outer);
+            }
+          }
+        });
       }
     } catch (MethodFailure e) {
       throw e.getCause();

@@ -12,7 +12,8 @@ import io.micrometer.core.instrument.MeterRegistry;
  * <ul>
  *   <li>{@code idem.executions} (tags {@code stored}, {@code recovery}): effects that ran;
  *   <li>{@code idem.replays}: stored responses replayed;
- *   <li>{@code idem.rejections} (tag {@code reason}: key-reused, in-progress, lease-lost);
+ *   <li>{@code idem.rejections} (tag {@code reason}: key-reused, in-progress, lease-lost,
+ *       completion-unknown);
  *   <li>{@code idem.waits}: duplicates that waited for an in-progress claim;
  *   <li>{@code idem.takeovers}: expired leases taken over.
  * </ul>

@@ -2,7 +2,10 @@ package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.core.CompletionUnknownException;
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.ResponseNotStoredException;
+import dev.idem.core.StoredResponse;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InMemoryLeaseStore;
@@ -65,5 +68,22 @@ class IdemHandlerExceptionResolverTest {
     committed.setCommitted(true);
     assertThat(resolver.resolveException(new MockHttpServletRequest(), committed, null,
         new IdempotencyKeyReusedException(Scope.of("a", "b"), IdempotencyKey.of("k")))).isNull();
+  }
+
+  @Test
+  void aRepeatOfAMethodWhoseResultWasTooLargeToStoreIs500NotASecondRun() throws Exception {
+    StoredResponse record = StoredResponse.builder(201).bodyNotStored(5_000_000).build();
+    MockHttpServletResponse tooLarge = resolve(defaults, new ResponseNotStoredException(IdempotencyKey.of("secret-key-1"), record));
+    assertThat(tooLarge.getStatus()).isEqualTo(500);
+    assertThat(tooLarge.getContentAsString()).contains("response-too-large-to-replay", "status 201").doesNotContain("secret-key-1");
+  }
+
+  @Test
+  void aResultThatCouldNotBeStoredIs503OutcomeUnknownWithRetryAfterNotStoreUnavailable() throws Exception {
+    MockHttpServletResponse unknown = resolve(defaults,
+        new CompletionUnknownException(IdempotencyKey.of("k7"), Duration.ofSeconds(7), null));
+    assertThat(unknown.getStatus()).isEqualTo(503);
+    assertThat(unknown.getHeader("Retry-After")).isEqualTo("7");
+    assertThat(unknown.getContentAsString()).contains("outcome-unknown", "same Idempotency-Key").doesNotContain("store-unavailable");
   }
 }

@@ -3,6 +3,7 @@ package dev.idem.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.CompletionUnknownException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -326,6 +327,83 @@ public abstract class LeaseContract {
     ClaimResult again = store().claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5));
     assertThat(again.state()).isEqualTo(ClaimResult.State.CLAIMED);
     assertThat(again.recovery()).isFalse();
+  }
+
+  @Test
+  void aRepeatedCompleteByTheOwnerWithTheSameResponseSucceedsAndChangesNothing() {
+    // A cluster client re-sent a complete after a timeout; the first delivery had stored it.
+    IdempotentRequest request = request("k", "{}");
+    store().claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    StoredResponse first = StoredResponse.builder(201).header("Location", "/notes/1").body("note 1").build();
+    assertThat(store().complete(request.scope(), request.key(), "owner-a", first, Duration.ofMinutes(5))).isTrue();
+    assertThat(store().complete(request.scope(), request.key(), "owner-a", first, Duration.ofMinutes(5)))
+        .as("the same owner, the same response: already done").isTrue();
+    assertThat(store().complete(request.scope(), request.key(), "owner-a", StoredResponse.of(201, "note 2"), Duration.ofMinutes(5)))
+        .as("another response is not a repetition").isFalse();
+    assertThat(store().complete(request.scope(), request.key(), "owner-b", first, Duration.ofMinutes(5)))
+        .as("another owner is not a repetition").isFalse();
+    ClaimResult after = store().claim(request, "owner-c", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(after.state()).isEqualTo(ClaimResult.State.COMPLETED);
+    assertThat(after.response()).isEqualTo(first);
+  }
+
+  @Test
+  void aRepeatedReleaseByTheOwnerSucceedsAndAReleaseOfAnotherOwnersClaimDoesNot() {
+    IdempotentRequest request = request("k", "{}");
+    store().claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(store().release(request.scope(), request.key(), "owner-a")).isTrue();
+    assertThat(store().release(request.scope(), request.key(), "owner-a")).as("already released").isTrue();
+    ClaimResult next = store().claim(request, "owner-b", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(next.state()).isEqualTo(ClaimResult.State.CLAIMED);
+    assertThat(next.recovery()).isFalse();
+    assertThat(store().release(request.scope(), request.key(), "owner-a")).as("owner-b holds it").isFalse();
+    assertThat(store().complete(request.scope(), request.key(), "owner-b", StoredResponse.of(201, "b"), Duration.ofMinutes(5))).isTrue();
+    assertThat(store().release(request.scope(), request.key(), "owner-b")).as("completed: not released").isFalse();
+    assertThat(store().claim(request, "owner-c", Duration.ofMinutes(1), Duration.ofMinutes(5)).state()).isEqualTo(ClaimResult.State.COMPLETED);
+  }
+
+  @Test
+  void completionsThatFailBeforeTheWriteAreRetriedAndTheEffectRunsOnce() {
+    FlakyLeaseStore flaky = FlakyLeaseStore.failingCompletes(store(), 2, FlakyLeaseStore.Failure.BEFORE_WRITE);
+    completesOnceThrough(flaky);
+    assertThat(flaky.completeCalls()).isEqualTo(3);
+    assertThat(flaky.completeOwners()).as("one owner token throughout").containsOnly(flaky.completeOwners().get(0));
+  }
+
+  @Test
+  void aCompletionWrittenWithItsAcknowledgementLostIsRetriedAndTheEffectRunsOnce() {
+    FlakyLeaseStore flaky = FlakyLeaseStore.failingCompletes(store(), 1, FlakyLeaseStore.Failure.AFTER_WRITE);
+    completesOnceThrough(flaky);
+    assertThat(flaky.completeCalls()).as("the retry found its own completion").isEqualTo(2);
+  }
+
+  private void completesOnceThrough(LeaseStore flaky) {
+    LeaseIdempotency idem = LeaseIdempotency.builder(flaky).lease(Duration.ofSeconds(30)).retention(Duration.ofMinutes(5)).build();
+    Outcome first = idem.execute(request("k-flaky", "{\"amount\":10}"), ctx -> effect(201, "charge " + UUID.randomUUID()));
+    assertThat(first.stored()).isTrue();
+    Outcome retry = idem.execute(request("k-flaky", "{\"amount\":10}"), ctx -> effect(201, "charged again"));
+    assertThat(retry.replayed()).isTrue();
+    assertThat(retry.response()).as("the answer sent is the one replayed").isEqualTo(first.response());
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void aCompletionThatNeverSucceedsIsReportedAsUnknownAndARetryAfterTheLeaseIsARecovery() throws Exception {
+    FlakyLeaseStore down = FlakyLeaseStore.failingCompletes(store(), Integer.MAX_VALUE, FlakyLeaseStore.Failure.BEFORE_WRITE);
+    LeaseIdempotency failing = LeaseIdempotency.builder(down).lease(SHORT_LEASE).retention(Duration.ofMinutes(5)).build();
+    IdempotentRequest request = request("k-unknown", "{}");
+    assertThatThrownBy(() -> failing.execute(request, ctx -> effect(201, "first")))
+        .isInstanceOfSatisfying(CompletionUnknownException.class, e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
+    assertThat(down.completeCalls()).as("retried within the lease").isGreaterThan(1);
+    Thread.sleep(PAST_SHORT_LEASE.toMillis());
+    boolean[] toldRecovery = {false};
+    Outcome later = engine().build().execute(request, ctx -> {
+      toldRecovery[0] = ctx.recovery();
+      return effect(201, "reconciled");
+    });
+    assertThat(toldRecovery[0]).isTrue();
+    assertThat(later.recovery()).isTrue();
+    assertThat(later.stored()).isTrue();
   }
 
   @Test

@@ -26,7 +26,8 @@ import java.time.Duration;
  *
  * <p>Implementations are thread-safe. Every method throws {@link IdemStoreException} when the store
  * fails; then nothing was changed, or (for a write whose outcome is unknown) calling it again with
- * the same owner token is safe.
+ * the same owner token is safe and answers as the first call would have: claim recognises its own
+ * claim, and complete and release are idempotent for their own owner token.
  */
 public interface LeaseStore {
 
@@ -57,8 +58,15 @@ public interface LeaseStore {
    * Stores the response and marks the record completed, only if {@code ownerToken} still holds the
    * claim (fencing). The record then expires {@code retention} from now.
    *
-   * @return {@code true} if stored; {@code false} if another owner holds the claim or the record is
-   *     gone or completed, in which case nothing changed
+   * <p>Idempotent for its own owner token: when the record is already completed by {@code
+   * ownerToken} with an equal response (status, header fields and body bytes; a repeated call after
+   * a write whose acknowledgement was lost, or a client that re-sends a command after a timeout),
+   * it returns {@code true} and changes nothing, so that the caller can retry a completion whose
+   * outcome was unknown.
+   *
+   * @return {@code true} if stored now or already stored by this owner with this response; {@code
+   *     false} if another owner holds the claim, the record is gone or expired, or it is completed by
+   *     another owner or with another response, in which case nothing changed
    * @throws IdemStoreException if the store fails
    */
   boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention);
@@ -67,7 +75,12 @@ public interface LeaseStore {
    * Removes the claim, only if {@code ownerToken} still holds it, so that the next attempt runs the
    * operation again.
    *
-   * @return {@code true} if removed; {@code false} if not held by {@code ownerToken}, nothing changed
+   * <p>Idempotent: a repeated release by the owner finds no record and returns {@code true}, so
+   * that the caller can retry a release whose outcome was unknown.
+   *
+   * @return {@code true} if removed now, or if there is no live record (already released, or
+   *     expired); {@code false} if another owner holds the claim or the record is completed, in
+   *     which case nothing changed
    * @throws IdemStoreException if the store fails
    */
   boolean release(Scope scope, IdempotencyKey key, String ownerToken);

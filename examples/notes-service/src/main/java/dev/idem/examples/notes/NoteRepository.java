@@ -1,6 +1,13 @@
 package dev.idem.examples.notes;
 
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Scope;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -14,6 +21,12 @@ import org.springframework.stereotype.Repository;
 /**
  * The {@code notes} table, through {@link JdbcTemplate}, on SQLite, PostgreSQL or MariaDB/MySQL.
  * The table is created when the application starts, in the dialect of the configured database.
+ *
+ * <p>A note created in lease mode carries {@code idem_ref}, a digest of the idempotency key and its
+ * scope ({@link #ref}), under a unique index: the effect records which operation made it, so that a
+ * run that takes over an expired lease can find the note the first run inserted instead of
+ * inserting a second one. Notes created in transactional mode have none (NULL): there, the note and
+ * the key's record commit or roll back together, and nothing is left to reconcile.
  */
 @Repository
 public class NoteRepository {
@@ -22,6 +35,7 @@ public class NoteRepository {
   public static final int MAX_TITLE_LENGTH = 200;
 
   private static final RowMapper<Note> NOTE = (rs, row) -> new Note(rs.getLong("id"), rs.getString("title"));
+  private static final HexFormat HEX = HexFormat.of();
 
   private final JdbcTemplate jdbc;
 
@@ -44,15 +58,81 @@ public class NoteRepository {
       ddl = "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL)";
     }
     jdbc.execute(ddl);
+    addIdempotencyReference(p);
+  }
+
+  /**
+   * Adds {@code idem_ref} and its unique index, also to a {@code notes} table made by an earlier
+   * version. Byte-exact on every database: lowercase hex digits only, and on MariaDB an ASCII binary
+   * collation.
+   */
+  private void addIdempotencyReference(String product) {
+    boolean present = Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) c -> {
+      for (String table : new String[] {"notes", "NOTES"}) {
+        try (ResultSet columns = c.getMetaData().getColumns(null, null, table, null)) {
+          while (columns.next()) {
+            if (columns.getString("COLUMN_NAME").equalsIgnoreCase("idem_ref")) {
+              return true;
+            }
+          }
+        }
+      }
+      return false;
+    }));
+    if (!present) {
+      String type = product.contains("mariadb") || product.contains("mysql") ? "CHAR(64) CHARACTER SET ascii COLLATE ascii_bin" : "CHAR(64)";
+      jdbc.execute("ALTER TABLE notes ADD COLUMN idem_ref " + type + " NULL");
+    }
+    if (product.contains("mariadb") || product.contains("mysql")) {
+      Integer indexes = jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.statistics"
+          + " WHERE table_schema = DATABASE() AND table_name = 'notes' AND index_name = 'notes_idem_ref'", Integer.class);
+      if (indexes == null || indexes == 0) {
+        jdbc.execute("CREATE UNIQUE INDEX notes_idem_ref ON notes (idem_ref)");
+      }
+    } else {
+      jdbc.execute("CREATE UNIQUE INDEX IF NOT EXISTS notes_idem_ref ON notes (idem_ref)");
+    }
+  }
+
+  /**
+   * The reference a lease-mode note is stored with: the 64 lowercase hexadecimal digits of SHA-256
+   * over the UTF-8 bytes of {@code principal + "\0" + operation + "\0" + key}. Equal exactly for
+   * the same idempotency key in the same scope.
+   *
+   * @param scope the claim's scope
+   * @param key the idempotency key
+   * @return the reference, never {@code null}
+   */
+  public static String ref(Scope scope, IdempotencyKey key) {
+    String id = scope.principal() + '\u0000' + scope.operation() + '\u0000' + key.value();
+    try {
+      return HEX.formatHex(MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
   }
 
   /** Inserts a note and returns it with its new id. */
   public Note insert(String title) {
+    return insert(title, null);
+  }
+
+  /**
+   * Inserts a note with the reference of the operation that creates it and returns it with its new
+   * id.
+   *
+   * @param title the title
+   * @param ref the operation's {@link #ref}, or {@code null} for none
+   * @throws org.springframework.dao.DataIntegrityViolationException if a note with this reference
+   *     exists
+   */
+  public Note insert(String title, String ref) {
     KeyHolder keys = new GeneratedKeyHolder();
     jdbc.update(c -> {
       // Naming the column makes every driver return just the id (PostgreSQL would return the row).
-      PreparedStatement ps = c.prepareStatement("INSERT INTO notes (title) VALUES (?)", new String[] {"id"});
+      PreparedStatement ps = c.prepareStatement("INSERT INTO notes (title, idem_ref) VALUES (?, ?)", new String[] {"id"});
       ps.setString(1, title);
+      ps.setString(2, ref);
       return ps;
     }, keys);
     Number id = keys.getKey();
@@ -70,6 +150,11 @@ public class NoteRepository {
   /** One note, if it exists. */
   public Optional<Note> findById(long id) {
     return jdbc.query("SELECT id, title FROM notes WHERE id = ?", NOTE, id).stream().findFirst();
+  }
+
+  /** The note created by the operation with this {@link #ref}, if there is one. */
+  public Optional<Note> findByRef(String ref) {
+    return jdbc.query("SELECT id, title FROM notes WHERE idem_ref = ?", NOTE, ref).stream().findFirst();
   }
 
   /** How many notes there are. */

@@ -1,11 +1,16 @@
 package dev.idem.examples.notes;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.idem.core.LeaseContext;
+import dev.idem.servlet.IdempotencyFilter;
+import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
@@ -38,9 +43,20 @@ public class NotesController {
     this.notes = notes;
   }
 
-  /** {@code POST /notes {"title": "..."}}: 201 with {@code Location: /notes/{id}} and the note. */
+  /**
+   * {@code POST /notes {"title": "..."}}: 201 with {@code Location: /notes/{id}} and the note.
+   *
+   * <p>In lease mode ({@code idem.mode=lease}) the claim commits before this method runs and the
+   * stored response after it, in separate transactions; a crash between the insert and the
+   * completion, or a completion the store could not record, leaves a note whose key is still
+   * claimed. The retry that takes over the expired lease runs this method again with {@link
+   * LeaseContext#recovery()} {@code true}: it must not insert again. So the note is stored with the
+   * reference of its key ({@link NoteRepository#ref}, unique), a recovery looks the note up by it
+   * and answers with it, and an insert that meets the unique index (a first run still going past
+   * its lease) does the same. In transactional mode there is no lease context and no reference.
+   */
   @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
-  public ResponseEntity<?> create(@RequestBody JsonNode body) {
+  public ResponseEntity<?> create(@RequestBody JsonNode body, HttpServletRequest request) {
     JsonNode title = body == null ? null : body.get("title");
     if (title == null || !title.isTextual()) {
       return problem(HttpStatus.BAD_REQUEST, "Invalid note", "the body must be a JSON object with a string member \"title\"");
@@ -51,7 +67,26 @@ public class NotesController {
       return problem(HttpStatus.BAD_REQUEST, "Invalid note",
           "the title must have 1 to " + NoteRepository.MAX_TITLE_LENGTH + " characters (not counting surrounding blanks), it has " + length);
     }
-    Note note = notes.insert(text);
+    LeaseContext lease = (LeaseContext) request.getAttribute(IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE);
+    Note note;
+    if (lease == null) {
+      note = notes.insert(text);
+    } else {
+      String ref = NoteRepository.ref(lease.scope(), lease.key());
+      Optional<Note> earlier = lease.recovery() ? notes.findByRef(ref) : Optional.empty();
+      if (earlier.isPresent()) {
+        LOG.info("recovery of an earlier run: answering with the note it created, #{}", earlier.get().id());
+        note = earlier.get();
+      } else {
+        try {
+          note = notes.insert(text, ref);
+        } catch (DataIntegrityViolationException e) {
+          // The unique reference: another run of this operation (one still going past its lease)
+          // inserted the note first. Answer with that note.
+          note = notes.findByRef(ref).orElseThrow(() -> e);
+        }
+      }
+    }
     return ResponseEntity.created(URI.create("/notes/" + note.id())).body(note);
   }
 
