@@ -31,6 +31,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -56,13 +57,18 @@ import java.util.Objects;
  *       (never more, even when chunked): a longer one, or a {@code Content-Length} announcing one,
  *       gets 413 without the handler running. The handler reads the same bytes again through
  *       {@code getInputStream()}, {@code getReader()} or the form parameters.
- *   <li>The fingerprint (draft section 2.4) is the SHA-256 of the request target (decoded path and
- *       raw query) and of {@link Fingerprint#of(String, byte[])} of the body by its {@code
- *       Content-Type}: RFC 8785 canonical JSON for JSON media types, raw bytes otherwise (an empty body
- *       is fingerprinted as no bytes, whatever its declared type). Binding the
- *       target means a key reused on another resource under a wildcard route ({@code PATCH
- *       /notes/1}, then {@code /notes/2}) is a reuse with another request (422), not a replay of the
- *       other resource's answer. A non-empty body declared as JSON that is not JSON gets 400.
+ *   <li>The fingerprint (draft section 2.4) is {@link Fingerprint#request()} of the method, the
+ *       request target as sent (raw path and query, not decoded), the {@code Content-Type}
+ *       (normalised: {@code Application/JSON; charset=UTF-8} is {@code application/json}, but
+ *       {@code text/plain} and a missing {@code Content-Type} are other media types), the {@code
+ *       Content-Encoding}, and the body: canonical JSON for a JSON media type (member order,
+ *       whitespace, escapes and number spelling do not matter; number values do, exactly), raw
+ *       bytes otherwise. So the same bytes sent as {@code application/json} and then as {@code
+ *       text/plain} with one key are a reuse with another request (422) however they are spaced,
+ *       and so is a key reused on another resource under a wildcard route ({@code PATCH
+ *       /notes/1}, then {@code /notes/2}): never a replay of another request's answer. Other
+ *       header fields are not part of it, nor is the principal, which is part of the scope. A
+ *       non-empty body declared as JSON that is not JSON gets 400; an empty body is never parsed.
  *   <li>The scope is the principal (from the {@link PrincipalResolver}, by default {@code
  *       getUserPrincipal()}, or the anonymous principal) and the route's operation, {@code "<METHOD>
  *       <pattern>"}: the configured template, never the raw URI (draft, Security Considerations:
@@ -286,7 +292,7 @@ public final class IdempotencyFilter implements Filter {
     }
     Fingerprint fingerprint;
     try {
-      fingerprint = fingerprint(req, path, body);
+      fingerprint = fingerprint(req, body);
     } catch (InvalidPayloadException e) {
       problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
           "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
@@ -417,7 +423,7 @@ public final class IdempotencyFilter implements Filter {
     }
     if (e instanceof IdempotencyKeyReusedException) {
       problem(cfg, res, KEY_REUSED, "Idempotency-Key is already used", 422,
-          "this Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request");
+          "this Idempotency-Key was already used with a different request (method, target, media type or body); use a new key for a new request");
       return;
     }
     if (e instanceof RequestInProgressException busy) {
@@ -534,11 +540,32 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private static Fingerprint fingerprint(HttpServletRequest req, String path, byte[] body) {
-    // No body is no payload, whatever Content-Type a client library adds: not invalid JSON.
-    Fingerprint payload = body.length == 0 ? Fingerprint.ofBytes(body) : Fingerprint.of(req.getContentType(), body);
+  /**
+   * The request's fingerprint: method, request target as sent, media type, content coding and
+   * body, as {@link Fingerprint.RequestBuilder} normalises them. The raw request URI, not the
+   * decoded path: {@code /a%2Fb} and {@code /a/b}, or a {@code %3F} in the path and a real query,
+   * must not look alike.
+   */
+  private static Fingerprint fingerprint(HttpServletRequest req, byte[] body) {
     String query = req.getQueryString();
-    String bound = "idem-servlet/1\n" + path + (query == null ? "" : "?" + query) + "\n" + payload.hex();
-    return Fingerprint.ofBytes(bound.getBytes(StandardCharsets.UTF_8));
+    return Fingerprint.request()
+        .method(req.getMethod())
+        .target(req.getRequestURI() + (query == null ? "" : "?" + query))
+        .contentType(req.getContentType())
+        .contentEncoding(joined(req.getHeaders("Content-Encoding")))
+        .body(body)
+        .build();
+  }
+
+  /** Several fields of one name as one comma-separated list (RFC 9110 section 5.3); null if none. */
+  private static String joined(Enumeration<String> fields) {
+    if (fields == null || !fields.hasMoreElements()) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder(fields.nextElement());
+    while (fields.hasMoreElements()) {
+      sb.append(',').append(fields.nextElement());
+    }
+    return sb.toString();
   }
 }
