@@ -32,7 +32,7 @@ import java.util.Objects;
  *       share one.
  *   <li>For every number that is the shortest round-trip form of a double (every integer of
  *       magnitude below 2^53, every decimal of at most 15 significant digits within the double
- *       range, every number as JavaScript or {@code Double.toString} prints it in shortest form)
+ *       range, every number as JavaScript's {@code JSON.stringify} prints it)
  *       the text is byte for byte what RFC 8785 produces.
  *   <li>Numbers beyond the double range ({@code 1e400}), which RFC 8785 rejects, and below it
  *       ({@code 1e-400}), which RFC 8785 turns into {@code 0}, are accepted and kept exact ({@code
