@@ -17,7 +17,7 @@ import java.util.Objects;
  * <h2>JSON payloads</h2>
  *
  * {@link #ofJson(byte[])} digests a canonical form of the RFC 8259 JSON text, so member order,
- * insignificant whitespace, escape spelling ({@code "\u00e9"} and {@code "é"}) and number
+ * insignificant whitespace, escape spelling ({@code "\}{@code u00e9"} and {@code "é"}) and number
  * spelling ({@code 1}, {@code 1.0}, {@code 1e0}, {@code 10E-1}, {@code 100e-2}) do not change the
  * fingerprint. The canonical form is RFC 8785 (JSON Canonicalization Scheme) <em>except for
  * numbers</em>:
@@ -32,8 +32,8 @@ import java.util.Objects;
  *       share one.
  *   <li>For every number that is the shortest round-trip form of a double (every integer of
  *       magnitude below 2^53, every decimal of at most 15 significant digits within the double
- *       range, every number as JavaScript's {@code JSON.stringify} prints it)
- *       the text is byte for byte what RFC 8785 produces.
+ *       range, every number as JavaScript's {@code JSON.stringify} prints it) the text is byte
+ *       for byte what RFC 8785 produces.
  *   <li>Numbers beyond the double range ({@code 1e400}), which RFC 8785 rejects, and below it
  *       ({@code 1e-400}), which RFC 8785 turns into {@code 0}, are accepted and kept exact ({@code
  *       1e+400}, {@code 1e-400}). A nonzero number whose decimal exponent (that of its first
@@ -43,10 +43,10 @@ import java.util.Objects;
  *       and decimal arithmetic has one zero.
  * </ul>
  *
- * Strings are compared as the code points they denote, never Unicode-normalised ({@code "é"} and
- * {@code "e\u0301"} differ); duplicate member names, lone surrogates, invalid UTF-8 and trailing
- * data are refused rather than guessed at; one leading byte order mark is ignored (RFC 8259 §8.1).
- * Canonical forms are therefore equal exactly when the JSON values are equal.
+ * Strings are compared as the code points they denote, never Unicode-normalised (U+00E9 and
+ * U+0065 U+0301, both shown as é, differ); duplicate member names, lone surrogates, invalid UTF-8
+ * and trailing data are refused rather than guessed at; one leading byte order mark is ignored
+ * (RFC 8259 §8.1). Canonical forms are therefore equal exactly when the JSON values are equal.
  *
  * <h2>Requests</h2>
  *
@@ -79,8 +79,9 @@ public final class Fingerprint {
    * JSON only, and {@link #request()} where a request may come in several media types.
    *
    * <p>The input must be one RFC 8259 JSON text in UTF-8 (a leading byte order mark is ignored)
-   * that RFC 8785 §3.1 accepts: no duplicate member names, no lone surrogates, nesting at most 1000
-   * levels deep; and no nonzero number whose decimal exponent is beyond ±999,999,999.
+   * with the restrictions of RFC 8785 §3.1 on names and strings: no duplicate member names, no lone
+   * surrogates; nesting at most 1000 levels deep; and no nonzero number whose decimal exponent is
+   * beyond ±999,999,999 (numbers beyond the double range are accepted).
    *
    * @param utf8Json the payload, never {@code null}; not modified
    * @return the fingerprint, never {@code null}

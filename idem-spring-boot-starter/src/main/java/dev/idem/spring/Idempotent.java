@@ -14,7 +14,9 @@ import java.lang.annotation.Target;
  *
  * <p>The key is the method parameter annotated {@link Key} (a {@code String}, validated by {@link
  * dev.idem.core.IdempotencyKey#of}). The fingerprint covers every other argument, as canonical
- * JSON (Jackson, then RFC 8785). The scope is the principal from an {@link IdemPrincipalResolver}
+ * JSON ({@link dev.idem.core.Fingerprint#ofJson}: Jackson, then RFC 8785 with numbers compared by
+ * exact value, so two {@code BigDecimal} or {@code long} arguments that differ only past a
+ * double's precision are different calls). The scope is the principal from an {@link IdemPrincipalResolver}
  * bean (or {@code idem.method-principal}) plus {@link #operation()}.
  *
  * <p>Inside an existing Spring transaction on the application's DataSource, the claim, the method's

@@ -213,8 +213,8 @@ final class JsonParser {
 
   /**
    * At an opening quote: validates the string and writes its canonical form (RFC 8785 §3.2.2.2).
-   * The characters are kept as they are: no Unicode normalisation, since {@code "e\u0301"} and
-   * {@code "\u00e9"} are different strings to JSON (RFC 8259 §8.3).
+   * The characters are kept as they are: no Unicode normalisation, since U+00E9 and U+0065 U+0301
+   * (both shown as é) are different strings to JSON (RFC 8259 §8.3).
    *
    * @param wantValue whether the caller needs the decoded value (a member name)
    * @return for a member name with escapes or non-ASCII characters, the decoded value; otherwise
