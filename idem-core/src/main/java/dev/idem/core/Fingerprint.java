@@ -1,19 +1,59 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.internal.MediaType;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
- * The SHA-256 digest of a request payload's canonical form: two requests that reuse an idempotency
- * key must carry the same fingerprint, or the second one is a different request.
+ * The SHA-256 digest of what makes two requests the same request: two requests that reuse an
+ * idempotency key must carry the same fingerprint, or the second one is a different request. Two
+ * requests get the same fingerprint only if they denote the same data.
  *
- * <p>For JSON payloads the digest covers the RFC 8785 (JSON Canonicalization Scheme) canonical form
- * of the RFC 8259 JSON text, so member order, insignificant whitespace, escape spelling and number
- * spelling ({@code 1.0} vs {@code 1} vs {@code 1e0}) do not change the fingerprint. For any other
- * payload it covers the raw bytes.
+ * <h2>JSON payloads</h2>
+ *
+ * {@link #ofJson(byte[])} digests a canonical form of the RFC 8259 JSON text, so member order,
+ * insignificant whitespace, escape spelling ({@code "\}{@code u00e9"} and {@code "é"}) and number
+ * spelling ({@code 1}, {@code 1.0}, {@code 1e0}, {@code 10E-1}, {@code 100e-2}) do not change the
+ * fingerprint. The canonical form is RFC 8785 (JSON Canonicalization Scheme) <em>except for
+ * numbers</em>:
+ *
+ * <ul>
+ *   <li>RFC 8785 §3.2.2.3 first converts every number to the nearest IEEE-754 double, so {@code
+ *       1234567890123456789} and {@code 1234567890123456700}, or {@code 0.1} and {@code
+ *       0.10000000000000001}, become one number, and a second request would be answered with the
+ *       first one's stored response. Idem writes the <strong>exact decimal value</strong> instead:
+ *       the significant digits (leading and trailing zeros removed) in RFC 8785's (ECMAScript's)
+ *       layout. Equal values have one text; different values, at any magnitude or precision, never
+ *       share one.
+ *   <li>For every number that is the shortest round-trip form of a double (every integer of
+ *       magnitude below 2^53, every decimal of at most 15 significant digits within the double
+ *       range, every number as JavaScript's {@code JSON.stringify} prints it) the text is byte
+ *       for byte what RFC 8785 produces.
+ *   <li>Numbers beyond the double range ({@code 1e400}), which RFC 8785 rejects, and below it
+ *       ({@code 1e-400}), which RFC 8785 turns into {@code 0}, are accepted and kept exact ({@code
+ *       1e+400}, {@code 1e-400}). A nonzero number whose decimal exponent (that of its first
+ *       significant digit) is beyond ±999,999,999 is refused with {@link InvalidPayloadException},
+ *       whatever its spelling; time and memory stay linear in the input's length.
+ *   <li>{@code -0} is {@code 0}, as in RFC 8785: JSON numbers are decimal values (RFC 8259 §6),
+ *       and decimal arithmetic has one zero.
+ * </ul>
+ *
+ * Strings are compared as the code points they denote, never Unicode-normalised (U+00E9 and
+ * U+0065 U+0301, both shown as é, differ); duplicate member names, lone surrogates, invalid UTF-8
+ * and trailing data are refused rather than guessed at; one leading byte order mark is ignored
+ * (RFC 8259 §8.1). Canonical forms are therefore equal exactly when the JSON values are equal.
+ *
+ * <h2>Requests</h2>
+ *
+ * {@link #request()} digests an HTTP request: method, request target, media type, content coding
+ * and body, each normalised as its builder describes. The HTTP filter of {@code idem-servlet} uses
+ * it, so the same bytes sent as {@code application/json} and as {@code text/plain} are different
+ * requests, whatever their spacing.
  *
  * <p>Instances are immutable and safe to share between threads. Two fingerprints are {@link
  * #equals(Object) equal} when their 32 digest bytes are equal.
@@ -34,11 +74,14 @@ public final class Fingerprint {
   }
 
   /**
-   * Fingerprints a JSON payload: SHA-256 over the RFC 8785 canonical form of the JSON text.
+   * Fingerprints a JSON payload: SHA-256 over its canonical form (RFC 8785 with exact numbers, as
+   * the class describes). The media type is not part of it: use this where an operation accepts
+   * JSON only, and {@link #request()} where a request may come in several media types.
    *
    * <p>The input must be one RFC 8259 JSON text in UTF-8 (a leading byte order mark is ignored)
-   * that RFC 8785 §3.1 accepts: no duplicate member names, no lone surrogates, no numbers outside
-   * the IEEE-754 double range, nesting at most 1000 levels deep.
+   * with the restrictions of RFC 8785 §3.1 on names and strings: no duplicate member names, no lone
+   * surrogates; nesting at most 1000 levels deep; and no nonzero number whose decimal exponent is
+   * beyond ±999,999,999 (numbers beyond the double range are accepted).
    *
    * @param utf8Json the payload, never {@code null}; not modified
    * @return the fingerprint, never {@code null}
@@ -64,19 +107,30 @@ public final class Fingerprint {
   }
 
   /**
-   * Fingerprints a payload according to its media type: {@link #ofJson(byte[])} when {@link
-   * #isJson(String)} holds for {@code mediaType}, {@link #ofBytes(byte[])} otherwise.
+   * Fingerprints a payload together with its media type: the same as {@code
+   * request().contentType(mediaType).body(payload).build()} (see {@link RequestBuilder}). The same
+   * bytes under two media types that mean different things have different fingerprints; a JSON
+   * payload is canonicalized, so its spacing does not matter.
    *
-   * @param mediaType the payload's media type, such as a {@code Content-Type} header value; may be
-   *     {@code null} (treated as not JSON)
+   * @param mediaType the payload's media type, such as a {@code Content-Type} header value; {@code
+   *     null} when the request has none, which differs from every media type
    * @param payload the payload, never {@code null}; not modified
    * @return the fingerprint, never {@code null}
    * @throws NullPointerException if {@code payload} is {@code null}
-   * @throws InvalidPayloadException if the media type is JSON but {@code payload} is not valid JSON
-   *     (see {@link #ofJson(byte[])})
+   * @throws InvalidPayloadException if the media type is JSON in UTF-8 but the non-empty {@code
+   *     payload} is not valid JSON (see {@link #ofJson(byte[])})
    */
   public static Fingerprint of(String mediaType, byte[] payload) {
-    return isJson(mediaType) ? ofJson(payload) : ofBytes(payload);
+    return request().contentType(mediaType).body(payload).build();
+  }
+
+  /**
+   * Starts the fingerprint of an HTTP request.
+   *
+   * @return a new builder, with every part absent; not thread-safe
+   */
+  public static RequestBuilder request() {
+    return new RequestBuilder();
   }
 
   /**
@@ -202,6 +256,209 @@ public final class Fingerprint {
   @Override
   public String toString() {
     return "Fingerprint[sha256=" + hex() + "]";
+  }
+
+  /**
+   * Builds the fingerprint of one HTTP request from the parts that decide what it asks for. A part
+   * that is never set is absent, which differs from every value: a request without {@code
+   * Content-Type} is not an {@code application/json} one, and one without a query differs from one
+   * with an empty query ({@code /notes} and {@code /notes?}).
+   *
+   * <table>
+   *   <caption>What the request fingerprint covers</caption>
+   *   <tr><th>part</th><th>compared as</th><th>why</th></tr>
+   *   <tr><td>{@link #method(String) method}</td><td>as sent, case-sensitive (RFC 9110 §9.1)</td>
+   *       <td>{@code PUT} and {@code PATCH} of the same body ask for different things</td></tr>
+   *   <tr><td>{@link #target(String) target}</td><td>path and query exactly as sent, not decoded,
+   *       not reordered</td><td>{@code /a%2Fb} and {@code /a/b} can name different resources, and
+   *       how an application reads {@code +}, {@code %20}, repeated or reordered query parameters
+   *       is its own choice; two spellings of one target are refused (422), never confused</td></tr>
+   *   <tr><td>{@link #contentType(String) media type}</td><td>normalised: type, subtype and
+   *       parameter names lower-cased, parameters sorted, quoting undone, {@code charset} values
+   *       lower-cased, and for JSON {@code charset=utf-8} dropped (RFC 8259 §8.1, §11); a value that
+   *       does not parse is compared as sent</td><td>it says how the body is to be read: the same
+   *       bytes as {@code application/json} and as {@code text/plain} are different requests
+   *       (the second may well be refused with 415)</td></tr>
+   *   <tr><td>{@link #contentEncoding(String) content coding}</td><td>the codings lower-cased, in
+   *       order (RFC 9110 §8.4)</td><td>the same bytes with and without {@code gzip} are different
+   *       content</td></tr>
+   *   <tr><td>{@link #body(byte[]) body}</td><td>for a non-empty body of a JSON media type in
+   *       UTF-8 without content coding, the canonical JSON form (see {@link Fingerprint}); any
+   *       other body byte for byte</td><td>what the request asks to be done</td></tr>
+   * </table>
+   *
+   * <p>Not covered: the principal and the operation, which are the {@link Scope} (a key of another
+   * principal is another key, not a reused one); the idempotency key itself; every other header
+   * field ({@code Accept}, {@code Accept-Language}, {@code Authorization}, {@code Cookie}, {@code
+   * User-Agent}, {@code Date}, tracing fields), which describe the client, its credentials or the
+   * representation it wants back rather than what is to be done, and which a retry may change
+   * freely. A replay is the stored response as it was, whatever these say.
+   *
+   * <p>The parts are digested as tagged, length-prefixed fields, so no two different requests
+   * share their digest input. Not thread-safe; a builder may be reused after {@link #build()}.
+   */
+  public static final class RequestBuilder {
+
+    private static final byte[] VERSION =
+        "idem-request/1\n".getBytes(StandardCharsets.US_ASCII);
+
+    private String method;
+    private String target;
+    private String contentType;
+    private String contentEncoding;
+    private byte[] body = new byte[0];
+    private Fingerprint parsedBody;
+
+    private RequestBuilder() {}
+
+    /**
+     * @param method the request method as sent, such as {@code POST}; {@code null} for absent
+     * @return this builder
+     */
+    public RequestBuilder method(String method) {
+      this.method = method;
+      return this;
+    }
+
+    /**
+     * @param target the request target in origin form as sent (RFC 9112 §3.2.1): the path, and
+     *     {@code ?} and the query when the request has one, without decoding; for a servlet,
+     *     {@code getRequestURI()} plus {@code "?" + getQueryString()} when that is not {@code
+     *     null}. {@code null} for absent
+     * @return this builder
+     */
+    public RequestBuilder target(String target) {
+      this.target = target;
+      return this;
+    }
+
+    /**
+     * @param contentType the {@code Content-Type} field value as sent; {@code null} when the
+     *     request has none
+     * @return this builder
+     */
+    public RequestBuilder contentType(String contentType) {
+      this.contentType = contentType;
+      return this;
+    }
+
+    /**
+     * @param contentEncoding the {@code Content-Encoding} field value as sent, several fields
+     *     joined with {@code ,}; {@code null} (or no codings) when the request has none
+     * @return this builder
+     */
+    public RequestBuilder contentEncoding(String contentEncoding) {
+      this.contentEncoding = contentEncoding;
+      return this;
+    }
+
+    /**
+     * @param body the body bytes, never {@code null} (an empty array for no body); not copied,
+     *     must not change until {@link #build()} returns
+     * @return this builder
+     * @throws NullPointerException if {@code body} is {@code null}
+     */
+    public RequestBuilder body(byte[] body) {
+      this.body = Objects.requireNonNull(body, "body");
+      this.parsedBody = null;
+      return this;
+    }
+
+    /**
+     * The body as a server framework parsed it, when its bytes are no longer available (a servlet
+     * container's {@code multipart/form-data} parts, or form fields an earlier filter read), given
+     * as the digest of a stable form of the parsed content (for multipart: each part's name, file
+     * name, content type and content in order, not the boundary). It is digested under its own tag,
+     * so it never equals a body given as bytes; replaces {@link #body(byte[])}.
+     *
+     * @param parsedBody the digest of the parsed body, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code parsedBody} is {@code null}
+     */
+    public RequestBuilder parsedBody(Fingerprint parsedBody) {
+      this.parsedBody = Objects.requireNonNull(parsedBody, "parsedBody");
+      this.body = new byte[0];
+      return this;
+    }
+
+    /**
+     * Digests the parts set so far.
+     *
+     * @return the fingerprint, never {@code null}
+     * @throws InvalidPayloadException if the body is to be read as JSON (a non-empty body, a JSON
+     *     media type in UTF-8, no content coding) and is not valid JSON as {@link
+     *     Fingerprint#ofJson(byte[])} requires; the message names the problem and its byte offset
+     */
+    public Fingerprint build() {
+      MediaType mediaType = MediaType.parse(contentType);
+      String codings = codings(contentEncoding);
+      boolean json = parsedBody == null
+          && body.length > 0 && mediaType != null && mediaType.isUtf8Json() && codings == null;
+      byte[] payload = parsedBody != null ? parsedBody.digest.clone()
+          : json ? JsonCanonicalizer.canonicalize(body) : body;
+
+      MessageDigest md = newInstance();
+      md.update(VERSION);
+      part(md, 'M', method);
+      part(md, 'T', target);
+      part(
+          md,
+          'C',
+          contentType == null
+              ? null
+              : mediaType != null ? "=" + mediaType.canonical() : "!" + contentType);
+      part(md, 'E', codings);
+      md.update((byte) (parsedBody != null ? 'P' : json ? 'J' : 'B'));
+      md.update(longBytes(payload.length));
+      md.update(payload);
+      return new Fingerprint(md.digest());
+    }
+
+    /** Content codings lower-cased and in order, empty list elements dropped; null for none. */
+    private static String codings(String field) {
+      if (field == null) {
+        return null;
+      }
+      StringBuilder sb = new StringBuilder(field.length());
+      for (String element : field.split(",", -1)) {
+        String coding = element.strip();
+        if (coding.isEmpty()) {
+          continue; // RFC 9110 §5.6.1: empty list elements do not count
+        }
+        if (sb.length() > 0) {
+          sb.append(',');
+        }
+        sb.append(coding.toLowerCase(Locale.ROOT));
+      }
+      return sb.length() == 0 ? null : sb.toString();
+    }
+
+    /** One tagged field: absent, or its length in UTF-16 units and its UTF-16 code units. */
+    private static void part(MessageDigest md, char tag, String value) {
+      md.update((byte) tag);
+      if (value == null) {
+        md.update((byte) '-');
+        return;
+      }
+      md.update((byte) '+');
+      md.update(longBytes(value.length()));
+      byte[] units = new byte[2 * value.length()];
+      for (int i = 0; i < value.length(); i++) {
+        char c = value.charAt(i); // code units, not an encoder: lone surrogates stay distinct
+        units[2 * i] = (byte) (c >> 8);
+        units[2 * i + 1] = (byte) c;
+      }
+      md.update(units);
+    }
+
+    private static byte[] longBytes(long v) {
+      byte[] b = new byte[8];
+      for (int i = 7; i >= 0; i--) {
+        b[i] = (byte) v;
+        v >>>= 8;
+      }
+      return b;
+    }
   }
 
   private static Fingerprint digest(byte[] bytes) {

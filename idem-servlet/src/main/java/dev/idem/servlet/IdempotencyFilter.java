@@ -34,6 +34,7 @@ import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -71,16 +72,22 @@ import java.util.Objects;
  *         <li>a form whose fields an earlier filter already read (so the container consumed its
  *             bytes): the handler gets the container's parameters.
  *       </ul>
- *   <li>The fingerprint (draft section 2.4) is the SHA-256 of the request target (decoded path and
- *       raw query) and of the payload: for a body read into memory, {@link Fingerprint#of(String,
- *       byte[])} of it by its {@code Content-Type} (RFC 8785 canonical JSON for JSON media types, raw
- *       bytes otherwise; an empty body is fingerprinted as no bytes, whatever its declared type); for
- *       multipart parsed by the container, each part's name, file name, content type and content
- *       in order, but not the boundary, which clients choose anew for each attempt; for a form
- *       parsed earlier, its fields by name with their values in order. Binding the
- *       target means a key reused on another resource under a wildcard route ({@code PATCH
- *       /notes/1}, then {@code /notes/2}) is a reuse with another request (422), not a replay of the
- *       other resource's answer. A non-empty body declared as JSON that is not JSON gets 400.
+ *   <li>The fingerprint (draft section 2.4) is {@link Fingerprint#request()} of the method, the
+ *       request target as sent (raw path and query, not decoded), the {@code Content-Type}
+ *       (normalised: {@code Application/JSON; charset=UTF-8} is {@code application/json}, but
+ *       {@code text/plain} and a missing {@code Content-Type} are other media types), the {@code
+ *       Content-Encoding}, and the body: canonical JSON for a JSON media type (member order,
+ *       whitespace, escapes and number spelling do not matter; number values do, exactly), raw
+ *       bytes otherwise. A body the container parsed counts by its parsed form ({@link
+ *       Fingerprint.RequestBuilder#parsedBody}): multipart by each part's name, file name, content
+ *       type and content in order, but not the boundary, which clients choose anew for each
+ *       attempt; a form parsed earlier by its fields with their values in order. So the same bytes
+ *       sent as {@code application/json} and then as {@code text/plain} with one key are a reuse
+ *       with another request (422) however they are spaced, and so is a key reused on another
+ *       resource under a wildcard route ({@code PATCH /notes/1}, then {@code /notes/2}): never a
+ *       replay of another request's answer. Other header fields are not part of it, nor is the
+ *       principal, which is part of the scope. A non-empty body declared as JSON that is not JSON
+ *       gets 400; an empty body is never parsed.
  *   <li>The scope is the principal (from the {@link PrincipalResolver}, by default {@code
  *       getUserPrincipal()}, or the anonymous principal) and the route's operation, {@code "<METHOD>
  *       <pattern>"}: the configured template, never the raw URI (draft, Security Considerations:
@@ -345,7 +352,8 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     BufferedRequest buffered = null;
-    Fingerprint payload = null;
+    Fingerprint payload = null; // the digest of a body the container parsed
+    byte[] rawBody = null; // or the body's bytes
     if (FormParts.isFormData(req.getContentType())) {
       // Parsed by the container with the servlet's multipart configuration, so that getParts()
       // works behind the filter; fingerprinted by its parts, whatever the boundary.
@@ -398,18 +406,18 @@ public final class IdempotencyFilter implements Filter {
         buffered = BufferedRequest.parsedByContainer(req);
         payload = Fingerprint.fromHex(fields.hex());
       } else {
-        try {
-          // No body is no payload, whatever Content-Type a client library adds: not invalid JSON.
-          payload = body.length == 0 ? Fingerprint.ofBytes(body) : Fingerprint.of(req.getContentType(), body);
-        } catch (InvalidPayloadException e) {
-          problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
-              "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
-          return;
-        }
+        rawBody = body;
         buffered = new BufferedRequest(req, body);
       }
     }
-    Fingerprint fingerprint = fingerprint(req, path, payload);
+    Fingerprint fingerprint;
+    try {
+      fingerprint = fingerprint(req, rawBody, payload);
+    } catch (InvalidPayloadException e) {
+      problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
+          "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
+      return;
+    }
     String principal = Principals.scopePrincipal(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(req, route)), key.key(), fingerprint);
 
@@ -544,7 +552,7 @@ public final class IdempotencyFilter implements Filter {
     }
     if (e instanceof IdempotencyKeyReusedException) {
       problem(cfg, res, KEY_REUSED, "Idempotency-Key is already used", 422,
-          "this Idempotency-Key was already used with a different request (method, path, query or body); use a new key for a new request");
+          "this Idempotency-Key was already used with a different request (method, target, media type or body); use a new key for a new request");
       return;
     }
     if (e instanceof RequestInProgressException busy) {
@@ -731,9 +739,56 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  private static Fingerprint fingerprint(HttpServletRequest req, String path, Fingerprint payload) {
+  /**
+   * The request's fingerprint: method, request target as sent, media type, content coding and
+   * body, as {@link Fingerprint.RequestBuilder} normalises them. The raw request URI, not the
+   * decoded path: {@code /a%2Fb} and {@code /a/b}, or a {@code %3F} in the path and a real query,
+   * must not look alike. Exactly one of {@code body} (bytes read) and {@code parsedBody} (digest of
+   * a body the container parsed) is not {@code null}.
+   */
+  private static Fingerprint fingerprint(HttpServletRequest req, byte[] body, Fingerprint parsedBody) {
     String query = req.getQueryString();
-    String bound = "idem-servlet/1\n" + path + (query == null ? "" : "?" + query) + "\n" + payload.hex();
-    return Fingerprint.ofBytes(bound.getBytes(StandardCharsets.UTF_8));
+    Fingerprint.RequestBuilder request = Fingerprint.request()
+        .method(req.getMethod())
+        .target(req.getRequestURI() + (query == null ? "" : "?" + query))
+        .contentType(parsedBody != null ? withoutBoundary(req.getContentType()) : req.getContentType())
+        .contentEncoding(joined(req.getHeaders("Content-Encoding")));
+    return (parsedBody != null ? request.parsedBody(parsedBody) : request.body(body)).build();
+  }
+
+  /**
+   * A multipart media type without its {@code boundary} parameter, which clients choose anew for
+   * each attempt (RFC 2046 section 5.1.1) and which says nothing once the container parsed the parts;
+   * a boundary never contains {@code ;}. {@code null} stays {@code null}.
+   */
+  static String withoutBoundary(String contentType) {
+    if (contentType == null || contentType.indexOf(';') < 0) {
+      return contentType;
+    }
+    StringBuilder kept = new StringBuilder();
+    for (String part : contentType.split(";")) {
+      String name = part.strip();
+      int eq = name.indexOf('=');
+      if (kept.length() > 0 && eq > 0 && name.substring(0, eq).strip().equalsIgnoreCase("boundary")) {
+        continue;
+      }
+      if (kept.length() > 0) {
+        kept.append(';');
+      }
+      kept.append(part);
+    }
+    return kept.toString();
+  }
+
+  /** Several fields of one name as one comma-separated list (RFC 9110 section 5.3); null if none. */
+  private static String joined(Enumeration<String> fields) {
+    if (fields == null || !fields.hasMoreElements()) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder(fields.nextElement());
+    while (fields.hasMoreElements()) {
+      sb.append(',').append(fields.nextElement());
+    }
+    return sb.toString();
   }
 }

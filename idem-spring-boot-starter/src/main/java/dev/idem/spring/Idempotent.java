@@ -14,7 +14,9 @@ import java.lang.annotation.Target;
  *
  * <p>The key is the method parameter annotated {@link Key} (a {@code String}, validated by {@link
  * dev.idem.core.IdempotencyKey#of}; {@code null} throws {@link IdempotencyKeyMissingException}). The
- * fingerprint covers every other argument, as canonical JSON (Jackson, then RFC 8785). The scope is
+ * fingerprint covers every other argument, as canonical JSON ({@link dev.idem.core.Fingerprint#ofJson}:
+ * Jackson, then RFC 8785 with numbers compared by exact value, so two {@code BigDecimal} or {@code
+ * long} arguments that differ only past a double's precision are different calls). The scope is
  * the caller's principal plus {@link #operation()}. The principal comes from the application's
  * {@link IdemPrincipalResolver} bean, else, when Spring Security is on the class path, from its
  * authenticated user (anonymous callers share {@code idem.anonymous-principal}), else from what

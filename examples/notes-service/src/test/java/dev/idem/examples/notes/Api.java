@@ -32,10 +32,17 @@ final class Api {
 
   /** {@code POST /notes} with a JSON body and, unless {@code key} is null, an Idempotency-Key. */
   HttpResponse<String> post(String key, String json) throws IOException, InterruptedException {
+    return post(key, "application/json", json);
+  }
+
+  /** {@code POST /notes} with a body of the given media type ({@code null}: no Content-Type). */
+  HttpResponse<String> post(String key, String contentType, String body) throws IOException, InterruptedException {
     HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve("/notes"))
         .timeout(Duration.ofSeconds(30))
-        .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(json));
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (contentType != null) {
+      b.header("Content-Type", contentType);
+    }
     if (key != null) {
       b.header("Idempotency-Key", key);
     }

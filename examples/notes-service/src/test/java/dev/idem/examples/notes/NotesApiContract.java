@@ -132,6 +132,39 @@ abstract class NotesApiContract {
   }
 
   @Test
+  void bigIntegersBeyondDoublePrecisionWithOneKeyAre422() throws Exception {
+    HttpResponse<String> first = api.post("big2", "{\"title\":\"big\",\"account\":1234567890123456789}");
+    HttpResponse<String> other = api.post("big2", "{\"title\":\"big\",\"account\":1234567890123456700}");
+    HttpResponse<String> same = api.post("big2", "{ \"account\": 1234567890123456789.0, \"title\": \"big\" }");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(other.statusCode()).isEqualTo(422);
+    assertThat(JSON.readTree(other.body()).get("type").asText()).endsWith("/idempotency-key-reused");
+    assertThat(same.statusCode()).isEqualTo(201);
+    assertThat(same.headers().firstValue("Idempotent-Replayed")).contains("true");
+    assertThat(same.body()).isEqualTo(first.body());
+    assertThat(notes()).isEqualTo(1);
+  }
+
+  @Test
+  void sameBytesAsJsonThenTextPlainWithOneKeyAre422() throws Exception {
+    for (String body : new String[] {"{\"title\":\"typed\"}", " { \"title\" : \"typed\" } "}) {
+      String key = key();
+      HttpResponse<String> json = api.post(key, "application/json", body);
+      HttpResponse<String> text = api.post(key, "text/plain", body);
+      HttpResponse<String> none = api.post(key, null, body);
+      HttpResponse<String> spelled = api.post(key, "Application/JSON; charset=UTF-8", body);
+
+      assertThat(json.statusCode()).isEqualTo(201);
+      assertThat(text.statusCode()).as("text/plain after JSON, body %s", body).isEqualTo(422);
+      assertThat(none.statusCode()).as("no Content-Type after JSON, body %s", body).isEqualTo(422);
+      assertThat(spelled.statusCode()).isEqualTo(201);
+      assertThat(spelled.headers().firstValue("Idempotent-Replayed")).contains("true");
+    }
+    assertThat(notes()).isEqualTo(2);
+  }
+
+  @Test
   void aLostResponseThenARetryWithTheSameKeyGivesOneNoteAndTheFirstId() throws Exception {
     String key = key();
     try (FaultProxy proxy = FaultProxy.builder().target("127.0.0.1", port).fault(1, Fault.LOSE_RESPONSE).start()) {
