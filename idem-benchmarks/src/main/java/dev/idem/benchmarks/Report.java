@@ -104,7 +104,9 @@ final class Report {
     Files.createDirectories(csv);
     writeCsv(csv);
     Path md = dir.resolve("benchmarks.md");
-    Files.writeString(md, markdown(), StandardCharsets.UTF_8);
+    String outbox = Files.exists(md) ? OutboxLoad.sectionOf(Files.readString(md)) : null;
+    String text = markdown();
+    Files.writeString(md, outbox == null ? text : OutboxLoad.withSection(text, outbox), StandardCharsets.UTF_8); // OutboxLoad's section stays
     return md;
   }
 

@@ -65,6 +65,8 @@ final class LabCommand implements Callable<Integer> {
       description = "The notes service jar for --http (default: ${DEFAULT-VALUE}).")
   java.nio.file.Path notesJar;
 
+  @picocli.CommandLine.Mixin QueueLabOptions queueLab;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -72,6 +74,13 @@ final class LabCommand implements Callable<Integer> {
     if (concurrency < 2 || concurrency > 256) {
       err.println("idem lab: --concurrency must be between 2 and 256, was " + concurrency);
       return 2;
+    }
+    if (queueLab.misuse() != null || queueLab.queue && (http || concurrency != 8)) {
+      err.println(queueLab.misuse() != null ? queueLab.misuse() : "idem lab --queue: --http and --concurrency do not apply");
+      return 2;
+    }
+    if (queueLab.queue) {
+      return queueLab.run(db, json, out, err);
     }
     if (http) {
       if (!db.equals(DEFAULT_DB) || concurrency != 8) {
