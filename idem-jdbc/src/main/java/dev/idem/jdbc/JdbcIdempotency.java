@@ -10,6 +10,7 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
@@ -204,9 +205,7 @@ public final class JdbcIdempotency {
     Dialect dialect = Dialect.detect(connection);
     Statements sql = statements.get(dialect);
     boolean ownTransaction = autoCommit(connection);
-    if (createSchema) {
-      ensureSchema(connection, dialect, ownTransaction);
-    }
+    ensureSchema(connection, dialect, ownTransaction);
     // Fast path for replays: one primary-key read that takes no lock. A replay must not lock the
     // row: in a caller's transaction that lock would be held to its end, so replays of the same
     // keys in other orders would deadlock. Skipped for SQLite inside a caller's transaction, where
@@ -499,9 +498,7 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Dialect dialect = Dialect.detect(connection);
-    if (createSchema) {
-      ensureSchema(connection, dialect, autoCommit(connection));
-    }
+    ensureSchema(connection, dialect, autoCommit(connection));
     return java.util.Optional.ofNullable(answerIfLive(connection, statements.get(dialect), request));
   }
 
@@ -591,14 +588,40 @@ public final class JdbcIdempotency {
   }
 
   /**
-   * Creates the key table and its index if they do not exist. Safe to call many times and from many
-   * threads. The same statements ship as {@link Dialect#schemaResource()} for own migrations.
+   * Creates the key table and its index if they do not exist, then checks that the table compares
+   * record identities byte for byte (see {@link #checkSchema(Connection)}). Safe to call many times
+   * and from many threads. The same statements ship as {@link Dialect#schemaResource()} for own
+   * migrations.
    *
    * @param connection an open connection; in auto-commit mode the DDL commits at once, otherwise it
    *     joins the open transaction
-   * @throws IdemStoreException if the DDL fails
+   * @throws IdemStoreException if the DDL fails, or if an existing table, created by an earlier
+   *     version, compares identities loosely: the message names the column and the migration
+   *     statement
    */
   public void createSchema(Connection connection) {
+    runSchemaScript(connection);
+    checkSchema(connection);
+  }
+
+  /**
+   * Checks that the existing key table compares the columns that identify a record ({@code
+   * principal}, {@code operation}, {@code idem_key}) and the owner token byte for byte: no PAD
+   * SPACE, case-insensitive or nondeterministic collation, no {@code CHAR(n)}, no column too narrow
+   * for a value Idem accepts (which would be cut and collide). Tables created by Idem 0.x on MySQL
+   * and MariaDB fail it (their character columns pad trailing spaces). Idem runs this once per
+   * instance and dialect before the first use of the table, whether or not it creates the schema.
+   *
+   * @param connection an open connection on which the table exists
+   * @throws IdemStoreException if a column compares loosely (the message names the column, why,
+   *     and the statement that migrates the table), a column is missing, or the catalog cannot be
+   *     read
+   */
+  public void checkSchema(Connection connection) {
+    SchemaCheck.verify(connection, Dialect.detect(connection), table);
+  }
+
+  private void runSchemaScript(Connection connection) {
     Dialect dialect = Dialect.detect(connection);
     try (Statement st = connection.createStatement()) {
       for (String ddl : SchemaScript.statements(dialect.schemaResource(), table)) {
@@ -617,8 +640,14 @@ public final class JdbcIdempotency {
       return;
     }
     if (tableExists(connection)) {
+      // A table created by an earlier version or by hand: refused, with its migration, if it
+      // compares keys or principals loosely.
+      SchemaCheck.verify(connection, dialect, table);
       schemaReady.put(dialect, Boolean.TRUE);
       return;
+    }
+    if (!createSchema) {
+      return; // the statements fail naming the missing table; checked again at the next call
     }
     if (!autoCommit) {
       if (dialect == Dialect.MYSQL) {
@@ -633,7 +662,7 @@ public final class JdbcIdempotency {
       return;
     }
     try {
-      createSchema(connection);
+      runSchemaScript(connection);
     } catch (IdemStoreException e) {
       // Another process created the table at the same moment (PostgreSQL reports a unique
       // violation on its catalog); the table exists either way if the catalog shows it.
@@ -641,6 +670,7 @@ public final class JdbcIdempotency {
         throw e;
       }
     }
+    SchemaCheck.verify(connection, dialect, table);
     schemaReady.put(dialect, Boolean.TRUE);
   }
 
@@ -652,7 +682,7 @@ public final class JdbcIdempotency {
       throw storeFailure("cannot set a savepoint to create table " + table, e);
     }
     try {
-      createSchema(connection);
+      runSchemaScript(connection);
       connection.releaseSavepoint(savepoint);
     } catch (IdemStoreException | SQLException e) {
       try {
@@ -780,7 +810,12 @@ public final class JdbcIdempotency {
     Statements(Dialect dialect, String table) {
       this.dialect = dialect;
       String now = dialect.nowMillis();
-      String into = "INSERT INTO " + table + (dialect == Dialect.MYSQL ? "" : " AS k");
+      // MySQL: INSERT IGNORE, so that a duplicate key (an expected race, or a key to take over)
+      // is 0 rows and a note rather than an error: MariaDB Connector/J logs every error the
+      // server sends at WARN, with the duplicate entry (principal and key) in the text. IGNORE
+      // would also cut a too-long value rather than fail, which SchemaCheck rules out by
+      // refusing columns narrower than the longest scope part, key and owner token.
+      String into = dialect == Dialect.MYSQL ? "INSERT IGNORE INTO " + table : "INSERT INTO " + table + " AS k";
       String insert =
           into + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
               + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)";
@@ -870,18 +905,22 @@ public final class JdbcIdempotency {
     private boolean insertOrTakeOver(
         Connection c, IdempotentRequest r, String insert, Binder values, String takeover, Binder takeoverValues,
         int takeoverPk) throws SQLException {
+      boolean inserted;
       try (PreparedStatement ps = c.prepareStatement(insert)) {
         bindKey(ps, r, 1);
         values.bind(ps);
-        return ps.executeUpdate() == 1;
+        inserted = ps.executeUpdate() == 1;
       } catch (SQLException e) {
         if (takeover == null || !isDuplicateKey(e)) {
           throw e;
         }
+        inserted = false;
       }
-      // MySQL: the key exists and its writer has committed. Read it with a shared lock (the one the
-      // failed INSERT already holds) and ask for the exclusive lock only when the row expired:
-      // two waiters that both asked for it while holding the shared lock would deadlock.
+      if (inserted || takeover == null) {
+        return inserted;
+      }
+      // MySQL: the key exists and its writer has committed; the ignored INSERT locked the row.
+      // Read it under that lock and take it over only when it expired.
       try (PreparedStatement ps = c.prepareStatement(expiredCheck)) {
         bindKey(ps, r, 1);
         try (ResultSet rs = ps.executeQuery()) {

@@ -182,11 +182,16 @@ public final class JdbcLeaseStore implements LeaseStore {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      if (createSchema && !schemaReady) {
+      if (!schemaReady) {
         synchronized (this) {
           if (!schemaReady) {
-            table.createSchema(c);
-            schemaReady = true;
+            if (createSchema) {
+              table.createSchema(c); // creates it if missing, then checks it compares byte for byte
+              schemaReady = true;
+            } else if (table.tableExists(c)) {
+              table.checkSchema(c); // a table of an earlier version is refused with its migration
+              schemaReady = true;
+            }
           }
         }
       }
@@ -238,7 +243,9 @@ public final class JdbcLeaseStore implements LeaseStore {
               + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', ?, " + now + " + ?, " + now + ", " + now + " + ?)";
       this.insert =
           dialect == Dialect.MYSQL
-              ? "INSERT INTO " + t + values
+              // IGNORE: a duplicate is 0 rows, not an error that the driver logs at WARN with the
+              // principal and key (see JdbcIdempotency)
+              ? "INSERT IGNORE INTO " + t + values
               : "INSERT INTO " + t + values + " ON CONFLICT (principal, operation, idem_key) DO NOTHING";
       String lock = dialect == Dialect.POSTGRESQL ? " FOR UPDATE" : dialect == Dialect.MYSQL ? " LOCK IN SHARE MODE" : "";
       this.read =
