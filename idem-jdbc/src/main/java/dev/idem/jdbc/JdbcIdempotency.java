@@ -56,6 +56,20 @@ import javax.sql.DataSource;
  * back when this method throws. On SQLite a joined transaction should have been opened as {@code
  * IMMEDIATE} (sqlite-jdbc: {@code transaction_mode=IMMEDIATE}).
  *
+ * <p><b>SQL errors the effect catches.</b> An effect may catch an SQL error of its own (a unique
+ * violation, say) and answer it ({@code 409 email already registered}); that answer is returned and
+ * stored on every database. On SQLite, MySQL and MariaDB the failed statement alone is undone and
+ * the rest of the effect commits with the answer. On PostgreSQL the error aborts the whole
+ * transaction (SQLState 25P02 for every later statement), so none of the effect's writes can
+ * commit: a client error (4xx) is then stored without them, which is what the effect meant by it;
+ * any other answer (a 2xx would describe writes that did not happen) is refused with {@link
+ * EffectFailedException}, nothing stored. A failure answer that the {@link ResponsePolicy} does not
+ * store (the application's own 503, say) is returned as it is. In Idem's own transaction the
+ * answer is recorded in a second transaction without running the effect again; in a caller's
+ * transaction a savepoint that the claim's statement sets in the same round trip ({@code
+ * idem_before_effect}) is rolled back to. An effect that wants to keep its other writes past an
+ * error on PostgreSQL sets a savepoint of its own around the statement that may fail.
+ *
  * <p><b>Retention.</b> Every record expires {@link Builder#retention(Duration) retention} after it
  * was claimed, by the database's clock. An expired record counts as absent: its key starts a new
  * operation.
@@ -190,7 +204,9 @@ public final class JdbcIdempotency {
    * @throws IdempotencyKeyReusedException if the key was used in this scope with another payload
    * @throws RequestInProgressException if the record for the key is a claim without a response
    *     (written by another component sharing the table); retry later
-   * @throws EffectFailedException if the effect threw a checked exception (rolled back)
+   * @throws EffectFailedException if the effect threw a checked exception (rolled back), or, on
+   *     PostgreSQL, answered a status below 400 after an SQL error it caught had aborted the
+   *     transaction (rolled back; see the class description)
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
    *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
    *     anywhere, the COMMIT included, means the database rolled everything back: the operation
@@ -217,16 +233,17 @@ public final class JdbcIdempotency {
       }
     }
     if (!ownTransaction) {
-      return claimAndRun(connection, sql, request, effect, false);
+      return claimAndRun(connection, dialect, sql, request, effect, false);
     }
     if (strategy == Strategy.KEY_LAST) {
       return runThenRecord(connection, dialect, sql, request, effect);
     }
+    JdbcEffect current = effect;
     for (int attempt = 1; ; attempt++) {
       begin(connection, dialect);
       boolean committed = false;
       try {
-        Outcome outcome = claimAndRun(connection, sql, request, effect, true);
+        Outcome outcome = claimAndRun(connection, dialect, sql, request, current, true);
         if (outcome.replayed() || !outcome.stored()) {
           // Nothing to keep: a replay wrote nothing, a released response takes its effect with it.
           rollback(connection, dialect);
@@ -241,6 +258,12 @@ public final class JdbcIdempotency {
         if (attempt >= MAX_CLAIM_ROUNDS) {
           throw storeFailure("claim kept failing with a transient conflict", conflict.cause);
         }
+      } catch (AbortedByEffect aborted) {
+        // PostgreSQL: the effect caught an SQL error of its own and answered a client error, but
+        // the error had aborted the transaction. Its writes cannot commit; its answer is final.
+        // Record that answer alone, in a new transaction: the claim again, no effect, the answer.
+        Transactions.rollbackQuietly(connection, dialect);
+        current = answerOnly(aborted, attempt);
       } catch (RuntimeException failure) {
         // SQLState class 40 later on (in the effect, the completion or the COMMIT, as SERIALIZABLE
         // transactions report it) means the database rolled the whole transaction back, effect
@@ -298,6 +321,14 @@ public final class JdbcIdempotency {
         try {
           recorded = sql.record(connection, request, response, retention);
         } catch (SQLException e) {
+          if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
+            // The effect caught an SQL error that aborted the transaction (see AbortedByEffect):
+            // a client error is recorded alone in the next round, anything else is refused.
+            Transactions.rollbackQuietly(connection, dialect);
+            ended = true;
+            effect = answerOnly(new AbortedByEffect(response, e), round + 1);
+            continue;
+          }
           if (!Transactions.isTransientConflict(e)) {
             throw storeFailure("storing the key and its response failed", e);
           }
@@ -403,13 +434,71 @@ public final class JdbcIdempotency {
     }
   }
 
+  /**
+   * PostgreSQL: the effect returned a response, but an SQL error it caught had aborted the
+   * transaction (SQLState 25P02 at Idem's next statement), so none of its writes can commit. A
+   * client error (4xx) is the effect's deterministic answer and is stored without its writes; any
+   * other status would describe writes that did not happen, and is refused ({@link #refusal()}).
+   */
+  private static final class AbortedByEffect extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient StoredResponse response;
+    final transient SQLException aborted;
+
+    AbortedByEffect(StoredResponse response, SQLException aborted) {
+      super(null, null, false, false);
+      this.response = response;
+      this.aborted = aborted;
+    }
+
+    /** @return the failure reported when the effect's answer cannot be stored without its writes */
+    EffectFailedException refusal() {
+      return new EffectFailedException(new SQLException(
+          "the effect answered " + response.status() + " although an SQL error it caught had aborted its transaction"
+              + " (PostgreSQL rejects every later statement of an aborted transaction): its writes were rolled back, so"
+              + " that answer would describe an effect that did not happen. Nothing was stored. Undo the failed statement"
+              + " with a savepoint of the effect's own (Connection.setSavepoint, rollback(savepoint)), or let the error"
+              + " propagate", aborted.getSQLState(), aborted));
+    }
+  }
+
+  /**
+   * After {@link AbortedByEffect} in a transaction Idem owns: the effect to run in the next round,
+   * which writes nothing and answers the first run's client error, so that it is stored alone.
+   *
+   * @throws EffectFailedException if the answer was not a client error, or no round is left
+   */
+  private static JdbcEffect answerOnly(AbortedByEffect aborted, int attempt) {
+    if (aborted.response.status() < 400 || attempt >= MAX_CLAIM_ROUNDS) {
+      throw aborted.refusal();
+    }
+    StoredResponse answer = aborted.response;
+    return c -> answer;
+  }
+
+  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link Statements#EFFECT_SAVEPOINT}). */
+  private void rollbackToEffectSavepoint(Connection connection) {
+    try (Statement st = connection.createStatement()) {
+      st.execute("ROLLBACK TO SAVEPOINT " + Statements.EFFECT_SAVEPOINT);
+    } catch (SQLException e) {
+      throw storeFailure("cannot roll back to the savepoint set before the effect", e);
+    }
+  }
+
   private Outcome claimAndRun(
-      Connection connection, Statements sql, IdempotentRequest request, JdbcEffect effect, boolean ownTransaction) {
+      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
+      boolean ownTransaction) {
+    // In a caller's transaction on PostgreSQL, a savepoint between the claim and the effect, set
+    // by the claim's own round trip: an SQL error that the effect catches aborts the whole
+    // transaction there, claim included, and only a rollback to it lets the effect's own answer
+    // be stored (see AbortedByEffect). In Idem's own transactions no savepoint is needed: the
+    // whole transaction is run again without the effect.
+    boolean savepointBeforeEffect = !ownTransaction && dialect == Dialect.POSTGRESQL;
     for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       boolean claimed;
       Record existing;
       try {
-        claimed = sql.claim(connection, request, retention);
+        claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
         existing = claimed ? null : sql.lookupLatest(connection, request);
       } catch (SQLException e) {
         if (ownTransaction && Transactions.isTransientConflict(e)) {
@@ -418,6 +507,7 @@ public final class JdbcIdempotency {
         throw storeFailure("claim failed", e);
       }
       if (claimed) {
+        boolean beforeEffect = savepointBeforeEffect;
         StoredResponse response = runEffect(connection, effect, ownTransaction);
         if (!responsePolicy.shouldStore(response)) {
           if (!ownTransaction) {
@@ -425,7 +515,17 @@ public final class JdbcIdempotency {
             try {
               sql.release(connection, request);
             } catch (SQLException e) {
-              throw storeFailure("releasing the claim failed", e);
+              if (!beforeEffect || !Transactions.isAborted(e)) {
+                throw storeFailure("releasing the claim failed", e);
+              }
+              // The application's own failure answer (a 503 of its own, say) is what the client
+              // gets: undo the effect's aborted work and release the claim.
+              rollbackToEffectSavepoint(connection);
+              try {
+                sql.release(connection, request);
+              } catch (SQLException again) {
+                throw storeFailure("releasing the claim failed", again);
+              }
             }
           }
           return Outcome.executed(response, false, false);
@@ -433,7 +533,22 @@ public final class JdbcIdempotency {
         try {
           sql.complete(connection, request, response, retention);
         } catch (SQLException e) {
-          throw storeFailure("storing the response failed", e);
+          if (dialect != Dialect.POSTGRESQL || !Transactions.isAborted(e)) {
+            throw storeFailure("storing the response failed", e);
+          }
+          AbortedByEffect aborted = new AbortedByEffect(response, e);
+          if (ownTransaction) {
+            throw aborted; // execute() records the answer alone in a new transaction
+          }
+          if (!beforeEffect || response.status() < 400) {
+            throw aborted.refusal();
+          }
+          rollbackToEffectSavepoint(connection);
+          try {
+            sql.complete(connection, request, response, retention);
+          } catch (SQLException again) {
+            throw storeFailure("storing the response failed", again);
+          }
         }
         return Outcome.executed(response);
       }
@@ -796,8 +911,12 @@ public final class JdbcIdempotency {
 
   /** The SQL of one dialect for one table. */
   private static final class Statements {
+    /** The savepoint that {@link #claim} sets on PostgreSQL when asked, in the same round trip. */
+    static final String EFFECT_SAVEPOINT = "idem_before_effect";
+
     final Dialect dialect;
     final String claim;
+    final String claimThenSavepoint;
     final String takeover;
     final String record;
     final String recordTakeover;
@@ -827,6 +946,7 @@ public final class JdbcIdempotency {
       String pk = " WHERE principal = ? AND operation = ? AND idem_key = ?";
       if (dialect == Dialect.MYSQL) {
         this.claim = insert;
+        this.claimThenSavepoint = insert;
         this.takeover =
             "UPDATE " + table + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = NULL,"
                 + " lease_until = NULL, status = NULL, response = NULL, created_at = " + now + ","
@@ -845,6 +965,7 @@ public final class JdbcIdempotency {
                 + " created_at = excluded.created_at, expires_at = excluded.expires_at"
                 + " WHERE k.expires_at <= excluded.created_at OR (k.state = 'IN_PROGRESS' AND k.lease_until IS NULL)";
         this.claim = insert + onConflict;
+        this.claimThenSavepoint = dialect == Dialect.POSTGRESQL ? claim + "; SAVEPOINT " + EFFECT_SAVEPOINT : claim;
         this.record = insertCompleted + onConflict;
         this.takeover = null;
         this.recordTakeover = null;
@@ -863,8 +984,12 @@ public final class JdbcIdempotency {
       this.release = "DELETE FROM " + table + " WHERE principal = ? AND operation = ? AND idem_key = ?";
     }
 
-    boolean claim(Connection c, IdempotentRequest r, Duration retention) throws SQLException {
-      return insertOrTakeOver(c, r, claim, ps -> {
+    /**
+     * @param savepoint on PostgreSQL, whether to set {@link #EFFECT_SAVEPOINT} right after the claim,
+     *     sent with it (pgjdbc sends the statements of one prepared statement in one round trip)
+     */
+    boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
+      return insertOrTakeOver(c, r, savepoint ? claimThenSavepoint : claim, ps -> {
         ps.setString(4, r.fingerprint().hex());
         ps.setLong(5, retention.toMillis());
       }, takeover, ps -> {

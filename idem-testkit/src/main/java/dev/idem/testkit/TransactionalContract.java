@@ -13,6 +13,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.JdbcEffect;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.testkit.lab.Lab;
 import dev.idem.testkit.lab.LabReport;
@@ -160,6 +161,142 @@ public abstract class TransactionalContract {
       }
     }
     assertThat(effectCount()).isEqualTo(1);
+  }
+
+  /**
+   * Regression: on PostgreSQL a handler whose INSERT hit a unique violation, caught it and answered
+   * {@code 409 email already registered} failed every attempt with "current transaction is aborted"
+   * (25P02), which HTTP reported as 503 store-unavailable. Its answer must reach the caller and be
+   * stored on every database, in a transaction Idem owns and in the caller's.
+   */
+  @Test
+  void aHandlerThatCatchesItsOwnUniqueViolationAnswersAndItsAnswerIsStored() throws Exception {
+    String users = "users_" + suffix;
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
+      st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
+      if (Dialect.detect(c) == Dialect.MYSQL) {
+        idem.createSchema(c); // MySQL DDL would commit the caller's transaction below
+      }
+    }
+    try (Connection c = target().open()) {
+      for (boolean callersTransaction : new boolean[] {false, true}) {
+        IdempotentRequest request = request("alice", "k-signup-" + callersTransaction, "{\"email\":\"ann@example.com\"}");
+        c.setAutoCommit(!callersTransaction);
+        Outcome first = idem.execute(c, request, conn -> register(conn, users, "ann@example.com"));
+        Outcome again = idem.execute(c, request, conn -> {
+          throw new AssertionError("a stored answer must be replayed, not run again");
+        });
+        if (callersTransaction) {
+          c.commit();
+          c.setAutoCommit(true);
+        }
+        String what = callersTransaction ? "in the caller's transaction" : "in Idem's transaction";
+        assertThat(first.replayed()).as(what).isFalse();
+        assertThat(first.stored()).as(what).isTrue();
+        assertThat(first.response().status()).as(what).isEqualTo(409);
+        assertThat(first.response().bodyAsString()).as(what).isEqualTo("email already registered");
+        assertThat(again.replayed()).as(what).isTrue();
+        assertThat(again.response().status()).as(what).isEqualTo(409);
+      }
+      assertThat(recordCount(c)).isEqualTo(2);
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + users);
+      }
+    }
+  }
+
+  /**
+   * The same handler, answering its own failure (a 503 of its own) after the caught error: the
+   * caller gets that answer, never a store failure, and nothing is stored.
+   */
+  @Test
+  void aHandlersOwnFailureAnswerAfterACaughtSqlErrorIsReturnedAsItIs() throws Exception {
+    String users = "users_" + suffix;
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
+      st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
+      idem.createSchema(c);
+    }
+    try (Connection c = target().open()) {
+      for (boolean callersTransaction : new boolean[] {false, true}) {
+        IdempotentRequest request = request("alice", "k-busy-" + callersTransaction, "{}");
+        c.setAutoCommit(!callersTransaction);
+        Outcome outcome = idem.execute(c, request, conn -> {
+          try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES ('ann@example.com')")) {
+            ps.executeUpdate();
+            return StoredResponse.of(201, "created");
+          } catch (SQLException e) {
+            return StoredResponse.of(503, "our own outage page");
+          }
+        });
+        if (callersTransaction) {
+          c.rollback(); // a released answer: the caller rolls its transaction back
+          c.setAutoCommit(true);
+        }
+        assertThat(outcome.response().status()).isEqualTo(503);
+        assertThat(outcome.response().bodyAsString()).isEqualTo("our own outage page");
+        assertThat(outcome.stored()).isFalse();
+      }
+      assertThat(recordCount(c)).isZero();
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + users);
+      }
+    }
+  }
+
+  /**
+   * A handler that answers success after catching an SQL error: on PostgreSQL the error aborted
+   * its transaction, so its writes cannot commit and a 201 would describe an effect that did not
+   * happen: refused, nothing stored, the key free for a retry. Elsewhere the failed statement alone
+   * was undone, and the answer is stored with the rest of the effect.
+   */
+  @Test
+  void aSuccessAnswerAfterACaughtSqlErrorIsStoredOnlyWhereItsWritesCommit() throws Exception {
+    String users = "users_" + suffix;
+    IdempotentRequest request = request("alice", "k-swallow", "{}");
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
+      st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
+      JdbcEffect swallowing = conn -> {
+        long id = effects.insert(conn, "t", "{}");
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES ('ann@example.com')")) {
+          ps.executeUpdate();
+        } catch (SQLException ignored) {
+          // the handler's bug: it carries on as if nothing happened
+        }
+        return StoredResponse.of(201, "{\"id\":" + id + "}");
+      };
+      if (Dialect.detect(c) == Dialect.POSTGRESQL) {
+        assertThatThrownBy(() -> idem.execute(c, request, swallowing))
+            .isInstanceOf(EffectFailedException.class)
+            .hasMessageContaining("aborted");
+        assertThat(recordCount(c)).isZero();
+        assertThat(effectCount()).isZero();
+      } else {
+        Outcome outcome = idem.execute(c, request, swallowing);
+        assertThat(outcome.stored()).isTrue();
+        assertThat(effectCount()).isEqualTo(1);
+      }
+      assertThat(c.getAutoCommit()).isTrue();
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + users);
+      }
+    }
+  }
+
+  /** Registers an e-mail address; a taken one is the handler's own answer, 409. */
+  private static StoredResponse register(Connection conn, String users, String email) {
+    try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES (?)")) {
+      ps.setString(1, email);
+      ps.executeUpdate();
+      return StoredResponse.of(201, "registered");
+    } catch (SQLException e) {
+      return StoredResponse.of(409, "email already registered");
+    }
   }
 
   /**
