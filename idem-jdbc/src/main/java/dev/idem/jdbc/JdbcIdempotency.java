@@ -10,6 +10,7 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
@@ -372,7 +373,7 @@ public final class JdbcIdempotency {
       throw storeFailure("recording the key kept failing with a transient conflict", lastConflict);
     }
     throw new IdemStoreException(
-        "could not record key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+        "could not record " + LogRef.of(request.scope(), request.key()) + " after " + MAX_CLAIM_ROUNDS + " rounds", null);
   }
 
   /**
@@ -559,7 +560,7 @@ public final class JdbcIdempotency {
       // orphaned claim: claim again.
     }
     throw new IdemStoreException(
-        "could not claim key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+        "could not claim " + LogRef.of(request.scope(), request.key()) + " after " + MAX_CLAIM_ROUNDS + " rounds", null);
   }
 
   private StoredResponse runEffect(Connection connection, JdbcEffect effect, boolean ownTransaction) {
@@ -569,8 +570,11 @@ public final class JdbcIdempotency {
     } catch (RuntimeException e) {
       throw e;
     } catch (SQLException e) {
-      if (GuardedConnection.isConnectionLoss(e)) {
-        throw storeFailure("the database connection was lost while the effect ran; nothing was committed", e);
+      if (SqlFailure.of(e) == SqlFailure.TRANSIENT && !Transactions.isTransientConflict(e)) {
+        // The connection was lost, or the database is short of resources or shutting down: a store
+        // outage, not the request's fault. (A deadlock or serialization failure, class 40, runs
+        // the round again instead; see execute.)
+        throw storeFailure("the database failed while the effect ran; nothing was committed", e);
       }
       throw new EffectFailedException(e);
     } catch (Exception e) {
@@ -1108,7 +1112,7 @@ public final class JdbcIdempotency {
         ps.setLong(3, retention.toMillis());
         bindKey(ps, r, 4);
         if (ps.executeUpdate() != 1) {
-          throw new SQLException("the claim for key '" + r.key() + "' disappeared before completion");
+          throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion");
         }
       }
     }

@@ -9,6 +9,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -96,7 +97,7 @@ public final class JdbcLeaseStore implements LeaseStore {
         }
       }
     } catch (SQLException e) {
-      throw failure("claim of key '" + request.key() + "'", e);
+      throw failure("claim of " + LogRef.of(request.scope(), request.key()), e);
     }
   }
 
@@ -146,7 +147,7 @@ public final class JdbcLeaseStore implements LeaseStore {
         return ps.executeUpdate() == 1;
       }
     } catch (SQLException e) {
-      throw failure("complete of key '" + key + "'", e);
+      throw failure("complete of " + LogRef.of(scope, key), e);
     }
   }
 
@@ -163,7 +164,7 @@ public final class JdbcLeaseStore implements LeaseStore {
         return ps.executeUpdate() == 1;
       }
     } catch (SQLException e) {
-      throw failure("release of key '" + key + "'", e);
+      throw failure("release of " + LogRef.of(scope, key), e);
     }
   }
 

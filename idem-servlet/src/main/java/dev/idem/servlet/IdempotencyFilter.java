@@ -108,8 +108,16 @@ import java.util.Objects;
  *       with {@code Retry-After} in seconds</td><td>draft 2.6, 2.7; RFC 9110 10.2.3</td></tr>
  *   <tr><td>413</td><td>{@value #PROBLEM_BODY_TOO_LARGE}</td><td>body over the limit</td><td>RFC 9110 15.5.14</td></tr>
  *   <tr><td>422</td><td>{@value #PROBLEM_KEY_REUSED}</td><td>key reused with another request</td><td>draft 2.2, 2.7</td></tr>
+ *   <tr><td>500</td><td>{@value #PROBLEM_REQUEST_FAILED}</td><td>transactional engine: the
+ *       request's transaction was rolled back by a failure of the request itself (the database
+ *       refused its data at commit, or the handler answered success after an SQL error that
+ *       aborted its transaction); nothing was kept or stored, and a retry would fail the same
+ *       way</td><td>RFC 9110 15.6.1</td></tr>
  *   <tr><td>503</td><td>{@value #PROBLEM_STORE_UNAVAILABLE}</td><td>the store failed before the
- *       claim was made; the handler did not run and nothing was written</td><td>RFC 9110 15.6.4</td></tr>
+ *       claim was made, so the handler did not run and nothing was written; or, in a
+ *       transactional engine, the handler's transaction did not commit for a transient reason;
+ *       or its commit's acknowledgement was lost, and the detail says the outcome is unknown and
+ *       that a retry with the same key is safe</td><td>RFC 9110 15.6.4</td></tr>
  * </table>
  *
  * <p>A handler that throws releases the claim (so a retry runs again) and nothing is stored; the
@@ -158,6 +166,7 @@ public final class IdempotencyFilter implements Filter {
   private static final String BODY_TOO_LARGE = "body-too-large";
   private static final String KEY_REUSED = "idempotency-key-reused";
   private static final String STORE_UNAVAILABLE = "store-unavailable";
+  private static final String REQUEST_FAILED = "request-failed";
 
   /** Problem type under the default base: a required {@code Idempotency-Key} is missing (400). */
   public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + KEY_MISSING;
@@ -182,6 +191,11 @@ public final class IdempotencyFilter implements Filter {
   public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + KEY_REUSED;
   /** Problem type under the default base: the idempotency store could not be used (503). */
   public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + STORE_UNAVAILABLE;
+  /**
+   * Problem type under the default base: in a transactional engine, the request's transaction was
+   * rolled back by a failure of the request itself, which a retry would repeat (500).
+   */
+  public static final String PROBLEM_REQUEST_FAILED = PROBLEM_TYPE_BASE + REQUEST_FAILED;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
@@ -427,7 +441,7 @@ public final class IdempotencyFilter implements Filter {
           "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
       return;
     }
-    if (e instanceof FilterEngine.RolledBackException && res.isCommitted()) {
+    if ((e instanceof FilterEngine.RolledBackException || e instanceof FilterEngine.OutcomeUnknownException) && res.isCommitted()) {
       // Transactional engine, an answer over maxResponseBytes: it streamed to the client before
       // the commit, and the commit failed. Nothing can be taken back or appended; failing the
       // exchange makes the container close the connection, so the client sees a broken answer
@@ -435,6 +449,28 @@ public final class IdempotencyFilter implements Filter {
       LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
           + " when its transaction failed to commit; aborting the response", e);
       throw new IOException("the transaction behind this streamed answer did not commit", e);
+    }
+    if (e instanceof FilterEngine.OutcomeUnknownException) {
+      // Transactional engine: the commit was sent and its acknowledgement lost. The writes and the
+      // stored response committed together or not at all, so a retry with the key is safe.
+      LOG.log(Level.WARNING, "idempotency filter: the outcome of the handler's transaction is unknown (the commit's"
+          + " acknowledgement was lost); answering 503", e);
+      problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
+          "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
+              + " A retry with the same Idempotency-Key is safe: it returns the stored response if the request was"
+              + " committed, and processes it once if it was not");
+      return;
+    }
+    if (e instanceof FilterEngine.RolledBackException rolledBack && !rolledBack.retryCanSucceed()) {
+      // Transactional engine: the request itself failed (the database refused its data, or the
+      // handler answered success after an error that rolled its writes back). Not a store outage:
+      // "retry later" would fail the same way.
+      LOG.log(Level.WARNING, "idempotency filter: the handler's transaction was rolled back by a failure of the"
+          + " request itself; answering 500", e);
+      problem(cfg, res, REQUEST_FAILED, "The request failed", 500,
+          "the request failed and was rolled back: nothing of it was kept and nothing was stored for its Idempotency-Key."
+              + " The same request would fail the same way");
+      return;
     }
     if (e instanceof FilterEngine.RolledBackException) {
       // Transactional engine: the handler ran, but its writes rolled back with the key's record.
