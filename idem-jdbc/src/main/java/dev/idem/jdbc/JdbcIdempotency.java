@@ -212,7 +212,9 @@ public final class JdbcIdempotency {
    *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
    *     anywhere, the COMMIT included, means the database rolled everything back: the operation
    *     runs again, up to five rounds in all, after a short random pause
-   * @throws IllegalStateException if the effect returned {@code null} (rolled back)
+   * @throws IllegalStateException if the effect returned {@code null} (rolled back), or if the
+   *     caller's transaction had already been aborted by an earlier error (PostgreSQL, SQLState
+   *     25P02): the caller's error, not a store failure
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, JdbcEffect effect) {
@@ -883,7 +885,19 @@ public final class JdbcIdempotency {
     }
   }
 
-  private IdemStoreException storeFailure(String what, SQLException e) {
+  /**
+   * @return the failure to throw: {@link IdemStoreException} (the store failed; retry later), or,
+   *     when the statement failed because the caller's transaction had already been aborted by an
+   *     earlier error of the caller's own (PostgreSQL, 25P02), {@link IllegalStateException}: that
+   *     is the caller's error, never a store outage
+   */
+  private RuntimeException storeFailure(String what, SQLException e) {
+    if (Transactions.isAborted(e)) {
+      return new IllegalStateException(
+          "idempotency store (" + table + "): " + what + ": the transaction was already aborted by an earlier SQL error"
+              + " (PostgreSQL rejects every statement until a rollback); roll it back, or set a savepoint around the"
+              + " statement that may fail [SQLState " + e.getSQLState() + "]", e);
+    }
     return new IdemStoreException(
         "idempotency store (" + table + "): " + what + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
   }

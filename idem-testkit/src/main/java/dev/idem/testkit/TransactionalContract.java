@@ -288,6 +288,32 @@ public abstract class TransactionalContract {
     }
   }
 
+  /**
+   * A caller's transaction that an SQL error of the caller's own aborted before Idem ran
+   * (PostgreSQL): Idem's lookup fails, and that is the caller's error, never reported as a store
+   * outage ("retry later").
+   */
+  @Test
+  void aCallersTransactionAbortedBeforeIdemRunsIsTheCallersErrorNotAStoreOutage() throws Exception {
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      Assumptions.assumeTrue(Dialect.detect(c) == Dialect.POSTGRESQL, "only PostgreSQL aborts a transaction on an error");
+      idem.createSchema(c);
+      c.setAutoCommit(false);
+      try {
+        st.execute("SELECT 1/0");
+      } catch (SQLException expected) {
+        // the caller's own error: the transaction is aborted now
+      }
+      assertThatThrownBy(() -> create(c, request("alice", "k-aborted", "{}"), "{}"))
+          .isInstanceOf(IllegalStateException.class)
+          .isNotInstanceOf(IdemStoreException.class)
+          .hasMessageContaining("already aborted");
+      c.rollback();
+      c.setAutoCommit(true);
+    }
+    assertThat(invocations).hasValue(0);
+  }
+
   /** Registers an e-mail address; a taken one is the handler's own answer, 409. */
   private static StoredResponse register(Connection conn, String users, String email) {
     try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES (?)")) {
