@@ -17,12 +17,13 @@ import java.util.Locale;
  *       operation, key). A concurrent duplicate blocks on the unique index until the first
  *       transaction ends, then sees its committed row and replays it (or, if it rolled back,
  *       claims the key itself). Run at READ COMMITTED, PostgreSQL's default.
- *   <li>{@link #MYSQL}: a plain {@code INSERT} on the primary key. InnoDB makes a concurrent
- *       duplicate wait on the key's lock until the first transaction ends; it then fails with a
- *       duplicate-key error (1062), which rolls back only that statement, and Idem reads the
- *       winner's row with a locking read ({@code LOCK IN SHARE MODE}) and replays it. An expired
- *       row is taken over with a conditional {@code UPDATE}. Table DDL commits implicitly on
- *       MySQL, so inside a caller's transaction the table must already exist.
+ *   <li>{@link #MYSQL}: an {@code INSERT IGNORE} on the primary key. InnoDB makes a concurrent
+ *       duplicate wait on the key's lock until the first transaction ends; it then inserts no row
+ *       (a note, not an error: MariaDB Connector/J logs every server error at WARN, and a
+ *       duplicate-key error's text holds the principal and the key), and Idem reads the winner's
+ *       row with a locking read ({@code LOCK IN SHARE MODE}) and replays it. An expired row is
+ *       taken over with a conditional {@code UPDATE}. Table DDL commits implicitly on MySQL, so
+ *       inside a caller's transaction the table must already exist.
  * </ul>
  *
  * <p>Stateless and thread-safe.

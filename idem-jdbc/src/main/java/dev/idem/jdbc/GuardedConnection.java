@@ -32,16 +32,6 @@ final class GuardedConnection implements InvocationHandler {
         Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, new GuardedConnection(connection));
   }
 
-  /**
-   * @return whether the failure means the connection to the database is gone (SQLState class 08,
-   *     or PostgreSQL's administrator shutdown class 57P0x), as opposed to an error of the effect's
-   *     own SQL
-   */
-  static boolean isConnectionLoss(SQLException e) {
-    String state = e.getSQLState();
-    return state != null && (state.startsWith("08") || state.startsWith("57P0"));
-  }
-
   @Override
   public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
     String name = method.getName();

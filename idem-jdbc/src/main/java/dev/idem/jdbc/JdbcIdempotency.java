@@ -10,6 +10,8 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.jdbc.internal.LogRef;
+import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
@@ -54,6 +56,20 @@ import javax.sql.DataSource;
  * getAutoCommit() == false}), Idem joins it and does not commit: the caller commits, and must roll
  * back when this method throws. On SQLite a joined transaction should have been opened as {@code
  * IMMEDIATE} (sqlite-jdbc: {@code transaction_mode=IMMEDIATE}).
+ *
+ * <p><b>SQL errors the effect catches.</b> An effect may catch an SQL error of its own (a unique
+ * violation, say) and answer it ({@code 409 email already registered}); that answer is returned and
+ * stored on every database. On SQLite, MySQL and MariaDB the failed statement alone is undone and
+ * the rest of the effect commits with the answer. On PostgreSQL the error aborts the whole
+ * transaction (SQLState 25P02 for every later statement), so none of the effect's writes can
+ * commit: a client error (4xx) is then stored without them, which is what the effect meant by it;
+ * any other answer (a 2xx would describe writes that did not happen) is refused with {@link
+ * EffectFailedException}, nothing stored. A failure answer that the {@link ResponsePolicy} does not
+ * store (the application's own 503, say) is returned as it is. In Idem's own transaction the
+ * answer is recorded in a second transaction without running the effect again; in a caller's
+ * transaction a savepoint that the claim's statement sets in the same round trip ({@code
+ * idem_before_effect}) is rolled back to. An effect that wants to keep its other writes past an
+ * error on PostgreSQL sets a savepoint of its own around the statement that may fail.
  *
  * <p><b>Retention.</b> Every record expires {@link Builder#retention(Duration) retention} after it
  * was claimed, by the database's clock. An expired record counts as absent: its key starts a new
@@ -189,12 +205,16 @@ public final class JdbcIdempotency {
    * @throws IdempotencyKeyReusedException if the key was used in this scope with another payload
    * @throws RequestInProgressException if the record for the key is a claim without a response
    *     (written by another component sharing the table); retry later
-   * @throws EffectFailedException if the effect threw a checked exception (rolled back)
+   * @throws EffectFailedException if the effect threw a checked exception (rolled back), or, on
+   *     PostgreSQL, answered a status below 400 after an SQL error it caught had aborted the
+   *     transaction (rolled back; see the class description)
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
    *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
    *     anywhere, the COMMIT included, means the database rolled everything back: the operation
    *     runs again, up to five rounds in all, after a short random pause
-   * @throws IllegalStateException if the effect returned {@code null} (rolled back)
+   * @throws IllegalStateException if the effect returned {@code null} (rolled back), or if the
+   *     caller's transaction had already been aborted by an earlier error (PostgreSQL, SQLState
+   *     25P02): the caller's error, not a store failure
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, JdbcEffect effect) {
@@ -204,9 +224,7 @@ public final class JdbcIdempotency {
     Dialect dialect = Dialect.detect(connection);
     Statements sql = statements.get(dialect);
     boolean ownTransaction = autoCommit(connection);
-    if (createSchema) {
-      ensureSchema(connection, dialect, ownTransaction);
-    }
+    ensureSchema(connection, dialect, ownTransaction);
     // Fast path for replays: one primary-key read that takes no lock. A replay must not lock the
     // row: in a caller's transaction that lock would be held to its end, so replays of the same
     // keys in other orders would deadlock. Skipped for SQLite inside a caller's transaction, where
@@ -218,16 +236,17 @@ public final class JdbcIdempotency {
       }
     }
     if (!ownTransaction) {
-      return claimAndRun(connection, sql, request, effect, false);
+      return claimAndRun(connection, dialect, sql, request, effect, false);
     }
     if (strategy == Strategy.KEY_LAST) {
       return runThenRecord(connection, dialect, sql, request, effect);
     }
+    JdbcEffect current = effect;
     for (int attempt = 1; ; attempt++) {
       begin(connection, dialect);
       boolean committed = false;
       try {
-        Outcome outcome = claimAndRun(connection, sql, request, effect, true);
+        Outcome outcome = claimAndRun(connection, dialect, sql, request, current, true);
         if (outcome.replayed() || !outcome.stored()) {
           // Nothing to keep: a replay wrote nothing, a released response takes its effect with it.
           rollback(connection, dialect);
@@ -242,6 +261,12 @@ public final class JdbcIdempotency {
         if (attempt >= MAX_CLAIM_ROUNDS) {
           throw storeFailure("claim kept failing with a transient conflict", conflict.cause);
         }
+      } catch (AbortedByEffect aborted) {
+        // PostgreSQL: the effect caught an SQL error of its own and answered a client error, but
+        // the error had aborted the transaction. Its writes cannot commit; its answer is final.
+        // Record that answer alone, in a new transaction: the claim again, no effect, the answer.
+        Transactions.rollbackQuietly(connection, dialect);
+        current = answerOnly(aborted, attempt);
       } catch (RuntimeException failure) {
         // SQLState class 40 later on (in the effect, the completion or the COMMIT, as SERIALIZABLE
         // transactions report it) means the database rolled the whole transaction back, effect
@@ -299,6 +324,14 @@ public final class JdbcIdempotency {
         try {
           recorded = sql.record(connection, request, response, retention);
         } catch (SQLException e) {
+          if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
+            // The effect caught an SQL error that aborted the transaction (see AbortedByEffect):
+            // a client error is recorded alone in the next round, anything else is refused.
+            Transactions.rollbackQuietly(connection, dialect);
+            ended = true;
+            effect = answerOnly(new AbortedByEffect(response, e), round + 1);
+            continue;
+          }
           if (!Transactions.isTransientConflict(e)) {
             throw storeFailure("storing the key and its response failed", e);
           }
@@ -342,7 +375,7 @@ public final class JdbcIdempotency {
       throw storeFailure("recording the key kept failing with a transient conflict", lastConflict);
     }
     throw new IdemStoreException(
-        "could not record key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+        "could not record " + LogRef.of(request.scope(), request.key()) + " after " + MAX_CLAIM_ROUNDS + " rounds", null);
   }
 
   /**
@@ -404,13 +437,71 @@ public final class JdbcIdempotency {
     }
   }
 
+  /**
+   * PostgreSQL: the effect returned a response, but an SQL error it caught had aborted the
+   * transaction (SQLState 25P02 at Idem's next statement), so none of its writes can commit. A
+   * client error (4xx) is the effect's deterministic answer and is stored without its writes; any
+   * other status would describe writes that did not happen, and is refused ({@link #refusal()}).
+   */
+  private static final class AbortedByEffect extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient StoredResponse response;
+    final transient SQLException aborted;
+
+    AbortedByEffect(StoredResponse response, SQLException aborted) {
+      super(null, null, false, false);
+      this.response = response;
+      this.aborted = aborted;
+    }
+
+    /** @return the failure reported when the effect's answer cannot be stored without its writes */
+    EffectFailedException refusal() {
+      return new EffectFailedException(new SQLException(
+          "the effect answered " + response.status() + " although an SQL error it caught had aborted its transaction"
+              + " (PostgreSQL rejects every later statement of an aborted transaction): its writes were rolled back, so"
+              + " that answer would describe an effect that did not happen. Nothing was stored. Undo the failed statement"
+              + " with a savepoint of the effect's own (Connection.setSavepoint, rollback(savepoint)), or let the error"
+              + " propagate", aborted.getSQLState(), aborted));
+    }
+  }
+
+  /**
+   * After {@link AbortedByEffect} in a transaction Idem owns: the effect to run in the next round,
+   * which writes nothing and answers the first run's client error, so that it is stored alone.
+   *
+   * @throws EffectFailedException if the answer was not a client error, or no round is left
+   */
+  private static JdbcEffect answerOnly(AbortedByEffect aborted, int attempt) {
+    if (aborted.response.status() < 400 || attempt >= MAX_CLAIM_ROUNDS) {
+      throw aborted.refusal();
+    }
+    StoredResponse answer = aborted.response;
+    return c -> answer;
+  }
+
+  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link Statements#EFFECT_SAVEPOINT}). */
+  private void rollbackToEffectSavepoint(Connection connection) {
+    try (Statement st = connection.createStatement()) {
+      st.execute("ROLLBACK TO SAVEPOINT " + Statements.EFFECT_SAVEPOINT);
+    } catch (SQLException e) {
+      throw storeFailure("cannot roll back to the savepoint set before the effect", e);
+    }
+  }
+
   private Outcome claimAndRun(
-      Connection connection, Statements sql, IdempotentRequest request, JdbcEffect effect, boolean ownTransaction) {
+      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
+      boolean ownTransaction) {
+    // In a caller's transaction on PostgreSQL, a savepoint between the claim and the effect, set
+    // by the claim's own round trip: an SQL error that the effect catches aborts the whole
+    // transaction there, claim included, and only a rollback to it lets the effect's own answer
+    // be stored (see AbortedByEffect). In Idem's own transactions no savepoint is needed: the
+    // whole transaction is run again without the effect.
+    boolean savepointBeforeEffect = !ownTransaction && dialect == Dialect.POSTGRESQL;
     for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       boolean claimed;
       Record existing;
       try {
-        claimed = sql.claim(connection, request, retention);
+        claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
         existing = claimed ? null : sql.lookupLatest(connection, request);
       } catch (SQLException e) {
         if (ownTransaction && Transactions.isTransientConflict(e)) {
@@ -419,6 +510,7 @@ public final class JdbcIdempotency {
         throw storeFailure("claim failed", e);
       }
       if (claimed) {
+        boolean beforeEffect = savepointBeforeEffect;
         StoredResponse response = runEffect(connection, effect, ownTransaction);
         if (!responsePolicy.shouldStore(response)) {
           if (!ownTransaction) {
@@ -426,7 +518,17 @@ public final class JdbcIdempotency {
             try {
               sql.release(connection, request);
             } catch (SQLException e) {
-              throw storeFailure("releasing the claim failed", e);
+              if (!beforeEffect || !Transactions.isAborted(e)) {
+                throw storeFailure("releasing the claim failed", e);
+              }
+              // The application's own failure answer (a 503 of its own, say) is what the client
+              // gets: undo the effect's aborted work and release the claim.
+              rollbackToEffectSavepoint(connection);
+              try {
+                sql.release(connection, request);
+              } catch (SQLException again) {
+                throw storeFailure("releasing the claim failed", again);
+              }
             }
           }
           return Outcome.executed(response, false, false);
@@ -434,7 +536,22 @@ public final class JdbcIdempotency {
         try {
           sql.complete(connection, request, response, retention);
         } catch (SQLException e) {
-          throw storeFailure("storing the response failed", e);
+          if (dialect != Dialect.POSTGRESQL || !Transactions.isAborted(e)) {
+            throw storeFailure("storing the response failed", e);
+          }
+          AbortedByEffect aborted = new AbortedByEffect(response, e);
+          if (ownTransaction) {
+            throw aborted; // execute() records the answer alone in a new transaction
+          }
+          if (!beforeEffect || response.status() < 400) {
+            throw aborted.refusal();
+          }
+          rollbackToEffectSavepoint(connection);
+          try {
+            sql.complete(connection, request, response, retention);
+          } catch (SQLException again) {
+            throw storeFailure("storing the response failed", again);
+          }
         }
         return Outcome.executed(response);
       }
@@ -445,7 +562,7 @@ public final class JdbcIdempotency {
       // orphaned claim: claim again.
     }
     throw new IdemStoreException(
-        "could not claim key '" + request.key() + "' after " + MAX_CLAIM_ROUNDS + " rounds", null);
+        "could not claim " + LogRef.of(request.scope(), request.key()) + " after " + MAX_CLAIM_ROUNDS + " rounds", null);
   }
 
   private StoredResponse runEffect(Connection connection, JdbcEffect effect, boolean ownTransaction) {
@@ -455,8 +572,11 @@ public final class JdbcIdempotency {
     } catch (RuntimeException e) {
       throw e;
     } catch (SQLException e) {
-      if (GuardedConnection.isConnectionLoss(e)) {
-        throw storeFailure("the database connection was lost while the effect ran; nothing was committed", e);
+      if (SqlFailure.of(e) == SqlFailure.TRANSIENT && !Transactions.isTransientConflict(e)) {
+        // The connection was lost, or the database is short of resources or shutting down: a store
+        // outage, not the request's fault. (A deadlock or serialization failure, class 40, runs
+        // the round again instead; see execute.)
+        throw storeFailure("the database failed while the effect ran; nothing was committed", e);
       }
       throw new EffectFailedException(e);
     } catch (Exception e) {
@@ -499,9 +619,7 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Dialect dialect = Dialect.detect(connection);
-    if (createSchema) {
-      ensureSchema(connection, dialect, autoCommit(connection));
-    }
+    ensureSchema(connection, dialect, autoCommit(connection));
     return java.util.Optional.ofNullable(answerIfLive(connection, statements.get(dialect), request));
   }
 
@@ -591,14 +709,40 @@ public final class JdbcIdempotency {
   }
 
   /**
-   * Creates the key table and its index if they do not exist. Safe to call many times and from many
-   * threads. The same statements ship as {@link Dialect#schemaResource()} for own migrations.
+   * Creates the key table and its index if they do not exist, then checks that the table compares
+   * record identities byte for byte (see {@link #checkSchema(Connection)}). Safe to call many times
+   * and from many threads. The same statements ship as {@link Dialect#schemaResource()} for own
+   * migrations.
    *
    * @param connection an open connection; in auto-commit mode the DDL commits at once, otherwise it
    *     joins the open transaction
-   * @throws IdemStoreException if the DDL fails
+   * @throws IdemStoreException if the DDL fails, or if an existing table, created by an earlier
+   *     version, compares identities loosely: the message names the column and the migration
+   *     statement
    */
   public void createSchema(Connection connection) {
+    runSchemaScript(connection);
+    checkSchema(connection);
+  }
+
+  /**
+   * Checks that the existing key table compares the columns that identify a record ({@code
+   * principal}, {@code operation}, {@code idem_key}) and the owner token byte for byte: no PAD
+   * SPACE, case-insensitive or nondeterministic collation, no {@code CHAR(n)}, no column too narrow
+   * for a value Idem accepts (which would be cut and collide). Tables created by Idem 0.x on MySQL
+   * and MariaDB fail it (their character columns pad trailing spaces). Idem runs this once per
+   * instance and dialect before the first use of the table, whether or not it creates the schema.
+   *
+   * @param connection an open connection on which the table exists
+   * @throws IdemStoreException if a column compares loosely (the message names the column, why,
+   *     and the statement that migrates the table), a column is missing, or the catalog cannot be
+   *     read
+   */
+  public void checkSchema(Connection connection) {
+    SchemaCheck.verify(connection, Dialect.detect(connection), table);
+  }
+
+  private void runSchemaScript(Connection connection) {
     Dialect dialect = Dialect.detect(connection);
     try (Statement st = connection.createStatement()) {
       for (String ddl : SchemaScript.statements(dialect.schemaResource(), table)) {
@@ -617,8 +761,14 @@ public final class JdbcIdempotency {
       return;
     }
     if (tableExists(connection)) {
+      // A table created by an earlier version or by hand: refused, with its migration, if it
+      // compares keys or principals loosely.
+      SchemaCheck.verify(connection, dialect, table);
       schemaReady.put(dialect, Boolean.TRUE);
       return;
+    }
+    if (!createSchema) {
+      return; // the statements fail naming the missing table; checked again at the next call
     }
     if (!autoCommit) {
       if (dialect == Dialect.MYSQL) {
@@ -633,7 +783,7 @@ public final class JdbcIdempotency {
       return;
     }
     try {
-      createSchema(connection);
+      runSchemaScript(connection);
     } catch (IdemStoreException e) {
       // Another process created the table at the same moment (PostgreSQL reports a unique
       // violation on its catalog); the table exists either way if the catalog shows it.
@@ -641,6 +791,7 @@ public final class JdbcIdempotency {
         throw e;
       }
     }
+    SchemaCheck.verify(connection, dialect, table);
     schemaReady.put(dialect, Boolean.TRUE);
   }
 
@@ -652,7 +803,7 @@ public final class JdbcIdempotency {
       throw storeFailure("cannot set a savepoint to create table " + table, e);
     }
     try {
-      createSchema(connection);
+      runSchemaScript(connection);
       connection.releaseSavepoint(savepoint);
     } catch (IdemStoreException | SQLException e) {
       try {
@@ -734,7 +885,19 @@ public final class JdbcIdempotency {
     }
   }
 
-  private IdemStoreException storeFailure(String what, SQLException e) {
+  /**
+   * @return the failure to throw: {@link IdemStoreException} (the store failed; retry later), or,
+   *     when the statement failed because the caller's transaction had already been aborted by an
+   *     earlier error of the caller's own (PostgreSQL, 25P02), {@link IllegalStateException}: that
+   *     is the caller's error, never a store outage
+   */
+  private RuntimeException storeFailure(String what, SQLException e) {
+    if (Transactions.isAborted(e)) {
+      return new IllegalStateException(
+          "idempotency store (" + table + "): " + what + ": the transaction was already aborted by an earlier SQL error"
+              + " (PostgreSQL rejects every statement until a rollback); roll it back, or set a savepoint around the"
+              + " statement that may fail [SQLState " + e.getSQLState() + "]", e);
+    }
     return new IdemStoreException(
         "idempotency store (" + table + "): " + what + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
   }
@@ -766,8 +929,12 @@ public final class JdbcIdempotency {
 
   /** The SQL of one dialect for one table. */
   private static final class Statements {
+    /** The savepoint that {@link #claim} sets on PostgreSQL when asked, in the same round trip. */
+    static final String EFFECT_SAVEPOINT = "idem_before_effect";
+
     final Dialect dialect;
     final String claim;
+    final String claimThenSavepoint;
     final String takeover;
     final String record;
     final String recordTakeover;
@@ -780,7 +947,12 @@ public final class JdbcIdempotency {
     Statements(Dialect dialect, String table) {
       this.dialect = dialect;
       String now = dialect.nowMillis();
-      String into = "INSERT INTO " + table + (dialect == Dialect.MYSQL ? "" : " AS k");
+      // MySQL: INSERT IGNORE, so that a duplicate key (an expected race, or a key to take over)
+      // is 0 rows and a note rather than an error: MariaDB Connector/J logs every error the
+      // server sends at WARN, with the duplicate entry (principal and key) in the text. IGNORE
+      // would also cut a too-long value rather than fail, which SchemaCheck rules out by
+      // refusing columns narrower than the longest scope part, key and owner token.
+      String into = dialect == Dialect.MYSQL ? "INSERT IGNORE INTO " + table : "INSERT INTO " + table + " AS k";
       String insert =
           into + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
               + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)";
@@ -792,6 +964,7 @@ public final class JdbcIdempotency {
       String pk = " WHERE principal = ? AND operation = ? AND idem_key = ?";
       if (dialect == Dialect.MYSQL) {
         this.claim = insert;
+        this.claimThenSavepoint = insert;
         this.takeover =
             "UPDATE " + table + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = NULL,"
                 + " lease_until = NULL, status = NULL, response = NULL, created_at = " + now + ","
@@ -810,6 +983,7 @@ public final class JdbcIdempotency {
                 + " created_at = excluded.created_at, expires_at = excluded.expires_at"
                 + " WHERE k.expires_at <= excluded.created_at OR (k.state = 'IN_PROGRESS' AND k.lease_until IS NULL)";
         this.claim = insert + onConflict;
+        this.claimThenSavepoint = dialect == Dialect.POSTGRESQL ? claim + "; SAVEPOINT " + EFFECT_SAVEPOINT : claim;
         this.record = insertCompleted + onConflict;
         this.takeover = null;
         this.recordTakeover = null;
@@ -828,8 +1002,12 @@ public final class JdbcIdempotency {
       this.release = "DELETE FROM " + table + " WHERE principal = ? AND operation = ? AND idem_key = ?";
     }
 
-    boolean claim(Connection c, IdempotentRequest r, Duration retention) throws SQLException {
-      return insertOrTakeOver(c, r, claim, ps -> {
+    /**
+     * @param savepoint on PostgreSQL, whether to set {@link #EFFECT_SAVEPOINT} right after the claim,
+     *     sent with it (pgjdbc sends the statements of one prepared statement in one round trip)
+     */
+    boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
+      return insertOrTakeOver(c, r, savepoint ? claimThenSavepoint : claim, ps -> {
         ps.setString(4, r.fingerprint().hex());
         ps.setLong(5, retention.toMillis());
       }, takeover, ps -> {
@@ -870,18 +1048,22 @@ public final class JdbcIdempotency {
     private boolean insertOrTakeOver(
         Connection c, IdempotentRequest r, String insert, Binder values, String takeover, Binder takeoverValues,
         int takeoverPk) throws SQLException {
+      boolean inserted;
       try (PreparedStatement ps = c.prepareStatement(insert)) {
         bindKey(ps, r, 1);
         values.bind(ps);
-        return ps.executeUpdate() == 1;
+        inserted = ps.executeUpdate() == 1;
       } catch (SQLException e) {
         if (takeover == null || !isDuplicateKey(e)) {
           throw e;
         }
+        inserted = false;
       }
-      // MySQL: the key exists and its writer has committed. Read it with a shared lock (the one the
-      // failed INSERT already holds) and ask for the exclusive lock only when the row expired:
-      // two waiters that both asked for it while holding the shared lock would deadlock.
+      if (inserted || takeover == null) {
+        return inserted;
+      }
+      // MySQL: the key exists and its writer has committed; the ignored INSERT locked the row.
+      // Read it under that lock and take it over only when it expired.
       try (PreparedStatement ps = c.prepareStatement(expiredCheck)) {
         bindKey(ps, r, 1);
         try (ResultSet rs = ps.executeQuery()) {
@@ -944,7 +1126,7 @@ public final class JdbcIdempotency {
         ps.setLong(3, retention.toMillis());
         bindKey(ps, r, 4);
         if (ps.executeUpdate() != 1) {
-          throw new SQLException("the claim for key '" + r.key() + "' disappeared before completion");
+          throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion");
         }
       }
     }

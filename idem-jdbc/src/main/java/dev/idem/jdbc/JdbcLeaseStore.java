@@ -9,6 +9,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -98,7 +99,7 @@ public final class JdbcLeaseStore implements LeaseStore {
         }
       }
     } catch (SQLException e) {
-      throw failure("claim of key '" + request.key() + "'", e);
+      throw failure("claim of " + LogRef.of(request.scope(), request.key()), e);
     }
   }
 
@@ -160,7 +161,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       return row != null && row.response != null && ownerToken.equals(row.owner)
           && StoredResponseCodec.decode(row.response).equals(response);
     } catch (SQLException e) {
-      throw failure("complete of key '" + key + "'", e);
+      throw failure("complete of " + LogRef.of(scope, key), e);
     }
   }
 
@@ -187,7 +188,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       }
       return sql.readLive(c, scope, key) == null;
     } catch (SQLException e) {
-      throw failure("release of key '" + key + "'", e);
+      throw failure("release of " + LogRef.of(scope, key), e);
     }
   }
 
@@ -206,11 +207,16 @@ public final class JdbcLeaseStore implements LeaseStore {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      if (createSchema && !schemaReady) {
+      if (!schemaReady) {
         synchronized (this) {
           if (!schemaReady) {
-            table.createSchema(c);
-            schemaReady = true;
+            if (createSchema) {
+              table.createSchema(c); // creates it if missing, then checks it compares byte for byte
+              schemaReady = true;
+            } else if (table.tableExists(c)) {
+              table.checkSchema(c); // a table of an earlier version is refused with its migration
+              schemaReady = true;
+            }
           }
         }
       }
@@ -263,7 +269,9 @@ public final class JdbcLeaseStore implements LeaseStore {
               + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', ?, " + now + " + ?, " + now + ", " + now + " + ?)";
       this.insert =
           dialect == Dialect.MYSQL
-              ? "INSERT INTO " + t + values
+              // IGNORE: a duplicate is 0 rows, not an error that the driver logs at WARN with the
+              // principal and key (see JdbcIdempotency)
+              ? "INSERT IGNORE INTO " + t + values
               : "INSERT INTO " + t + values + " ON CONFLICT (principal, operation, idem_key) DO NOTHING";
       String lock = dialect == Dialect.POSTGRESQL ? " FOR UPDATE" : dialect == Dialect.MYSQL ? " LOCK IN SHARE MODE" : "";
       this.read =

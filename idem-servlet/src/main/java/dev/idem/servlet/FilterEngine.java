@@ -45,6 +45,7 @@ public interface FilterEngine {
    *     it is kept
    * @throws dev.idem.core.CompletionUnknownException if (lease mode) the handler ran but its answer
    *     could not be stored within the lease; the filter answers 503 outcome-unknown
+   * @throws OutcomeUnknownException if the handler ran and the commit's acknowledgement was lost
    * @throws dev.idem.core.IdemException if the store failed
    * @throws RuntimeException whatever the handler threw, as it is
    */
@@ -77,18 +78,64 @@ public interface FilterEngine {
   }
 
   /**
-   * The handler ran, but the transaction that held its writes did not commit (the commit failed, or
-   * a rollback was forced): nothing of the request is kept, and the client should retry with the
-   * same key. The filter answers 503.
+   * The handler ran, but the transaction that held its writes did not commit (a statement after the
+   * handler failed, the commit was refused, or a rollback was forced): nothing of the request is
+   * kept, and the handler's answer is not sent, since it would describe writes that did not
+   * happen.
+   *
+   * <p>When {@link #retryCanSucceed()}, the cause was the store's (a lost connection, a deadlock, a
+   * database short of resources): the filter answers 503 and the client retries with the same key.
+   * Otherwise the request itself failed (the database refused its data, or the handler answered
+   * success after an error that rolled its transaction back): the filter answers 500 with the
+   * {@code request-failed} problem, since the same request would fail the same way.
    */
   final class RolledBackException extends IdemStoreException {
+    private static final long serialVersionUID = 1L;
+
+    private final boolean retryCanSucceed;
+
+    /**
+     * A transient failure: a retry with the same key can succeed.
+     *
+     * @param message what failed, never {@code null}
+     * @param cause the database's failure, or {@code null}
+     */
+    public RolledBackException(String message, Throwable cause) {
+      this(message, cause, true);
+    }
+
+    /**
+     * @param message what failed, never {@code null}
+     * @param cause the database's failure, or {@code null}
+     * @param retryCanSucceed whether the same request can succeed later (a store failure) or
+     *     fails the same way (the request's own failure)
+     */
+    public RolledBackException(String message, Throwable cause, boolean retryCanSucceed) {
+      super(message, cause);
+      this.retryCanSucceed = retryCanSucceed;
+    }
+
+    /** @return whether a retry with the same key can succeed (503) or not (500) */
+    public boolean retryCanSucceed() {
+      return retryCanSucceed;
+    }
+  }
+
+  /**
+   * The handler ran and its transaction's commit was sent, but no acknowledgement came back (the
+   * connection broke during the commit): the writes and the stored response may or may not have
+   * committed, together. A retry with the same key is safe either way: it replays the stored
+   * response if the commit took effect, and runs the request once if it did not. The filter
+   * answers 503 saying so.
+   */
+  final class OutcomeUnknownException extends IdemStoreException {
     private static final long serialVersionUID = 1L;
 
     /**
      * @param message what failed, never {@code null}
      * @param cause the database's failure, or {@code null}
      */
-    public RolledBackException(String message, Throwable cause) {
+    public OutcomeUnknownException(String message, Throwable cause) {
       super(message, cause);
     }
   }

@@ -144,6 +144,11 @@ import java.util.Objects;
  *       IdempotencyFilterConfig#retryAfterSeconds})</td><td>draft 2.6, 2.7; RFC 9110 10.2.3</td></tr>
  *   <tr><td>413</td><td>{@value #PROBLEM_BODY_TOO_LARGE}</td><td>body over the limit</td><td>RFC 9110 15.5.14</td></tr>
  *   <tr><td>422</td><td>{@value #PROBLEM_KEY_REUSED}</td><td>key reused with another request</td><td>draft 2.2, 2.7</td></tr>
+ *   <tr><td>500</td><td>{@value #PROBLEM_REQUEST_FAILED}</td><td>transactional engine: the
+ *       request's transaction was rolled back by a failure of the request itself (the database
+ *       refused its data at commit, or the handler answered success after an SQL error that
+ *       aborted its transaction); nothing was kept or stored, and a retry would fail the same
+ *       way</td><td>RFC 9110 15.6.1</td></tr>
  *   <tr><td>500</td><td>{@value #PROBLEM_RESPONSE_TOO_LARGE}</td><td>a retry of a request that ran
  *       and was answered with a body longer than {@link IdempotencyFilterConfig#maxResponseBytes()}:
  *       the operation is not run again and its answer cannot be sent again. Extension members
@@ -152,12 +157,16 @@ import java.util.Objects;
  *       a retry asks; not 502/503/504, which clients retry, since no retry can succeed</td><td>RFC
  *       9110 15.6.1; RFC 9457 3.2</td></tr>
  *   <tr><td>503</td><td>{@value #PROBLEM_STORE_UNAVAILABLE}</td><td>the store failed before the
- *       claim was made; the handler did not run and nothing was written</td><td>RFC 9110 15.6.4</td></tr>
- *   <tr><td>503</td><td>{@value #PROBLEM_OUTCOME_UNKNOWN}</td><td>lease mode: the handler ran, but
- *       its answer could not be stored within the lease ({@link dev.idem.core.CompletionUnknownException}),
- *       or the lease was taken over before it was; with {@code Retry-After} in seconds. A retry with
- *       the same key is safe: it gets the stored answer, or the server resumes the same operation as a
- *       recovery</td><td>RFC 9110 15.6.4, 10.2.3</td></tr>
+ *       claim was made, so the handler did not run and nothing was written; or, in a
+ *       transactional engine, the handler's transaction did not commit for a transient reason, so
+ *       nothing was kept</td><td>RFC 9110 15.6.4</td></tr>
+ *   <tr><td>503</td><td>{@value #PROBLEM_OUTCOME_UNKNOWN}</td><td>the handler ran and whether its
+ *       answer was recorded is not known: in lease mode its answer could not be stored within the
+ *       lease ({@link dev.idem.core.CompletionUnknownException}) or the lease was taken over before
+ *       it was; in a transactional engine the commit's acknowledgement was lost. With {@code
+ *       Retry-After} in seconds. A retry with the same key is safe: it gets the stored answer, or
+ *       runs (transactional) or resumes as a recovery (lease) the same operation once</td><td>RFC
+ *       9110 15.6.4, 10.2.3</td></tr>
  * </table>
  *
  * <p>A handler that throws while its answer is still held (nothing has reached the client) releases
@@ -218,6 +227,7 @@ public final class IdempotencyFilter implements Filter {
   private static final String STORE_UNAVAILABLE = "store-unavailable";
   private static final String RESPONSE_TOO_LARGE = "response-too-large-to-replay";
   private static final String OUTCOME_UNKNOWN = "outcome-unknown";
+  private static final String REQUEST_FAILED = "request-failed";
 
   /** Problem type under the default base: a required {@code Idempotency-Key} is missing (400). */
   public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + KEY_MISSING;
@@ -254,6 +264,11 @@ public final class IdempotencyFilter implements Filter {
    * Retry-After}).
    */
   public static final String PROBLEM_OUTCOME_UNKNOWN = PROBLEM_TYPE_BASE + OUTCOME_UNKNOWN;
+  /**
+   * Problem type under the default base: in a transactional engine, the request's transaction was
+   * rolled back by a failure of the request itself, which a retry would repeat (500).
+   */
+  public static final String PROBLEM_REQUEST_FAILED = PROBLEM_TYPE_BASE + REQUEST_FAILED;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
@@ -562,7 +577,7 @@ public final class IdempotencyFilter implements Filter {
           "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
       return;
     }
-    if (e instanceof FilterEngine.RolledBackException && res.isCommitted()) {
+    if ((e instanceof FilterEngine.RolledBackException || e instanceof FilterEngine.OutcomeUnknownException) && res.isCommitted()) {
       // Transactional engine, an answer over maxResponseBytes: it streamed to the client before
       // the commit, and storing its record or the commit failed. Nothing can be taken back or appended; failing the
       // exchange makes the container close the connection, so the client sees a broken answer
@@ -570,6 +585,29 @@ public final class IdempotencyFilter implements Filter {
       LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
           + " when its transaction failed to commit; aborting the response", e);
       throw new IOException("the transaction behind this streamed answer did not commit", e);
+    }
+    if (e instanceof FilterEngine.OutcomeUnknownException) {
+      // Transactional engine: the commit was sent and its acknowledgement lost. The writes and the
+      // stored response committed together or not at all, so a retry with the key is safe.
+      LOG.log(Level.WARNING, "idempotency filter: the outcome of the handler's transaction is unknown (the commit's"
+          + " acknowledgement was lost); answering 503", e);
+      res.setHeader("Retry-After", "1");
+      problem(cfg, res, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
+          "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
+              + " A retry with the same Idempotency-Key is safe: it returns the stored response if the request was"
+              + " committed, and processes it once if it was not");
+      return;
+    }
+    if (e instanceof FilterEngine.RolledBackException rolledBack && !rolledBack.retryCanSucceed()) {
+      // Transactional engine: the request itself failed (the database refused its data, or the
+      // handler answered success after an error that rolled its writes back). Not a store outage:
+      // "retry later" would fail the same way.
+      LOG.log(Level.WARNING, "idempotency filter: the handler's transaction was rolled back by a failure of the"
+          + " request itself; answering 500", e);
+      problem(cfg, res, REQUEST_FAILED, "The request failed", 500,
+          "the request failed and was rolled back: nothing of it was kept and nothing was stored for its Idempotency-Key."
+              + " The same request would fail the same way");
+      return;
     }
     if (e instanceof FilterEngine.RolledBackException) {
       // Transactional engine: the handler ran, but its writes rolled back with the key's record.

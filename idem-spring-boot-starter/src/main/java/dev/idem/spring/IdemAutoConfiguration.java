@@ -14,6 +14,7 @@ import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
 import dev.idem.servlet.PrincipalResolver;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
@@ -156,16 +157,28 @@ public class IdemAutoConfiguration {
     }
   }
 
-  /** The lease-mode engine. */
+  /**
+   * The lease-mode engine. In transactional mode the filter takes no lease (only {@link Idempotent}
+   * methods called outside a transaction use this engine), so a retention shorter than the default
+   * lease is no configuration error there: unless {@code idem.lease} is set, the lease is then half
+   * the retention.
+   */
   @Bean
   @ConditionalOnMissingBean
-  public LeaseIdempotency idemLeaseIdempotency(IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners) {
+  public LeaseIdempotency idemLeaseIdempotency(
+      IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners, org.springframework.core.env.Environment environment) {
     IdemListener listener = listeners.getIfUnique(() -> IdemListener.NONE);
     InProgressPolicy inProgress = p.getInProgress() == IdemProperties.InProgress.WAIT
         ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
         : InProgressPolicy.failFast();
     LeaseIdempotency.Builder builder = LeaseIdempotency.builder(store).listener(listener).inProgress(inProgress);
-    configured("idem.lease", () -> builder.lease(p.getLease()));
+    Duration lease = p.getLease();
+    if (p.getMode() == IdemProperties.Mode.TRANSACTIONAL && !environment.containsProperty("idem.lease")
+        && p.getRetention() != null && lease != null && p.getRetention().compareTo(lease) <= 0) {
+      lease = p.getRetention().dividedBy(2);
+    }
+    Duration chosenLease = lease;
+    configured("idem.lease", () -> builder.lease(chosenLease));
     configured("idem.retention", () -> builder.retention(p.getRetention()));
     return configured("idem.retention", builder::build);
   }
@@ -183,8 +196,10 @@ public class IdemAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(DataSource.class)
     JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
-      JdbcIdempotency idem = configured("idem.table",
-          () -> JdbcIdempotency.builder().table(p.getTable()).retention(p.getRetention()).createSchema(p.isCreateSchema()).build());
+      JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema());
+      configured("idem.table", () -> builder.table(p.getTable()));
+      configured("idem.retention", () -> builder.retention(p.getRetention()));
+      JdbcIdempotency idem = builder.build();
       if (p.isCreateSchema()) {
         // At start-up, on a connection of its own: created inside a caller's transaction, the table
         // would vanish if that transaction rolled back.

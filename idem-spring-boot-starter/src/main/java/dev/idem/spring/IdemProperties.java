@@ -37,7 +37,11 @@ public class IdemProperties {
   /** How long a completed key is remembered; after it, the same key is a new operation. */
   private Duration retention = Duration.ofHours(24);
 
-  /** How long a claim is held before another attempt may take it over; longer than the slowest handler. */
+  /**
+   * How long a claim is held before another attempt may take it over; longer than the slowest handler.
+   * In transactional mode, where only @Idempotent methods called outside a transaction take a
+   * lease, an unset lease that is not shorter than the retention becomes half the retention.
+   */
   private Duration lease = Duration.ofSeconds(30);
 
   /** What a duplicate does while the first request runs: fail-fast (409 with Retry-After) or wait. */

@@ -116,6 +116,35 @@ class IdemAutoConfigurationTest {
     });
   }
 
+  /**
+   * Regression: transactional mode refused {@code idem.retention=2s} unless {@code idem.lease} was
+   * lowered too, although the filter takes no lease there.
+   */
+  @Test
+  void transactionalModeAcceptsARetentionShorterThanTheDefaultLease() {
+    withDatabase().withPropertyValues("idem.mode=transactional", "idem.retention=2s").run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(ctx.getBean(JdbcIdempotency.class).retention()).isEqualTo(java.time.Duration.ofSeconds(2));
+      assertThat(ctx).hasSingleBean(LeaseIdempotency.class);
+    });
+    withDatabase().withPropertyValues("idem.mode=transactional", "idem.retention=2s", "idem.lease=10s").run(ctx ->
+        assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+            .as("an explicit lease is still checked against the retention")
+            .hasMessageContaining("must be longer than the lease"));
+  }
+
+  /** Regression: an invalid {@code idem.retention} was reported as an error of {@code idem.table}. */
+  @Test
+  void anInvalidRetentionIsReportedAsIdemRetentionNotIdemTable() {
+    // 500 ms: valid for the lease engine (with a 10 ms lease), not for the key table (1 second at least)
+    withDatabase().withPropertyValues("idem.lease=10ms", "idem.retention=500ms").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+          .hasMessageContaining("idem.retention")
+          .hasMessageNotContaining("idem.table");
+    });
+  }
+
   static Throwable causeOf(Throwable t, Class<? extends Throwable> type) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (type.isInstance(c)) {

@@ -416,6 +416,93 @@ public abstract class LeaseContract {
     assertThat(other.response().bodyAsString()).isEqualTo("bob");
   }
 
+  /**
+   * Regression: on MariaDB a key or a principal with a trailing space was answered with the stored
+   * response of the one without (PAD SPACE collations). Keys, principals and operations that differ
+   * only by trailing spaces, by case or by Unicode normalisation (NFC and NFD) are different records
+   * on every store.
+   */
+  @Test
+  void keysAndPrincipalsThatDifferOnlyByTrailingSpacesCaseOrUnicodeNormalisationAreDistinct() {
+    LeaseIdempotency idem = engine().build();
+    List<IdempotentRequest> requests = new ArrayList<>();
+    for (String key : new String[] {"pad-k1", "pad-k1 ", "pad-k1  ", "PAD-K1", "Pad-k1"}) {
+      requests.add(new IdempotentRequest(Scope.of(principal, "POST /charges"), IdempotencyKey.of(key), json("{}")));
+    }
+    for (String suffix : new String[] {" ", "  ", "-caf\u00e9", "-cafe\u0301", "-caf\u00e9 "}) {
+      requests.add(new IdempotentRequest(Scope.of(principal + suffix, "POST /charges"), IdempotencyKey.of("pad-k1"), json("{}")));
+    }
+    requests.add(new IdempotentRequest(Scope.of(principal.toUpperCase(java.util.Locale.ROOT), "POST /charges"), IdempotencyKey.of("pad-k1"), json("{}")));
+    for (String operation : new String[] {"POST /charges ", "post /charges", "POST /caf\u00e9", "POST /cafe\u0301"}) {
+      requests.add(new IdempotentRequest(Scope.of(principal, operation), IdempotencyKey.of("pad-k1"), json("{}")));
+    }
+    assertEachIsItsOwnRecord(idem, requests);
+  }
+
+  /**
+   * Scopes and keys whose parts joined with a separator would read the same ({@code "a:b" + "c"}
+   * and {@code "a" + "b:c"}) are different records: a store that builds one string from the parts
+   * must keep their boundaries.
+   */
+  @Test
+  void scopesAndKeysWhoseJoinedPartsReadTheSameAreDistinct() {
+    LeaseIdempotency idem = engine().build();
+    List<IdempotentRequest> requests = new ArrayList<>();
+    for (String separator : new String[] {":", "-", "/", " ", "|", "{", "}"}) {
+      requests.add(new IdempotentRequest(Scope.of(principal + separator + "b", "c"), IdempotencyKey.of("k"), json("{}")));
+      requests.add(new IdempotentRequest(Scope.of(principal, "b" + separator + "c"), IdempotencyKey.of("k"), json("{}")));
+      requests.add(new IdempotentRequest(Scope.of(principal, "b"), IdempotencyKey.of("c" + separator + "k"), json("{}")));
+      requests.add(new IdempotentRequest(Scope.of(principal, "b" + separator + "c" + separator + "k"), IdempotencyKey.of("x"), json("{}")));
+    }
+    assertEachIsItsOwnRecord(idem, requests);
+  }
+
+  /**
+   * Fencing compares owner tokens byte for byte: a token that differs from the holder's only by a
+   * trailing space or by case completes and releases nothing (a PAD SPACE collation made {@code
+   * "owner-a "} the holder {@code "owner-a"}).
+   */
+  @Test
+  void ownerTokensThatDifferOnlyByTrailingSpacesOrCaseAreOtherOwners() {
+    IdempotentRequest request = request("k-owner", "{}");
+    assertThat(store().claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5)).state()).isEqualTo(ClaimResult.State.CLAIMED);
+    for (String other : new String[] {"owner-a ", "OWNER-A", "Owner-a"}) {
+      assertThat(store().complete(request.scope(), request.key(), other, StoredResponse.of(201, "x"), Duration.ofMinutes(5)))
+          .as("complete by '%s'", other).isFalse();
+      assertThat(store().release(request.scope(), request.key(), other)).as("release by '%s'", other).isFalse();
+      assertThat(store().claim(request, other, Duration.ofMinutes(1), Duration.ofMinutes(5)).state())
+          .as("claim by '%s' while owner-a holds it", other).isEqualTo(ClaimResult.State.IN_PROGRESS);
+    }
+    assertThat(store().complete(request.scope(), request.key(), "owner-a", StoredResponse.of(201, "mine"), Duration.ofMinutes(5))).isTrue();
+  }
+
+  /** Runs each request once (each must execute), then again (each must replay its own response). */
+  private void assertEachIsItsOwnRecord(LeaseIdempotency idem, List<IdempotentRequest> requests) {
+    List<String> bodies = new ArrayList<>();
+    for (IdempotentRequest r : requests) {
+      Outcome outcome = idem.execute(r, ctx -> effect(201, "n-" + UUID.randomUUID()));
+      assertThat(outcome.replayed()).as("%s executes", describe(r)).isFalse();
+      bodies.add(outcome.response().bodyAsString());
+    }
+    for (int i = 0; i < requests.size(); i++) {
+      Outcome again = idem.execute(requests.get(i), ctx -> effect(201, "must not run"));
+      assertThat(again.replayed()).as("%s replays", describe(requests.get(i))).isTrue();
+      assertThat(again.response().bodyAsString()).as("%s replays its own response", describe(requests.get(i))).isEqualTo(bodies.get(i));
+    }
+    assertThat(effects).hasValue(requests.size());
+  }
+
+  /** A request's scope and key, with spaces and characters outside printable ASCII shown as U+XXXX. */
+  private static String describe(IdempotentRequest r) {
+    return "principal " + show(r.scope().principal()) + ", operation " + show(r.scope().operation()) + ", key " + show(r.key().value());
+  }
+
+  private static String show(String value) {
+    StringBuilder b = new StringBuilder("'");
+    value.codePoints().forEach(cp -> b.append(cp > 0x20 && cp < 0x7F ? Character.toString(cp) : String.format("<U+%04X>", cp)));
+    return b.append('\'').toString();
+  }
+
   @Test
   void anExpiredRecordCountsAsAbsentAndIsPurged() throws Exception {
     // Retention of 2 s: long enough that a loaded machine still replays within it, short enough to wait out.

@@ -13,6 +13,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.JdbcEffect;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.testkit.lab.Lab;
 import dev.idem.testkit.lab.LabReport;
@@ -160,6 +161,168 @@ public abstract class TransactionalContract {
       }
     }
     assertThat(effectCount()).isEqualTo(1);
+  }
+
+  /**
+   * Regression: on PostgreSQL a handler whose INSERT hit a unique violation, caught it and answered
+   * {@code 409 email already registered} failed every attempt with "current transaction is aborted"
+   * (25P02), which HTTP reported as 503 store-unavailable. Its answer must reach the caller and be
+   * stored on every database, in a transaction Idem owns and in the caller's.
+   */
+  @Test
+  void aHandlerThatCatchesItsOwnUniqueViolationAnswersAndItsAnswerIsStored() throws Exception {
+    String users = "users_" + suffix;
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
+      st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
+      if (Dialect.detect(c) == Dialect.MYSQL) {
+        idem.createSchema(c); // MySQL DDL would commit the caller's transaction below
+      }
+    }
+    try (Connection c = target().open()) {
+      for (boolean callersTransaction : new boolean[] {false, true}) {
+        IdempotentRequest request = request("alice", "k-signup-" + callersTransaction, "{\"email\":\"ann@example.com\"}");
+        c.setAutoCommit(!callersTransaction);
+        Outcome first = idem.execute(c, request, conn -> register(conn, users, "ann@example.com"));
+        Outcome again = idem.execute(c, request, conn -> {
+          throw new AssertionError("a stored answer must be replayed, not run again");
+        });
+        if (callersTransaction) {
+          c.commit();
+          c.setAutoCommit(true);
+        }
+        String what = callersTransaction ? "in the caller's transaction" : "in Idem's transaction";
+        assertThat(first.replayed()).as(what).isFalse();
+        assertThat(first.stored()).as(what).isTrue();
+        assertThat(first.response().status()).as(what).isEqualTo(409);
+        assertThat(first.response().bodyAsString()).as(what).isEqualTo("email already registered");
+        assertThat(again.replayed()).as(what).isTrue();
+        assertThat(again.response().status()).as(what).isEqualTo(409);
+      }
+      assertThat(recordCount(c)).isEqualTo(2);
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + users);
+      }
+    }
+  }
+
+  /**
+   * The same handler, answering its own failure (a 503 of its own) after the caught error: the
+   * caller gets that answer, never a store failure, and nothing is stored.
+   */
+  @Test
+  void aHandlersOwnFailureAnswerAfterACaughtSqlErrorIsReturnedAsItIs() throws Exception {
+    String users = "users_" + suffix;
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
+      st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
+      idem.createSchema(c);
+    }
+    try (Connection c = target().open()) {
+      for (boolean callersTransaction : new boolean[] {false, true}) {
+        IdempotentRequest request = request("alice", "k-busy-" + callersTransaction, "{}");
+        c.setAutoCommit(!callersTransaction);
+        Outcome outcome = idem.execute(c, request, conn -> {
+          try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES ('ann@example.com')")) {
+            ps.executeUpdate();
+            return StoredResponse.of(201, "created");
+          } catch (SQLException e) {
+            return StoredResponse.of(503, "our own outage page");
+          }
+        });
+        if (callersTransaction) {
+          c.rollback(); // a released answer: the caller rolls its transaction back
+          c.setAutoCommit(true);
+        }
+        assertThat(outcome.response().status()).isEqualTo(503);
+        assertThat(outcome.response().bodyAsString()).isEqualTo("our own outage page");
+        assertThat(outcome.stored()).isFalse();
+      }
+      assertThat(recordCount(c)).isZero();
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + users);
+      }
+    }
+  }
+
+  /**
+   * A handler that answers success after catching an SQL error: on PostgreSQL the error aborted
+   * its transaction, so its writes cannot commit and a 201 would describe an effect that did not
+   * happen: refused, nothing stored, the key free for a retry. Elsewhere the failed statement alone
+   * was undone, and the answer is stored with the rest of the effect.
+   */
+  @Test
+  void aSuccessAnswerAfterACaughtSqlErrorIsStoredOnlyWhereItsWritesCommit() throws Exception {
+    String users = "users_" + suffix;
+    IdempotentRequest request = request("alice", "k-swallow", "{}");
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
+      st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
+      JdbcEffect swallowing = conn -> {
+        long id = effects.insert(conn, "t", "{}");
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES ('ann@example.com')")) {
+          ps.executeUpdate();
+        } catch (SQLException ignored) {
+          // the handler's bug: it carries on as if nothing happened
+        }
+        return StoredResponse.of(201, "{\"id\":" + id + "}");
+      };
+      if (Dialect.detect(c) == Dialect.POSTGRESQL) {
+        assertThatThrownBy(() -> idem.execute(c, request, swallowing))
+            .isInstanceOf(EffectFailedException.class)
+            .hasMessageContaining("aborted");
+        assertThat(recordCount(c)).isZero();
+        assertThat(effectCount()).isZero();
+      } else {
+        Outcome outcome = idem.execute(c, request, swallowing);
+        assertThat(outcome.stored()).isTrue();
+        assertThat(effectCount()).isEqualTo(1);
+      }
+      assertThat(c.getAutoCommit()).isTrue();
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + users);
+      }
+    }
+  }
+
+  /**
+   * A caller's transaction that an SQL error of the caller's own aborted before Idem ran
+   * (PostgreSQL): Idem's lookup fails, and that is the caller's error, never reported as a store
+   * outage ("retry later").
+   */
+  @Test
+  void aCallersTransactionAbortedBeforeIdemRunsIsTheCallersErrorNotAStoreOutage() throws Exception {
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      Assumptions.assumeTrue(Dialect.detect(c) == Dialect.POSTGRESQL, "only PostgreSQL aborts a transaction on an error");
+      idem.createSchema(c);
+      c.setAutoCommit(false);
+      try {
+        st.execute("SELECT 1/0");
+      } catch (SQLException expected) {
+        // the caller's own error: the transaction is aborted now
+      }
+      assertThatThrownBy(() -> create(c, request("alice", "k-aborted", "{}"), "{}"))
+          .isInstanceOf(IllegalStateException.class)
+          .isNotInstanceOf(IdemStoreException.class)
+          .hasMessageContaining("already aborted");
+      c.rollback();
+      c.setAutoCommit(true);
+    }
+    assertThat(invocations).hasValue(0);
+  }
+
+  /** Registers an e-mail address; a taken one is the handler's own answer, 409. */
+  private static StoredResponse register(Connection conn, String users, String email) {
+    try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES (?)")) {
+      ps.setString(1, email);
+      ps.executeUpdate();
+      return StoredResponse.of(201, "registered");
+    } catch (SQLException e) {
+      return StoredResponse.of(409, "email already registered");
+    }
   }
 
   /**
@@ -337,6 +500,95 @@ public abstract class TransactionalContract {
       assertThat(idOf(bob)).isNotEqualTo(idOf(alice));
     }
     assertThat(effectCount()).isEqualTo(2);
+  }
+
+  /**
+   * Regression: on MariaDB the key {@code "pad-k1 "} was answered as {@code "pad-k1"} (a 422, or with
+   * the same body a replay of the other key's response), and a principal with a trailing space got
+   * another tenant's stored response: PAD SPACE collations ({@code utf8mb4_bin} and {@code ascii_bin}
+   * too) ignore trailing spaces. Every part of the record's identity must compare byte for byte.
+   */
+  @Test
+  void keysAndPrincipalsThatDifferOnlyByTrailingSpacesCaseOrUnicodeNormalisationAreDistinct() throws Exception {
+    List<IdempotentRequest> requests = new ArrayList<>();
+    for (String key : new String[] {"pad-k1", "pad-k1 ", "pad-k1  ", "PAD-K1", "Pad-k1"}) {
+      requests.add(request(Scope.of("tenant", "POST /things"), key, "{}"));
+    }
+    // "café" in NFC (U+00E9) and NFD (e + U+0301), a trailing space, another case
+    for (String principal : new String[] {"tenant ", "Tenant", "TENANT", "caf\u00e9", "cafe\u0301", "caf\u00e9 "}) {
+      requests.add(request(Scope.of(principal, "POST /things"), "pad-k1", "{}"));
+    }
+    for (String operation : new String[] {"POST /things ", "post /things", "POST /Things", "POST /caf\u00e9", "POST /cafe\u0301"}) {
+      requests.add(request(Scope.of("tenant", operation), "pad-k1", "{}"));
+    }
+    List<Long> ids = new ArrayList<>();
+    try (Connection c = target().open()) {
+      for (IdempotentRequest r : requests) {
+        Outcome outcome = create(c, r, "{}");
+        assertThat(outcome.replayed()).as("%s executes", describe(r)).isFalse();
+        ids.add(idOf(outcome));
+      }
+      for (int i = 0; i < requests.size(); i++) {
+        Outcome again = create(c, requests.get(i), "{}");
+        assertThat(again.replayed()).as("%s replays", describe(requests.get(i))).isTrue();
+        assertThat(idOf(again)).as("%s replays its own response", describe(requests.get(i))).isEqualTo(ids.get(i));
+      }
+      assertThat(recordCount(c)).isEqualTo(requests.size());
+    }
+    assertThat(ids).doesNotHaveDuplicates();
+    assertThat(effectCount()).isEqualTo(requests.size());
+  }
+
+  /**
+   * Regression: a key table created by an earlier version (MariaDB: character columns with PAD
+   * SPACE collations) was used as it was; it is now refused at first use with the column and the
+   * statement that migrates it, and the migrated table tells {@code "k1 "} from {@code "k1"}.
+   */
+  @Test
+  void aKeyTableThatComparesKeysLooselyIsRefusedWithItsMigrationStatement() throws Exception {
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      Dialect dialect = Dialect.detect(c);
+      String loose;
+      if (dialect == Dialect.MYSQL) {
+        // the schema shipped before keys compared byte for byte
+        loose = "CREATE TABLE " + idem.table() + " (principal VARCHAR(200) NOT NULL, operation VARCHAR(200) NOT NULL,"
+            + " idem_key VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,"
+            + " fingerprint CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, state VARCHAR(16) NOT NULL,"
+            + " owner_token VARCHAR(64), lease_until BIGINT, status INT, response LONGBLOB, created_at BIGINT NOT NULL,"
+            + " expires_at BIGINT NOT NULL, PRIMARY KEY (principal, operation, idem_key))"
+            + " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+      } else if (dialect == Dialect.POSTGRESQL) {
+        loose = "CREATE TABLE " + idem.table() + " (principal VARCHAR(200) NOT NULL, operation VARCHAR(200) NOT NULL,"
+            + " idem_key CHAR(255) NOT NULL, fingerprint CHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, owner_token VARCHAR(64),"
+            + " lease_until BIGINT, status INTEGER, response BYTEA, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,"
+            + " PRIMARY KEY (principal, operation, idem_key))";
+      } else {
+        loose = "CREATE TABLE " + idem.table() + " (principal TEXT NOT NULL, operation TEXT NOT NULL,"
+            + " idem_key TEXT COLLATE RTRIM NOT NULL, fingerprint TEXT NOT NULL, state TEXT NOT NULL, owner_token TEXT,"
+            + " lease_until INTEGER, status INTEGER, response BLOB, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
+            + " PRIMARY KEY (principal, operation, idem_key)) WITHOUT ROWID";
+      }
+      st.execute(loose);
+      IdempotentRequest request = request("alice", "k1", "{}");
+      IdemStoreException refused = org.assertj.core.api.Assertions.catchThrowableOfType(
+          () -> create(c, request, "{}"), IdemStoreException.class);
+      assertThat(refused).as("a loose table is refused").isNotNull();
+      assertThat(refused.getMessage()).contains(idem.table()).contains("idem_key");
+      assertThat(effectCount()).as("nothing ran").isZero();
+      assertThatThrownBy(() -> idem.createSchema(c)).isInstanceOf(IdemStoreException.class).hasMessageContaining("idem_key");
+      if (dialect == Dialect.SQLITE) {
+        assertThat(refused.getMessage()).contains("sqlite.sql");
+        return;
+      }
+      String message = refused.getMessage();
+      String migration = message.substring(message.indexOf("ALTER TABLE"));
+      st.execute(migration);
+      JdbcIdempotency migrated = builder().table(idem.table()).build();
+      Outcome plain = migrated.execute(c, request, conn -> StoredResponse.of(201, "{\"id\":1}"));
+      Outcome padded = migrated.execute(c, request("alice", "k1 ", "{}"), conn -> StoredResponse.of(201, "{\"id\":2}"));
+      assertThat(plain.replayed()).isFalse();
+      assertThat(padded.replayed()).as("after the migration \"k1 \" is another key").isFalse();
+    }
   }
 
   @Test
@@ -855,8 +1107,22 @@ public abstract class TransactionalContract {
   }
 
   private static IdempotentRequest request(String principal, String key, String json) {
-    return new IdempotentRequest(
-        Scope.of(principal, "POST /things"), IdempotencyKey.of(key), Fingerprint.ofJson(json.getBytes(StandardCharsets.UTF_8)));
+    return request(Scope.of(principal, "POST /things"), key, json);
+  }
+
+  private static IdempotentRequest request(Scope scope, String key, String json) {
+    return new IdempotentRequest(scope, IdempotencyKey.of(key), Fingerprint.ofJson(json.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** A request's scope and key, with spaces and characters outside printable ASCII shown as U+XXXX. */
+  private static String describe(IdempotentRequest r) {
+    return "principal " + show(r.scope().principal()) + ", operation " + show(r.scope().operation()) + ", key " + show(r.key().value());
+  }
+
+  private static String show(String value) {
+    StringBuilder b = new StringBuilder("'");
+    value.codePoints().forEach(cp -> b.append(cp > 0x20 && cp < 0x7F ? Character.toString(cp) : String.format("<U+%04X>", cp)));
+    return b.append('\'').toString();
   }
 
   private Outcome create(Connection c, IdempotentRequest request, String payload) {

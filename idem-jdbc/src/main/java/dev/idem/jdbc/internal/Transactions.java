@@ -144,6 +144,15 @@ public final class Transactions {
     }
   }
 
+  /**
+   * @return whether the failure says the transaction was already aborted by an earlier error
+   *     (PostgreSQL's {@code in_failed_sql_transaction}, SQLState 25P02): every statement fails
+   *     until a rollback, to a savepoint or of the whole transaction
+   */
+  public static boolean isAborted(SQLException e) {
+    return "25P02".equals(e.getSQLState());
+  }
+
   /** @return whether the failure is transient and the whole transaction may be retried (SQLState class 40) */
   public static boolean isTransientConflict(SQLException e) {
     return e.getSQLState() != null && e.getSQLState().startsWith("40");

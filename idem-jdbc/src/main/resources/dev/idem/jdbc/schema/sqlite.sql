@@ -1,6 +1,8 @@
 -- Idem key table for SQLite (3.35 or later). Run it with your own migrations, or let
 -- JdbcIdempotency create it on first use. Times are milliseconds since the Unix epoch,
 -- taken from the database's clock. WITHOUT ROWID: the primary key is the only B-tree.
+-- TEXT columns without a COLLATE clause use SQLite's BINARY collation: principal, operation,
+-- idem_key and owner_token compare byte for byte (never NOCASE or RTRIM).
 CREATE TABLE IF NOT EXISTS idem_keys (
   principal   TEXT    NOT NULL,
   operation   TEXT    NOT NULL,

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.idem.core.LeaseContext;
 import dev.idem.servlet.IdempotencyFilter;
 import jakarta.servlet.http.HttpServletRequest;
+import dev.idem.jdbc.SqlFailure;
 import java.net.URI;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -105,14 +107,44 @@ public class NotesController {
   }
 
   /**
-   * The database failed: 503, so that a client retries. For {@code POST /notes} nothing was
-   * inserted, and Idem's default response policy releases the key on a 5xx, so the retry with the
-   * same key runs again instead of replaying this error.
+   * The database failed. What the client is told depends on whether a retry can succeed ({@link
+   * SqlFailure}): a transient failure (connection lost, deadlock, lock timeout, server short of
+   * resources or shutting down) is a 503, so that the client retries, and Idem's default response
+   * policy releases the key on a 5xx, so the retry with the same key runs again instead of replaying
+   * this error. Data the database refuses (a title PostgreSQL cannot store, such as one holding
+   * U+0000) is the request's fault: 400, stored and replayed like any other answer, since the same
+   * request fails the same way. A constraint violation is a 409. Anything else is the service's own
+   * fault: 500, never "retry later".
    */
   @ExceptionHandler(DataAccessException.class)
   public ResponseEntity<ProblemDetail> databaseFailed(DataAccessException e) {
-    LOG.warn("database failure: {}", e.getMessage());
-    return problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable", "the notes database cannot be used right now; retry later");
+    SqlFailure kind = SqlFailure.of(e);
+    String state = sqlState(e);
+    switch (kind) {
+      case TRANSIENT:
+        LOG.warn("database unavailable [SQLState {}]: {}", state, e.getMessage());
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable", "the notes database cannot be used right now; retry later");
+      case REJECTED:
+        LOG.info("the database refused a note [SQLState {}]", state);
+        if (state != null && state.startsWith("23")) {
+          return problem(HttpStatus.CONFLICT, "Note conflicts with the stored notes", "the database refused the note (SQLState " + state + ")");
+        }
+        return problem(HttpStatus.BAD_REQUEST, "Invalid note",
+            "the database cannot store this title (SQLState " + state + "); for example, PostgreSQL refuses the character U+0000");
+      default:
+        LOG.error("database failure [SQLState {}]", state, e);
+        return problem(HttpStatus.INTERNAL_SERVER_ERROR, "Database failure", "the notes service failed to use its database");
+    }
+  }
+
+  /** @return the SQLState of the first {@link SQLException} behind {@code e}, or {@code null} */
+  private static String sqlState(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SQLException sql) {
+        return sql.getSQLState();
+      }
+    }
+    return null;
   }
 
   private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String title, String detail) {

@@ -168,9 +168,13 @@ class DatabaseUnavailableTest {
     assertThat(count("notes")).isEqualTo(1);
   }
 
+  /**
+   * The key store works but the notes table is gone, so the handler's insert fails with an error
+   * that a retry repeats until the service is fixed ("no such table"): 500, not "retry later"
+   * (this answered 503 before database errors were classified), and the key is released.
+   */
   @Test
-  void whenTheInsertFailsThePostIs503AndTheKeyIsReleased() throws Exception {
-    // The key store works but the notes table does not: the handler's insert fails.
+  void whenTheInsertFailsOnAMissingTableThePostIs500AndTheKeyIsReleased() throws Exception {
     String key = UUID.randomUUID().toString();
     direct.execute("ALTER TABLE notes RENAME TO notes_away");
     HttpResponse<String> r;
@@ -180,8 +184,9 @@ class DatabaseUnavailableTest {
       direct.execute("ALTER TABLE notes_away RENAME TO notes");
     }
 
-    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.statusCode()).isEqualTo(500);
     assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(JSON.readTree(r.body()).get("title").asText()).isEqualTo("Database failure");
     assertThat(count("notes")).isZero();
     assertThat(count("idem_keys")).as("a 5xx releases the claim").isZero();
 
