@@ -168,8 +168,10 @@ public final class JdbcIdempotency {
      * values a rolled-back duplicate took leave gaps; a duplicate holds its effect's locks while it
      * waits; and an effect that fails because of the winner's rows is answered with the winner's
      * stored response when, after the rollback, the key has a live record (its own unique
-     * constraint), or is run again when it failed with a deadlock or serialization failure
-     * (SQLState class 40) while the winner was still running, up to five rounds. Last, a transaction must end within the {@link Builder#retention
+     * constraint); when it failed with a deadlock or serialization failure (SQLState class 40)
+     * while the winner was still running, the attempt is run again in {@link #CLAIM_FIRST} order,
+     * whose claim waits for the winner instead of meeting it in the effect's locks again. Last, a
+     * transaction must end within the {@link Builder#retention
      * retention} of the record a racing winner wrote: one that runs longer finds that record
      * expired, and its effect commits as a new operation (with the default of 24 hours, no
      * realistic transaction does).
@@ -241,6 +243,16 @@ public final class JdbcIdempotency {
     if (strategy == Strategy.KEY_LAST) {
       return runThenRecord(connection, dialect, sql, request, effect);
     }
+    return claimFirst(connection, dialect, sql, request, effect);
+  }
+
+  /**
+   * {@link Strategy#CLAIM_FIRST} in a transaction Idem owns: the claim, the effect, the stored
+   * response, then the commit. A duplicate's claim waits on the key's unique index for the
+   * winner's transaction to end, then replays it.
+   */
+  private Outcome claimFirst(
+      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect) {
     JdbcEffect current = effect;
     for (int attempt = 1; ; attempt++) {
       begin(connection, dialect);
@@ -292,7 +304,8 @@ public final class JdbcIdempotency {
   private Outcome runThenRecord(
       Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect) {
     SQLException lastConflict = null;
-    for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+    boolean claimFirstNext = false;
+    for (int round = 0; round < MAX_CLAIM_ROUNDS && !claimFirstNext; round++) {
       begin(connection, dialect);
       boolean ended = false;
       try {
@@ -309,10 +322,13 @@ public final class JdbcIdempotency {
             return answerFrom(winner, request);
           }
           // A deadlock or serialization failure of the effect, likely against a racing duplicate
-          // that is still running: the database undid this run, so run the round again; it then
-          // waits for the winner and replays it (or, if there was none, just succeeds).
-          lastConflict = againAfter(failure, round);
-          continue;
+          // that is still running: the database undid this run. Running the effect first again
+          // would meet the same racers in the same locks (eight racers deadlocked past five
+          // rounds), so this attempt takes the key first instead: its claim waits for the
+          // winner's transaction and replays it, or, if there was none, runs once.
+          againAfter(failure, round);
+          claimFirstNext = true;
+          break;
         }
         if (!responsePolicy.shouldStore(response)) {
           rollback(connection, dialect);
@@ -359,10 +375,12 @@ public final class JdbcIdempotency {
         if (stored != null) {
           return stored;
         }
-        // The record that refused the insert expired or was released since, or a deadlock or
-        // serialization failure refused it: run again, after a pause in the second case.
+        // The record that refused the insert expired or was released since: run again. A
+        // deadlock or serialization failure refused it: take the key first next time (see above).
         if (conflicted) {
           pauseBeforeRound(round);
+          claimFirstNext = true;
+          break;
         }
       } finally {
         if (!ended) {
@@ -370,6 +388,9 @@ public final class JdbcIdempotency {
         }
         Transactions.end(connection, dialect);
       }
+    }
+    if (claimFirstNext) {
+      return claimFirst(connection, dialect, sql, request, effect);
     }
     if (lastConflict != null) {
       throw storeFailure("recording the key kept failing with a transient conflict", lastConflict);
