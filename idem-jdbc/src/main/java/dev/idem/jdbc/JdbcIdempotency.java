@@ -8,8 +8,8 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
+import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
@@ -17,6 +17,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
@@ -83,6 +84,7 @@ public final class JdbcIdempotency {
   private final DataSource dataSource;
   private final ResponsePolicy responsePolicy;
   private final Strategy strategy;
+  private final ResponseProtection protection;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
   private final Map<Dialect, Boolean> schemaReady = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -94,8 +96,9 @@ public final class JdbcIdempotency {
     this.dataSource = b.dataSource;
     this.responsePolicy = b.responsePolicy;
     this.strategy = b.strategy;
+    this.protection = b.protection;
     for (Dialect d : Dialect.values()) {
-      statements.put(d, new Statements(d, table));
+      statements.put(d, new Statements(d, table, protection));
     }
   }
 
@@ -117,6 +120,11 @@ public final class JdbcIdempotency {
   /** @return which responses are stored; the others are released (see {@link Builder#responsePolicy}) */
   public ResponsePolicy responsePolicy() {
     return responsePolicy;
+  }
+
+  /** @return how stored responses are written and read: in clear, or encrypted (see {@link Builder#responseProtection}) */
+  public ResponseProtection responseProtection() {
+    return protection;
   }
 
   /** @return the order in which Idem writes the key and runs the effect in its own transactions */
@@ -190,6 +198,9 @@ public final class JdbcIdempotency {
    * @throws RequestInProgressException if the record for the key is a claim without a response
    *     (written by another component sharing the table); retry later
    * @throws EffectFailedException if the effect threw a checked exception (rolled back)
+   * @throws dev.idem.core.StoredResponseUnreadableException if the key's live record has a stored
+   *     response that cannot be read (see {@link Builder#responseProtection}): nothing runs, nothing
+   *     is replayed, and retrying does not help until an operator acts
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
    *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
    *     anywhere, the COMMIT included, means the database rolled everything back: the operation
@@ -468,7 +479,7 @@ public final class JdbcIdempotency {
     return response;
   }
 
-  private static Outcome answerFrom(Record record, IdempotentRequest request) {
+  private Outcome answerFrom(Record record, IdempotentRequest request) {
     if (!record.fingerprint.equals(request.fingerprint().hex())) {
       throw new IdempotencyKeyReusedException(request.scope(), request.key());
     }
@@ -477,7 +488,8 @@ public final class JdbcIdempotency {
       long seconds = Math.max(1, (record.leaseRemainingMillis + 999) / 1000);
       throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
     }
-    return Outcome.replayed(StoredResponseCodec.decode(record.response));
+    // The fingerprints are equal here, so the request's identity is the record's identity.
+    return Outcome.replayed(protection.open(request.scope(), request.key(), request.fingerprint(), record.response));
   }
 
   /**
@@ -493,6 +505,8 @@ public final class JdbcIdempotency {
    *     no live record (none, expired, or a claim a broken transaction left)
    * @throws IdempotencyKeyReusedException if the live record has another fingerprint
    * @throws RequestInProgressException if the live record is a lease-mode claim without a response
+   * @throws dev.idem.core.StoredResponseUnreadableException if the record's stored response cannot
+   *     be read (see {@link Builder#responseProtection})
    * @throws IdemStoreException if the read fails
    */
   public java.util.Optional<Outcome> replay(Connection connection, IdempotentRequest request) {
@@ -767,6 +781,7 @@ public final class JdbcIdempotency {
   /** The SQL of one dialect for one table. */
   private static final class Statements {
     final Dialect dialect;
+    final ResponseProtection protection;
     final String claim;
     final String takeover;
     final String record;
@@ -777,8 +792,9 @@ public final class JdbcIdempotency {
     final String complete;
     final String release;
 
-    Statements(Dialect dialect, String table) {
+    Statements(Dialect dialect, String table, ResponseProtection protection) {
       this.dialect = dialect;
+      this.protection = protection;
       String now = dialect.nowMillis();
       String into = "INSERT INTO " + table + (dialect == Dialect.MYSQL ? "" : " AS k");
       String insert =
@@ -840,15 +856,16 @@ public final class JdbcIdempotency {
 
     /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */
     boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
-      byte[] encoded = StoredResponseCodec.encode(response);
+      byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
+      Integer status = protection.clearStatus(response);
       return insertOrTakeOver(c, r, record, ps -> {
         ps.setString(4, r.fingerprint().hex());
-        ps.setInt(5, response.status());
+        setStatus(ps, 5, status);
         ps.setBytes(6, encoded);
         ps.setLong(7, retention.toMillis());
       }, recordTakeover, ps -> {
         ps.setString(1, r.fingerprint().hex());
-        ps.setInt(2, response.status());
+        setStatus(ps, 2, status);
         ps.setBytes(3, encoded);
         ps.setLong(4, retention.toMillis());
       }, 5);
@@ -897,6 +914,15 @@ public final class JdbcIdempotency {
       }
     }
 
+    /** The clear-text status column: the status, or NULL when the response is protected. */
+    static void setStatus(PreparedStatement ps, int index, Integer status) throws SQLException {
+      if (status == null) {
+        ps.setNull(index, Types.INTEGER);
+      } else {
+        ps.setInt(index, status);
+      }
+    }
+
     private static void bindKey(PreparedStatement ps, IdempotentRequest r, int first) throws SQLException {
       ps.setString(first, r.scope().principal());
       ps.setString(first + 1, r.scope().operation());
@@ -939,8 +965,8 @@ public final class JdbcIdempotency {
 
     void complete(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(complete)) {
-        ps.setInt(1, response.status());
-        ps.setBytes(2, StoredResponseCodec.encode(response));
+        setStatus(ps, 1, protection.clearStatus(response));
+        ps.setBytes(2, protection.seal(r.scope(), r.key(), r.fingerprint(), response));
         ps.setLong(3, retention.toMillis());
         bindKey(ps, r, 4);
         if (ps.executeUpdate() != 1) {
@@ -959,8 +985,27 @@ public final class JdbcIdempotency {
     private DataSource dataSource;
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
     private Strategy strategy = Strategy.CLAIM_FIRST;
+    private ResponseProtection protection = ResponseProtection.none();
 
     private Builder() {}
+
+    /**
+     * Protects stored responses at rest: each response (status, header fields, body) is written
+     * encrypted with the keyring's current key and bound to its record's principal, operation,
+     * idempotency key and fingerprint; the {@code status} column is then left NULL. Records are read
+     * with any key of the ring, and plaintext records written before stay readable unless the ring
+     * refuses them. A response that cannot be authenticated is never replayed and its effect never
+     * runs again: {@link #execute} throws {@link dev.idem.core.StoredResponseUnreadableException}.
+     * See {@link ResponseProtection} for the envelope, rotation, and turning it on or off.
+     *
+     * @param protection the keyring, or {@link ResponseProtection#none()} (the default: in clear)
+     * @return this builder
+     * @throws NullPointerException if {@code protection} is {@code null}
+     */
+    public Builder responseProtection(ResponseProtection protection) {
+      this.protection = Objects.requireNonNull(protection, "protection");
+      return this;
+    }
 
     /**
      * @param strategy the order of the writes in transactions Idem owns; default {@link
