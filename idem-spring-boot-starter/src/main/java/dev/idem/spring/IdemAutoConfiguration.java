@@ -118,17 +118,18 @@ public class IdemAutoConfiguration {
         if (redis == null) {
           throw new IdemConfigurationException("idem.store", "is redis, but there is no redis.clients.jedis.UnifiedJedis bean (and idem-redis on the class path)", null);
         }
-        return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix()));
+        return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix(), p.getProtection().build()));
       case JDBC:
         if (dataSource == null) {
           throw new IdemConfigurationException("idem.store", "is jdbc, but the application has no DataSource", null);
         }
-        return configured("idem.table", () -> JdbcLeaseStore.builder(dataSource).table(p.getTable()).createSchema(p.isCreateSchema()).build());
+        return configured("idem.table", () -> JdbcLeaseStore.builder(dataSource).table(p.getTable()).createSchema(p.isCreateSchema())
+            .responseProtection(p.getProtection().build()).build());
       case MEMORY:
       default:
         LOG.warn("Idem keeps idempotency keys in memory: they are lost on restart and not shared between instances."
             + " Configure a DataSource or a Redis client for production.");
-        return new InMemoryLeaseStore();
+        return new InMemoryLeaseStore(java.time.Clock.systemUTC(), p.getProtection().build());
     }
   }
 
@@ -147,8 +148,9 @@ public class IdemAutoConfiguration {
 
   /** Builds the Redis store; loaded only when Jedis and idem-redis are present. */
   private static final class RedisStores {
-    static LeaseStore create(Object client, String keyPrefix) {
-      dev.idem.redis.RedisLeaseStore.Builder builder = dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client);
+    static LeaseStore create(Object client, String keyPrefix, dev.idem.core.ResponseProtection protection) {
+      dev.idem.redis.RedisLeaseStore.Builder builder = dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client)
+          .responseProtection(protection);
       if (keyPrefix != null) {
         builder.keyPrefix(keyPrefix);
       }
@@ -184,7 +186,8 @@ public class IdemAutoConfiguration {
     @ConditionalOnBean(DataSource.class)
     JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
       JdbcIdempotency idem = configured("idem.table",
-          () -> JdbcIdempotency.builder().table(p.getTable()).retention(p.getRetention()).createSchema(p.isCreateSchema()).build());
+          () -> JdbcIdempotency.builder().table(p.getTable()).retention(p.getRetention()).createSchema(p.isCreateSchema())
+              .responseProtection(p.getProtection().build()).build());
       if (p.isCreateSchema()) {
         // At start-up, on a connection of its own: created inside a caller's transaction, the table
         // would vanish if that transaction rolled back.
