@@ -18,11 +18,17 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Its clock is the one given to {@link #InMemoryLeaseStore(Clock)} (by default the system UTC
  * clock), which plays the role of a database's clock; a test can pass a controllable clock to move
  * time past a lease or a retention. Thread-safe: each record is updated atomically.
+ *
+ * <p>Each completed record keeps its response as the bytes a database would hold, written and read
+ * through its {@link ResponseProtection} (in clear by default), so that code using protection can be
+ * tested without a database; {@link #storedResponseBytes} and {@link #replaceStoredResponseBytes}
+ * let a test look at and alter those bytes as someone with access to a store could.
  */
 public final class InMemoryLeaseStore implements LeaseStore {
 
   private final Clock clock;
-  private final Map<Id, Entry> records = new ConcurrentHashMap<>();
+  private final ResponseProtection protection;
+  private final Map<Id, Entry> records;
 
   /** A store on the system UTC clock. */
   public InMemoryLeaseStore() {
@@ -31,7 +37,65 @@ public final class InMemoryLeaseStore implements LeaseStore {
 
   /** @param clock the store's clock, never {@code null} */
   public InMemoryLeaseStore(Clock clock) {
+    this(clock, ResponseProtection.none());
+  }
+
+  /**
+   * @param clock the store's clock, never {@code null}
+   * @param protection how responses are kept: {@link ResponseProtection#none()} (in clear) or a
+   *     keyring; never {@code null}
+   */
+  public InMemoryLeaseStore(Clock clock, ResponseProtection protection) {
+    this(clock, protection, new ConcurrentHashMap<>());
+  }
+
+  private InMemoryLeaseStore(Clock clock, ResponseProtection protection, Map<Id, Entry> records) {
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.protection = Objects.requireNonNull(protection, "protection");
+    this.records = records;
+  }
+
+  /**
+   * A store over the same records and clock whose responses are written and read through {@code
+   * protection}, as after an application restarted with another keyring (turning protection on or
+   * off, or rotating the current key).
+   *
+   * @param protection never {@code null}
+   * @return a new store sharing this one's records
+   */
+  public InMemoryLeaseStore withProtection(ResponseProtection protection) {
+    return new InMemoryLeaseStore(clock, protection, records);
+  }
+
+  /**
+   * The bytes this store holds for a record's stored response, as a database column would hold
+   * them: for tests that check what is kept at rest.
+   *
+   * @return a copy, or {@code null} when the record is absent or not completed
+   */
+  public byte[] storedResponseBytes(Scope scope, IdempotencyKey key) {
+    Entry e = records.get(new Id(scope, key));
+    return e == null || e.response == null ? null : e.response.clone();
+  }
+
+  /**
+   * Replaces the bytes of a completed record's stored response, as someone with write access to a
+   * database could: for tests of tampering and of ciphertexts moved between records.
+   *
+   * @param bytes the new bytes, copied; never {@code null}
+   * @return whether a completed record was there to change
+   */
+  public boolean replaceStoredResponseBytes(Scope scope, IdempotencyKey key, byte[] bytes) {
+    byte[] copy = Objects.requireNonNull(bytes, "bytes").clone();
+    boolean[] done = {false};
+    records.computeIfPresent(new Id(scope, key), (id, e) -> {
+      if (e.response == null) {
+        return e;
+      }
+      done[0] = true;
+      return new Entry(e.fingerprint, e.owner, e.leaseUntil, copy, e.expiresAt);
+    });
+    return done[0];
   }
 
   /** @return how many records are held, expired ones included until purged */
@@ -51,7 +115,7 @@ public final class InMemoryLeaseStore implements LeaseStore {
         return fresh;
       }
       if (e.response != null) {
-        result.set(ClaimResult.completed(e.fingerprint, e.response));
+        result.set(ClaimResult.completed(e.fingerprint, protection.open(request.scope(), request.key(), e.fingerprint, e.response)));
         return e;
       }
       if (e.owner.equals(ownerToken)) {
@@ -78,11 +142,13 @@ public final class InMemoryLeaseStore implements LeaseStore {
         return e;
       }
       if (e.response != null) {
-        done[0] = e.response.equals(response); // a repeated completion by this owner: already done
+        // a repeated completion by this owner: already done if it stored an equal response
+        done[0] = protection.open(scope, key, e.fingerprint, e.response).equals(response);
         return e;
       }
       done[0] = true;
-      return new Entry(e.fingerprint, e.owner, e.leaseUntil, response, now + retention.toMillis());
+      byte[] stored = protection.seal(scope, key, e.fingerprint, response);
+      return new Entry(e.fingerprint, e.owner, e.leaseUntil, stored, now + retention.toMillis());
     });
     return done[0];
   }
@@ -122,5 +188,6 @@ public final class InMemoryLeaseStore implements LeaseStore {
 
   private record Id(Scope scope, IdempotencyKey key) {}
 
-  private record Entry(Fingerprint fingerprint, String owner, long leaseUntil, StoredResponse response, long expiresAt) {}
+  /** {@code response}: the stored bytes, {@code null} while in progress; never changed in place. */
+  private record Entry(Fingerprint fingerprint, String owner, long leaseUntil, byte[] response, long expiresAt) {}
 }

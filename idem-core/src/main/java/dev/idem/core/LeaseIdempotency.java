@@ -110,6 +110,8 @@ public final class LeaseIdempotency {
    *     retryAfter()}
    * @throws EffectFailedException if the effect threw a checked exception (claim released)
    * @throws IllegalStateException if the effect returned {@code null} (claim released)
+   * @throws StoredResponseUnreadableException if the key is completed but its stored response
+   *     cannot be read (see {@link ResponseProtection}): nothing runs and nothing is replayed
    * @throws IdemStoreException if the store failed
    * @throws RuntimeException any unchecked exception of the effect, as it is (claim released)
    */
@@ -172,8 +174,9 @@ public final class LeaseIdempotency {
         return Objects.requireNonNull(store.claim(request, owner, lease, retention), "LeaseStore.claim returned null");
       } catch (IdemStoreException e) {
         // The write may have happened. Asking again with the same owner token is safe: the store
-        // recognises our own claim and renews it instead of calling it someone else's.
-        if (attempt >= CLAIM_TRIES) {
+        // recognises our own claim and renews it instead of calling it someone else's. A stored
+        // response that cannot be read will not become readable by asking again.
+        if (attempt >= CLAIM_TRIES || e instanceof StoredResponseUnreadableException) {
           throw e;
         }
         sleep(20L * attempt);

@@ -8,6 +8,7 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
+import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.jdbc.internal.LogRef;
@@ -19,6 +20,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
@@ -99,6 +101,7 @@ public final class JdbcIdempotency {
   private final DataSource dataSource;
   private final ResponsePolicy responsePolicy;
   private final Strategy strategy;
+  private final ResponseProtection protection;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
   private final Map<Dialect, Boolean> schemaReady = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -110,8 +113,9 @@ public final class JdbcIdempotency {
     this.dataSource = b.dataSource;
     this.responsePolicy = b.responsePolicy;
     this.strategy = b.strategy;
+    this.protection = b.protection;
     for (Dialect d : Dialect.values()) {
-      statements.put(d, new Statements(d, table));
+      statements.put(d, new Statements(d, table, protection));
     }
   }
 
@@ -133,6 +137,11 @@ public final class JdbcIdempotency {
   /** @return which responses are stored; the others are released (see {@link Builder#responsePolicy}) */
   public ResponsePolicy responsePolicy() {
     return responsePolicy;
+  }
+
+  /** @return how stored responses are written and read: in clear, or encrypted (see {@link Builder#responseProtection}) */
+  public ResponseProtection responseProtection() {
+    return protection;
   }
 
   /** @return the order in which Idem writes the key and runs the effect in its own transactions */
@@ -210,6 +219,9 @@ public final class JdbcIdempotency {
    * @throws EffectFailedException if the effect threw a checked exception (rolled back), or, on
    *     PostgreSQL, answered a status below 400 after an SQL error it caught had aborted the
    *     transaction (rolled back; see the class description)
+   * @throws dev.idem.core.StoredResponseUnreadableException if the key's live record has a stored
+   *     response that cannot be read (see {@link Builder#responseProtection}): nothing runs, nothing
+   *     is replayed, and retrying does not help until an operator acts
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
    *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
    *     anywhere, the COMMIT included, means the database rolled everything back: the operation
@@ -609,7 +621,7 @@ public final class JdbcIdempotency {
     return response;
   }
 
-  private static Outcome answerFrom(Record record, IdempotentRequest request) {
+  private Outcome answerFrom(Record record, IdempotentRequest request) {
     if (!record.fingerprint.equals(request.fingerprint().hex())) {
       throw new IdempotencyKeyReusedException(request.scope(), request.key());
     }
@@ -618,7 +630,8 @@ public final class JdbcIdempotency {
       long seconds = Math.max(1, (record.leaseRemainingMillis + 999) / 1000);
       throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
     }
-    return Outcome.replayed(StoredResponseCodec.decode(record.response));
+    // The fingerprints are equal here, so the request's identity is the record's identity.
+    return Outcome.replayed(protection.open(request.scope(), request.key(), request.fingerprint(), record.response));
   }
 
   /**
@@ -634,6 +647,8 @@ public final class JdbcIdempotency {
    *     no live record (none, expired, or a claim a broken transaction left)
    * @throws IdempotencyKeyReusedException if the live record has another fingerprint
    * @throws RequestInProgressException if the live record is a lease-mode claim without a response
+   * @throws dev.idem.core.StoredResponseUnreadableException if the record's stored response cannot
+   *     be read (see {@link Builder#responseProtection})
    * @throws IdemStoreException if the read fails
    */
   public java.util.Optional<Outcome> replay(Connection connection, IdempotentRequest request) {
@@ -954,6 +969,7 @@ public final class JdbcIdempotency {
     static final String EFFECT_SAVEPOINT = "idem_before_effect";
 
     final Dialect dialect;
+    final ResponseProtection protection;
     final String claim;
     final String claimThenSavepoint;
     final String takeover;
@@ -965,8 +981,9 @@ public final class JdbcIdempotency {
     final String complete;
     final String release;
 
-    Statements(Dialect dialect, String table) {
+    Statements(Dialect dialect, String table, ResponseProtection protection) {
       this.dialect = dialect;
+      this.protection = protection;
       String now = dialect.nowMillis();
       // MySQL: INSERT IGNORE, so that a duplicate key (an expected race, or a key to take over)
       // is 0 rows and a note rather than an error: MariaDB Connector/J logs every error the
@@ -1039,15 +1056,16 @@ public final class JdbcIdempotency {
 
     /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */
     boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
-      byte[] encoded = StoredResponseCodec.encode(response);
+      byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
+      Integer status = protection.clearStatus(response);
       return insertOrTakeOver(c, r, record, ps -> {
         ps.setString(4, r.fingerprint().hex());
-        ps.setInt(5, response.status());
+        setStatus(ps, 5, status);
         ps.setBytes(6, encoded);
         ps.setLong(7, retention.toMillis());
       }, recordTakeover, ps -> {
         ps.setString(1, r.fingerprint().hex());
-        ps.setInt(2, response.status());
+        setStatus(ps, 2, status);
         ps.setBytes(3, encoded);
         ps.setLong(4, retention.toMillis());
       }, 5);
@@ -1100,6 +1118,15 @@ public final class JdbcIdempotency {
       }
     }
 
+    /** The clear-text status column: the status, or NULL when the response is protected. */
+    static void setStatus(PreparedStatement ps, int index, Integer status) throws SQLException {
+      if (status == null) {
+        ps.setNull(index, Types.INTEGER);
+      } else {
+        ps.setInt(index, status);
+      }
+    }
+
     private static void bindKey(PreparedStatement ps, IdempotentRequest r, int first) throws SQLException {
       ps.setString(first, r.scope().principal());
       ps.setString(first + 1, r.scope().operation());
@@ -1142,8 +1169,8 @@ public final class JdbcIdempotency {
 
     void complete(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(complete)) {
-        ps.setInt(1, response.status());
-        ps.setBytes(2, StoredResponseCodec.encode(response));
+        setStatus(ps, 1, protection.clearStatus(response));
+        ps.setBytes(2, protection.seal(r.scope(), r.key(), r.fingerprint(), response));
         ps.setLong(3, retention.toMillis());
         bindKey(ps, r, 4);
         if (ps.executeUpdate() != 1) {
@@ -1162,8 +1189,27 @@ public final class JdbcIdempotency {
     private DataSource dataSource;
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
     private Strategy strategy = Strategy.CLAIM_FIRST;
+    private ResponseProtection protection = ResponseProtection.none();
 
     private Builder() {}
+
+    /**
+     * Protects stored responses at rest: each response (status, header fields, body) is written
+     * encrypted with the keyring's current key and bound to its record's principal, operation,
+     * idempotency key and fingerprint; the {@code status} column is then left NULL. Records are read
+     * with any key of the ring, and plaintext records written before stay readable unless the ring
+     * refuses them. A response that cannot be authenticated is never replayed and its effect never
+     * runs again: {@link #execute} throws {@link dev.idem.core.StoredResponseUnreadableException}.
+     * See {@link ResponseProtection} for the envelope, rotation, and turning it on or off.
+     *
+     * @param protection the keyring, or {@link ResponseProtection#none()} (the default: in clear)
+     * @return this builder
+     * @throws NullPointerException if {@code protection} is {@code null}
+     */
+    public Builder responseProtection(ResponseProtection protection) {
+      this.protection = Objects.requireNonNull(protection, "protection");
+      return this;
+    }
 
     /**
      * @param strategy the order of the writes in transactions Idem owns; default {@link

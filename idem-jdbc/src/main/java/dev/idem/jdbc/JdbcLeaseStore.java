@@ -4,6 +4,7 @@ import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
@@ -50,6 +51,7 @@ public final class JdbcLeaseStore implements LeaseStore {
   private final JdbcIdempotency table;
   private final boolean createSchema;
   private final Duration sqliteBusyTimeout;
+  private final ResponseProtection protection;
   private volatile boolean schemaReady;
 
   private JdbcLeaseStore(Builder b) {
@@ -57,6 +59,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     this.table = JdbcIdempotency.builder().table(b.table).createSchema(b.createSchema).build();
     this.createSchema = b.createSchema;
     this.sqliteBusyTimeout = b.sqliteBusyTimeout;
+    this.protection = b.protection;
   }
 
   /**
@@ -78,7 +81,7 @@ public final class JdbcLeaseStore implements LeaseStore {
         Transactions.begin(c, dialect, sqliteBusyTimeout);
         boolean done = false;
         try {
-          ClaimResult result = claimInTransaction(c, sql, request, ownerToken, lease, retention);
+          ClaimResult result = claimInTransaction(c, sql, request, ownerToken, lease, retention, protection);
           if (result != null) {
             Transactions.commit(c, dialect);
             done = true;
@@ -105,7 +108,8 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   /** @return the result, or {@code null} when the row vanished between the insert and the read */
   private static ClaimResult claimInTransaction(
-      Connection c, Sql sql, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
+      Connection c, Sql sql, IdempotentRequest r, String owner, Duration lease, Duration retention, ResponseProtection protection)
+      throws SQLException {
     if (sql.insert(c, r, owner, lease, retention)) {
       return ClaimResult.claimed(r.fingerprint(), false);
     }
@@ -119,7 +123,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       return ClaimResult.claimed(r.fingerprint(), false);
     }
     if (row.response != null) {
-      return ClaimResult.completed(recorded, StoredResponseCodec.decode(row.response));
+      return ClaimResult.completed(recorded, protection.open(r.scope(), r.key(), recorded, row.response));
     }
     if (owner.equals(row.owner)) {
       sql.takeOver(c, r, owner, lease, retention);
@@ -138,6 +142,13 @@ public final class JdbcLeaseStore implements LeaseStore {
    * <p>One conditional {@code UPDATE}; when it changes no row, one read of the live record: already
    * completed by {@code ownerToken} with an equal response (a repetition after a lost
    * acknowledgement) is {@code true}, anything else {@code false}.
+   *
+   * <p>With {@link Builder#responseProtection response protection} on, one read comes first: the
+   * ciphertext is bound to the record's fingerprint, which only the record holds; a record that is
+   * gone, of another owner, or already completed is answered from that read without writing.
+   *
+   * @throws dev.idem.core.StoredResponseUnreadableException if the record is already completed by
+   *     {@code ownerToken} and its stored response cannot be read to compare it with {@code response}
    */
   @Override
   public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
@@ -145,9 +156,27 @@ public final class JdbcLeaseStore implements LeaseStore {
     checkToken(ownerToken);
     try (Connection c = connection()) {
       Sql sql = new Sql(Dialect.detect(c), table.table());
+      byte[] stored;
+      if (protection.enabled()) {
+        Row row = sql.readLive(c, scope, key);
+        if (row == null || !ownerToken.equals(row.owner)) {
+          return false;
+        }
+        if (row.response != null) {
+          return sameCompletion(row, scope, key, ownerToken, response);
+        }
+        stored = protection.seal(scope, key, Fingerprint.fromHex(row.fingerprint), response);
+      } else {
+        stored = StoredResponseCodec.encode(response);
+      }
       try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
-        ps.setInt(1, response.status());
-        ps.setBytes(2, StoredResponseCodec.encode(response));
+        Integer status = protection.clearStatus(response);
+        if (status == null) {
+          ps.setNull(1, java.sql.Types.INTEGER);
+        } else {
+          ps.setInt(1, status);
+        }
+        ps.setBytes(2, stored);
         ps.setLong(3, retention.toMillis());
         ps.setString(4, scope.principal());
         ps.setString(5, scope.operation());
@@ -157,12 +186,16 @@ public final class JdbcLeaseStore implements LeaseStore {
           return true;
         }
       }
-      Row row = sql.readLive(c, scope, key);
-      return row != null && row.response != null && ownerToken.equals(row.owner)
-          && StoredResponseCodec.decode(row.response).equals(response);
+      return sameCompletion(sql.readLive(c, scope, key), scope, key, ownerToken, response);
     } catch (SQLException e) {
       throw failure("complete of " + LogRef.of(scope, key), e);
     }
+  }
+
+  /** @return whether {@code row} is the live record completed by {@code owner} with {@code response} */
+  private boolean sameCompletion(Row row, Scope scope, IdempotencyKey key, String owner, StoredResponse response) {
+    return row != null && row.response != null && owner.equals(row.owner)
+        && protection.open(scope, key, Fingerprint.fromHex(row.fingerprint), row.response).equals(response);
   }
 
   /**
@@ -287,10 +320,13 @@ public final class JdbcLeaseStore implements LeaseStore {
               + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
       this.release =
           "DELETE FROM " + t + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
-      this.readLive = "SELECT owner_token, response FROM " + t + pk + " AND expires_at > " + now;
+      this.readLive = "SELECT owner_token, response, fingerprint FROM " + t + pk + " AND expires_at > " + now;
     }
 
-    /** @return the record's owner token and response (null while in progress), or {@code null} when there is no live record */
+    /**
+     * @return the record's owner token, response (null while in progress) and fingerprint, or
+     *     {@code null} when there is no live record
+     */
     Row readLive(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
       try (PreparedStatement ps = c.prepareStatement(readLive)) {
         ps.setString(1, scope.principal());
@@ -303,6 +339,7 @@ public final class JdbcLeaseStore implements LeaseStore {
           Row row = new Row();
           row.owner = rs.getString(1);
           row.response = rs.getBytes(2);
+          row.fingerprint = rs.getString(3);
           return row;
         }
       }
@@ -380,6 +417,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     private String table = "idem_keys";
     private boolean createSchema = true;
     private Duration sqliteBusyTimeout = JdbcIdempotency.DEFAULT_SQLITE_BUSY_TIMEOUT;
+    private ResponseProtection protection = ResponseProtection.none();
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -409,6 +447,22 @@ public final class JdbcLeaseStore implements LeaseStore {
     public Builder sqliteBusyTimeout(Duration timeout) {
       JdbcIdempotency.builder().sqliteBusyTimeout(timeout); // validates
       this.sqliteBusyTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Protects stored responses at rest, as {@link JdbcIdempotency.Builder#responseProtection} does
+     * (the same envelope, so one table can serve both modes with one keyring). A completion then
+     * costs one read more (see {@link JdbcLeaseStore#complete}); a stored response that cannot be
+     * authenticated makes {@link JdbcLeaseStore#claim} throw {@link
+     * dev.idem.core.StoredResponseUnreadableException}, never replay.
+     *
+     * @param protection the keyring, or {@link ResponseProtection#none()} (the default: in clear)
+     * @return this builder
+     * @throws NullPointerException if {@code protection} is {@code null}
+     */
+    public Builder responseProtection(ResponseProtection protection) {
+      this.protection = Objects.requireNonNull(protection, "protection");
       return this;
     }
 

@@ -4,8 +4,10 @@ import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
@@ -202,9 +204,11 @@ public final class RedisLeaseStore implements LeaseStore {
   private final UnifiedJedis redis;
   private final String keyPrefix;
   private final String scanPattern;
+  private final ResponseProtection protection;
 
   private RedisLeaseStore(Builder b) {
     this.redis = b.redis;
+    this.protection = b.protection;
     this.keyPrefix = b.keyPrefix;
     this.scanPattern = escapeGlob(keyPrefix) + "{" + "?".repeat(64) + "}";
   }
@@ -277,7 +281,7 @@ public final class RedisLeaseStore implements LeaseStore {
         utf8(ownerToken),
         utf8(Long.toString(lease.toMillis())),
         utf8(Long.toString(retention.toMillis())));
-    return toClaimResult(reply, recordKey);
+    return toClaimResult(reply, recordKey, request);
   }
 
   /**
@@ -285,6 +289,13 @@ public final class RedisLeaseStore implements LeaseStore {
    *
    * <p>One atomic Lua script on the record's hash, on the Redis server's clock. The response is
    * stored as the bytes of {@link StoredResponseCodec}, binary-safe.
+   *
+   * <p>With {@link Builder#responseProtection response protection} on, the response is stored as
+   * its encrypted envelope instead, and one {@code HMGET} of the record comes first: the ciphertext
+   * is bound to the record's fingerprint, which only the record holds, and a record that is gone,
+   * of another owner, or already completed is answered from that read without writing (a repeated
+   * completion by the same owner is recognised by decrypting the stored response, since every
+   * encryption has a fresh nonce).
    *
    * @param scope the record's scope, never {@code null}
    * @param key the record's idempotency key, never {@code null}
@@ -301,9 +312,38 @@ public final class RedisLeaseStore implements LeaseStore {
     checkOwnerToken(ownerToken);
     checkDuration("retention", retention);
     String recordKey = recordKey(scope, key);
-    Object reply = run(COMPLETE, recordKey,
-        utf8(ownerToken), StoredResponseCodec.encode(response), utf8(Long.toString(retention.toMillis())));
+    byte[] stored;
+    if (protection.enabled()) {
+      List<byte[]> record = read(recordKey, "owner", "fingerprint", "response");
+      if (record.get(0) == null || record.get(1) == null || !ownerToken.equals(new String(record.get(0), StandardCharsets.UTF_8))) {
+        return false; // gone, expired, or another owner's
+      }
+      Fingerprint fingerprint = fingerprintOf(record.get(1), recordKey);
+      if (record.get(2) != null) {
+        return openStored(record.get(2), recordKey, scope, key, fingerprint).equals(response);
+      }
+      stored = protection.seal(scope, key, fingerprint, response);
+    } else {
+      stored = StoredResponseCodec.encode(response);
+    }
+    Object reply = run(COMPLETE, recordKey, utf8(ownerToken), stored, utf8(Long.toString(retention.toMillis())));
     return toCount(reply, COMPLETE, recordKey) == 1;
+  }
+
+  private List<byte[]> read(String recordKey, String... fields) {
+    byte[][] names = new byte[fields.length][];
+    for (int i = 0; i < fields.length; i++) {
+      names[i] = utf8(fields[i]);
+    }
+    try {
+      List<byte[]> values = redis.hmget(utf8(recordKey), names);
+      if (values == null || values.size() != fields.length) {
+        throw new IdemStoreException("Redis HMGET on " + recordKey + " gave an unexpected reply", null);
+      }
+      return values;
+    } catch (JedisException e) {
+      throw new IdemStoreException("Redis read of " + recordKey + " failed: " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -392,17 +432,12 @@ public final class RedisLeaseStore implements LeaseStore {
     }
   }
 
-  private static ClaimResult toClaimResult(Object reply, String recordKey) {
+  private ClaimResult toClaimResult(Object reply, String recordKey, IdempotentRequest request) {
     if (!(reply instanceof List<?> list) || list.size() != 3 || !(list.get(0) instanceof byte[] state)
         || !(list.get(1) instanceof byte[] fingerprintHex)) {
       throw unexpected(CLAIM, recordKey, reply);
     }
-    Fingerprint fingerprint;
-    try {
-      fingerprint = Fingerprint.fromHex(new String(fingerprintHex, StandardCharsets.US_ASCII));
-    } catch (IllegalArgumentException e) {
-      throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt fingerprint: " + e.getMessage(), e);
-    }
+    Fingerprint fingerprint = fingerprintOf(fingerprintHex, recordKey);
     Object extra = list.get(2);
     switch (new String(state, StandardCharsets.US_ASCII)) {
       case "CLAIMED":
@@ -417,17 +452,30 @@ public final class RedisLeaseStore implements LeaseStore {
         break;
       case "COMPLETED":
         if (extra instanceof byte[] encoded) {
-          try {
-            return ClaimResult.completed(fingerprint, StoredResponseCodec.decode(encoded));
-          } catch (IdemStoreException e) {
-            throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt response: " + e.getMessage(), e);
-          }
+          return ClaimResult.completed(fingerprint, openStored(encoded, recordKey, request.scope(), request.key(), fingerprint));
         }
         break;
       default:
         break;
     }
     throw unexpected(CLAIM, recordKey, reply);
+  }
+
+  private static Fingerprint fingerprintOf(byte[] hex, String recordKey) {
+    try {
+      return Fingerprint.fromHex(new String(hex, StandardCharsets.US_ASCII));
+    } catch (IllegalArgumentException e) {
+      throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt fingerprint: " + e.getMessage(), e);
+    }
+  }
+
+  /** @throws StoredResponseUnreadableException naming the record's Redis key (a digest, not the scope) */
+  private StoredResponse openStored(byte[] stored, String recordKey, Scope scope, IdempotencyKey key, Fingerprint fingerprint) {
+    try {
+      return protection.open(scope, key, fingerprint, stored);
+    } catch (StoredResponseUnreadableException e) {
+      throw new StoredResponseUnreadableException("the Redis record " + recordKey + " holds an unreadable response: " + e.getMessage(), e);
+    }
   }
 
   private static long toCount(Object reply, Script script, String recordKey) {
@@ -513,6 +561,7 @@ public final class RedisLeaseStore implements LeaseStore {
   public static final class Builder {
     private final UnifiedJedis redis;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private ResponseProtection protection = ResponseProtection.none();
 
     private Builder(UnifiedJedis redis) {
       this.redis = Objects.requireNonNull(redis, "redis");
@@ -543,6 +592,22 @@ public final class RedisLeaseStore implements LeaseStore {
         }
       }
       this.keyPrefix = keyPrefix;
+      return this;
+    }
+
+    /**
+     * Protects stored responses at rest: the hash's {@code response} field holds the encrypted
+     * envelope of {@link ResponseProtection}, bound to the record's principal, operation,
+     * idempotency key and fingerprint. A completion then costs one {@code HMGET} more (see {@link
+     * RedisLeaseStore#complete}); a stored response that cannot be authenticated makes {@link
+     * RedisLeaseStore#claim} throw {@link StoredResponseUnreadableException}, never replay.
+     *
+     * @param protection the keyring, or {@link ResponseProtection#none()} (the default: in clear)
+     * @return this builder
+     * @throws NullPointerException if {@code protection} is {@code null}
+     */
+    public Builder responseProtection(ResponseProtection protection) {
+      this.protection = Objects.requireNonNull(protection, "protection");
       return this;
     }
 

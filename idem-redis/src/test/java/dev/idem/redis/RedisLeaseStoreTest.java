@@ -9,6 +9,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.core.spi.ClaimResult;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -202,9 +203,9 @@ class RedisLeaseStoreTest {
     REDIS.client().hset(key, "response", "garbage");
 
     assertThatThrownBy(() -> store.claim(request, "owner-b", LEASE, RETENTION))
-        .isExactlyInstanceOf(IdemStoreException.class)
+        .isExactlyInstanceOf(StoredResponseUnreadableException.class) // an IdemStoreException that a retry cannot cure
         .hasMessageContaining(key)
-        .hasMessageContaining("corrupt response");
+        .hasMessageContaining("unreadable response");
   }
 
   @Test

@@ -13,6 +13,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.CapturingResponse;
 import dev.idem.servlet.internal.FormParts;
@@ -156,6 +157,12 @@ import java.util.Objects;
  *       originalLocation}. A 5xx because the client did nothing wrong and the server cannot do what
  *       a retry asks; not 502/503/504, which clients retry, since no retry can succeed</td><td>RFC
  *       9110 15.6.1; RFC 9457 3.2</td></tr>
+ *   <tr><td>500</td><td>{@value #PROBLEM_STORED_RESPONSE_UNREADABLE}</td><td>the key is answered,
+ *       but its stored response cannot be read ({@link dev.idem.core.StoredResponseUnreadableException}:
+ *       it fails authentication under {@link dev.idem.core.ResponseProtection}, its key id is not in
+ *       the keyring, or it is corrupt). Nothing is replayed and nothing runs again; a 5xx that
+ *       clients do not retry, since no retry succeeds until an operator acts</td><td>RFC 9110
+ *       15.6.1</td></tr>
  *   <tr><td>503</td><td>{@value #PROBLEM_STORE_UNAVAILABLE}</td><td>the store failed before the
  *       claim was made, so the handler did not run and nothing was written; or, in a
  *       transactional engine, the handler's transaction did not commit for a transient reason, so
@@ -228,6 +235,7 @@ public final class IdempotencyFilter implements Filter {
   private static final String RESPONSE_TOO_LARGE = "response-too-large-to-replay";
   private static final String OUTCOME_UNKNOWN = "outcome-unknown";
   private static final String REQUEST_FAILED = "request-failed";
+  private static final String STORED_RESPONSE_UNREADABLE = "stored-response-unreadable";
 
   /** Problem type under the default base: a required {@code Idempotency-Key} is missing (400). */
   public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + KEY_MISSING;
@@ -269,6 +277,12 @@ public final class IdempotencyFilter implements Filter {
    * rolled back by a failure of the request itself, which a retry would repeat (500).
    */
   public static final String PROBLEM_REQUEST_FAILED = PROBLEM_TYPE_BASE + REQUEST_FAILED;
+  /**
+   * Problem type under the default base: the request with this key was answered, but its stored
+   * response cannot be read (protection at rest refused it, or it is corrupt); nothing is replayed
+   * and the operation is not run again (500).
+   */
+  public static final String PROBLEM_STORED_RESPONSE_UNREADABLE = PROBLEM_TYPE_BASE + STORED_RESPONSE_UNREADABLE;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
@@ -642,6 +656,16 @@ public final class IdempotencyFilter implements Filter {
       if (!run.captured.overflowed()) {
         run.captured.writeTo(res); // an overflowed answer has already gone to the client
       }
+      return;
+    }
+    if (e instanceof StoredResponseUnreadableException) {
+      // The key is answered but its stored response fails authentication or decoding: never
+      // replay bytes that cannot be authenticated, never run the operation again. Not a 503: a
+      // retry cannot succeed until an operator restores the key or investigates the tampering.
+      LOG.log(Level.ERROR, "idempotency filter: a stored response cannot be read; answering 500", e);
+      problem(cfg, res, STORED_RESPONSE_UNREADABLE, "The stored response cannot be read", 500,
+          "the request with this Idempotency-Key was already processed, but its recorded answer cannot be read;"
+              + " it is not run again and no answer is replayed");
       return;
     }
     if (e instanceof IdemException) {

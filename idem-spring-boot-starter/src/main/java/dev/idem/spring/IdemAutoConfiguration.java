@@ -119,17 +119,18 @@ public class IdemAutoConfiguration {
         if (redis == null) {
           throw new IdemConfigurationException("idem.store", "is redis, but there is no redis.clients.jedis.UnifiedJedis bean (and idem-redis on the class path)", null);
         }
-        return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix()));
+        return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix(), p.getProtection().build()));
       case JDBC:
         if (dataSource == null) {
           throw new IdemConfigurationException("idem.store", "is jdbc, but the application has no DataSource", null);
         }
-        return configured("idem.table", () -> JdbcLeaseStore.builder(dataSource).table(p.getTable()).createSchema(p.isCreateSchema()).build());
+        return configured("idem.table", () -> JdbcLeaseStore.builder(dataSource).table(p.getTable()).createSchema(p.isCreateSchema())
+            .responseProtection(p.getProtection().build()).build());
       case MEMORY:
       default:
         LOG.warn("Idem keeps idempotency keys in memory: they are lost on restart and not shared between instances."
             + " Configure a DataSource or a Redis client for production.");
-        return new InMemoryLeaseStore();
+        return new InMemoryLeaseStore(java.time.Clock.systemUTC(), p.getProtection().build());
     }
   }
 
@@ -148,8 +149,9 @@ public class IdemAutoConfiguration {
 
   /** Builds the Redis store; loaded only when Jedis and idem-redis are present. */
   private static final class RedisStores {
-    static LeaseStore create(Object client, String keyPrefix) {
-      dev.idem.redis.RedisLeaseStore.Builder builder = dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client);
+    static LeaseStore create(Object client, String keyPrefix, dev.idem.core.ResponseProtection protection) {
+      dev.idem.redis.RedisLeaseStore.Builder builder = dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client)
+          .responseProtection(protection);
       if (keyPrefix != null) {
         builder.keyPrefix(keyPrefix);
       }
@@ -197,6 +199,7 @@ public class IdemAutoConfiguration {
     @ConditionalOnBean(DataSource.class)
     JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
       JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema());
+      configured("idem.protection", () -> builder.responseProtection(p.getProtection().build()));
       configured("idem.table", () -> builder.table(p.getTable()));
       configured("idem.retention", () -> builder.retention(p.getRetention()));
       JdbcIdempotency idem = builder.build();

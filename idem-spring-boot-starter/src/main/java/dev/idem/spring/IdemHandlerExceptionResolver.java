@@ -34,6 +34,7 @@ import org.springframework.web.servlet.ModelAndView;
  *   <tr><td>{@link RequestInProgressException}</td><td>409, with {@code Retry-After} ({@link
  *       IdempotencyFilterConfig#retryAfterSeconds})</td><td>request-in-progress</td></tr>
  *   <tr><td>{@link CompletionUnknownException}</td><td>503, with {@code Retry-After}</td><td>outcome-unknown</td></tr>
+ *   <tr><td>{@link dev.idem.core.StoredResponseUnreadableException}</td><td>500</td><td>stored-response-unreadable</td></tr>
  *   <tr><td>{@link IdemStoreException} (any other)</td><td>503</td><td>store-unavailable</td></tr>
  *   <tr><td>{@link ResponseNotStoredException}</td><td>500</td><td>response-too-large-to-replay</td></tr>
  * </table>
@@ -54,6 +55,7 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
   private static final String STORE_UNAVAILABLE = name(IdempotencyFilter.PROBLEM_STORE_UNAVAILABLE);
   private static final String RESPONSE_TOO_LARGE = name(IdempotencyFilter.PROBLEM_RESPONSE_TOO_LARGE);
   private static final String OUTCOME_UNKNOWN = name(IdempotencyFilter.PROBLEM_OUTCOME_UNKNOWN);
+  private static final String STORED_RESPONSE_UNREADABLE = name(IdempotencyFilter.PROBLEM_STORED_RESPONSE_UNREADABLE);
 
   private final IdempotencyFilterConfig config;
 
@@ -110,6 +112,12 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
         writeProblem(response, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
             "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
                 + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation");
+      } else if (ex instanceof dev.idem.core.StoredResponseUnreadableException) {
+        // The key is answered but its stored response cannot be authenticated or decoded: never
+        // replayed, never run again, and not a 503 that clients would retry in vain.
+        LOG.error("Idem: a stored response cannot be read; answering 500", ex);
+        write(response, STORED_RESPONSE_UNREADABLE, "The stored response cannot be read", 500,
+            "the operation of this idempotency key already ran, but its recorded result cannot be read; it is not run again");
       } else if (ex instanceof IdemStoreException) {
         LOG.warn("Idem: the idempotency store failed; answering 503", ex);
         write(response, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,

@@ -104,6 +104,12 @@ public class IdemProperties {
   /** The Redis store. */
   private final Redis redis = new Redis();
 
+  /**
+   * Protection at rest of stored responses (idem.protection.*): off unless current-key is set. See
+   * {@link dev.idem.core.ResponseProtection}.
+   */
+  private final Protection protection = new Protection();
+
   /** Where the principal of a key's scope comes from. */
   public enum PrincipalSource {
     /** spring-security when Spring Security is on the class path; otherwise refuse to start. */
@@ -132,6 +138,84 @@ public class IdemProperties {
 
     public void setKeyPrefix(String keyPrefix) {
       this.keyPrefix = keyPrefix;
+    }
+  }
+
+  /**
+   * The {@code idem.protection.*} properties: AES-256-GCM encryption of every stored response
+   * (status, headers, body) with a keyring of named keys. Off when {@code current-key} is absent.
+   */
+  public static class Protection {
+    /**
+     * The keyring: key id (1 to 32 characters [A-Za-z0-9._-], stored in clear in each record) to
+     * the base64 of 32 random bytes (for example the output of openssl rand -base64 32). Keep every
+     * key that protected live records, that is, for one retention after it stopped being current.
+     */
+    private java.util.Map<String, String> keys = new java.util.LinkedHashMap<>();
+
+    /** The id of the key that protects new records; setting it turns protection on. */
+    private String currentKey;
+
+    /**
+     * Whether records written in clear before protection was turned on are still replayed (default
+     * true); set false once one retention has passed, so that a plaintext record planted in the
+     * store is refused.
+     */
+    private boolean acceptPlaintextRecords = true;
+
+    public java.util.Map<String, String> getKeys() {
+      return keys;
+    }
+
+    public void setKeys(java.util.Map<String, String> keys) {
+      this.keys = keys;
+    }
+
+    public String getCurrentKey() {
+      return currentKey;
+    }
+
+    public void setCurrentKey(String currentKey) {
+      this.currentKey = currentKey;
+    }
+
+    public boolean isAcceptPlaintextRecords() {
+      return acceptPlaintextRecords;
+    }
+
+    public void setAcceptPlaintextRecords(boolean acceptPlaintextRecords) {
+      this.acceptPlaintextRecords = acceptPlaintextRecords;
+    }
+
+    /**
+     * @return the keyring, or {@link dev.idem.core.ResponseProtection#none()} when no current key
+     *     is set
+     * @throws IdemConfigurationException naming the property when a key or the current key is
+     *     wrong, or keys are given without a current key
+     */
+    public dev.idem.core.ResponseProtection build() {
+      if (currentKey == null || currentKey.isBlank()) {
+        if (keys != null && !keys.isEmpty()) {
+          throw new IdemConfigurationException("idem.protection.current-key",
+              "is not set, but idem.protection.keys has " + keys.keySet() + ": choose the key that protects new records", null);
+        }
+        return dev.idem.core.ResponseProtection.none();
+      }
+      dev.idem.core.ResponseProtection.Builder builder =
+          dev.idem.core.ResponseProtection.builder().acceptPlaintextRecords(acceptPlaintextRecords);
+      for (java.util.Map.Entry<String, String> key : keys.entrySet()) {
+        try {
+          builder.key(key.getKey(), key.getValue() == null ? "" : key.getValue());
+        } catch (IllegalArgumentException e) {
+          // the message names the key id and the rule, never the key's value
+          throw new IdemConfigurationException("idem.protection.keys." + key.getKey(), e.getMessage(), null);
+        }
+      }
+      try {
+        return builder.currentKey(currentKey.trim()).build();
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        throw new IdemConfigurationException("idem.protection.current-key", e.getMessage(), null);
+      }
     }
   }
 
@@ -309,5 +393,9 @@ public class IdemProperties {
 
   public Redis getRedis() {
     return redis;
+  }
+
+  public Protection getProtection() {
+    return protection;
   }
 }

@@ -13,8 +13,10 @@ import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
+import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import java.nio.charset.StandardCharsets;
@@ -60,6 +62,36 @@ public abstract class LeaseContract {
    */
   protected boolean purgeCountsRecords() {
     return true;
+  }
+
+  /**
+   * A store of the same backend, over the same records as {@link #store()}, that writes and reads
+   * responses through {@code protection}; for the response-protection tests. A backend that stores
+   * responses overrides this and the two raw accessors below.
+   *
+   * @throws UnsupportedOperationException unless overridden (those tests then fail, not skip)
+   */
+  protected LeaseStore protectedStore(ResponseProtection protection) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " must override protectedStore, rawResponse and writeRawResponse");
+  }
+
+  /**
+   * @return the bytes the backend holds for a completed record's response, read directly from the
+   *     table, the hash or the map (not through the store), or {@code null} if there are none
+   * @throws UnsupportedOperationException unless overridden
+   */
+  protected byte[] rawResponse(Scope scope, IdempotencyKey key) throws Exception {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " must override rawResponse");
+  }
+
+  /**
+   * Overwrites the bytes of a completed record's response directly in the backend, as someone with
+   * write access to the store could.
+   *
+   * @throws UnsupportedOperationException unless overridden
+   */
+  protected void writeRawResponse(Scope scope, IdempotencyKey key, byte[] bytes) throws Exception {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " must override writeRawResponse");
   }
 
   @BeforeEach
@@ -530,6 +562,125 @@ public abstract class LeaseContract {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("retention")
         .hasMessageContaining("longer than the lease");
+  }
+
+
+  // ------------------------------------------------------------------ response protection at rest
+
+  private static final ResponseProtection KEY_A = ResponseProtection.builder().key("a", testKey(1)).currentKey("a").build();
+  private static final ResponseProtection KEYS_A_B_CURRENT_B =
+      ResponseProtection.builder().key("a", testKey(1)).key("b", testKey(2)).currentKey("b").build();
+  private static final ResponseProtection ONLY_KEY_B = ResponseProtection.builder().key("b", testKey(2)).currentKey("b").build();
+
+  private static byte[] testKey(int seed) {
+    byte[] key = new byte[ResponseProtection.KEY_BYTES];
+    for (int i = 0; i < key.length; i++) {
+      key[i] = (byte) (seed * 37 + i * 11);
+    }
+    return key;
+  }
+
+  private StoredResponse secretEffect(String secret) {
+    effects.incrementAndGet();
+    return StoredResponse.builder(201).header("Content-Type", "text/plain").header("Location", "/charges/" + secret).body("receipt " + secret).build();
+  }
+
+  private LeaseIdempotency engineOn(LeaseStore store) {
+    return LeaseIdempotency.builder(store).lease(Duration.ofSeconds(30)).retention(Duration.ofMinutes(5)).build();
+  }
+
+  @Test
+  void protectedResponsesAreNotStoredInClearAndReplayExactly() throws Exception {
+    LeaseIdempotency idem = engineOn(protectedStore(KEY_A));
+    IdempotentRequest request = request("k-secret", "{}");
+    String secret = "secret-" + UUID.randomUUID();
+    Outcome first = idem.execute(request, ctx -> secretEffect(secret));
+
+    byte[] raw = rawResponse(request.scope(), request.key());
+    assertThat(raw).as("a stored response").isNotNull();
+    assertThat(ResponseProtection.isProtected(raw)).isTrue();
+    assertThat(new String(raw, StandardCharsets.ISO_8859_1)).doesNotContain(secret).doesNotContain("receipt");
+    Outcome replay = idem.execute(request, ctx -> secretEffect("must not run"));
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.response()).isEqualTo(first.response());
+    assertThat(replay.response().header("Location")).isEqualTo("/charges/" + secret);
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void aRepeatedCompletionBySameOwnerIsRecognisedUnderProtection() {
+    LeaseStore store = protectedStore(KEY_A);
+    IdempotentRequest request = request("k-again", "{}");
+    StoredResponse first = StoredResponse.of(201, "note 1");
+    store.claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5));
+    assertThat(store.complete(request.scope(), request.key(), "owner-a", first, Duration.ofMinutes(5))).isTrue();
+    assertThat(store.complete(request.scope(), request.key(), "owner-a", first, Duration.ofMinutes(5)))
+        .as("a repetition after a lost acknowledgement, although every encryption has its own nonce").isTrue();
+    assertThat(store.complete(request.scope(), request.key(), "owner-a", StoredResponse.of(201, "note 2"), Duration.ofMinutes(5))).isFalse();
+    assertThat(store.complete(request.scope(), request.key(), "owner-b", first, Duration.ofMinutes(5))).isFalse();
+    assertThat(store.claim(request, "owner-c", Duration.ofMinutes(1), Duration.ofMinutes(5)).response()).isEqualTo(first);
+  }
+
+  @Test
+  void recordsProtectedWithTheOldKeyReplayAfterRotationWhileTheOldKeyIsKept() throws Exception {
+    IdempotentRequest request = request("k-rotate", "{}");
+    Outcome first = engineOn(protectedStore(KEY_A)).execute(request, ctx -> secretEffect("one"));
+
+    LeaseIdempotency rotated = engineOn(protectedStore(KEYS_A_B_CURRENT_B));
+    Outcome replay = rotated.execute(request, ctx -> secretEffect("must not run"));
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.response()).isEqualTo(first.response());
+
+    IdempotentRequest next = request("k-rotate-2", "{}");
+    Outcome written = rotated.execute(next, ctx -> secretEffect("two"));
+    byte[] raw = rawResponse(next.scope(), next.key());
+    assertThat(new String(raw, 3, raw[2], StandardCharsets.US_ASCII)).as("new records use the current key").isEqualTo("b");
+    assertThat(rotated.execute(next, ctx -> secretEffect("must not run")).response()).isEqualTo(written.response());
+    assertThat(effects).hasValue(2);
+  }
+
+  @Test
+  void aProtectedResponseMovedToAnotherKeyIsRefusedNotReplayed() throws Exception {
+    LeaseIdempotency idem = engineOn(protectedStore(KEY_A));
+    IdempotentRequest source = request("k-source", "{}");
+    IdempotentRequest target = request("k-target", "{}");
+    idem.execute(source, ctx -> secretEffect("source"));
+    idem.execute(target, ctx -> secretEffect("target"));
+
+    writeRawResponse(target.scope(), target.key(), rawResponse(source.scope(), source.key()));
+
+    assertThatThrownBy(() -> idem.execute(target, ctx -> secretEffect("must not run")))
+        .isInstanceOf(StoredResponseUnreadableException.class)
+        .hasMessageContaining("failed authentication");
+    assertThat(idem.execute(source, ctx -> secretEffect("must not run")).replayed()).as("the source is intact").isTrue();
+    assertThat(effects).as("the moved record's effect never runs again").hasValue(2);
+  }
+
+  @Test
+  void aProtectedResponseUnderAnUnknownKeyIdIsRefusedNotReplayed() {
+    IdempotentRequest request = request("k-unknown", "{}");
+    engineOn(protectedStore(KEY_A)).execute(request, ctx -> secretEffect("a"));
+
+    assertThatThrownBy(() -> engineOn(protectedStore(ONLY_KEY_B)).execute(request, ctx -> secretEffect("must not run")))
+        .isInstanceOf(StoredResponseUnreadableException.class)
+        .hasMessageContaining("key id 'a'");
+    assertThatThrownBy(() -> engineOn(store()).execute(request, ctx -> secretEffect("must not run")))
+        .as("protection turned off while protected records live")
+        .isInstanceOf(StoredResponseUnreadableException.class)
+        .hasMessageContaining("protection is off");
+    assertThat(effects).hasValue(1);
+  }
+
+  @Test
+  void plaintextRecordsWrittenBeforeProtectionStillReplay() throws Exception {
+    IdempotentRequest request = request("k-before", "{}");
+    Outcome first = engine().build().execute(request, ctx -> secretEffect("clear"));
+    assertThat(ResponseProtection.isProtected(rawResponse(request.scope(), request.key()))).isFalse();
+
+    Outcome replay = engineOn(protectedStore(KEY_A)).execute(request, ctx -> secretEffect("must not run"));
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.response()).isEqualTo(first.response());
+    assertThat(effects).hasValue(1);
   }
 
   // ------------------------------------------------------------------ helpers

@@ -1,21 +1,15 @@
 package dev.idem.testkit;
 
-import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcLeaseStore;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The lease contract on {@link JdbcLeaseStore} over Postgres, in a database of its own. */
-class PostgresLeaseContractTest extends LeaseContract {
+class PostgresLeaseContractTest extends JdbcLeaseContract {
 
   @RegisterExtension static final TestDatabase DB = TestDatabase.postgres();
 
-  private static JdbcLeaseStore store;
-
   @Override
-  protected synchronized LeaseStore store() {
-    if (store == null) {
-      store = JdbcLeaseStore.builder(DB.target().dataSource()).table("lease_keys").build();
-    }
-    return store;
+  protected JdbcTarget target() {
+    return DB.target();
   }
 }
