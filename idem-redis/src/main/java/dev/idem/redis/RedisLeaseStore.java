@@ -49,10 +49,14 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * cached), so each is atomic for its record, and each takes "now" from the Redis server's {@code
  * TIME}, never from the JVM's clock.
  *
- * <p><b>Durability.</b> A record is as durable as the Redis deployment: Redis replicates
- * asynchronously, so a failover, or a restart without persistence, can lose a claim or a completion
- * that was already acknowledged, and a retry may then run the effect again. Use persistence ({@code
- * appendonly yes}) and, if needed, {@code WAIT}-style replication guarantees where that matters.
+ * <p><b>Durability.</b> Redis replicates asynchronously, so by default ({@link
+ * RedisDurability#none()}) a failover, or a restart without persistence, can lose a claim or a
+ * completion that was already acknowledged, and a retry may then run the effect again. {@link
+ * Builder#durability(RedisDurability)} makes every claim, completion, release and replay wait for
+ * replicas ({@code WAIT}, or {@code WAITAOF} on Redis 7.2 and later) on the connection that ran the
+ * script, and reports a write they did not acknowledge as an unknown outcome ({@link
+ * IdemStoreException}), which the lease engine retries with the same owner token. {@link
+ * RedisDurability} lists what each mode survives and what none does.
  *
  * <p>Thread-safe when the client is (a {@code RedisClient}, {@code RedisClusterClient}, {@code
  * JedisPooled} or {@code JedisCluster} is; a {@link UnifiedJedis} over one single {@code Connection}
@@ -98,9 +102,11 @@ public final class RedisLeaseStore implements LeaseStore {
       """;
 
   /**
-   * KEYS[1] record; ARGV: principal, operation, key, fingerprint hex, owner, lease ms, retention ms.
-   * Returns {state, fingerprint, extra}: extra is 1/0 (recovery) for CLAIMED, the lease remaining in
-   * ms for IN_PROGRESS, the encoded response for COMPLETED.
+   * KEYS[1] record; ARGV: principal, operation, key, fingerprint hex, owner, lease ms, retention ms,
+   * touch ("1" when a durability mode waits for replicas: a replay rewrites the state field, so the
+   * WAIT that follows covers the record the replay read). Returns {state, fingerprint, extra}: extra
+   * is 1/0 (recovery) for CLAIMED, the lease remaining in ms for IN_PROGRESS, the encoded response
+   * for COMPLETED.
    */
   private static final Script CLAIM = new Script("claim", PRELUDE + """
       local lease = tonumber(ARGV[6])
@@ -130,6 +136,9 @@ public final class RedisLeaseStore implements LeaseStore {
         return claimNew()
       end
       if state == 'COMPLETED' then
+        if ARGV[8] == '1' then
+          redis.call('HSET', k, 'state', 'COMPLETED')
+        end
         return {'COMPLETED', fp, response}
       end
       if owner == ARGV[5] then
@@ -149,7 +158,7 @@ public final class RedisLeaseStore implements LeaseStore {
    * KEYS[1] record; ARGV: owner, encoded response, retention ms. Returns 1 if stored, or if already
    * completed by this owner with the same encoded response (a repetition: a lost reply, or a
    * cluster client that re-sent the command); else 0. Fencing: only a live claim of this owner is
-   * completed.
+   * completed. A repetition rewrites the state field, so that a WAIT after it covers the record.
    */
   private static final Script COMPLETE = new Script("complete", PRELUDE + READ_OWNER + """
       if not live or r[2] ~= ARGV[1] then
@@ -157,6 +166,7 @@ public final class RedisLeaseStore implements LeaseStore {
       end
       if r[1] == 'COMPLETED' then
         if redis.call('HGET', k, 'response') == ARGV[2] then
+          redis.call('HSET', k, 'state', 'COMPLETED')
           return 1
         end
         return 0
@@ -202,10 +212,14 @@ public final class RedisLeaseStore implements LeaseStore {
   private final UnifiedJedis redis;
   private final String keyPrefix;
   private final String scanPattern;
+  private final RedisDurability durability;
+  private final DurableScripts durable;
 
   private RedisLeaseStore(Builder b) {
     this.redis = b.redis;
     this.keyPrefix = b.keyPrefix;
+    this.durability = b.durability;
+    this.durable = durability.isNone() ? null : new DurableScripts(redis, durability);
     this.scanPattern = escapeGlob(keyPrefix) + "{" + "?".repeat(64) + "}";
   }
 
@@ -219,6 +233,11 @@ public final class RedisLeaseStore implements LeaseStore {
    */
   public static Builder builder(UnifiedJedis redis) {
     return new Builder(redis);
+  }
+
+  /** @return the durability mode, {@link RedisDurability#none()} unless the builder set one */
+  public RedisDurability durability() {
+    return durability;
   }
 
   /** @return the prefix of every Redis key this store uses, never {@code null} or empty */
@@ -276,7 +295,8 @@ public final class RedisLeaseStore implements LeaseStore {
         utf8(request.fingerprint().hex()),
         utf8(ownerToken),
         utf8(Long.toString(lease.toMillis())),
-        utf8(Long.toString(retention.toMillis())));
+        utf8(Long.toString(retention.toMillis())),
+        utf8(durable == null ? "0" : "1"));
     return toClaimResult(reply, recordKey);
   }
 
@@ -362,13 +382,13 @@ public final class RedisLeaseStore implements LeaseStore {
   }
 
   /**
-   * A debugging form, {@code RedisLeaseStore[keyPrefix=<prefix>]}.
+   * A debugging form, {@code RedisLeaseStore[keyPrefix=<prefix>, durability=<mode>]}.
    *
    * @return the text, never {@code null}
    */
   @Override
   public String toString() {
-    return "RedisLeaseStore[keyPrefix=" + keyPrefix + "]";
+    return "RedisLeaseStore[keyPrefix=" + keyPrefix + ", durability=" + durability + "]";
   }
 
   // ------------------------------------------------------------------ Redis calls and replies
@@ -376,6 +396,9 @@ public final class RedisLeaseStore implements LeaseStore {
   private Object run(Script script, String recordKey, byte[]... args) {
     List<byte[]> keys = List.of(utf8(recordKey));
     List<byte[]> argv = List.of(args);
+    if (durable != null && script != PURGE) {
+      return durable.run(script.name, script.sha1, script.source, recordKey, keys, argv);
+    }
     try {
       try {
         return redis.evalsha(script.sha1, keys, argv);
@@ -513,6 +536,7 @@ public final class RedisLeaseStore implements LeaseStore {
   public static final class Builder {
     private final UnifiedJedis redis;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private RedisDurability durability = RedisDurability.none();
 
     private Builder(UnifiedJedis redis) {
       this.redis = Objects.requireNonNull(redis, "redis");
@@ -543,6 +567,20 @@ public final class RedisLeaseStore implements LeaseStore {
         }
       }
       this.keyPrefix = keyPrefix;
+      return this;
+    }
+
+    /**
+     * Sets how long each claim, completion and release waits for replicas before the store reports
+     * it done; see {@link RedisDurability} for what each mode survives. Default {@link
+     * RedisDurability#none()}.
+     *
+     * @param durability the mode, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code durability} is {@code null}
+     */
+    public Builder durability(RedisDurability durability) {
+      this.durability = Objects.requireNonNull(durability, "durability");
       return this;
     }
 
