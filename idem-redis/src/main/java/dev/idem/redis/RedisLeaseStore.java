@@ -16,7 +16,19 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.ArrayList;
+import java.util.Map;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.CommandObjects;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.ScanIteration;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -81,6 +93,7 @@ public final class RedisLeaseStore implements LeaseStore {
   private static final int MAX_OWNER_TOKEN_LENGTH = 64;
   private static final int MAX_PURGE_BATCH = 100_000;
   private static final HexFormat HEX = HexFormat.of();
+  private static final CommandObjects COMMANDS = new CommandObjects();
 
   /** Common prelude: "now" in milliseconds from the server's clock, and integer formatting. */
   private static final String PRELUDE = """
@@ -352,20 +365,30 @@ public final class RedisLeaseStore implements LeaseStore {
    * <p>Redis already removes each record at its expiry by itself, so this usually finds little or
    * nothing: it is a sweep for records whose Redis expiry was lost (for example by a {@code
    * PERSIST} or a restore). It walks the keys that look like this store's records with {@code SCAN
-   * ... MATCH <prefix>{<64 characters>} COUNT batchSize} (on every node of a cluster), and checks
-   * each one with its own small atomic Lua script that deletes it only if it is a record hash whose
-   * {@code expires_at} has passed on the server's clock. No step holds a lock for long.
+   * ... MATCH <prefix>{<64 characters>} COUNT batchSize}, and checks each one with its own small
+   * atomic Lua script that deletes it only if it is a record hash whose {@code expires_at} has
+   * passed on the server's clock. No step holds a lock for long.
+   *
+   * <p>On Redis Cluster ({@code RedisClusterClient} or {@code JedisCluster}) it scans the masters
+   * only, and a node that cannot be reached is skipped: a replica, or a failed master whose slots a
+   * replica took over, does not make the purge fail. Only a master that still owns slots and cannot
+   * be reached makes the sweep partial, reported as {@link IdemStoreException} after every other
+   * master was swept (the message names those masters and the count deleted).
    *
    * @param batchSize 1 to 100 000: the {@code COUNT} hint of each {@code SCAN} step
    * @return how many records this call deleted, not counting those Redis expired by itself
    * @throws IllegalArgumentException if {@code batchSize} is out of range
-   * @throws IdemStoreException if Redis fails or cannot be reached; records deleted before the
-   *     failure stay deleted
+   * @throws IdemStoreException if Redis fails or cannot be reached, or (on a cluster) a master
+   *     that owns slots cannot be reached; records deleted before the failure stay deleted
    */
   @Override
   public long purgeExpired(int batchSize) {
     if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
+    }
+    Map<String, ConnectionPool> clusterNodes = clusterNodes(redis);
+    if (clusterNodes != null) {
+      return purgeClusterMasters(clusterNodes, batchSize);
     }
     long removed = 0;
     try {
@@ -379,6 +402,78 @@ public final class RedisLeaseStore implements LeaseStore {
       throw new IdemStoreException("Redis purge failed while scanning " + scanPattern + ": " + e.getMessage(), e);
     }
     return removed;
+  }
+
+  /** @return the cluster client's nodes ("host:port" to pool), or null for a client of one server */
+  private static Map<String, ConnectionPool> clusterNodes(UnifiedJedis redis) {
+    if (redis instanceof RedisClusterClient c) {
+      return c.getClusterNodes();
+    }
+    if (redis instanceof JedisCluster c) {
+      return c.getClusterNodes();
+    }
+    return null;
+  }
+
+  /**
+   * Scans every master (a replica holds copies only, and its keys cannot be deleted there); a
+   * node that cannot be reached is skipped. If a skipped node still owns slots as a master (per
+   * {@code CLUSTER NODES} of a reachable master), the sweep was partial: the records deleted stay
+   * deleted, and {@link IdemStoreException} names the masters not swept and the count.
+   */
+  private long purgeClusterMasters(Map<String, ConnectionPool> nodes, int batchSize) {
+    long removed = 0;
+    List<String> unreachable = new ArrayList<>();
+    String topology = null;
+    for (Map.Entry<String, ConnectionPool> node : nodes.entrySet()) {
+      try (Connection c = node.getValue().getResource()) {
+        Object role = c.executeCommand(Protocol.Command.ROLE);
+        if (!(role instanceof List<?> r) || r.isEmpty() || !(r.get(0) instanceof byte[] name)
+            || !"master".equals(new String(name, StandardCharsets.US_ASCII))) {
+          continue;
+        }
+        if (topology == null) {
+          Object text = c.executeCommand(new CommandArguments(Protocol.Command.CLUSTER).add("NODES"));
+          topology = text instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(text);
+        }
+        String cursor = ScanParams.SCAN_POINTER_START;
+        ScanParams params = new ScanParams().match(scanPattern).count(batchSize);
+        do {
+          ScanResult<String> page = c.executeCommand(COMMANDS.scan(cursor, params));
+          for (String found : page.getResult()) {
+            removed += toCount(run(PURGE, found), PURGE, found);
+          }
+          cursor = page.getCursor();
+        } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
+      } catch (JedisConnectionException e) {
+        unreachable.add(node.getKey());
+      } catch (JedisException e) {
+        throw new IdemStoreException("Redis purge failed on " + node.getKey() + " after deleting " + removed
+            + " records: " + e.getMessage(), e);
+      }
+    }
+    List<String> missed = new ArrayList<>();
+    for (String hostPort : unreachable) {
+      if (topology == null || ownsSlots(topology, hostPort)) {
+        missed.add(hostPort);
+      }
+    }
+    if (!missed.isEmpty()) {
+      throw new IdemStoreException("Redis purge was partial: deleted " + removed + " records, but the masters "
+          + missed + " could not be reached; their expired records are left (Redis still expires them by itself)", null);
+    }
+    return removed;
+  }
+
+  /** True if CLUSTER NODES lists {@code host:port} as a master with at least one slot range. */
+  private static boolean ownsSlots(String clusterNodes, String hostPort) {
+    for (String line : clusterNodes.split("\n")) {
+      String[] f = line.trim().split(" ");
+      if (f.length > 8 && f[1].startsWith(hostPort + "@") && f[2].contains("master")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
