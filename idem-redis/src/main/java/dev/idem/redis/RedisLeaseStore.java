@@ -18,7 +18,19 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.ArrayList;
+import java.util.Map;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.CommandObjects;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.ScanIteration;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -51,10 +63,14 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * cached), so each is atomic for its record, and each takes "now" from the Redis server's {@code
  * TIME}, never from the JVM's clock.
  *
- * <p><b>Durability.</b> A record is as durable as the Redis deployment: Redis replicates
- * asynchronously, so a failover, or a restart without persistence, can lose a claim or a completion
- * that was already acknowledged, and a retry may then run the effect again. Use persistence ({@code
- * appendonly yes}) and, if needed, {@code WAIT}-style replication guarantees where that matters.
+ * <p><b>Durability.</b> Redis replicates asynchronously, so by default ({@link
+ * RedisDurability#none()}) a failover, or a restart without persistence, can lose a claim or a
+ * completion that was already acknowledged, and a retry may then run the effect again. {@link
+ * Builder#durability(RedisDurability)} makes every claim, completion, release and replay wait for
+ * replicas ({@code WAIT}, or {@code WAITAOF} on Redis 7.2 and later) on the connection that ran the
+ * script, and reports a write they did not acknowledge as an unknown outcome ({@link
+ * IdemStoreException}), which the lease engine retries with the same owner token. {@link
+ * RedisDurability} lists what each mode survives and what none does.
  *
  * <p>Thread-safe when the client is (a {@code RedisClient}, {@code RedisClusterClient}, {@code
  * JedisPooled} or {@code JedisCluster} is; a {@link UnifiedJedis} over one single {@code Connection}
@@ -79,6 +95,7 @@ public final class RedisLeaseStore implements LeaseStore {
   private static final int MAX_OWNER_TOKEN_LENGTH = 64;
   private static final int MAX_PURGE_BATCH = 100_000;
   private static final HexFormat HEX = HexFormat.of();
+  private static final CommandObjects COMMANDS = new CommandObjects();
 
   /** Common prelude: "now" in milliseconds from the server's clock, and integer formatting. */
   private static final String PRELUDE = """
@@ -100,9 +117,11 @@ public final class RedisLeaseStore implements LeaseStore {
       """;
 
   /**
-   * KEYS[1] record; ARGV: principal, operation, key, fingerprint hex, owner, lease ms, retention ms.
-   * Returns {state, fingerprint, extra}: extra is 1/0 (recovery) for CLAIMED, the lease remaining in
-   * ms for IN_PROGRESS, the encoded response for COMPLETED.
+   * KEYS[1] record; ARGV: principal, operation, key, fingerprint hex, owner, lease ms, retention ms,
+   * touch ("1" when a durability mode waits for replicas: a replay rewrites the state field, so the
+   * WAIT that follows covers the record the replay read). Returns {state, fingerprint, extra}: extra
+   * is 1/0 (recovery) for CLAIMED, the lease remaining in ms for IN_PROGRESS, the encoded response
+   * for COMPLETED.
    */
   private static final Script CLAIM = new Script("claim", PRELUDE + """
       local lease = tonumber(ARGV[6])
@@ -132,6 +151,9 @@ public final class RedisLeaseStore implements LeaseStore {
         return claimNew()
       end
       if state == 'COMPLETED' then
+        if ARGV[8] == '1' then
+          redis.call('HSET', k, 'state', 'COMPLETED')
+        end
         return {'COMPLETED', fp, response}
       end
       if owner == ARGV[5] then
@@ -151,7 +173,7 @@ public final class RedisLeaseStore implements LeaseStore {
    * KEYS[1] record; ARGV: owner, encoded response, retention ms. Returns 1 if stored, or if already
    * completed by this owner with the same encoded response (a repetition: a lost reply, or a
    * cluster client that re-sent the command); else 0. Fencing: only a live claim of this owner is
-   * completed.
+   * completed. A repetition rewrites the state field, so that a WAIT after it covers the record.
    */
   private static final Script COMPLETE = new Script("complete", PRELUDE + READ_OWNER + """
       if not live or r[2] ~= ARGV[1] then
@@ -159,6 +181,7 @@ public final class RedisLeaseStore implements LeaseStore {
       end
       if r[1] == 'COMPLETED' then
         if redis.call('HGET', k, 'response') == ARGV[2] then
+          redis.call('HSET', k, 'state', 'COMPLETED')
           return 1
         end
         return 0
@@ -205,11 +228,15 @@ public final class RedisLeaseStore implements LeaseStore {
   private final String keyPrefix;
   private final String scanPattern;
   private final ResponseProtection protection;
+  private final RedisDurability durability;
+  private final DurableScripts durable;
 
   private RedisLeaseStore(Builder b) {
     this.redis = b.redis;
     this.protection = b.protection;
     this.keyPrefix = b.keyPrefix;
+    this.durability = b.durability;
+    this.durable = durability.isNone() ? null : new DurableScripts(redis, durability);
     this.scanPattern = escapeGlob(keyPrefix) + "{" + "?".repeat(64) + "}";
   }
 
@@ -223,6 +250,11 @@ public final class RedisLeaseStore implements LeaseStore {
    */
   public static Builder builder(UnifiedJedis redis) {
     return new Builder(redis);
+  }
+
+  /** @return the durability mode, {@link RedisDurability#none()} unless the builder set one */
+  public RedisDurability durability() {
+    return durability;
   }
 
   /** @return the prefix of every Redis key this store uses, never {@code null} or empty */
@@ -280,7 +312,8 @@ public final class RedisLeaseStore implements LeaseStore {
         utf8(request.fingerprint().hex()),
         utf8(ownerToken),
         utf8(Long.toString(lease.toMillis())),
-        utf8(Long.toString(retention.toMillis())));
+        utf8(Long.toString(retention.toMillis())),
+        utf8(durable == null ? "0" : "1"));
     return toClaimResult(reply, recordKey, request);
   }
 
@@ -372,20 +405,30 @@ public final class RedisLeaseStore implements LeaseStore {
    * <p>Redis already removes each record at its expiry by itself, so this usually finds little or
    * nothing: it is a sweep for records whose Redis expiry was lost (for example by a {@code
    * PERSIST} or a restore). It walks the keys that look like this store's records with {@code SCAN
-   * ... MATCH <prefix>{<64 characters>} COUNT batchSize} (on every node of a cluster), and checks
-   * each one with its own small atomic Lua script that deletes it only if it is a record hash whose
-   * {@code expires_at} has passed on the server's clock. No step holds a lock for long.
+   * ... MATCH <prefix>{<64 characters>} COUNT batchSize}, and checks each one with its own small
+   * atomic Lua script that deletes it only if it is a record hash whose {@code expires_at} has
+   * passed on the server's clock. No step holds a lock for long.
+   *
+   * <p>On Redis Cluster ({@code RedisClusterClient} or {@code JedisCluster}) it scans the masters
+   * only, and a node that cannot be reached is skipped: a replica, or a failed master whose slots a
+   * replica took over, does not make the purge fail. Only a master that still owns slots and cannot
+   * be reached makes the sweep partial, reported as {@link IdemStoreException} after every other
+   * master was swept (the message names those masters and the count deleted).
    *
    * @param batchSize 1 to 100 000: the {@code COUNT} hint of each {@code SCAN} step
    * @return how many records this call deleted, not counting those Redis expired by itself
    * @throws IllegalArgumentException if {@code batchSize} is out of range
-   * @throws IdemStoreException if Redis fails or cannot be reached; records deleted before the
-   *     failure stay deleted
+   * @throws IdemStoreException if Redis fails or cannot be reached, or (on a cluster) a master
+   *     that owns slots cannot be reached; records deleted before the failure stay deleted
    */
   @Override
   public long purgeExpired(int batchSize) {
     if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
+    }
+    Map<String, ConnectionPool> clusterNodes = clusterNodes(redis);
+    if (clusterNodes != null) {
+      return purgeClusterMasters(clusterNodes, batchSize);
     }
     long removed = 0;
     try {
@@ -401,14 +444,86 @@ public final class RedisLeaseStore implements LeaseStore {
     return removed;
   }
 
+  /** @return the cluster client's nodes ("host:port" to pool), or null for a client of one server */
+  private static Map<String, ConnectionPool> clusterNodes(UnifiedJedis redis) {
+    if (redis instanceof RedisClusterClient c) {
+      return c.getClusterNodes();
+    }
+    if (redis instanceof JedisCluster c) {
+      return c.getClusterNodes();
+    }
+    return null;
+  }
+
   /**
-   * A debugging form, {@code RedisLeaseStore[keyPrefix=<prefix>]}.
+   * Scans every master (a replica holds copies only, and its keys cannot be deleted there); a
+   * node that cannot be reached is skipped. If a skipped node still owns slots as a master (per
+   * {@code CLUSTER NODES} of a reachable master), the sweep was partial: the records deleted stay
+   * deleted, and {@link IdemStoreException} names the masters not swept and the count.
+   */
+  private long purgeClusterMasters(Map<String, ConnectionPool> nodes, int batchSize) {
+    long removed = 0;
+    List<String> unreachable = new ArrayList<>();
+    String topology = null;
+    for (Map.Entry<String, ConnectionPool> node : nodes.entrySet()) {
+      try (Connection c = node.getValue().getResource()) {
+        Object role = c.executeCommand(Protocol.Command.ROLE);
+        if (!(role instanceof List<?> r) || r.isEmpty() || !(r.get(0) instanceof byte[] name)
+            || !"master".equals(new String(name, StandardCharsets.US_ASCII))) {
+          continue;
+        }
+        if (topology == null) {
+          Object text = c.executeCommand(new CommandArguments(Protocol.Command.CLUSTER).add("NODES"));
+          topology = text instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(text);
+        }
+        String cursor = ScanParams.SCAN_POINTER_START;
+        ScanParams params = new ScanParams().match(scanPattern).count(batchSize);
+        do {
+          ScanResult<String> page = c.executeCommand(COMMANDS.scan(cursor, params));
+          for (String found : page.getResult()) {
+            removed += toCount(run(PURGE, found), PURGE, found);
+          }
+          cursor = page.getCursor();
+        } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
+      } catch (JedisConnectionException e) {
+        unreachable.add(node.getKey());
+      } catch (JedisException e) {
+        throw new IdemStoreException("Redis purge failed on " + node.getKey() + " after deleting " + removed
+            + " records: " + e.getMessage(), e);
+      }
+    }
+    List<String> missed = new ArrayList<>();
+    for (String hostPort : unreachable) {
+      if (topology == null || ownsSlots(topology, hostPort)) {
+        missed.add(hostPort);
+      }
+    }
+    if (!missed.isEmpty()) {
+      throw new IdemStoreException("Redis purge was partial: deleted " + removed + " records, but the masters "
+          + missed + " could not be reached; their expired records are left (Redis still expires them by itself)", null);
+    }
+    return removed;
+  }
+
+  /** True if CLUSTER NODES lists {@code host:port} as a master with at least one slot range. */
+  private static boolean ownsSlots(String clusterNodes, String hostPort) {
+    for (String line : clusterNodes.split("\n")) {
+      String[] f = line.trim().split(" ");
+      if (f.length > 8 && f[1].startsWith(hostPort + "@") && f[2].contains("master")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A debugging form, {@code RedisLeaseStore[keyPrefix=<prefix>, durability=<mode>]}.
    *
    * @return the text, never {@code null}
    */
   @Override
   public String toString() {
-    return "RedisLeaseStore[keyPrefix=" + keyPrefix + "]";
+    return "RedisLeaseStore[keyPrefix=" + keyPrefix + ", durability=" + durability + "]";
   }
 
   // ------------------------------------------------------------------ Redis calls and replies
@@ -416,6 +531,9 @@ public final class RedisLeaseStore implements LeaseStore {
   private Object run(Script script, String recordKey, byte[]... args) {
     List<byte[]> keys = List.of(utf8(recordKey));
     List<byte[]> argv = List.of(args);
+    if (durable != null && script != PURGE) {
+      return durable.run(script.name, script.sha1, script.source, recordKey, keys, argv);
+    }
     try {
       try {
         return redis.evalsha(script.sha1, keys, argv);
@@ -562,6 +680,7 @@ public final class RedisLeaseStore implements LeaseStore {
     private final UnifiedJedis redis;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private ResponseProtection protection = ResponseProtection.none();
+    private RedisDurability durability = RedisDurability.none();
 
     private Builder(UnifiedJedis redis) {
       this.redis = Objects.requireNonNull(redis, "redis");
@@ -608,6 +727,20 @@ public final class RedisLeaseStore implements LeaseStore {
      */
     public Builder responseProtection(ResponseProtection protection) {
       this.protection = Objects.requireNonNull(protection, "protection");
+      return this;
+    }
+
+    /**
+     * Sets how long each claim, completion and release waits for replicas before the store reports
+     * it done; see {@link RedisDurability} for what each mode survives. Default {@link
+     * RedisDurability#none()}.
+     *
+     * @param durability the mode, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code durability} is {@code null}
+     */
+    public Builder durability(RedisDurability durability) {
+      this.durability = Objects.requireNonNull(durability, "durability");
       return this;
     }
 

@@ -119,7 +119,8 @@ public class IdemAutoConfiguration {
         if (redis == null) {
           throw new IdemConfigurationException("idem.store", "is redis, but there is no redis.clients.jedis.UnifiedJedis bean (and idem-redis on the class path)", null);
         }
-        return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix(), p.getProtection().build()));
+        return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix(), p.getProtection().build(),
+            configured("idem.redis.durability", () -> RedisStores.durability(p.getRedis().getDurability()))));
       case JDBC:
         if (dataSource == null) {
           throw new IdemConfigurationException("idem.store", "is jdbc, but the application has no DataSource", null);
@@ -149,13 +150,26 @@ public class IdemAutoConfiguration {
 
   /** Builds the Redis store; loaded only when Jedis and idem-redis are present. */
   private static final class RedisStores {
-    static LeaseStore create(Object client, String keyPrefix, dev.idem.core.ResponseProtection protection) {
+    static LeaseStore create(Object client, String keyPrefix, dev.idem.core.ResponseProtection protection, Object durability) {
       dev.idem.redis.RedisLeaseStore.Builder builder = dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client)
           .responseProtection(protection);
       if (keyPrefix != null) {
         builder.keyPrefix(keyPrefix);
       }
-      return builder.build();
+      return builder.durability((dev.idem.redis.RedisDurability) durability).build();
+    }
+
+    /** idem.redis.durability.*: replicas 0 is none; otherwise replicas(n, timeout), with aof WAITAOF. */
+    static Object durability(IdemProperties.Durability d) {
+      if (d.getReplicas() == 0) {
+        if (d.isAof()) {
+          throw new IllegalArgumentException("aof=true needs replicas 1 or more");
+        }
+        return dev.idem.redis.RedisDurability.none();
+      }
+      return d.isAof()
+          ? dev.idem.redis.RedisDurability.replicasAndAof(d.getReplicas(), d.getTimeout())
+          : dev.idem.redis.RedisDurability.replicas(d.getReplicas(), d.getTimeout());
     }
   }
 

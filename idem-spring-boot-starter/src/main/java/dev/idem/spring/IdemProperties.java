@@ -139,6 +139,53 @@ public class IdemProperties {
     public void setKeyPrefix(String keyPrefix) {
       this.keyPrefix = keyPrefix;
     }
+
+    /** Waiting for replicas after each write (idem.redis.durability.*). */
+    private final Durability durability = new Durability();
+
+    public Durability getDurability() {
+      return durability;
+    }
+  }
+
+  /**
+   * The {@code idem.redis.durability.*} properties: see {@code dev.idem.redis.RedisDurability} for
+   * what each mode survives.
+   */
+  public static class Durability {
+    /**
+     * How many replicas must acknowledge each claim, completion, release and replay (WAIT); 0
+     * (the default) waits for none. 1 to 64 otherwise.
+     */
+    private int replicas;
+    /** The longest wait per write, 1 ms to 1 min (default 1s); keep it well under idem.lease. */
+    private Duration timeout = Duration.ofSeconds(1);
+    /** Also wait for the master and the replicas to fsync their AOF (WAITAOF, Redis 7.2+). */
+    private boolean aof;
+
+    public int getReplicas() {
+      return replicas;
+    }
+
+    public void setReplicas(int replicas) {
+      this.replicas = replicas;
+    }
+
+    public Duration getTimeout() {
+      return timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+      this.timeout = timeout;
+    }
+
+    public boolean isAof() {
+      return aof;
+    }
+
+    public void setAof(boolean aof) {
+      this.aof = aof;
+    }
   }
 
   /**

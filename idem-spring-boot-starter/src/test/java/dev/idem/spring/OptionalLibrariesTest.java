@@ -144,6 +144,33 @@ class OptionalLibrariesTest {
   }
 
   @Test
+  void theRedisDurabilityPropertiesReachTheStoreAndBadOnesStopTheStartNamingTheProperty() {
+    requireRedis();
+    idem(new ApplicationContextRunner())
+        .withUserConfiguration(Jedis.class)
+        .withPropertyValues("idem.redis.durability.replicas=1", "idem.redis.durability.timeout=250ms")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          assertThat(((RedisLeaseStore) ctx.getBean(LeaseStore.class)).durability())
+              .isEqualTo(dev.idem.redis.RedisDurability.replicas(1, java.time.Duration.ofMillis(250)));
+        });
+    idem(new ApplicationContextRunner())
+        .withUserConfiguration(Jedis.class)
+        .withPropertyValues("idem.redis.durability.replicas=1", "idem.redis.durability.aof=true")
+        .run(ctx -> assertThat(((RedisLeaseStore) ctx.getBean(LeaseStore.class)).durability().aof()).isTrue());
+    for (String bad : List.of("idem.redis.durability.replicas=-1", "idem.redis.durability.aof=true")) {
+      idem(new ApplicationContextRunner())
+          .withUserConfiguration(Jedis.class)
+          .withPropertyValues(bad, "idem.redis.durability.timeout=0s")
+          .run(ctx -> {
+            assertThat(ctx).hasFailed();
+            assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+                .hasMessageContaining("idem.redis.durability");
+          });
+    }
+  }
+
+  @Test
   void transactionalModeWithoutSpringJdbcRefusesToStartNamingSpringBootStarterJdbc() {
     DriverDataSource.file = dir.resolve("refused.db");
     for (AbstractApplicationContextRunner<?, ?, ?> runner : List.of(
