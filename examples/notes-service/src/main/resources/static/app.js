@@ -73,7 +73,7 @@ function retryAfterMs(answer) {
 
 // The problem type with which Idem's filter answers 422 for a key used with another body. Any
 // other 422 is an ordinary final answer of the application.
-const KEY_REUSED = 'https://idem.dev/problems/idempotency-key-reused';
+const KEY_REUSED = 'urn:idem:problem:idempotency-key-reused';
 
 function isKeyReused(answer) {
   const type = (answer.headers.get('Content-Type') || '').split(';')[0].trim().toLowerCase();

@@ -57,10 +57,10 @@ public final class ClientRetryPolicy {
 
   /**
    * The problem type URI (RFC 9457 section 3.1.1) with which an Idem server (the servlet filter with
-   * its default problem type base, {@code https://idem.dev/problems/}) answers 422 for a key reused
+   * its default problem type base, {@code urn:idem:problem:}) answers 422 for a key reused
    * with another request: {@value}. The default of {@link Builder#keyReusedProblemTypes}.
    */
-  public static final String IDEM_KEY_REUSED_PROBLEM_TYPE = "https://idem.dev/problems/idempotency-key-reused";
+  public static final String IDEM_KEY_REUSED_PROBLEM_TYPE = "urn:idem:problem:idempotency-key-reused";
 
   /** The media type of RFC 9457 section 3 for JSON problem details. */
   static final String PROBLEM_JSON = "application/problem+json";

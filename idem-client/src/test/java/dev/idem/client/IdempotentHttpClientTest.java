@@ -171,7 +171,7 @@ class IdempotentHttpClientTest {
   @Test
   void a409WithoutRetryAfterIsRetriedWithBackoffAndTheJournalKeepsTheOperation() {
     PendingJournal journal = PendingJournal.open(dir);
-    ScriptedTransport t = transport(n -> problem(409, "https://idem.dev/problems/request-in-progress"));
+    ScriptedTransport t = transport(n -> problem(409, "urn:idem:problem:request-in-progress"));
     ClientRetryPolicy policy = ClientRetryPolicy.builder().maxAttempts(4).baseDelay(Duration.ofMillis(100)).maxDelay(Duration.ofSeconds(1)).build();
     OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(
         () -> client(t).journal(journal).retryPolicy(policy).build().send(save("a")), OutcomeUnknownException.class);

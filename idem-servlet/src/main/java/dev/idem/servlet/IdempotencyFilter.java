@@ -222,8 +222,14 @@ public final class IdempotencyFilter implements Filter {
    * segment and replaces this base, and one with {@link
    * IdempotencyFilterConfig.Builder#aboutBlankProblemTypes() aboutBlankProblemTypes()} leaves the
    * {@code type} member out.
+   *
+   * <p>The default is a URN, {@code urn:idem:problem:}, not an {@code https:} locator: an identifier
+   * that names no host, so it can never point at a domain the project does not own, and that stays
+   * the same across versions (RFC 9457 section 3.1.1 does not require type URIs to be
+   * dereferenceable, and tells consumers not to dereference them automatically). Applications that
+   * publish documentation for these problems set a locator base under their own domain.
    */
-  public static final String PROBLEM_TYPE_BASE = "https://idem.dev/problems/";
+  public static final String PROBLEM_TYPE_BASE = "urn:idem:problem:";
 
   private static final String KEY_MISSING = "idempotency-key-missing";
   private static final String KEY_MALFORMED = "idempotency-key-malformed";

@@ -564,13 +564,14 @@ public final class IdempotencyFilterConfig {
      * IdempotencyFilter#PROBLEM_TYPE_BASE}), gives the URIs of the {@code IdempotencyFilter.PROBLEM_*}
      * constants. Problem bodies a handler produces ({@code sendError}) are not affected.
      *
-     * @param base an absolute URI (with a scheme, such as {@code https:} or {@code tag:}) that ends
-     *     in {@code /} and has neither a query nor a fragment, in US-ASCII (percent-encode anything
+     * @param base an absolute URI (with a scheme, such as {@code https:}, {@code urn:} or {@code
+     *     tag:}) that ends in {@code /} or, for a URI without a path hierarchy such as a URN, in
+     *     {@code :}, and has neither a query nor a fragment, in US-ASCII (percent-encode anything
      *     else); never {@code null}: to omit the type, call {@link #aboutBlankProblemTypes()}
      * @return this builder
      * @throws NullPointerException if {@code base} is {@code null}
-     * @throws IllegalArgumentException if {@code base} is relative, does not end in {@code /}, has
-     *     a query or a fragment, or contains a character outside US-ASCII
+     * @throws IllegalArgumentException if {@code base} is relative, ends in neither {@code /} nor
+     *     {@code :}, has a query or a fragment, or contains a character outside US-ASCII
      */
     public Builder problemTypeBase(URI base) {
       Objects.requireNonNull(base, "base (call aboutBlankProblemTypes() to leave the problem type out)");
@@ -581,8 +582,8 @@ public final class IdempotencyFilterConfig {
       if (base.getRawQuery() != null || base.getRawFragment() != null) {
         throw new IllegalArgumentException("problemTypeBase must have no query and no fragment, was '" + text + "'");
       }
-      if (!text.endsWith("/")) {
-        throw new IllegalArgumentException("problemTypeBase must end in '/', so that problem names can be appended, was '" + text + "'"
+      if (!text.endsWith("/") && !(base.isOpaque() && text.endsWith(":"))) {
+        throw new IllegalArgumentException("problemTypeBase must end in '/' (or ':' for a URN), so that problem names can be appended, was '" + text + "'"
             + (text.equalsIgnoreCase("about:blank") ? "; to leave the problem type out, call aboutBlankProblemTypes()" : ""));
       }
       if (!text.equals(base.toASCIIString())) {

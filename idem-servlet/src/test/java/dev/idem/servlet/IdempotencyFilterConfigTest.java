@@ -30,7 +30,7 @@ class IdempotencyFilterConfigTest {
         .containsExactly("POST /** (optional)", "PATCH /** (optional)");
     assertThat(config.maxBodyBytes()).isEqualTo(1024 * 1024);
     assertThat(config.maxResponseBytes()).as("4 MiB").isEqualTo(4_194_304);
-    assertThat(config.problemTypeBase()).hasValue(URI.create("https://idem.dev/problems/"));
+    assertThat(config.problemTypeBase()).hasValue(URI.create("urn:idem:problem:"));
     assertThat(IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE + "idempotency-key-missing")
         .isEqualTo(IdempotencyFilter.PROBLEM_KEY_MISSING);
     assertThat(config.anonymousPrincipal()).isEqualTo("anonymous");
@@ -128,7 +128,7 @@ class IdempotencyFilterConfigTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"https://api.example.com/problems/", "http://localhost:8080/", "tag:example.com,2024:problems/",
-      "urn:example:problems/", "https://example.com/a%20b/"})
+      "urn:example:problems/", "https://example.com/a%20b/", "urn:example:problem:"})
   void problemTypeBaseIsAccepted(String base) {
     IdempotencyFilterConfig config = builder().problemTypeBase(URI.create(base)).build();
     assertThat(config.problemTypeBase()).hasValue(URI.create(base));
@@ -138,12 +138,24 @@ class IdempotencyFilterConfigTest {
   @ParameterizedTest
   @ValueSource(strings = {"problems/", "/problems/", "//example.com/problems/", "https://example.com/problems",
       "https://example.com", "https://example.com/p/?q=/", "https://example.com/p/#/", "https://example.com/caf\u00e9/",
-      "about:blank"})
+      "about:blank", "https://example.com:", "https://example.com/problems:"})
   void badProblemTypeBaseIsRefused(String base) {
     IdempotencyFilterConfig.Builder b = builder();
     assertThatThrownBy(() -> b.problemTypeBase(URI.create(base)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("problemTypeBase").hasMessageContaining(base);
     assertThat(b.build().problemTypeBase()).as("the default stays").hasValue(IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE);
+  }
+
+  /**
+   * Regression: the default problem type URIs pointed at an https domain the project does not own;
+   * the default is now a URN that names no host.
+   */
+  @Test
+  void theDefaultProblemTypesNameNoHost() {
+    IdempotencyFilterConfig config = builder().build();
+    assertThat(config.problemType("idempotency-key-reused")).isEqualTo("urn:idem:problem:idempotency-key-reused");
+    assertThat(URI.create(config.problemType("idempotency-key-reused")).getHost()).isNull();
+    assertThat(IdempotencyFilter.PROBLEM_KEY_REUSED).isEqualTo(config.problemType("idempotency-key-reused"));
   }
 
   @Test

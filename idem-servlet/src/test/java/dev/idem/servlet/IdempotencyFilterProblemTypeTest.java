@@ -47,7 +47,7 @@ class IdempotencyFilterProblemTypeTest {
   void theDefaultBaseGivesTheDocumentedTypeUris() throws Exception {
     start(IdempotencyFilterConfig.builder(new InMemoryLeaseStore()));
     assertThat(text(post("/required", null, "{}")))
-        .startsWith("{\"type\":\"https://idem.dev/problems/idempotency-key-missing\",\"title\":\"Idempotency-Key is missing\",");
+        .startsWith("{\"type\":\"urn:idem:problem:idempotency-key-missing\",\"title\":\"Idempotency-Key is missing\",");
   }
 
   @Test

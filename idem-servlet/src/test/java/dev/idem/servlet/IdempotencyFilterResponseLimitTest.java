@@ -107,7 +107,7 @@ class IdempotencyFilterResponseLimitTest {
     assertThat(header(retry, "Content-Type")).startsWith("application/problem+json");
     assertThat(header(retry, "Idempotent-Replayed")).isNull();
     String json = new String(retry.body(), StandardCharsets.UTF_8);
-    assertThat(json).contains("\"type\":\"https://idem.dev/problems/response-too-large-to-replay\"",
+    assertThat(json).contains("\"type\":\"urn:idem:problem:response-too-large-to-replay\"",
         "\"status\":500", "\"originalStatus\":" + originalStatus, "\"originalBodyBytes\":" + originalBytes,
         "answered with status " + originalStatus);
     if (location != null) {

@@ -414,7 +414,7 @@ public class IdemAutoConfiguration {
     /** {@code about:blank} leaves the type out; anything else must be a valid base. */
     private static IdempotencyFilterConfig.Builder problemTypeBase(IdempotencyFilterConfig.Builder b, java.net.URI base) {
       if (base == null) {
-        throw new IllegalArgumentException("must be an absolute URI ending in '/', or about:blank to leave the problem type out");
+        throw new IllegalArgumentException("must be an absolute URI ending in '/' (or ':' for a URN), or about:blank to leave the problem type out");
       }
       if (base.toString().equalsIgnoreCase("about:blank")) {
         return b.aboutBlankProblemTypes();

@@ -68,7 +68,7 @@ public class IdemProperties {
    * ending in "/" (each problem appends its name, such as idempotency-key-missing), or about:blank to
    * leave the member out (RFC 9457 section 3.1.1).
    */
-  private URI problemTypeBase = URI.create("https://idem.dev/problems/");
+  private URI problemTypeBase = URI.create("urn:idem:problem:");
 
   /** Routes that require an Idempotency-Key, as "METHOD pattern", e.g. "POST /notes"; a missing key gets 400. */
   private List<String> requiredKeyRoutes = new ArrayList<>();

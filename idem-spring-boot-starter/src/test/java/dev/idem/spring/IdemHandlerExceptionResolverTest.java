@@ -35,7 +35,7 @@ class IdemHandlerExceptionResolverTest {
     IdempotencyKey key = IdempotencyKey.of("k1");
     MockHttpServletResponse reused = resolve(defaults, new IdempotencyKeyReusedException(Scope.of("alice", "charge"), key));
     assertThat(reused.getStatus()).isEqualTo(422);
-    assertThat(reused.getContentAsString()).contains("\"type\":\"https://idem.dev/problems/idempotency-key-reused\"")
+    assertThat(reused.getContentAsString()).contains("\"type\":\"urn:idem:problem:idempotency-key-reused\"")
         .doesNotContain("alice", "charge");
 
     MockHttpServletResponse missing = resolve(defaults, new IdempotencyKeyMissingException("Payments.charge"));

@@ -221,15 +221,15 @@ class SecuredMvcTest {
   void idempotentKeyReuseWas500AndIsNow422ProblemDetails() throws Exception {
     String key = "reuse-" + UUID.randomUUID();
     assertThat(post("alice", "/charges", key, "{\"amount\":1}").statusCode()).isEqualTo(200);
-    problem(post("alice", "/charges", key, "{\"amount\":2}"), 422, "https://idem.dev/problems/idempotency-key-reused");
+    problem(post("alice", "/charges", key, "{\"amount\":2}"), 422, "urn:idem:problem:idempotency-key-reused");
   }
 
   @Test
   void idempotentInvalidOrMissingKeyWas500AndIsNow400ProblemDetails() throws Exception {
     JsonNode tooLong = problem(post("alice", "/charges", "k".repeat(300), "{\"amount\":1}"), 400,
-        "https://idem.dev/problems/idempotency-key-malformed");
+        "urn:idem:problem:idempotency-key-malformed");
     assertThat(tooLong.get("detail").asText()).doesNotContain("kkkkkkkk");
-    problem(post("alice", "/charges", null, "{\"amount\":1}"), 400, "https://idem.dev/problems/idempotency-key-missing");
+    problem(post("alice", "/charges", null, "{\"amount\":1}"), 400, "urn:idem:problem:idempotency-key-missing");
   }
 
   @Test
@@ -248,7 +248,7 @@ class SecuredMvcTest {
       });
       assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
       HttpResponse<String> duplicate = post("alice", "/charges", key, "{\"amount\":7}");
-      problem(duplicate, 409, "https://idem.dev/problems/request-in-progress");
+      problem(duplicate, 409, "urn:idem:problem:request-in-progress");
       assertThat(duplicate.headers().firstValue("Retry-After")).as("not the 30 s of the whole lease").hasValue("1");
       release.countDown();
       assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);

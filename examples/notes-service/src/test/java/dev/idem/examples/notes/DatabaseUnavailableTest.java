@@ -156,7 +156,7 @@ class DatabaseUnavailableTest {
     assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
     JsonNode problem = JSON.readTree(r.body());
     assertThat(problem.get("status").asInt()).isEqualTo(503);
-    assertThat(problem.get("type").asText()).endsWith("/store-unavailable");
+    assertThat(problem.get("type").asText()).endsWith(":store-unavailable");
     assertThat(count("notes")).isZero();
     assertThat(count("idem_keys")).isZero();
 

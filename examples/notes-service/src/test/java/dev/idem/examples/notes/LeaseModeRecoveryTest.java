@@ -106,7 +106,7 @@ class LeaseModeRecoveryTest {
     HttpResponse<String> first = api.postTitle(key, "Written before the crash");
     assertThat(first.statusCode()).as(first.body()).isEqualTo(503);
     assertThat(first.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
-    assertThat(JSON.readTree(first.body()).get("type").asText()).isEqualTo("https://idem.dev/problems/outcome-unknown");
+    assertThat(JSON.readTree(first.body()).get("type").asText()).isEqualTo("urn:idem:problem:outcome-unknown");
     assertThat(first.headers().firstValue("Retry-After")).isPresent();
     assertThat(notes("Written before the crash")).as("the effect happened").isEqualTo(1);
     long id = jdbc.queryForObject("SELECT id FROM notes WHERE title = ?", Long.class, "Written before the crash");

@@ -114,7 +114,7 @@ abstract class NotesApiContract {
     assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
     JsonNode problem = JSON.readTree(r.body());
     assertThat(problem.get("status").asInt()).isEqualTo(400);
-    assertThat(problem.get("type").asText()).endsWith("/idempotency-key-missing");
+    assertThat(problem.get("type").asText()).endsWith(":idempotency-key-missing");
     assertThat(notes()).isZero();
   }
 
@@ -127,7 +127,7 @@ abstract class NotesApiContract {
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(reuse.statusCode()).isEqualTo(422);
     assertThat(reuse.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
-    assertThat(JSON.readTree(reuse.body()).get("type").asText()).endsWith("/idempotency-key-reused");
+    assertThat(JSON.readTree(reuse.body()).get("type").asText()).endsWith(":idempotency-key-reused");
     assertThat(listed()).extracting(n -> n.get("title").asText()).containsExactly("first title");
   }
 
@@ -139,7 +139,7 @@ abstract class NotesApiContract {
 
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(other.statusCode()).isEqualTo(422);
-    assertThat(JSON.readTree(other.body()).get("type").asText()).endsWith("/idempotency-key-reused");
+    assertThat(JSON.readTree(other.body()).get("type").asText()).endsWith(":idempotency-key-reused");
     assertThat(same.statusCode()).isEqualTo(201);
     assertThat(same.headers().firstValue("Idempotent-Replayed")).contains("true");
     assertThat(same.body()).isEqualTo(first.body());

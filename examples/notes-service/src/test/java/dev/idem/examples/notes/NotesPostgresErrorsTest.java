@@ -99,7 +99,7 @@ class NotesPostgresErrorsTest {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
     JsonNode problem = JSON.readTree(r.body());
     assertThat(problem.get("title").asText()).isEqualTo("Database unavailable");
-    assertThat(problem.has("type") && problem.get("type").asText().endsWith("/store-unavailable")).as("not Idem's problem").isFalse();
+    assertThat(problem.has("type") && problem.get("type").asText().endsWith(":store-unavailable")).as("not Idem's problem").isFalse();
     assertThat(count("idem_keys")).isZero();
 
     HttpResponse<String> retry = api.postTitle(key, "waits for a lock");
