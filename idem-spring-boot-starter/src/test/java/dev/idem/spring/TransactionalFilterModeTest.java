@@ -55,7 +55,11 @@ class TransactionalFilterModeTest {
   // Spring Security is on the test class path (for the principal tests); this application has no users.
   @EnableAutoConfiguration(excludeName = {
       "org.springframework.boot.autoconfigure.security.servlet.SecurityAutoConfiguration",
-      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration"})
+      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration",
+      // the same on Spring Boot 4 (names of the other line are ignored)
+      "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
+      "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
+      "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
   static class App {
     @RestController
     static class Items {
