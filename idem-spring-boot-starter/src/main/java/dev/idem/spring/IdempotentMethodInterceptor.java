@@ -91,6 +91,8 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final JdbcIdempotency transactional;
   private final DataSource dataSource;
   private final JsonCodec json;
+  /** A DataSource without the transactional engine: a call inside its transaction cannot join it. */
+  private final boolean transactionalEngineMissing;
   private final IdemPrincipalResolver principals;
   private final String anonymousPrincipal;
   private final int maxResponseBytes;
@@ -130,6 +132,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     ClassLoader loader = IdempotentMethodInterceptor.class.getClassLoader();
     boolean springJdbc = ClassUtils.isPresent(TRANSACTION_MANAGER, loader) && ClassUtils.isPresent(DATA_SOURCE_UTILS, loader);
     this.transactional = springJdbc && dataSource != null ? transactional : null;
+    this.transactionalEngineMissing = springJdbc && dataSource != null && transactional == null;
     this.dataSource = dataSource;
     this.json = Objects.requireNonNull(json, "json");
     this.principals = Objects.requireNonNull(principals, "principals");
@@ -186,6 +189,14 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     Outcome outcome;
     Object[] result = new Object[1];
     try {
+      if (transactionalEngineMissing && SpringTransactions.connectionOfCurrentTransaction(dataSource) != null) {
+        // Lease mode here would store the result beside a transaction that may still roll back.
+        throw new IllegalStateException(method + " runs inside a transaction of the application's DataSource, but there is"
+            + " no JdbcIdempotency bean to join it: it was not created because no DataSource bean was defined yet when Idem's"
+            + " auto-configuration ran (the DataSource comes from a configuration ordered after"
+            + " dev.idem.spring.IdemAutoConfiguration); declare the DataSource in one of the application's @Configuration"
+            + " classes, or order that auto-configuration before Idem's");
+      }
       Connection joined = transactional == null ? null : SpringTransactions.connectionOfCurrentTransaction(dataSource);
       if (joined != null) {
         outcome = transactional.execute(joined, request, c -> store(result[0] = proceed(invocation)));

@@ -281,9 +281,11 @@ class IdemAutoConfigurationTest {
   @org.springframework.boot.autoconfigure.AutoConfiguration(after = IdemAutoConfiguration.class)
   static class LateDataSourceAutoConfiguration {
     @Bean
-    javax.sql.DataSource lateDataSource() {
+    javax.sql.DataSource lateDataSource() throws java.io.IOException {
+      java.nio.file.Path file = java.nio.file.Files.createTempFile("idem-late", ".db");
+      file.toFile().deleteOnExit();
       org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
-      ds.setUrl("jdbc:sqlite::memory:");
+      ds.setUrl("jdbc:sqlite:" + file);
       return ds;
     }
 
@@ -335,6 +337,29 @@ class IdemAutoConfigurationTest {
               .contains("there is no PlatformTransactionManager bean")
               .doesNotContain("DataSource bean")
               .doesNotContain("JdbcIdempotency");
+        });
+  }
+  /**
+   * Was: with the DataSource from an auto-configuration ordered after Idem's (so no JdbcIdempotency
+   * bean), an @Idempotent method inside that DataSource's transaction silently ran in lease mode,
+   * storing its result beside a transaction that could still roll back.
+   */
+  @Test
+  void anIdempotentMethodInsideATransactionWithoutTheJdbcEngineRefusesInsteadOfFallingBackToLeaseMode() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
+        .withUserConfiguration(PaymentsConfig.class)
+        .withPropertyValues("idem.principal=shared")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed().doesNotHaveBean(JdbcIdempotency.class);
+          Payments payments = ctx.getBean(Payments.class);
+          TransactionTemplate tx = new TransactionTemplate(ctx.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+          assertThatThrownBy(() -> tx.executeWithoutResult(s -> payments.charge("late-1", "acct-1", 100)))
+              .isInstanceOf(IllegalStateException.class)
+              .hasMessageContaining("no JdbcIdempotency bean to join it");
+          assertThat(payments.charges()).isZero();
+          // outside a transaction, lease mode is what the method asks for
+          assertThat(payments.charge("late-2", "acct-1", 100)).containsEntry("charge", 1);
         });
   }
 }
