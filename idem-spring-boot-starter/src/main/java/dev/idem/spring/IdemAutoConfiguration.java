@@ -1,6 +1,5 @@
 package dev.idem.spring;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idem.core.IdemListener;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.InProgressPolicy;
@@ -72,11 +71,22 @@ import org.springframework.util.ClassUtils;
  * Servlet API and Spring MVC, Spring Security, Jedis, Micrometer) are only touched from nested
  * configurations guarded by {@link ConditionalOnClass} with class names, so the application starts
  * with any subset of them.
+ *
+ * <p>Runs on Spring Boot 3.5 and 4.x: it is ordered after the DataSource, transaction manager and
+ * meter registry auto-configurations of both lines (by name), refers to no class that only one line
+ * has, and writes the JSON of {@link Idempotent} methods with Jackson 3 or Jackson 2, whichever the
+ * application has ({@link JsonCodecs}).
  */
 @AutoConfiguration(afterName = {
+    // Spring Boot 3.x
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
     "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
-    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+    // Spring Boot 4.x: the same auto-configurations, moved into modules with new packages. Names of
+    // the other line are not on the class path and Spring Boot ignores them when it sorts.
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnProperty(prefix = "idem", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(IdemProperties.class)
 public class IdemAutoConfiguration {
@@ -234,6 +244,7 @@ public class IdemAutoConfiguration {
     @ConditionalOnProperty(prefix = "idem", name = "mode", havingValue = "transactional")
     @ConditionalOnClass(name = "jakarta.servlet.Filter")
     FilterEngine idemTransactionalFilterEngine(
+        ConfigurableListableBeanFactory beans,
         ObjectProvider<JdbcIdempotency> jdbcIdempotency,
         ObjectProvider<DataSource> dataSource,
         ObjectProvider<org.springframework.transaction.PlatformTransactionManager> transactionManager) {
@@ -241,10 +252,7 @@ public class IdemAutoConfiguration {
       org.springframework.transaction.PlatformTransactionManager tm = transactionManager.getIfUnique();
       JdbcIdempotency idem = jdbcIdempotency.getIfUnique();
       if (ds == null || tm == null || idem == null) {
-        throw new IdemConfigurationException("idem.mode",
-            "transactional needs one DataSource and one PlatformTransactionManager bean (spring-boot-starter-jdbc gives both);"
-                + " found " + (ds == null ? "no DataSource" : "a DataSource") + " and "
-                + (tm == null ? "no transaction manager" : "a transaction manager"), null);
+        throw new IdemConfigurationException("idem.mode", TransactionalRequirements.missing(beans, ds, tm, idem), null);
       }
       return new TransactionalFilterEngine(idem, ds, tm);
     }
@@ -307,6 +315,11 @@ public class IdemAutoConfiguration {
           throw IdemPrincipals.noSource("the @Idempotent methods of bean '" + name + "'");
         });
       }
+      if (!JsonCodecs.jacksonPresent(beans.getBeanClassLoader())) {
+        IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {
+          throw new IllegalStateException(JsonCodecs.NO_JACKSON + " (the @Idempotent methods of bean '" + name + "')");
+        });
+      }
     };
   }
 
@@ -315,10 +328,10 @@ public class IdemAutoConfiguration {
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   @ConditionalOnMissingBean(name = "idempotentMethodAdvisor")
   public static DefaultPointcutAdvisor idempotentMethodAdvisor(
+      ConfigurableListableBeanFactory beans,
       ObjectProvider<LeaseIdempotency> lease,
       ObjectProvider<JdbcIdempotency> transactional,
       ObjectProvider<DataSource> dataSource,
-      ObjectProvider<ObjectMapper> json,
       ObjectProvider<IdemPrincipalResolver> principals,
       ObjectProvider<PrincipalIntegration> integrations,
       ObjectProvider<IdemProperties> properties) {
@@ -332,8 +345,12 @@ public class IdemAutoConfiguration {
           if (resolver == null) {
             throw IdemPrincipals.noSource("@Idempotent method " + invocation.getMethod());
           }
+          JsonCodec json = JsonCodecs.choose(beans, beans.getBeanClassLoader());
+          if (json == null) {
+            throw new IllegalStateException(JsonCodecs.NO_JACKSON + " (@Idempotent method " + invocation.getMethod() + ")");
+          }
           interceptor[0] = new IdempotentMethodInterceptor(lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(),
-              json.getIfAvailable(ObjectMapper::new), resolver, p.getAnonymousPrincipal(), maxResponseBytes(p));
+              json, resolver, p.getAnonymousPrincipal(), maxResponseBytes(p));
         }
       }
       return interceptor[0].invoke(invocation);

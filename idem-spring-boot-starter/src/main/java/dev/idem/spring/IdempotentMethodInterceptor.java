@@ -1,8 +1,5 @@
 package dev.idem.spring;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JavaType;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
@@ -59,6 +56,9 @@ import org.springframework.util.ClassUtils;
  * effect (it crashed, or its result could not be stored: {@link
  * dev.idem.core.CompletionUnknownException}), and the method must look that effect up by the key
  * instead of repeating it.
+ *
+ * <p>The auto-configuration creates it; its constructors are not public because the JSON codec
+ * (Jackson 2 or Jackson 3, whichever the application has) is internal to the starter.
  */
 public final class IdempotentMethodInterceptor implements MethodInterceptor {
 
@@ -90,7 +90,9 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final LeaseIdempotency lease;
   private final JdbcIdempotency transactional;
   private final DataSource dataSource;
-  private final ObjectMapper json;
+  private final JsonCodec json;
+  /** A DataSource without the transactional engine: a call inside its transaction cannot join it. */
+  private final boolean transactionalEngineMissing;
   private final IdemPrincipalResolver principals;
   private final String anonymousPrincipal;
   private final int maxResponseBytes;
@@ -99,15 +101,9 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * Same as the full constructor with the anonymous principal {@value
    * IdempotencyFilterConfig#DEFAULT_ANONYMOUS_PRINCIPAL} and results stored up to {@link
    * IdempotencyFilterConfig#DEFAULT_MAX_RESPONSE_BYTES} bytes.
-   *
-   * @param lease the lease-mode engine, never {@code null}
-   * @param transactional the transactional engine, or {@code null} without a DataSource
-   * @param dataSource the application's DataSource, or {@code null}
-   * @param json serializes arguments and results, never {@code null}
-   * @param principals the scope's principal, never {@code null}
    */
-  public IdempotentMethodInterceptor(
-      LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json, IdemPrincipalResolver principals) {
+  IdempotentMethodInterceptor(
+      LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, JsonCodec json, IdemPrincipalResolver principals) {
     this(lease, transactional, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL,
         IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
   }
@@ -118,7 +114,8 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    *     only when spring-jdbc and spring-tx are on the class path (without them there is no Spring
    *     transaction to join)
    * @param dataSource the application's DataSource, or {@code null}
-   * @param json serializes arguments and results, never {@code null}
+   * @param json writes arguments and results and reads stored results (Jackson 2 or 3), never
+   *     {@code null}
    * @param principals the scope's principal, never {@code null}
    * @param anonymousPrincipal the principal of anonymous callers, never {@code null}
    * @param maxResponseBytes the longest serialized result stored, in bytes, 0 or more; a longer one
@@ -126,7 +123,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @throws NullPointerException if a required argument is {@code null}
    * @throws IllegalArgumentException if {@code maxResponseBytes} is negative
    */
-  public IdempotentMethodInterceptor(LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, ObjectMapper json,
+  IdempotentMethodInterceptor(LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, JsonCodec json,
       IdemPrincipalResolver principals, String anonymousPrincipal, int maxResponseBytes) {
     if (maxResponseBytes < 0) {
       throw new IllegalArgumentException("maxResponseBytes must not be negative, was " + maxResponseBytes);
@@ -135,6 +132,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     ClassLoader loader = IdempotentMethodInterceptor.class.getClassLoader();
     boolean springJdbc = ClassUtils.isPresent(TRANSACTION_MANAGER, loader) && ClassUtils.isPresent(DATA_SOURCE_UTILS, loader);
     this.transactional = springJdbc && dataSource != null ? transactional : null;
+    this.transactionalEngineMissing = springJdbc && dataSource != null && transactional == null;
     this.dataSource = dataSource;
     this.json = Objects.requireNonNull(json, "json");
     this.principals = Objects.requireNonNull(principals, "principals");
@@ -186,11 +184,19 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
     String principal = Principals.scopePrincipal(principals.currentPrincipal(), anonymousPrincipal);
     IdempotentRequest request = new IdempotentRequest(
-        Scope.of(principal, operation), IdempotencyKey.of((String) args[keyIndex]), Fingerprint.ofJson(json.writeValueAsBytes(payload)));
+        Scope.of(principal, operation), IdempotencyKey.of((String) args[keyIndex]), Fingerprint.ofJson(json.write(payload)));
 
     Outcome outcome;
     Object[] result = new Object[1];
     try {
+      if (transactionalEngineMissing && SpringTransactions.connectionOfCurrentTransaction(dataSource) != null) {
+        // Lease mode here would store the result beside a transaction that may still roll back.
+        throw new IllegalStateException(method + " runs inside a transaction of the application's DataSource, but there is"
+            + " no JdbcIdempotency bean to join it: it was not created because no DataSource bean was defined yet when Idem's"
+            + " auto-configuration ran (the DataSource comes from a configuration ordered after"
+            + " dev.idem.spring.IdemAutoConfiguration); declare the DataSource in one of the application's @Configuration"
+            + " classes, or order that auto-configuration before Idem's");
+      }
       Connection joined = transactional == null ? null : SpringTransactions.connectionOfCurrentTransaction(dataSource);
       if (joined != null) {
         outcome = transactional.execute(joined, request, c -> store(result[0] = proceed(invocation)));
@@ -223,8 +229,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       }
       throw new ResponseNotStoredException(request.key(), outcome.response());
     }
-    JavaType type = json.getTypeFactory().constructType(method.getGenericReturnType());
-    return json.readValue(outcome.response().body(), type);
+    return json.read(outcome.response().body(), method.getGenericReturnType());
   }
 
   /**
@@ -249,8 +254,8 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     }
   }
 
-  private StoredResponse store(Object result) throws JsonProcessingException {
-    byte[] serialized = json.writeValueAsBytes(result);
+  private StoredResponse store(Object result) {
+    byte[] serialized = json.write(result);
     StoredResponse.Builder response = StoredResponse.builder(200).header("Content-Type", "application/json");
     return serialized.length > maxResponseBytes
         ? response.bodyNotStored(serialized.length).build()

@@ -19,10 +19,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -66,9 +62,7 @@ class IdemAutoConfigurationTest {
   private ApplicationContextRunner withDatabase() {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(
-            DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
-            TransactionAutoConfiguration.class, JdbcTemplateAutoConfiguration.class, AopAutoConfiguration.class,
-            IdemAutoConfiguration.class))
+            BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
         .withUserConfiguration(PaymentsConfig.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",
@@ -311,5 +305,90 @@ class IdemAutoConfigurationTest {
         .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional")
         .run(ctx -> assertThat(ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class).engine())
             .isInstanceOf(TransactionalFilterEngine.class));
+  }
+  /** A DataSource and its transaction manager from an auto-configuration that runs after Idem's. */
+  @org.springframework.boot.autoconfigure.AutoConfiguration(after = IdemAutoConfiguration.class)
+  static class LateDataSourceAutoConfiguration {
+    @Bean
+    javax.sql.DataSource lateDataSource() throws java.io.IOException {
+      java.nio.file.Path file = java.nio.file.Files.createTempFile("idem-late", ".db");
+      file.toFile().deleteOnExit();
+      org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
+      ds.setUrl("jdbc:sqlite:" + file);
+      return ds;
+    }
+
+    @Bean
+    org.springframework.transaction.PlatformTransactionManager lateTransactionManager(javax.sql.DataSource dataSource) {
+      return new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class DataSourceOnlyConfig {
+    @Bean
+    javax.sql.DataSource dataSource() {
+      org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
+      ds.setUrl("jdbc:sqlite::memory:");
+      return ds;
+    }
+  }
+
+  /**
+   * Was: "transactional needs one DataSource and one PlatformTransactionManager bean ... found a
+   * DataSource and a transaction manager" (both were there; the JdbcIdempotency bean was not).
+   */
+  @Test
+  void transactionalModeWithoutTheJdbcEngineSaysWhyItWasNotCreatedInsteadOfContradictingItself() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
+        .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional", "idem.principal=servlet")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class).getMessage())
+              .contains("idem.mode")
+              .contains("the JdbcIdempotency bean could not be created because no DataSource bean was defined yet")
+              .doesNotContain("there is no DataSource bean")
+              .doesNotContain("no PlatformTransactionManager")
+              .doesNotContain("found a");
+        });
+  }
+
+  @Test
+  void transactionalModeWithADataSourceButNoTransactionManagerNamesOnlyTheTransactionManager() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withUserConfiguration(DataSourceOnlyConfig.class)
+        .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional", "idem.principal=servlet")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class).getMessage())
+              .contains("there is no PlatformTransactionManager bean")
+              .doesNotContain("DataSource bean")
+              .doesNotContain("JdbcIdempotency");
+        });
+  }
+  /**
+   * Was: with the DataSource from an auto-configuration ordered after Idem's (so no JdbcIdempotency
+   * bean), an @Idempotent method inside that DataSource's transaction silently ran in lease mode,
+   * storing its result beside a transaction that could still roll back.
+   */
+  @Test
+  void anIdempotentMethodInsideATransactionWithoutTheJdbcEngineRefusesInsteadOfFallingBackToLeaseMode() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
+        .withUserConfiguration(PaymentsConfig.class)
+        .withPropertyValues("idem.principal=shared")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed().doesNotHaveBean(JdbcIdempotency.class);
+          Payments payments = ctx.getBean(Payments.class);
+          TransactionTemplate tx = new TransactionTemplate(ctx.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+          assertThatThrownBy(() -> tx.executeWithoutResult(s -> payments.charge("late-1", "acct-1", 100)))
+              .isInstanceOf(IllegalStateException.class)
+              .hasMessageContaining("no JdbcIdempotency bean to join it");
+          assertThat(payments.charges()).isZero();
+          // outside a transaction, lease mode is what the method asks for
+          assertThat(payments.charge("late-2", "acct-1", 100)).containsEntry("charge", 1);
+        });
   }
 }

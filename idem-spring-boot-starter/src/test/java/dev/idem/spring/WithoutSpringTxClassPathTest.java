@@ -33,7 +33,7 @@ class WithoutSpringTxClassPathTest {
 
   /** The jars an application with only spring-boot-starter-web, a driver or Jedis, and the starter lacks. */
   private static final Pattern HIDDEN = Pattern.compile(
-      ".*[/\\\\](spring-tx|spring-jdbc|spring-boot-starter-jdbc|HikariCP|spring-security-[a-z]+|spring-boot-starter-security)-[^/\\\\]*\\.jar");
+      ".*[/\\\\](spring-tx|spring-jdbc|spring-boot-starter-jdbc|HikariCP|spring-security-[a-z]+|spring-boot-starter-security|spring-boot-jdbc|spring-boot-transaction|spring-boot-security)-[^/\\\\]*\\.jar");
 
   @TempDir Path dir;
 

@@ -10,7 +10,6 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.ResponseEntity;
@@ -88,7 +87,7 @@ public class MinimalApp {
     // Only one URL stream handler factory per JVM: the test JVM's own Tomcat (other tests) keeps it.
     org.apache.catalina.webresources.TomcatURLStreamHandlerFactory.disable();
     ConfigurableApplicationContext context = new SpringApplication(MinimalApp.class).run(args);
-    int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+    int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     return Map.of("port", port, "context", (Closeable) context::close, "store", context.getBean(LeaseStore.class).getClass().getName());
   }
 }

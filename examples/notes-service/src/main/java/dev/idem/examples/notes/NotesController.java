@@ -1,6 +1,5 @@
 package dev.idem.examples.notes;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.idem.core.LeaseContext;
 import dev.idem.servlet.IdempotencyFilter;
 import jakarta.servlet.http.HttpServletRequest;
@@ -58,12 +57,15 @@ public class NotesController {
    * its lease) does the same. In transactional mode there is no lease context and no reference.
    */
   @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
-  public ResponseEntity<?> create(@RequestBody JsonNode body, HttpServletRequest request) {
-    JsonNode title = body == null ? null : body.get("title");
-    if (title == null || !title.isTextual()) {
+  public ResponseEntity<?> create(@RequestBody Object body, HttpServletRequest request) {
+    // Read as plain Java values (an object is a Map, a string a String) rather than a JsonNode, so
+    // that the service is bound to neither Jackson major: Spring Boot 4 reads with Jackson 3, 3.5
+    // with Jackson 2.
+    Object title = body instanceof java.util.Map<?, ?> object ? object.get("title") : null;
+    if (!(title instanceof String)) {
       return problem(HttpStatus.BAD_REQUEST, "Invalid note", "the body must be a JSON object with a string member \"title\"");
     }
-    String text = title.textValue().strip();
+    String text = ((String) title).strip();
     int length = text.codePointCount(0, text.length());
     if (length < 1 || length > NoteRepository.MAX_TITLE_LENGTH) {
       return problem(HttpStatus.BAD_REQUEST, "Invalid note",

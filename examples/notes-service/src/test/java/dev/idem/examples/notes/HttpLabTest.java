@@ -11,7 +11,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringApplication;
-import org.springframework.boot.web.servlet.context.ServletWebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -52,7 +51,7 @@ class HttpLabTest {
   }
 
   private static URI baseOf(ConfigurableApplicationContext context) {
-    int port = ((ServletWebServerApplicationContext) context).getWebServer().getPort();
+    int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     return URI.create("http://127.0.0.1:" + port);
   }
 

@@ -16,7 +16,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.SpringApplication;
-import org.springframework.boot.web.servlet.context.ServletWebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -52,7 +51,7 @@ abstract class IdemCheckContract {
         "--spring.datasource.url=" + datasourceUrl()));
     args.addAll(arguments());
     app = SpringApplication.run(NotesApplication.class, args.toArray(String[]::new));
-    base = URI.create("http://127.0.0.1:" + ((ServletWebServerApplicationContext) app).getWebServer().getPort());
+    base = URI.create("http://127.0.0.1:" + app.getEnvironment().getRequiredProperty("local.server.port", Integer.class));
     report = counting(IdemCheck.builder(base.resolve("/notes")).body(BODY).settle(SETTLE)).build().run();
     System.out.println(getClass().getSimpleName() + "\n" + report.toTable());
   }

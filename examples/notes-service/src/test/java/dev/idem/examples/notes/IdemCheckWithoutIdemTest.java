@@ -15,7 +15,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringApplication;
-import org.springframework.boot.web.servlet.context.ServletWebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -34,7 +33,7 @@ class IdemCheckWithoutIdemTest {
   void runTheChecks() throws Exception {
     app = SpringApplication.run(NotesApplication.class, "--server.port=0", "--server.address=127.0.0.1",
         "--spring.datasource.url=" + Api.sqliteUrl(dir), "--idem.enabled=false");
-    URI base = URI.create("http://127.0.0.1:" + ((ServletWebServerApplicationContext) app).getWebServer().getPort());
+    URI base = URI.create("http://127.0.0.1:" + app.getEnvironment().getRequiredProperty("local.server.port", Integer.class));
     report = IdemCheck.builder(base.resolve("/notes")).body(IdemCheckContract.BODY).settle(IdemCheckContract.SETTLE)
         .build().run();
     System.out.println(getClass().getSimpleName() + "\n" + report.toTable());

@@ -1,0 +1,49 @@
+package dev.idem.spring;
+
+import java.util.Arrays;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The Spring Boot auto-configurations these tests start, by name on both lines: Spring Boot 4 moved
+ * them into modules with new packages. The same test sources run on Spring Boot 3.5 (this module)
+ * and on 4.x (idem-spring-boot4-tests).
+ */
+public final class BootLine {
+
+  private BootLine() {}
+
+  /** {@code true} on Spring Boot 4.x, {@code false} on 3.x. */
+  public static final boolean BOOT_4 = ClassUtils.isPresent(
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration", BootLine.class.getClassLoader());
+
+  /** DataSource, its transaction manager, Spring's transaction support and JdbcTemplate. */
+  public static Class<?>[] jdbc() {
+    return Arrays.stream(BOOT_4
+        ? new String[] {
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+            "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration"}
+        : new String[] {
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
+            "org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration",
+            "org.springframework.boot.autoconfigure.jdbc.JdbcTemplateAutoConfiguration"})
+        .map(BootLine::load).toArray(Class<?>[]::new);
+  }
+
+  /** {@code classes} followed by {@code more}. */
+  public static Class<?>[] plus(Class<?>[] classes, Class<?>... more) {
+    Class<?>[] all = Arrays.copyOf(classes, classes.length + more.length);
+    System.arraycopy(more, 0, all, classes.length, more.length);
+    return all;
+  }
+
+  private static Class<?> load(String name) {
+    try {
+      return ClassUtils.forName(name, BootLine.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException(name + " is not on the test class path", e);
+    }
+  }
+}
