@@ -60,7 +60,7 @@ public final class Report {
   public static String markdown(List<RunResult> results, String arguments, long seed, int concurrency, Duration lease, Duration took) {
     StringBuilder md = new StringBuilder();
     md.append(BEGIN).append("\n");
-    md.append("## Fault campaign: last long run\n\n");
+    md.append("### Last long run\n\n");
     md.append("Run on ").append(LocalDate.now(ZoneOffset.UTC)).append(" with `Campaign ").append(arguments.isBlank() ? "(defaults)" : arguments)
         .append("` (seed ").append(seed).append(", ").append(concurrency).append(" client threads, lease ")
         .append(lease.toMillis()).append(" ms in lease mode), ").append(took.toMinutes()).append(" min in all, on ")
