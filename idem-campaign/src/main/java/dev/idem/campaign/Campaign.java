@@ -272,11 +272,17 @@ public final class Campaign {
             type = problem.path("type").asText("");
             // Idem's problem types by their last segment; the application's own (about:blank) by title
             type = type.isEmpty() || type.equals("about:blank") ? problem.path("title").asText("") : type.substring(type.lastIndexOf('/') + 1);
+            String detail = problem.path("detail").asText("");
+            type = detail.isEmpty() ? type : type + ": " + detail;
           } catch (IOException notJson) {
             type = "(not JSON)";
           }
         }
-        fiveXx.merge(response.statusCode() + " " + type, 1, Integer::sum);
+        if (fiveXx.merge(response.statusCode() + " " + type, 1, Integer::sum) == 1 && body instanceof byte[] bytes) {
+          // the first of each kind, so that its text can be read (does it tell the truth about the outcome?)
+          config.log().println("[campaign] " + name + ": first " + response.statusCode() + " " + type + ": "
+              + new String(bytes, StandardCharsets.UTF_8));
+        }
       } else if (failure != null) {
         ioFailures.merge(failure.getClass().getSimpleName(), 1, Integer::sum);
       }
