@@ -1,0 +1,73 @@
+package dev.idem.campaign;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The short campaign of every build: SQLite and a private PostgreSQL, transactional and lease
+ * mode, a few hundred operations each while the service is killed and restarted, PostgreSQL is
+ * killed and restarted, and connections are cut before and after COMMIT. Every invariant of {@link
+ * Report#violations} must hold, and every fault kind must actually have happened. Without the
+ * notes service jar or the PostgreSQL server programs the test is skipped with a "[campaign]
+ * SKIPPED" line, except under {@code CI=true}, where it fails.
+ */
+class ShortCampaignTest {
+
+  @TempDir Path dir;
+
+  private static boolean ci() {
+    return "true".equalsIgnoreCase(System.getenv("CI"));
+  }
+
+  private static void missing(String why) {
+    if (ci()) {
+      throw new IllegalStateException(why + "; under CI=true the campaign must run");
+    }
+    System.err.println("[campaign] SKIPPED: " + why);
+    Assumptions.abort(why);
+  }
+
+  @Test
+  @Timeout(value = 6, unit = java.util.concurrent.TimeUnit.MINUTES)
+  void transactionalAndLeaseModeSurviveKilledProcessesAKilledDatabaseAndCutCommits() throws Exception {
+    Path jar = Path.of(System.getProperty("idem.campaign.notes-jar", "../examples/notes-service/target/notes-service.jar"));
+    if (!Files.isRegularFile(jar)) {
+      missing("the notes service jar is missing: " + jar);
+    }
+    List<String> stores = new ArrayList<>(List.of("sqlite"));
+    String pg = PostgresInstance.unavailableReason();
+    if (pg == null) {
+      stores.add("postgresql");
+    } else if (ci()) {
+      missing(pg);
+    } else {
+      System.err.println("[campaign] SKIPPED the PostgreSQL part: " + pg);
+    }
+    Campaign.Config config = new Campaign.Config(jar.toAbsolutePath(), dir, stores, List.of("transactional", "lease"),
+        200, 2, 4, Duration.ofSeconds(5), 20260601L, System.out);
+
+    List<RunResult> results = new Campaign(config).run();
+
+    System.out.println(Report.markdown(results, "(short run of ShortCampaignTest)", 20260601L, 4, Duration.ofSeconds(5), Duration.ZERO));
+    assertThat(results).hasSize(stores.size() * 2);
+    assertThat(Report.violations(results)).as("invariants").isEmpty();
+    for (RunResult r : results) {
+      assertThat(r.answered2xx()).as(r.store() + "/" + r.mode() + ": every operation answered 2xx").isEqualTo(r.operations());
+      assertThat(r.faults("service-kill")).as(r.store() + "/" + r.mode() + ": service kills").isEqualTo(2);
+      if (r.store().equals("postgresql")) {
+        assertThat(r.faults("database-kill")).as(r.mode() + ": database kills").isEqualTo(2);
+        assertThat(r.faults("cut-before-commit")).as(r.mode() + ": cuts before COMMIT").isPositive();
+        assertThat(r.faults("cut-after-commit")).as(r.mode() + ": cuts after COMMIT").isPositive();
+      }
+    }
+  }
+}
