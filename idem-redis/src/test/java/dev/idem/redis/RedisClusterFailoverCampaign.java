@@ -51,8 +51,9 @@ import redis.clients.jedis.RedisClusterClient;
  * CLUSTER FAILOVER TAKEOVER} if none happened within 15 s); the old master is restarted and
  * rejoins as a replica; the run waits until the cluster is healthy. Every {@code droppedLinkEvery}-th
  * failover is the <em>dropped replication link</em> case instead: the replica is frozen ({@code
- * SIGSTOP}) 200 ms before the master is killed, then thawed and forced to take over, so the writes
- * that only the master acknowledged are lost.
+ * SIGSTOP}) and its link closed by the master ({@code CLIENT KILL TYPE replica}) 200 ms before the
+ * master is killed, then thawed and forced to take over, so the writes that only the master
+ * acknowledged are lost.
  *
  * <p><b>Counts.</b> A key with a second effect is a <em>duplicate</em>; it is an <em>answered
  * duplicate</em> if an earlier run had already returned a final outcome to its caller (an
@@ -320,7 +321,11 @@ public final class RedisClusterFailoverCampaign {
     }
     int replica = replicas.get(0);
     if (droppedLink) {
+      // SIGSTOP alone drops nothing: the kernel keeps receiving the replication stream into the
+      // frozen replica's socket, and it reads it when thawed. So the master also closes the link,
+      // and the frozen replica cannot reconnect: what the master acknowledges from now on, it alone has.
       cluster.freeze(replica);
+      cluster.command(master, "CLIENT", "KILL", "TYPE", "replica");
       injected.run();
       sleep(200);
       cluster.kill(master);
