@@ -8,10 +8,14 @@ import java.util.Objects;
  * accident.
  *
  * <p>{@link #standard()} stores successes, redirections and deterministic client errors, and
- * releases server errors (5xx) and the transient client statuses 408 Request Timeout, 425 Too Early
+ * releases server errors (5xx), the transient client statuses 408 Request Timeout, 425 Too Early
  * and 429 Too Many Requests (RFC 9110 sections 15.5.9 and 15.6; RFC 8470 section 5.2; RFC 6585
- * section 4), for which the same request may succeed later. Implementations must be thread-safe and
- * must not throw.
+ * section 4), for which the same request may succeed later, and 406 Not Acceptable (RFC 9110
+ * section 15.5.7): it answers the {@code Accept} header, which is not part of the request's
+ * fingerprint, and frameworks produce it after the handler ran, when the result cannot be written
+ * in any acceptable form; stored, it would be replayed to a retry that accepts JSON, and the key
+ * could never yield the operation's answer. Released, a transactional effect rolls back with it.
+ * Implementations must be thread-safe and must not throw.
  */
 @FunctionalInterface
 public interface ResponsePolicy {
@@ -27,7 +31,7 @@ public interface ResponsePolicy {
   static ResponsePolicy standard() {
     return response -> {
       int s = response.status();
-      return s < 500 && s != 408 && s != 425 && s != 429;
+      return s < 500 && s != 406 && s != 408 && s != 425 && s != 429;
     };
   }
 

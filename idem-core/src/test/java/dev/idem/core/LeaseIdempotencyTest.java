@@ -342,7 +342,7 @@ class LeaseIdempotencyTest {
     for (int s : new int[] {200, 201, 204, 301, 400, 401, 404, 409, 422}) {
       assertThat(p.shouldStore(StoredResponse.of(s, ""))).as("%d", s).isTrue();
     }
-    for (int s : new int[] {408, 425, 429, 500, 502, 503, 504}) {
+    for (int s : new int[] {406, 408, 425, 429, 500, 502, 503, 504}) {
       assertThat(p.shouldStore(StoredResponse.of(s, ""))).as("%d", s).isFalse();
     }
   }

@@ -118,6 +118,10 @@ public record FormParts(String hex, long bytes) {
         return null;
       }
       throw new Unreadable(describe(e), tooLarge(e), e);
+    } catch (IOException e) {
+      // Tomcat reports a body without a boundary, or one that ends before its closing boundary, as
+      // an IOException (FileUploadException): the request's fault, so a 400, never a 500.
+      throw new Unreadable(describe(e), tooLarge(e), e);
     }
     MessageDigest sha = sha256();
     field(sha, "multipart/form-data");

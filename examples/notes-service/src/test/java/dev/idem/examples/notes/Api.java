@@ -37,6 +37,11 @@ final class Api {
 
   /** {@code POST /notes} with a body of the given media type ({@code null}: no Content-Type). */
   HttpResponse<String> post(String key, String contentType, String body) throws IOException, InterruptedException {
+    return post(key, contentType, body, null);
+  }
+
+  /** The same, with an {@code Accept} header field unless {@code accept} is {@code null}. */
+  HttpResponse<String> post(String key, String contentType, String body, String accept) throws IOException, InterruptedException {
     HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve("/notes"))
         .timeout(Duration.ofSeconds(30))
         .POST(HttpRequest.BodyPublishers.ofString(body));
@@ -45,6 +50,9 @@ final class Api {
     }
     if (key != null) {
       b.header("Idempotency-Key", key);
+    }
+    if (accept != null) {
+      b.header("Accept", accept);
     }
     return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }

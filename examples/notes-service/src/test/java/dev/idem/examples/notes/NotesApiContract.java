@@ -106,6 +106,41 @@ abstract class NotesApiContract {
     assertThat(JSON.readTree(one.body())).isEqualTo(note);
   }
 
+  /**
+   * Regression: a multipart body without a boundary, or one that ends before its closing boundary,
+   * made the container's getParts() throw an IOException that escaped the filter as a 500.
+   */
+  @Test
+  void aMalformedMultipartBodyIs400NotA500() throws Exception {
+    HttpResponse<String> noBoundary = api.post("mp-" + UUID.randomUUID(), "multipart/form-data", "garbage");
+    assertThat(noBoundary.statusCode()).isEqualTo(400);
+    assertThat(noBoundary.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    HttpResponse<String> truncated = api.post("mp-" + UUID.randomUUID(), "multipart/form-data; boundary=xyz",
+        "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nvalue");
+    assertThat(truncated.statusCode()).isEqualTo(400);
+    assertThat(notes()).isZero();
+  }
+
+  /**
+   * Regression: with {@code Accept: text/plain} the note was inserted, then the framework answered
+   * 406 while writing the result; that 406 was stored and replayed to the retry that accepts JSON,
+   * so the key could never give the note back. A 406 is now released: the first attempt's insert
+   * rolls back (transactional) and the retry creates and answers the one note.
+   */
+  @Test
+  void aNotAcceptableAnswerIsNotStoredAndTheRetryGetsTheNote() throws Exception {
+    String key = "acc-" + UUID.randomUUID();
+    HttpResponse<String> refused = api.post(key, "application/json", "{\"title\":\"acc\"}", "text/plain");
+    assertThat(refused.statusCode()).isEqualTo(406);
+    HttpResponse<String> retry = api.post(key, "application/json", "{\"title\":\"acc\"}", "application/json");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(notes()).isEqualTo(1);
+    HttpResponse<String> replay = api.post(key, "application/json", "{\"title\":\"acc\"}", "application/json");
+    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(replay.body()).isEqualTo(retry.body());
+  }
+
   @Test
   void aPostWithoutAKeyIsRefusedWith400AndCreatesNothing() throws Exception {
     HttpResponse<String> r = api.postTitle(null, "no key");
