@@ -1,11 +1,15 @@
 package dev.idem.consumer;
 
+import dev.idem.core.CompletionUnknownException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidIdempotencyKeyException;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.LeaseLostException;
 import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
@@ -13,7 +17,8 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * An idempotent message consumer in transactional mode, independent of the broker: the adapters
+ * An idempotent message consumer, in transactional mode or in lease mode, independent of the
+ * broker: the adapters
  * ({@link dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer}, {@link
  * dev.idem.consumer.jetstream.JetStreamIdempotentConsumer}) turn a delivery into an {@link
  * InboundMessage}, call {@link #process} and then acknowledge, redeliver or dead-letter as the
@@ -35,6 +40,24 @@ import java.util.regex.Pattern;
  *       once: it is never run without protection, never silently dropped.
  * </ul>
  *
+ * <p><b>Lease mode</b> ({@link #leaseBuilder}), for handlers whose effect is outside the database:
+ * the handler runs under a claim of {@link LeaseIdempotency} on any {@link
+ * dev.idem.core.spi.LeaseStore}, outside any transaction, and the verdict is {@link
+ * Verdict.Action#ACK} only after the completion is stored. A redelivery of a completed message
+ * replays (runs nothing, acknowledged); a handler failure releases the claim, then {@code RETRY} or
+ * {@code DEAD_LETTER} as above; a redelivery that takes over the expired lease of a consumer that
+ * died mid-handler runs the handler with {@link dev.idem.core.LeaseContext#recovery()} {@code
+ * true} ({@link Outcome#recovery()} says so too). Three answers mean "not now" rather than "failed",
+ * so they are {@link Verdict.Action#RETRY} whatever the delivery count and never dead-letter: the
+ * claim is held by a live lease of another delivery ({@link RequestInProgressException}; give the
+ * engine an {@link dev.idem.core.InProgressPolicy#waitUpTo} to wait in place rather than have the
+ * broker redeliver at once), the lease was taken over before the completion ({@link
+ * LeaseLostException}), or the completion could not be stored within the lease ({@link
+ * CompletionUnknownException}); in the last two the handler ran, and the redelivery replays or
+ * recovers. Such a retry still counts as a delivery for brokers that count (JetStream, quorum
+ * queues). Give the lease room for the slowest handler: a lease that ends while the handler still
+ * runs lets a redelivery run it a second time, as a recovery.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class IdempotentConsumer {
@@ -48,14 +71,18 @@ public final class IdempotentConsumer {
   private static final StoredResponse HANDLED = StoredResponse.of(200, new byte[0]);
 
   private final String name;
-  private final JdbcIdempotency idempotency;
+  private final JdbcIdempotency idempotency; // transactional mode, else null
   private final MessageHandler handler;
+  private final LeaseIdempotency leases; // lease mode, else null
+  private final LeaseMessageHandler leaseHandler;
   private final int maxDeliveries;
 
   private IdempotentConsumer(Builder b) {
     this.name = b.name;
     this.idempotency = b.idempotency;
     this.handler = b.handler;
+    this.leases = b.leases;
+    this.leaseHandler = b.leaseHandler;
     this.maxDeliveries = b.maxDeliveries;
   }
 
@@ -69,12 +96,34 @@ public final class IdempotentConsumer {
    * @throws IllegalArgumentException if the name is not acceptable
    */
   public static Builder builder(String name, JdbcIdempotency idempotency, MessageHandler handler) {
-    return new Builder(name, idempotency, handler);
+    return new Builder(name, Objects.requireNonNull(idempotency, "idempotency"), Objects.requireNonNull(handler, "handler"),
+        null, null);
+  }
+
+  /**
+   * A consumer in lease mode, for handlers whose effect is outside the database (see the class
+   * description).
+   *
+   * @param name the consumer's name, as for {@link #builder}
+   * @param leases the lease-mode engine, with any {@link dev.idem.core.spi.LeaseStore}; its lease
+   *     must outlast the slowest handler run
+   * @param handler the application's handling
+   * @return a builder with at most 5 deliveries
+   * @throws IllegalArgumentException if the name is not acceptable
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public static Builder leaseBuilder(String name, LeaseIdempotency leases, LeaseMessageHandler handler) {
+    return new Builder(name, null, null, Objects.requireNonNull(leases, "leases"), Objects.requireNonNull(handler, "handler"));
   }
 
   /** @return the consumer's name */
   public String name() {
     return name;
+  }
+
+  /** @return {@code true} in lease mode, {@code false} in transactional mode */
+  public boolean leaseMode() {
+    return leases != null;
   }
 
   /** @return the most deliveries of a failing message before it is dead-lettered */
@@ -105,14 +154,28 @@ public final class IdempotentConsumer {
     }
     IdempotentRequest request = new IdempotentRequest(Scope.of(name, OPERATION), key, Fingerprint.ofBytes(message.body()));
     try {
-      Outcome outcome = idempotency.execute(request, connection -> {
-        handler.handle(connection, message);
-        return HANDLED;
-      });
+      Outcome outcome = leases == null
+          ? idempotency.execute(request, connection -> {
+              handler.handle(connection, message);
+              return HANDLED;
+            })
+          : leases.execute(request, context -> {
+              leaseHandler.handle(context, message);
+              return HANDLED;
+            });
       return new Verdict(Verdict.Action.ACK, outcome, null);
     } catch (IdempotencyKeyReusedException e) {
       return new Verdict(Verdict.Action.DEAD_LETTER, null,
           "message id '" + key.value() + "' was already handled with another body: " + e.getMessage());
+    } catch (RequestInProgressException e) {
+      return new Verdict(Verdict.Action.RETRY, null,
+          "message id '" + key.value() + "' is being handled under another claim; retry after " + e.retryAfter());
+    } catch (LeaseLostException e) {
+      return new Verdict(Verdict.Action.RETRY, null,
+          "the handler ran but its lease was taken over before the completion was stored: " + e.getMessage());
+    } catch (CompletionUnknownException e) {
+      return new Verdict(Verdict.Action.RETRY, null,
+          "the handler ran but its completion could not be stored; retry after " + e.retryAfter() + ": " + e.getMessage());
     } catch (RuntimeException e) {
       Throwable cause = e instanceof dev.idem.core.EffectFailedException && e.getCause() != null ? e.getCause() : e;
       String reason = cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
@@ -129,16 +192,21 @@ public final class IdempotentConsumer {
     private final String name;
     private final JdbcIdempotency idempotency;
     private final MessageHandler handler;
+    private final LeaseIdempotency leases;
+    private final LeaseMessageHandler leaseHandler;
     private int maxDeliveries = 5;
 
-    private Builder(String name, JdbcIdempotency idempotency, MessageHandler handler) {
+    private Builder(String name, JdbcIdempotency idempotency, MessageHandler handler, LeaseIdempotency leases,
+        LeaseMessageHandler leaseHandler) {
       Objects.requireNonNull(name, "name");
       if (!NAME.matcher(name).matches()) {
         throw new IllegalArgumentException("consumer name must be 1 to 200 of [A-Za-z0-9._:-], was '" + name + "'");
       }
       this.name = name;
-      this.idempotency = Objects.requireNonNull(idempotency, "idempotency");
-      this.handler = Objects.requireNonNull(handler, "handler");
+      this.idempotency = idempotency;
+      this.handler = handler;
+      this.leases = leases;
+      this.leaseHandler = leaseHandler;
     }
 
     /**

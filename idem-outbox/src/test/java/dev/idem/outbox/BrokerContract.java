@@ -6,6 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.Verdict;
 import dev.idem.core.Fingerprint;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Scope;
@@ -41,6 +46,8 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The outbox and the idempotent consumer on one database with one real broker. One small subclass
@@ -81,7 +88,7 @@ abstract class BrokerContract {
       }
     } finally {
       try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
-        for (String t : List.of("ob_", "k_", "fx_", "ck_")) {
+        for (String t : List.of("ob_", "k_", "fx_", "ck_", "cl_")) {
           st.execute("DROP TABLE IF EXISTS " + t + suffix);
         }
       }
@@ -388,5 +395,126 @@ abstract class BrokerContract {
     assertThat(broker.outstanding()).isZero();
     Set<String> unique = new HashSet<>(ids);
     assertThat(unique).hasSize(3);
+  }
+
+  // ---- lease mode: handlers whose effect is outside the database ----
+
+  /** The lease stores the lease-mode consumer tests run on. */
+  enum Leases {
+    IN_MEMORY,
+    /** {@link JdbcLeaseStore} on this contract's database. */
+    JDBC
+  }
+
+  private LeaseStore leaseStore(Leases kind) {
+    return kind == Leases.IN_MEMORY
+        ? new InMemoryLeaseStore()
+        : JdbcLeaseStore.builder(ds).table("cl_" + suffix).createSchema(true).build();
+  }
+
+  /** The external effects a lease-mode handler made (a stand-in for a payment API or a mailer). */
+  private final Map<String, AtomicInteger> sent = new ConcurrentHashMap<>();
+
+  private IdempotentConsumer leaseConsumer(LeaseStore store, AtomicInteger runs, List<Boolean> recoveries, int maxDeliveries) {
+    LeaseIdempotency leases = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(30)).build();
+    return IdempotentConsumer.leaseBuilder("mailer-" + suffix, leases, (context, m) -> {
+      runs.incrementAndGet();
+      recoveries.add(context.recovery());
+      String body = new String(m.body(), StandardCharsets.UTF_8);
+      if (body.startsWith("poison")) {
+        throw new IllegalStateException("cannot mail '" + body + "'");
+      }
+      sent.computeIfAbsent(body, k -> new AtomicInteger()).incrementAndGet();
+    }).maxDeliveries(maxDeliveries).build();
+  }
+
+  private int sent(String body) {
+    AtomicInteger n = sent.get(body);
+    return n == null ? 0 : n.get();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Leases.class)
+  void leaseModeRedeliveryOfACompletedMessageRunsNothingAndIsAcked(Leases kind) throws Exception {
+    broker.publishRaw("mail-1", "hello-1".getBytes(StandardCharsets.UTF_8));
+    AtomicInteger runs = new AtomicInteger();
+    List<Boolean> recoveries = new java.util.concurrent.CopyOnWriteArrayList<>();
+    IdempotentConsumer consumer = leaseConsumer(leaseStore(kind), runs, recoveries, 5);
+    assertThat(consumer.leaseMode()).isTrue();
+
+    // completion stored, then the consumer dies before the ack: the broker redelivers
+    broker.processThenCrashBeforeAck(consumer);
+    assertThat(sent("hello-1")).isEqualTo(1);
+
+    Verdicts verdicts = new Verdicts();
+    try (AutoCloseable running = broker.consume(consumer, verdicts)) {
+      await("the redelivery to be acknowledged", () -> verdicts.count(Verdict.Action.ACK) == 1);
+    }
+    assertThat(verdicts.all).singleElement().satisfies(v -> assertThat(v.outcome().replayed()).isTrue());
+    assertThat(runs.get()).isEqualTo(1);
+    assertThat(recoveries).containsExactly(false);
+    assertThat(sent("hello-1")).isEqualTo(1);
+    assertThat(broker.outstanding()).isZero();
+    assertThat(broker.deadLetters(0, Duration.ZERO)).isEmpty();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Leases.class)
+  void leaseModeHandlerFailureReleasesTheClaimIsRedeliveredThenDeadLettered(Leases kind) throws Exception {
+    broker.publishRaw("mail-2", "poison-2".getBytes(StandardCharsets.UTF_8));
+    broker.publishRaw("mail-3", "hello-3".getBytes(StandardCharsets.UTF_8));
+    AtomicInteger runs = new AtomicInteger();
+    List<Boolean> recoveries = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Verdicts verdicts = new Verdicts();
+    try (AutoCloseable running = broker.consume(leaseConsumer(leaseStore(kind), runs, recoveries, 3), verdicts)) {
+      await("a dead letter and an ack", () -> verdicts.count(Verdict.Action.DEAD_LETTER) == 1
+          && verdicts.count(Verdict.Action.ACK) == 1);
+    }
+    List<Received> dead = broker.deadLetters(1, WAIT);
+    // each redelivery ran the handler again: the failed run's claim was released, not left to expire
+    assertThat(verdicts.count(Verdict.Action.RETRY)).isEqualTo(2);
+    assertThat(runs.get()).isEqualTo(3 + 1);
+    assertThat(recoveries).containsOnly(false);
+    assertThat(sent("hello-3")).isEqualTo(1);
+    assertThat(sent("poison-2")).isZero();
+    assertThat(dead).hasSize(1);
+    assertThat(dead.get(0).id()).isEqualTo("mail-2");
+    assertThat(dead.get(0).headers().get(broker.reasonHeader()))
+        .contains("failed on delivery 3 of at most 3")
+        .contains("cannot mail 'poison-2'");
+    assertThat(broker.outstanding()).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Leases.class)
+  void leaseModeRedeliveryThatTakesOverAnExpiredLeaseIsARecovery(Leases kind) throws Exception {
+    byte[] body = "hello-4".getBytes(StandardCharsets.UTF_8);
+    broker.publishRaw("mail-4", body);
+    LeaseStore store = leaseStore(kind);
+    // A consumer that claimed the message and died in its handler: its claim stays until the lease ends.
+    IdempotentRequest request = new IdempotentRequest(Scope.of("mailer-" + suffix, IdempotentConsumer.OPERATION),
+        IdempotencyKey.of("mail-4"), Fingerprint.ofBytes(body));
+    ClaimResult crashed = store.claim(request, "crashed-consumer", Duration.ofSeconds(1), Duration.ofHours(1));
+    assertThat(crashed.state()).isEqualTo(ClaimResult.State.CLAIMED);
+
+    AtomicInteger runs = new AtomicInteger();
+    List<Boolean> recoveries = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Verdicts verdicts = new Verdicts();
+    // maxDeliveries 2: deliveries refused while the dead consumer's lease lives must not dead-letter the message
+    try (AutoCloseable running = broker.consume(leaseConsumer(store, runs, recoveries, 2), verdicts)) {
+      await("the recovery to be acknowledged", () -> verdicts.count(Verdict.Action.ACK) == 1);
+    }
+    assertThat(verdicts.count(Verdict.Action.RETRY)).isPositive();
+    assertThat(verdicts.all.stream().filter(v -> v.action() == Verdict.Action.RETRY))
+        .allSatisfy(v -> assertThat(v.reason()).contains("being handled under another claim"));
+    assertThat(verdicts.count(Verdict.Action.DEAD_LETTER)).isZero();
+    Verdict acked = verdicts.all.get(verdicts.all.size() - 1);
+    assertThat(acked.action()).isEqualTo(Verdict.Action.ACK);
+    assertThat(acked.outcome().recovery()).isTrue();
+    assertThat(runs.get()).isEqualTo(1);
+    assertThat(recoveries).containsExactly(true);
+    assertThat(sent("hello-4")).isEqualTo(1);
+    assertThat(broker.outstanding()).isZero();
+    assertThat(broker.deadLetters(0, Duration.ZERO)).isEmpty();
   }
 }
