@@ -104,10 +104,34 @@ final class Report {
     Files.createDirectories(csv);
     writeCsv(csv);
     Path md = dir.resolve("benchmarks.md");
-    String outbox = Files.exists(md) ? OutboxLoad.sectionOf(Files.readString(md)) : null;
     String text = markdown();
-    Files.writeString(md, outbox == null ? text : OutboxLoad.withSection(text, outbox), StandardCharsets.UTF_8); // OutboxLoad's section stays
+    if (Files.exists(md)) {
+      text = withKeptSections(text, Files.readString(md));
+    }
+    Files.writeString(md, text, StandardCharsets.UTF_8);
     return md;
+  }
+
+  /**
+   * Sections other commands write into {@code benchmarks.md} between {@code <!-- NAME: begin -->}
+   * and {@code <!-- NAME: end -->} (OutboxLoad's, the Redis Cluster throughput): kept as they are,
+   * in their order, before "What each workload does".
+   */
+  private static final java.util.regex.Pattern KEPT =
+      java.util.regex.Pattern.compile("<!-- (\\w+): begin -->.*?<!-- \\1: end -->\n?", java.util.regex.Pattern.DOTALL);
+
+  static String withKeptSections(String text, String previous) {
+    java.util.regex.Matcher m = KEPT.matcher(previous);
+    StringBuilder kept = new StringBuilder();
+    while (m.find()) {
+      String section = m.group();
+      kept.append(section.endsWith("\n") ? section : section + "\n").append("\n");
+    }
+    if (kept.length() == 0) {
+      return text;
+    }
+    int at = text.indexOf("## What each workload does");
+    return at < 0 ? text + "\n" + kept : text.substring(0, at) + kept + text.substring(at);
   }
 
   // ---------------------------------------------------------------------------------------------

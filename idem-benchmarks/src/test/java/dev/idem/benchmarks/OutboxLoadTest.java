@@ -32,4 +32,14 @@ class OutboxLoadTest {
     assertTrue(regenerated.contains(SECTION) && regenerated.startsWith("# new") && regenerated.endsWith("z\n"), regenerated);
     assertNull(OutboxLoad.sectionOf("# no section\n"));
   }
+
+  @Test
+  void loadHarnessKeepsEverySectionOtherCommandsWroteInTheirOrder() {
+    String outbox = "<!-- OutboxLoad: begin -->\n## Outbox\nx\n<!-- OutboxLoad: end -->\n";
+    String cluster = "<!-- RedisCluster: begin -->\n## Cluster\ny\n<!-- RedisCluster: end -->\n";
+    String previous = "# old\n\n" + outbox + "\n" + cluster + "\n## What each workload does\n\nold\n";
+    String regenerated = Report.withKeptSections("# new\n\n## What each workload does\n\nnew\n", previous);
+    assertEquals("# new\n\n" + outbox + "\n" + cluster + "\n## What each workload does\n\nnew\n", regenerated);
+    assertEquals("# new\n", Report.withKeptSections("# new\n", "# nothing kept\n"));
+  }
 }
