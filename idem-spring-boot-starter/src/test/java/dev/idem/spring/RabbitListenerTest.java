@@ -262,4 +262,28 @@ class RabbitListenerTest {
       assertThat(channel.queueDeclarePassive(deadLetterQueue).getMessageCount()).as("dead-lettered once").isZero();
     });
   }
+
+  @Test
+  void aDeadLetterThatNoQueueTakesIsRequeuedNotDropped() {
+    app().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      IdemRabbitListener nowhere = IdemRabbitListener.of(queue, ctx.getBean(IdemRabbitListener.class).consumer(),
+          RabbitMqIdempotentConsumer.DeadLetter.toExchange("", deadLetterQueue + ".nobody"));
+      // no message id: dead-lettered at once
+      channel.basicPublish("", queue, new AMQP.BasicProperties.Builder().deliveryMode(2).build(),
+          "no id".getBytes(StandardCharsets.UTF_8));
+      try (Channel consumerChannel = admin.createChannel()) {
+        GetResponse delivery = consumerChannel.basicGet(queue, false);
+        assertThat(delivery).isNotNull();
+        org.springframework.amqp.core.MessageProperties mp = new org.springframework.amqp.core.MessageProperties();
+        mp.setDeliveryTag(delivery.getEnvelope().getDeliveryTag());
+        mp.setReceivedExchange(delivery.getEnvelope().getExchange());
+        mp.setReceivedRoutingKey(delivery.getEnvelope().getRoutingKey());
+        Verdict verdict = nowhere.process(new Message(delivery.getBody(), mp), consumerChannel);
+        assertThat(verdict.action()).isEqualTo(Verdict.Action.RETRY);
+        assertThat(verdict.reason()).startsWith("could not publish the dead letter; requeued: no idempotency key");
+      }
+      assertThat(channel.queueDeclarePassive(queue).getMessageCount()).as("requeued, not acknowledged").isEqualTo(1);
+    });
+  }
 }

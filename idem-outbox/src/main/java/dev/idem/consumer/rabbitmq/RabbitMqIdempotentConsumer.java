@@ -36,7 +36,8 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Dead-lettering ({@link DeadLetter}): either a copy is published, persistent and confirmed, to
  * a dead-letter exchange with the reason in the {@code x-idem-dead-reason} header (and the original
- * exchange, routing key, queue and delivery count), and the original is then acknowledged; or the
+ * exchange, routing key, queue and delivery count), and the original is then acknowledged (a copy
+ * that no queue takes comes back, and the original is requeued instead, never dropped); or the
  * message is rejected without requeue ({@code basic.nack requeue=false}) so the queue's own {@code
  * x-dead-letter-exchange} takes it (RabbitMQ records {@code x-death}, but not Idem's reason, and
  * discards the message if the queue has no dead-letter exchange). In the first way a crash between
@@ -64,6 +65,7 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     }
   };
   private Channel deadLetterChannel;
+  private volatile boolean deadLetterReturned; // basic.return of the dead letter being published
   private volatile BiConsumer<InboundMessage, Verdict> listener = (m, v) -> { };
 
   /**
@@ -258,9 +260,13 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     AMQP.BasicProperties copy = properties.builder().headers(headers).deliveryMode(2).build();
     try {
       Channel ch = deadLetterChannel(channel);
+      deadLetterReturned = false;
       ch.basicPublish(deadLetter.exchange, deadLetter.routingKey, true, copy, body);
       ch.waitForConfirmsOrDie(Duration.ofSeconds(10).toMillis());
-      return true;
+      // A mandatory message that no queue takes is returned (basic.return) and then confirmed:
+      // the confirm alone does not mean it was dead-lettered. The return comes first, on the
+      // connection's thread that also delivers the confirm.
+      return !deadLetterReturned;
     } catch (IOException | TimeoutException | RuntimeException e) {
       closeDeadLetterChannel();
       return false;
@@ -277,6 +283,7 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     if (deadLetterChannel == null || !deadLetterChannel.isOpen()) {
       deadLetterChannel = channel.getConnection().createChannel();
       deadLetterChannel.confirmSelect();
+      deadLetterChannel.addReturnListener(returned -> deadLetterReturned = true);
     }
     return deadLetterChannel;
   }
