@@ -361,6 +361,22 @@ public class IdemAutoConfiguration {
   }
 
   /**
+   * {@link IdemRabbitListeners} for {@code @RabbitListener} methods, only when spring-rabbit and
+   * idem-outbox (with the RabbitMQ client) are on the class path.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter",
+      "dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer", "com.rabbitmq.client.Channel"})
+  static class RabbitListenerConfiguration {
+    @Bean
+    @ConditionalOnMissingBean
+    IdemRabbitListeners idemRabbitListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
+        ObjectProvider<LeaseIdempotency> leases) {
+      return new IdemRabbitListeners(jdbc, dataSource, leases);
+    }
+  }
+
+  /**
    * Micrometer meters, only when Micrometer is on the class path and the application has a
    * registry: the rest of the configuration never touches Micrometer's types.
    */

@@ -84,6 +84,18 @@ class OptionalLibrariesTest {
   }
 
   @Test
+  void rabbitListenersOnlyWithSpringAmqpAndTheOutboxModule() {
+    idem(new ApplicationContextRunner()).run(ctx ->
+        assertThat(ctx).hasNotFailed().hasSingleBean(IdemRabbitListeners.class));
+    idem(new ApplicationContextRunner())
+        .withClassLoader(new FilteredClassLoader("org.springframework.amqp"))
+        .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(IdemRabbitListeners.class));
+    idem(new ApplicationContextRunner())
+        .withClassLoader(new FilteredClassLoader("dev.idem.consumer"))
+        .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(IdemRabbitListeners.class));
+  }
+
+  @Test
   void withoutSpringJdbcAndSpringTxAWebApplicationStartsInLeaseModeOnTheMemoryStore() {
     idem(new WebApplicationContextRunner())
         .withClassLoader(WITHOUT_SPRING_JDBC)

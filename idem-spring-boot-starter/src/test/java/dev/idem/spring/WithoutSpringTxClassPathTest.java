@@ -31,9 +31,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class WithoutSpringTxClassPathTest {
 
-  /** The jars an application with only spring-boot-starter-web, a driver or Jedis, and the starter lacks. */
+  /**
+   * The jars an application with only spring-boot-starter-web, a driver or Jedis, and the starter
+   * lacks; Spring AMQP and the RabbitMQ client too (optional in the starter; spring-rabbit needs
+   * spring-tx, so an application with it always has spring-tx).
+   */
   private static final Pattern HIDDEN = Pattern.compile(
-      ".*[/\\\\](spring-tx|spring-jdbc|spring-boot-starter-jdbc|HikariCP|spring-security-[a-z]+|spring-boot-starter-security|spring-boot-jdbc|spring-boot-transaction|spring-boot-security)-[^/\\\\]*\\.jar");
+      ".*[/\\\\](spring-rabbit|spring-amqp|amqp-client|spring-tx|spring-jdbc|spring-boot-starter-jdbc|HikariCP|spring-security-[a-z]+|spring-boot-starter-security|spring-boot-jdbc|spring-boot-transaction|spring-boot-security)-[^/\\\\]*\\.jar");
 
   @TempDir Path dir;
 

@@ -36,14 +36,17 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Dead-lettering ({@link DeadLetter}): either a copy is published, persistent and confirmed, to
  * a dead-letter exchange with the reason in the {@code x-idem-dead-reason} header (and the original
- * exchange, routing key, queue and delivery count), and the original is then acknowledged; or the
+ * exchange, routing key, queue and delivery count), and the original is then acknowledged (a copy
+ * that no queue takes comes back, and the original is requeued instead, never dropped); or the
  * message is rejected without requeue ({@code basic.nack requeue=false}) so the queue's own {@code
  * x-dead-letter-exchange} takes it (RabbitMQ records {@code x-death}, but not Idem's reason, and
  * discards the message if the queue has no dead-letter exchange). In the first way a crash between
  * the confirm and the acknowledgement dead-letters the message twice, with the same {@code
  * message-id}.
  *
- * <p>Callbacks run on the channel's consumer thread, one at a time, as the client guarantees.
+ * <p>Callbacks run on the channel's consumer thread, one at a time, as the client guarantees. An
+ * adapter made by {@link #forDeliveries} is thread-safe: {@link #handle} and the verdict listener
+ * may run on several threads at once.
  */
 public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
 
@@ -62,6 +65,7 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     }
   };
   private Channel deadLetterChannel;
+  private volatile boolean deadLetterReturned; // basic.return of the dead letter being published
   private volatile BiConsumer<InboundMessage, Verdict> listener = (m, v) -> { };
 
   /**
@@ -77,6 +81,31 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     this.deadLetter = Objects.requireNonNull(deadLetter, "deadLetter");
   }
 
+  private RabbitMqIdempotentConsumer(String queue, IdempotentConsumer consumer, DeadLetter deadLetter) {
+    super(null);
+    this.queue = Objects.requireNonNull(queue, "queue");
+    this.consumer = Objects.requireNonNull(consumer, "consumer");
+    this.deadLetter = Objects.requireNonNull(deadLetter, "deadLetter");
+  }
+
+  /**
+   * An adapter for deliveries that another container receives (a Spring AMQP listener container,
+   * say) and hands to {@link #handle} with the channel they came on. The per-message-id delivery
+   * count of classic queues is kept in this instance, so it is shared by every channel and
+   * consumer thread that calls {@link #handle}: make one per logical consumer and keep it.
+   * {@link #start} is not available on it.
+   *
+   * @param queue the queue the deliveries come from; used in the description of a message and in
+   *     the {@code x-idem-queue} header of its dead letter
+   * @param consumer the idempotent consumer
+   * @param deadLetter where dead letters go
+   * @return the adapter, thread-safe
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public static RabbitMqIdempotentConsumer forDeliveries(String queue, IdempotentConsumer consumer, DeadLetter deadLetter) {
+    return new RabbitMqIdempotentConsumer(queue, consumer, deadLetter);
+  }
+
   /**
    * Starts consuming with manual acknowledgements.
    *
@@ -84,6 +113,9 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
    * @throws IOException if the broker refuses
    */
   public String start() throws IOException {
+    if (getChannel() == null) {
+      throw new IllegalStateException("made by forDeliveries: no channel of its own to consume on; call handle(...)");
+    }
     return getChannel().basicConsume(queue, false, this);
   }
 
@@ -126,6 +158,27 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
   @Override
   public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties, byte[] body)
       throws IOException {
+    handle(getChannel(), envelope, properties, body);
+  }
+
+  /**
+   * Handles one delivery received on {@code channel} with manual acknowledgement, and then
+   * acknowledges, requeues or dead-letters it on that channel, as the {@link Verdict} says: the
+   * same as a delivery to {@link #start}'s consumer. Safe to call from several threads, each with
+   * the delivery's own channel.
+   *
+   * @param channel the channel the delivery came on (its delivery tag belongs to it), never {@code
+   *     null}; dead letters are published on a confirmed channel of the same connection
+   * @param envelope the delivery's tag, redelivered flag, exchange and routing key
+   * @param properties the message's properties ({@code message-id}, headers)
+   * @param body the body, never {@code null}
+   * @return what the broker was told: {@code ACK}, {@code RETRY} (requeued, also when a dead letter
+   *     could not be published) or {@code DEAD_LETTER}
+   * @throws IOException if the channel fails while acknowledging or rejecting
+   */
+  public Verdict handle(Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body)
+      throws IOException {
+    Objects.requireNonNull(channel, "channel");
     Map<String, String> headers = new HashMap<>();
     if (properties.getHeaders() != null) {
       properties.getHeaders().forEach((k, v) -> {
@@ -141,22 +194,23 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     long tag = envelope.getDeliveryTag();
     switch (verdict.action()) {
       case ACK:
-        getChannel().basicAck(tag, false);
+        channel.basicAck(tag, false);
         forget(id);
         break;
       case RETRY:
-        getChannel().basicNack(tag, false, true);
+        channel.basicNack(tag, false, true);
         break;
       case DEAD_LETTER:
         if (deadLetter.exchange == null) {
-          getChannel().basicNack(tag, false, false);
-        } else if (publishDeadLetter(envelope, properties, body, verdict.reason(), message.deliveryCount())) {
-          getChannel().basicAck(tag, false);
+          channel.basicNack(tag, false, false);
+        } else if (publishDeadLetter(channel, envelope, properties, body, verdict.reason(), message.deliveryCount())) {
+          channel.basicAck(tag, false);
         } else {
-          getChannel().basicNack(tag, false, true); // not dead-lettered: keep it rather than lose it
-          listener.accept(message, new Verdict(Verdict.Action.RETRY, null,
-              "could not publish the dead letter; requeued: " + verdict.reason()));
-          return;
+          channel.basicNack(tag, false, true); // not dead-lettered: keep it rather than lose it
+          Verdict requeued = new Verdict(Verdict.Action.RETRY, null,
+              "could not publish the dead letter; requeued: " + verdict.reason());
+          listener.accept(message, requeued);
+          return requeued;
         }
         forget(id);
         break;
@@ -164,6 +218,7 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
         throw new IllegalStateException(verdict.action().toString());
     }
     listener.accept(message, verdict);
+    return verdict;
   }
 
   private int deliveryCount(String id, Envelope envelope, AMQP.BasicProperties properties) {
@@ -190,8 +245,8 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     }
   }
 
-  private boolean publishDeadLetter(
-      Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason, int deliveryCount) {
+  private synchronized boolean publishDeadLetter(
+      Channel channel, Envelope envelope, AMQP.BasicProperties properties, byte[] body, String reason, int deliveryCount) {
     Map<String, Object> headers = new HashMap<>();
     if (properties.getHeaders() != null) {
       headers.putAll(properties.getHeaders());
@@ -204,10 +259,14 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     headers.put("x-idem-deliveries", deliveryCount);
     AMQP.BasicProperties copy = properties.builder().headers(headers).deliveryMode(2).build();
     try {
-      Channel ch = deadLetterChannel();
+      Channel ch = deadLetterChannel(channel);
+      deadLetterReturned = false;
       ch.basicPublish(deadLetter.exchange, deadLetter.routingKey, true, copy, body);
       ch.waitForConfirmsOrDie(Duration.ofSeconds(10).toMillis());
-      return true;
+      // A mandatory message that no queue takes is returned (basic.return) and then confirmed:
+      // the confirm alone does not mean it was dead-lettered. The return comes first, on the
+      // connection's thread that also delivers the confirm.
+      return !deadLetterReturned;
     } catch (IOException | TimeoutException | RuntimeException e) {
       closeDeadLetterChannel();
       return false;
@@ -217,10 +276,14 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     }
   }
 
-  private synchronized Channel deadLetterChannel() throws IOException {
+  private synchronized Channel deadLetterChannel(Channel channel) throws IOException {
+    if (deadLetterChannel != null && deadLetterChannel.getConnection() != channel.getConnection()) {
+      closeDeadLetterChannel(); // the delivery came on another connection: publish on that one
+    }
     if (deadLetterChannel == null || !deadLetterChannel.isOpen()) {
-      deadLetterChannel = getChannel().getConnection().createChannel();
+      deadLetterChannel = channel.getConnection().createChannel();
       deadLetterChannel.confirmSelect();
+      deadLetterChannel.addReturnListener(returned -> deadLetterReturned = true);
     }
     return deadLetterChannel;
   }
