@@ -5,7 +5,6 @@ import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.testkit.LeaseContract;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -41,19 +40,11 @@ abstract class RedisClusterLeaseContract extends LeaseContract {
 
   @Override
   protected byte[] rawResponse(Scope scope, IdempotencyKey key) {
-    return REDIS.client().hget(utf8(store.recordKey(scope, key)), utf8("response"));
+    return RawResponses.read(REDIS.client(), store.recordKey(scope, key));
   }
 
   @Override
   protected void writeRawResponse(Scope scope, IdempotencyKey key, byte[] bytes) {
-    byte[] recordKey = utf8(store.recordKey(scope, key));
-    if (REDIS.client().hget(recordKey, utf8("response")) == null) {
-      throw new AssertionError("no completed record to overwrite");
-    }
-    REDIS.client().hset(recordKey, utf8("response"), bytes);
-  }
-
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
+    RawResponses.write(REDIS.client(), store.recordKey(scope, key), bytes);
   }
 }
