@@ -26,6 +26,11 @@ import java.util.Locale;
  *       inside a caller's transaction the table must already exist.
  * </ul>
  *
+ * <p>That is transactional mode ({@link JdbcIdempotency}). Lease mode ({@link JdbcLeaseStore})
+ * opens no transaction: each of its writes is one conditional statement that repeats, in its
+ * {@code WHERE}, what the plain read before it saw, so the database's row lock on that one
+ * statement serializes racers on every dialect alike.
+ *
  * <p>Stateless and thread-safe.
  */
 public enum Dialect {

@@ -229,9 +229,10 @@ public final class JdbcIdempotency {
    *     response that cannot be read (see {@link Builder#responseProtection}): nothing runs, nothing
    *     is replayed, and retrying does not help until an operator acts
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
-   *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
-   *     anywhere, the COMMIT included, means the database rolled everything back: the operation
-   *     runs again, up to five rounds in all, after a short random pause
+   *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40,
+   *     or MySQL/MariaDB error 1213) anywhere, the COMMIT included, means the database rolled
+   *     everything back: the operation runs again, up to five rounds in all, after a short random
+   *     pause. A lock wait timeout (MySQL 1205) is not run again: it already waited its whole time
    * @throws IllegalStateException if the effect returned {@code null} (rolled back), or if the
    *     caller's transaction had already been aborted by an earlier error (PostgreSQL, SQLState
    *     25P02): the caller's error, not a store failure
