@@ -10,7 +10,6 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.KeyRow;
 import dev.idem.jdbc.internal.KeyTableSql;
@@ -496,7 +495,7 @@ public final class JdbcIdempotency {
     return c -> answer;
   }
 
-  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link Statements#EFFECT_SAVEPOINT}). */
+  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link KeyTableSql#EFFECT_SAVEPOINT}). */
   private void rollbackToEffectSavepoint(Connection connection) {
     try (Statement st = connection.createStatement()) {
       st.execute("ROLLBACK TO SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
