@@ -26,6 +26,11 @@ import java.util.Locale;
  *       inside a caller's transaction the table must already exist.
  * </ul>
  *
+ * <p>That is transactional mode ({@link JdbcIdempotency}). Lease mode ({@link JdbcLeaseStore})
+ * opens no transaction: each of its writes is one conditional statement that repeats, in its
+ * {@code WHERE}, what the plain read before it saw, so the database's row lock on that one
+ * statement serializes racers on every dialect alike.
+ *
  * <p>Stateless and thread-safe.
  */
 public enum Dialect {
@@ -45,7 +50,60 @@ public enum Dialect {
   }
 
   /**
-   * Detects the dialect from {@link java.sql.DatabaseMetaData#getDatabaseProductName()}.
+   * The dialects of the JDBC drivers' own connection classes, decided once per class by its
+   * package: a driver's connection class speaks to one kind of database.
+   */
+  private static final ClassValue<Dialect> BY_DRIVER_CLASS = new ClassValue<>() {
+    @Override
+    protected Dialect computeValue(Class<?> type) {
+      String name = type.getName();
+      if (name.startsWith("org.sqlite.")) {
+        return SQLITE;
+      }
+      if (name.startsWith("org.postgresql.")) {
+        return POSTGRESQL;
+      }
+      if (name.startsWith("org.mariadb.jdbc.") || name.startsWith("com.mysql.")) {
+        return MYSQL;
+      }
+      return null;
+    }
+  };
+
+  /**
+   * The dialect of {@code connection}, decided once per driver connection class: for a connection
+   * of sqlite-jdbc, pgjdbc, MariaDB Connector/J or MySQL Connector/J, or a pool's proxy that
+   * unwraps to one ({@link Connection#unwrap}, as HikariCP's does), by the driver's class without
+   * asking the connection anything; for any other connection, as {@link #detect(Connection)}.
+   *
+   * @param connection an open connection, never {@code null}
+   * @return the dialect
+   * @throws IdemStoreException if the database is not supported or its metadata cannot be read
+   */
+  public static Dialect of(Connection connection) {
+    Dialect known = BY_DRIVER_CLASS.get(connection.getClass());
+    if (known != null) {
+      return known;
+    }
+    try {
+      if (connection.isWrapperFor(Connection.class)) {
+        Connection inner = connection.unwrap(Connection.class);
+        if (inner != null && inner != connection) {
+          known = BY_DRIVER_CLASS.get(inner.getClass());
+          if (known != null) {
+            return known;
+          }
+        }
+      }
+    } catch (SQLException e) {
+      // not unwrappable: ask the connection itself
+    }
+    return detect(connection);
+  }
+
+  /**
+   * Detects the dialect from {@link java.sql.DatabaseMetaData#getDatabaseProductName()}, every time
+   * it is called ({@link #of(Connection)} decides once per driver class).
    *
    * @param connection an open connection, never {@code null}
    * @return the dialect
