@@ -22,7 +22,7 @@ final class Effects {
     this.insert = "INSERT INTO " + table + " (tag, payload) VALUES (?, ?)" + (generatedKeys ? "" : " RETURNING id");
   }
 
-  /** Drops and creates the table, as {@code idem-testkit}'s EffectTable does; with an index on tag if asked. */
+  /** Drops and creates the table, as idem-lab's {@link EffectTable} does; with an index on tag if asked. */
   void recreate(boolean tagIndex) throws SQLException {
     String id = EffectTable.identityColumn(db.dialect);
     db.execute("DROP TABLE IF EXISTS " + table);

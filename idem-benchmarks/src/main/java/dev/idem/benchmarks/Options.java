@@ -140,7 +140,8 @@ final class Options {
     try {
       cl.parseArgs(args);
     } catch (ParameterException e) {
-      throw new UsageException(e.getMessage());
+      String message = String.valueOf(e.getMessage());
+      throw new UsageException(message.startsWith("Error: ") ? message.substring("Error: ".length()) : message);
     }
     if (cl.isUsageHelpRequested()) {
       throw new UsageException(null);
