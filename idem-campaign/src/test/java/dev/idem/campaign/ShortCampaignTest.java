@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,7 +38,7 @@ class ShortCampaignTest {
   }
 
   @Test
-  @Timeout(value = 6, unit = java.util.concurrent.TimeUnit.MINUTES)
+  @Timeout(value = 6, unit = TimeUnit.MINUTES)
   void transactionalAndLeaseModeSurviveKilledProcessesAKilledDatabaseAndCutCommits() throws Exception {
     Path jar = Path.of(System.getProperty("idem.campaign.notes-jar", "../examples/notes-service/target/notes-service.jar"));
     if (!Files.isRegularFile(jar)) {

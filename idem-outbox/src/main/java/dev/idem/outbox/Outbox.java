@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import javax.sql.DataSource;
 
 /**
  * The transactional outbox: outgoing intents (RabbitMQ and JetStream messages, HTTP requests)
@@ -121,7 +122,7 @@ public final class Outbox {
   }
 
   /** As {@link #createSchema(Connection)}, on a connection borrowed from {@code dataSource}. */
-  public void createSchema(javax.sql.DataSource dataSource) {
+  public void createSchema(DataSource dataSource) {
     try (Connection c = dataSource.getConnection()) {
       createSchema(c);
     } catch (SQLException e) {
