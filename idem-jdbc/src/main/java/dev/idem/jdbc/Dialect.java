@@ -145,4 +145,43 @@ public enum Dialect {
   public String nowMillis() {
     return nowMillis;
   }
+
+  /**
+   * Whether {@code e} reports a duplicate key on this database (a primary key or unique constraint
+   * violation), decided by SQLState or vendor code, never by message text alone, which servers
+   * translate (MySQL's {@code lc_messages}):
+   *
+   * <ul>
+   *   <li>SQLite: {@code SQLITE_CONSTRAINT_PRIMARYKEY} (1555) or {@code SQLITE_CONSTRAINT_UNIQUE}
+   *       (2067). sqlite-jdbc reports the primary code, 19, for every constraint (a NOT NULL too)
+   *       unless extended result codes are on; the extended code is then the name that starts its
+   *       message (SQLite's messages are never translated).
+   *   <li>PostgreSQL: SQLState {@code 23505} ({@code unique_violation}).
+   *   <li>MySQL and MariaDB: {@code ER_DUP_ENTRY} (1062), {@code ER_DUP_ENTRY_WITH_KEY_NAME} (1586)
+   *       or {@code ER_DUP_KEY} (1022). Their SQLState, 23000, is shared with every other integrity
+   *       violation (a NULL into NOT NULL is 1048, a foreign key 1452).
+   * </ul>
+   *
+   * @param e a failure of a statement run on this dialect's database, never {@code null}
+   * @return {@code true} only for a duplicate key; {@code false} for every other failure,
+   *     including other constraint violations. Thread-safe.
+   */
+  public boolean isDuplicateKey(SQLException e) {
+    switch (this) {
+      case SQLITE: {
+        int code = e.getErrorCode();
+        String message = String.valueOf(e.getMessage());
+        return code == 1555 || code == 2067
+            || message.startsWith("[SQLITE_CONSTRAINT_PRIMARYKEY]") || message.startsWith("[SQLITE_CONSTRAINT_UNIQUE]");
+      }
+      case POSTGRESQL:
+        return "23505".equals(e.getSQLState());
+      case MYSQL: {
+        int code = e.getErrorCode();
+        return code == 1062 || code == 1586 || code == 1022;
+      }
+      default:
+        throw new AssertionError(this);
+    }
+  }
 }

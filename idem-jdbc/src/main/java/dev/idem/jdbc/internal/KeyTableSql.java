@@ -264,11 +264,11 @@ public abstract class KeyTableSql {
   }
 
   /**
-   * Whether {@code e} reports a duplicate key on this database (a unique or primary key
-   * violation), by SQLState or vendor code, never by message text (which servers translate:
-   * MySQL's {@code lc_messages}).
+   * Whether {@code e} reports a duplicate key on this database: {@link Dialect#isDuplicateKey}.
    */
-  public abstract boolean isDuplicateKey(SQLException e);
+  public final boolean isDuplicateKey(SQLException e) {
+    return dialect.isDuplicateKey(e);
+  }
 
   /**
    * Prepares {@code sql} on {@code c} and binds {@code params} in order: {@link String}, {@link
@@ -322,18 +322,6 @@ public abstract class KeyTableSql {
     Sqlite(String table) {
       super(Dialect.SQLITE, table);
     }
-
-    @Override
-    public boolean isDuplicateKey(SQLException e) {
-      // SQLITE_CONSTRAINT_PRIMARYKEY (1555) or SQLITE_CONSTRAINT_UNIQUE (2067). sqlite-jdbc's
-      // getErrorCode() is the primary code, 19, for every constraint (a NOT NULL too) unless
-      // extended result codes are on; the extended one is then only in its message, which starts
-      // with the code's name (SQLite's messages are never translated).
-      int code = e.getErrorCode();
-      String message = String.valueOf(e.getMessage());
-      return code == 1555 || code == 2067
-          || message.startsWith("[SQLITE_CONSTRAINT_PRIMARYKEY]") || message.startsWith("[SQLITE_CONSTRAINT_UNIQUE]");
-    }
   }
 
   /** PostgreSQL 11 or later. */
@@ -347,10 +335,6 @@ public abstract class KeyTableSql {
       return true;
     }
 
-    @Override
-    public boolean isDuplicateKey(SQLException e) {
-      return "23505".equals(e.getSQLState()); // unique_violation
-    }
   }
 
   /** MySQL 8 and MariaDB 10.5 or later, InnoDB. */
@@ -382,15 +366,6 @@ public abstract class KeyTableSql {
     @Override
     protected String purge() {
       return "DELETE FROM " + table + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?";
-    }
-
-    @Override
-    public boolean isDuplicateKey(SQLException e) {
-      // ER_DUP_ENTRY (1062) and ER_DUP_ENTRY_WITH_KEY_NAME (1586); ER_DUP_KEY (1022). The SQLState,
-      // 23000, is shared with every other integrity violation (a NULL into NOT NULL is 1048, a
-      // foreign key 1452), and the message is translated by the server's lc_messages.
-      int code = e.getErrorCode();
-      return code == 1062 || code == 1586 || code == 1022;
     }
   }
 }
