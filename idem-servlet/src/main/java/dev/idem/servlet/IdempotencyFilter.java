@@ -6,8 +6,8 @@ import dev.idem.core.EffectContext;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.IdempotentRequest;
-import dev.idem.core.LeaseContext;
 import dev.idem.core.InvalidPayloadException;
+import dev.idem.core.LeaseContext;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
@@ -31,6 +31,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.util.LinkedHashMap;
 import java.util.Enumeration;
 import java.util.List;
@@ -217,7 +218,7 @@ public final class IdempotencyFilter implements Filter {
   public static final String LEASE_CONTEXT_ATTRIBUTE = "dev.idem.core.LeaseContext";
 
   /**
-   * The request attribute that holds, in transactional mode, the {@link java.sql.Connection} of the
+   * The request attribute that holds, in transactional mode, the {@link Connection} of the
    * transaction the handler runs in: what the handler writes on it commits or rolls back with the
    * key's record and the stored response. The handler must not commit, roll back or close it.
    */
