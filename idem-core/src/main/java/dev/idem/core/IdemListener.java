@@ -1,14 +1,40 @@
 package dev.idem.core;
 
 /**
- * Receives what the lease-mode engine does, for metrics and logs. Every method has an empty default,
- * so an implementation overrides what it needs. Called on the caller's thread, synchronously:
- * implementations must be thread-safe, fast, and must not throw (an exception is ignored).
+ * Receives what an {@link IdempotencyEngine} does, in lease and in transactional mode, for metrics
+ * and logs. Every engine tells {@link #attempted} of each attempt's {@link AttemptResult}, once; its
+ * default dispatches to {@link #executed}, {@link #replayed} and {@link #rejected}, so an
+ * implementation overrides what it needs. {@link #waiting} and {@link #takenOver} are lease mode's
+ * events during an attempt. Called on the caller's thread, synchronously: implementations must be
+ * thread-safe, fast, and must not throw (an exception is ignored).
  */
 public interface IdemListener {
 
   /** A listener that does nothing. */
   IdemListener NONE = new IdemListener() {};
+
+  /**
+   * One attempt ended with {@code result}. The default tells {@link #replayed} of a replay, {@link
+   * #executed} of an effect that ran and whose response is given (stored or released), and {@link
+   * #rejected} with {@link AttemptResult#rejectionReason()} of a refusal or of an effect that ran
+   * without a response to give; store failures before the effect ran are not told.
+   *
+   * @param request the request, never {@code null}
+   * @param result what happened, never {@code null}
+   */
+  default void attempted(IdempotentRequest request, AttemptResult result) {
+    switch (result.kind()) {
+      case REPLAYED:
+        replayed(request);
+        break;
+      case EXECUTED:
+      case RELEASED:
+        executed(request, result.outcome().orElseThrow());
+        break;
+      default:
+        result.rejectionReason().ifPresent(reason -> rejected(request, reason));
+    }
+  }
 
   /**
    * The effect ran.
@@ -24,9 +50,10 @@ public interface IdemListener {
   /**
    * The request was refused.
    *
-   * @param reason {@code "key-reused"}, {@code "in-progress"}, {@code "lease-lost"}, or {@code
+   * @param reason {@code "key-reused"}, {@code "in-progress"}, {@code "lease-lost"}, {@code
    *     "completion-unknown"} (the effect ran but no completion succeeded within the lease: {@link
-   *     CompletionUnknownException})
+   *     CompletionUnknownException}); in transactional mode also {@code "rolled-back"}, {@code
+   *     "request-failed"} and {@code "outcome-unknown"} (see {@link AttemptResult.Kind})
    */
   default void rejected(IdempotentRequest request, String reason) {}
 

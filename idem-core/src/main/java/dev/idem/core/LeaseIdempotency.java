@@ -46,7 +46,7 @@ import java.util.function.Supplier;
  *
  * <p>Instances are immutable and thread-safe.
  */
-public final class LeaseIdempotency {
+public final class LeaseIdempotency implements IdempotencyEngine {
 
   /** The default lease: 30 seconds. */
   public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
@@ -116,8 +116,35 @@ public final class LeaseIdempotency {
    * @throws RuntimeException any unchecked exception of the effect, as it is (claim released)
    */
   public Outcome execute(IdempotentRequest request, LeaseEffect effect) {
+    Objects.requireNonNull(effect, "effect");
+    return attempt(request, context -> effect.run(context.lease().orElseThrow())).outcomeOrThrow();
+  }
+
+  /**
+   * Runs {@code effect} at most once for the request's scope and key (see the class description)
+   * and says what happened instead of throwing: {@link AttemptResult.Kind#EXECUTED}, {@link
+   * AttemptResult.Kind#RELEASED} (perhaps with the release's failure), {@link
+   * AttemptResult.Kind#REPLAYED}, {@link AttemptResult.Kind#KEY_REUSED}, {@link
+   * AttemptResult.Kind#IN_PROGRESS}, {@link AttemptResult.Kind#COMPLETION_UNKNOWN} (lease lost, or
+   * no completion within the lease), {@link AttemptResult.Kind#STORE_UNAVAILABLE} or {@link
+   * AttemptResult.Kind#STORED_RESPONSE_UNREADABLE}. The effect gets the claim as {@link
+   * EffectContext#lease()}. The listener is told of the result.
+   *
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws EffectFailedException if the effect threw a checked exception (claim released)
+   * @throws IllegalStateException if the effect returned {@code null} (claim released)
+   * @throws RuntimeException any unchecked exception of the effect, as it is (claim released)
+   */
+  @Override
+  public AttemptResult attempt(IdempotentRequest request, Effect effect) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
+    AttemptResult result = attemptOnce(request, effect);
+    notify(() -> listener.attempted(request, result));
+    return result;
+  }
+
+  private AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
     String owner = ownerTokens.get();
     long deadline = nanoTime.getAsLong() + inProgress.maxWait().toNanos();
     long pollMillis = 10;
@@ -126,35 +153,39 @@ public final class LeaseIdempotency {
       // The store's lease starts after this instant, so it ends after leaseEnd: a bound for the
       // engine's own retries that needs no agreement between clocks.
       long leaseEnd = nanoTime.getAsLong() + lease.toNanos();
-      ClaimResult claim = claim(request, owner);
+      ClaimResult claim;
+      try {
+        claim = claim(request, owner);
+      } catch (IdemException e) {
+        return AttemptResult.storeFailed(e);
+      }
       if (!claim.fingerprint().equals(request.fingerprint())) {
-        notify(() -> listener.rejected(request, "key-reused"));
-        throw new IdempotencyKeyReusedException(request.scope(), request.key());
+        return AttemptResult.keyReused(new IdempotencyKeyReusedException(request.scope(), request.key()));
       }
       switch (claim.state()) {
         case COMPLETED:
-          notify(() -> listener.replayed(request));
-          return Outcome.replayed(claim.response());
+          return AttemptResult.of(Outcome.replayed(claim.response()));
         case CLAIMED:
           if (claim.recovery()) {
             notify(() -> listener.takenOver(request));
           }
-          Outcome outcome = run(request, owner, claim.recovery(), effect, leaseEnd);
-          notify(() -> listener.executed(request, outcome));
-          return outcome;
+          return run(request, owner, claim.recovery(), effect, leaseEnd);
         case IN_PROGRESS:
         default:
           long left = deadline - nanoTime.getAsLong();
           if (left <= 0) {
-            notify(() -> listener.rejected(request, "in-progress"));
             long seconds = Math.max(1, (claim.leaseRemaining().toMillis() + 999) / 1000);
-            throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
+            return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(seconds)));
           }
           if (!waited) {
             waited = true;
             notify(() -> listener.waiting(request));
           }
-          sleep(Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+          try {
+            sleep(Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+          } catch (IdemException interrupted) {
+            return AttemptResult.storeFailed(interrupted);
+          }
           pollMillis = Math.min(pollMillis * 2, 500);
       }
     }
@@ -184,10 +215,10 @@ public final class LeaseIdempotency {
     }
   }
 
-  private Outcome run(IdempotentRequest request, String owner, boolean recovery, LeaseEffect effect, long leaseEnd) {
+  private AttemptResult run(IdempotentRequest request, String owner, boolean recovery, Effect effect, long leaseEnd) {
     StoredResponse response;
     try {
-      response = effect.run(new LeaseContext(request.scope(), request.key(), owner, recovery));
+      response = effect.run(EffectContext.ofLease(new LeaseContext(request.scope(), request.key(), owner, recovery)));
       if (response == null) {
         throw new IllegalStateException("the effect returned null; it must return the response to store");
       }
@@ -206,14 +237,22 @@ public final class LeaseIdempotency {
       throw new EffectFailedException(t);
     }
     if (!responsePolicy.shouldStore(response)) {
-      release(request, owner);
-      return Outcome.executed(response, false, recovery);
+      Outcome released = Outcome.executed(response, false, recovery);
+      try {
+        release(request, owner);
+      } catch (RuntimeException releaseFailure) {
+        return AttemptResult.releaseFailed(released, releaseFailure); // the claim expires with its lease
+      }
+      return AttemptResult.of(released);
     }
-    if (!complete(request, owner, response, leaseEnd)) {
-      notify(() -> listener.rejected(request, "lease-lost"));
-      throw new LeaseLostException(request.key(), "complete");
+    try {
+      if (!complete(request, owner, response, leaseEnd)) {
+        return AttemptResult.leaseLost(new LeaseLostException(request.key(), "complete"));
+      }
+    } catch (CompletionUnknownException unknown) {
+      return AttemptResult.completionUnknown(unknown);
     }
-    return Outcome.executed(response, true, recovery);
+    return AttemptResult.of(Outcome.executed(response, true, recovery));
   }
 
   /**
@@ -233,7 +272,6 @@ public final class LeaseIdempotency {
         long leftMillis = TimeUnit.NANOSECONDS.toMillis(leaseEnd - nanoTime.getAsLong());
         Duration retryAfter = Duration.ofSeconds(Math.max(1, (Math.max(0, leftMillis) + 999) / 1000));
         if (leftMillis <= backoff) {
-          notify(() -> listener.rejected(request, "completion-unknown"));
           throw new CompletionUnknownException(request.key(), retryAfter, e);
         }
         try {
@@ -241,7 +279,6 @@ public final class LeaseIdempotency {
         } catch (InterruptedException interrupted) {
           Thread.currentThread().interrupt();
           e.addSuppressed(interrupted);
-          notify(() -> listener.rejected(request, "completion-unknown"));
           throw new CompletionUnknownException(request.key(), retryAfter, e); // the effect ran all the same
         }
         backoff = Math.min(backoff * 2, MAX_COMPLETE_BACKOFF_MILLIS);

@@ -10,6 +10,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -374,5 +376,74 @@ class LeaseIdempotencyTest {
     public long purgeExpired(int batchSize) {
       return delegate.purgeExpired(batchSize);
     }
+  }
+
+  /**
+   * The engine contract: refusals and store failures are results that say what happened, not
+   * exceptions, and the listener hears of each attempt once, through {@code attempted}.
+   */
+  @Test
+  void attemptSaysWhatHappenedInsteadOfThrowingAndTellsTheListenerOnce() {
+    List<String> heard = new ArrayList<>();
+    IdemListener listener = new IdemListener() {
+      @Override
+      public void attempted(IdempotentRequest r, AttemptResult result) {
+        heard.add(result.kind().name());
+      }
+    };
+    LeaseIdempotency idem = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(10)).listener(listener).build();
+    AttemptResult executed = idem.attempt(request, ctx -> {
+      assertThat(ctx.lease()).hasValueSatisfying(lease -> assertThat(lease.key()).isEqualTo(request.key()));
+      assertThat(ctx.connection()).isEmpty();
+      return StoredResponse.of(201, "a");
+    });
+    assertThat(executed.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(executed.ran()).isTrue();
+    assertThat(idem.attempt(request, ctx -> StoredResponse.of(201, "b")).outcome().orElseThrow().response().bodyAsString()).isEqualTo("a");
+
+    IdempotentRequest reused = IdempotentRequest.ofJson("alice", "POST /charges", "k", "{\"amount\":2}".getBytes(StandardCharsets.UTF_8));
+    AttemptResult refused = idem.attempt(reused, ctx -> StoredResponse.of(201, "never"));
+    assertThat(refused.kind()).isEqualTo(AttemptResult.Kind.KEY_REUSED);
+    assertThat(refused.failure()).containsInstanceOf(IdempotencyKeyReusedException.class);
+
+    IdempotentRequest held = IdempotentRequest.ofJson("alice", "POST /charges", "held", "{}".getBytes(StandardCharsets.UTF_8));
+    store.claim(held, "someone else", Duration.ofSeconds(10), Duration.ofSeconds(60));
+    AttemptResult busy = idem.attempt(held, ctx -> StoredResponse.of(201, "never"));
+    assertThat(busy.kind()).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
+    assertThat(busy.retryAfter()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(busy.ran()).isFalse();
+
+    IdempotentRequest failing = IdempotentRequest.ofJson("alice", "POST /charges", "503", "{}".getBytes(StandardCharsets.UTF_8));
+    AttemptResult released = idem.attempt(failing, ctx -> StoredResponse.of(503, "down"));
+    assertThat(released.kind()).isEqualTo(AttemptResult.Kind.RELEASED);
+    assertThat(released.outcome().orElseThrow().stored()).isFalse();
+
+    assertThat(heard).containsExactly("EXECUTED", "REPLAYED", "KEY_REUSED", "IN_PROGRESS", "RELEASED");
+  }
+
+  @Test
+  void attemptReportsAStoreThatStaysDownAsStoreUnavailableWithoutRunningTheEffect() {
+    LeaseStore down = new Forwarding(store) {
+      @Override
+      public ClaimResult claim(IdempotentRequest r, String owner, Duration lease, Duration retention) {
+        throw new IdemStoreException("connection refused", null);
+      }
+    };
+    AttemptResult result = LeaseIdempotency.builder(down).build().attempt(request, ctx -> {
+      throw new AssertionError("must not run");
+    });
+    assertThat(result.kind()).isEqualTo(AttemptResult.Kind.STORE_UNAVAILABLE);
+    assertThat(result.failure()).containsInstanceOf(IdemStoreException.class);
+  }
+
+  @Test
+  void attemptReportsACompletionThatNeverSucceedsAsCompletionUnknownAfterTheEffectRan() {
+    FailingCompletes down = new FailingCompletes(store, Integer.MAX_VALUE, false);
+    LeaseIdempotency idem = onTestClock(down).lease(Duration.ofSeconds(10)).build();
+    AttemptResult result = idem.attempt(request, ctx -> StoredResponse.of(201, "note 1"));
+    assertThat(result.kind()).isEqualTo(AttemptResult.Kind.COMPLETION_UNKNOWN);
+    assertThat(result.ran()).isTrue();
+    assertThat(result.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(10));
+    assertThat(result.rejectionReason()).hasValue("completion-unknown");
   }
 }

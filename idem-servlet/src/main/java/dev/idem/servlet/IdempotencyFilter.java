@@ -1,19 +1,16 @@
 package dev.idem.servlet;
 
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.AttemptResult;
+import dev.idem.core.Effect;
+import dev.idem.core.EffectContext;
 import dev.idem.core.Fingerprint;
-import dev.idem.core.IdemException;
-import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidPayloadException;
 import dev.idem.core.LeaseContext;
 import dev.idem.core.LeaseIdempotency;
-import dev.idem.core.LeaseLostException;
-import dev.idem.core.Outcome;
-import dev.idem.core.RequestInProgressException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.CapturingResponse;
 import dev.idem.servlet.internal.FormParts;
@@ -34,6 +31,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.util.LinkedHashMap;
 import java.util.Enumeration;
 import java.util.List;
@@ -42,8 +40,13 @@ import java.util.Objects;
 
 /**
  * A Jakarta Servlet 6 filter that implements the {@code Idempotency-Key} HTTP request header field
- * (IETF draft-ietf-httpapi-idempotency-key-header) on Idem's lease mode ({@link LeaseIdempotency}):
- * the rest of the filter chain, the handler, is the effect that runs at most once per key.
+ * (IETF draft-ietf-httpapi-idempotency-key-header) on an {@link IdempotencyEngine}: the rest of the
+ * filter chain, the handler, is the effect that runs at most once per key. Either mode works in any
+ * servlet container: lease mode ({@link LeaseIdempotency}, the handler may call anything) or
+ * transactional mode ({@code dev.idem.jdbc.TransactionalIdempotency} from idem-jdbc, the claim, the
+ * handler's writes and the stored response in one transaction of its database; the handler finds
+ * the transaction's connection in the request attribute {@value #CONNECTION_ATTRIBUTE}). The filter
+ * turns the engine's {@link AttemptResult} into the answer below.
  *
  * <h2>What happens to a request</h2>
  *
@@ -213,6 +216,13 @@ public final class IdempotencyFilter implements Filter {
    * (scope, key, owner token, and whether this run takes over an expired lease).
    */
   public static final String LEASE_CONTEXT_ATTRIBUTE = "dev.idem.core.LeaseContext";
+
+  /**
+   * The request attribute that holds, in transactional mode, the {@link Connection} of the
+   * transaction the handler runs in: what the handler writes on it commits or rolls back with the
+   * key's record and the stored response. The handler must not commit, roll back or close it.
+   */
+  public static final String CONNECTION_ATTRIBUTE = "dev.idem.servlet.Connection";
 
   /**
    * The default base of the problem type URIs below ({@link
@@ -457,27 +467,16 @@ public final class IdempotencyFilter implements Filter {
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(req, route)), key.key(), fingerprint);
 
     Run run = new Run(cfg, idempotent, buffered, res, chain);
-    Outcome outcome;
+    AttemptResult result;
     try {
-      outcome = cfg.engine().execute(idempotent, run);
+      result = cfg.engine().attempt(idempotent, run);
     } catch (RuntimeException e) {
-      failed(cfg, e, run, res);
-      return;
-    }
-    if (outcome.replayed()) {
-      replay(cfg, outcome.response(), res);
-    } else if (run.captured.overflowed()) {
-      // Already streamed to the client; the engine stored the record without the body (or
-      // released the claim, as its response policy says for this status).
-      if (outcome.stored()) {
-        notStoredWarning(cfg, run);
-      }
       if (run.failure != null) {
-        rethrow(run.failure); // the handler failed mid-answer: the container aborts the exchange
+        rethrow(run.failure); // the handler's own failure, as it was (nothing of it is kept)
       }
-    } else {
-      run.captured.writeTo(res);
+      throw e;
     }
+    answer(cfg, result, run, res);
   }
 
   /** Nothing to release: the filter holds no resources of its own. */
@@ -485,15 +484,15 @@ public final class IdempotencyFilter implements Filter {
   public void destroy() {}
 
   /** The handler, as the engine's effect; remembers what it captured and how it ended. */
-  private static final class Run implements FilterEngine.Handler {
+  private static final class Run implements Effect {
     final IdempotencyFilterConfig cfg;
     final BufferedRequest request;
     final HttpServletResponse response;
     final FilterChain chain;
-    CapturingResponse captured;
     final IdempotentRequest idempotent;
+    CapturingResponse captured;
+    /** What the handler threw after part of its answer had reached the client, or as it ended. */
     Throwable failure;
-    boolean ran;
 
     Run(IdempotencyFilterConfig cfg, IdempotentRequest idempotent, BufferedRequest request, HttpServletResponse response,
         FilterChain chain) {
@@ -505,10 +504,9 @@ public final class IdempotencyFilter implements Filter {
     }
 
     @Override
-    public StoredResponse run(LeaseContext context) throws Exception {
-      if (context != null) {
-        request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, context);
-      }
+    public StoredResponse run(EffectContext context) throws Exception {
+      context.lease().ifPresent(lease -> request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, lease));
+      context.connection().ifPresent(connection -> request.setAttribute(CONNECTION_ATTRIBUTE, connection));
       captured = new CapturingResponse(response, request.getRequestURI(), cfg.maxResponseBytes());
       try {
         chain.doFilter(request, captured);
@@ -516,13 +514,14 @@ public final class IdempotencyFilter implements Filter {
       } catch (Throwable t) {
         failure = t;
         if (!captured.overflowed()) {
-          throw t; // nothing reached the client: the engine releases the claim (contract rule 6)
+          throw t; // nothing reached the client: the engine keeps nothing of the attempt (contract rule 6)
         }
         // The status, header fields and part of the body already reached the client: the effect
         // happened as far as it can tell. The key stays completed with a record of what was sent
         // rather than freed for a second run; the filter rethrows the failure afterwards.
+      } finally {
+        request.removeAttribute(CONNECTION_ATTRIBUTE); // the transaction's connection is not the handler's after this
       }
-      ran = true;
       return toStored(cfg, captured);
     }
   }
@@ -578,37 +577,111 @@ public final class IdempotencyFilter implements Filter {
     return b.body(captured.body()).build();
   }
 
-  private static void failed(IdempotencyFilterConfig cfg, RuntimeException e, Run run, HttpServletResponse res)
+  /** Sends what the engine's result says: the handler's answer, a replay, or one of the filter's problems. */
+  private static void answer(IdempotencyFilterConfig cfg, AttemptResult result, Run run, HttpServletResponse res)
       throws IOException, ServletException {
+    RuntimeException e = result.failure().orElse(null);
+    switch (result.kind()) {
+      case REPLAYED:
+        replay(cfg, result.outcome().orElseThrow().response(), res);
+        return;
+      case EXECUTED:
+      case RELEASED:
+        if (e != null) {
+          // The handler ran and answered with what the response policy does not store (a 5xx), and
+          // the release failed: the answer is sent as it is; the claim expires with its lease.
+          LOG.log(Level.WARNING, "idempotency filter: the handler ran but its claim could not be released; sending its answer unstored", e);
+        }
+        if (run.captured.overflowed()) {
+          // Already streamed to the client; the engine stored the record without the body (or
+          // released the claim, as its response policy says for this status).
+          if (result.kind() == AttemptResult.Kind.EXECUTED) {
+            notStoredWarning(cfg, run);
+          }
+          if (run.failure != null) {
+            rethrow(run.failure); // the handler failed mid-answer: the container aborts the exchange
+          }
+        } else {
+          run.captured.writeTo(res);
+        }
+        return;
+      default:
+        break;
+    }
     if (run.failure != null) {
-      // The handler threw; the engine released the claim (or, after part of the answer was sent,
-      // tried to complete it). Let the container see the original.
+      // The handler threw after part of its answer was sent, and the key could not be completed.
+      // Let the container see the original.
       rethrow(run.failure);
     }
-    if (e instanceof IdempotencyKeyReusedException) {
-      problem(cfg, res, KEY_REUSED, "Idempotency-Key is already used", 422,
-          "this Idempotency-Key was already used with a different request (method, target, media type or body); use a new key for a new request");
-      return;
+    switch (result.kind()) {
+      case KEY_REUSED:
+        problem(cfg, res, KEY_REUSED, "Idempotency-Key is already used", 422,
+            "this Idempotency-Key was already used with a different request (method, target, media type or body); use a new key for a new request");
+        return;
+      case IN_PROGRESS: {
+        long seconds = cfg.retryAfterSeconds(result.retryAfter());
+        res.setHeader("Retry-After", Long.toString(seconds));
+        problem(cfg, res, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
+            "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
+        return;
+      }
+      case COMPLETION_UNKNOWN: {
+        // Lease mode: the handler ran, and its answer is not stored (or is unknown to be). Sending it
+        // would be a fresh answer that a retry could contradict; the retry with the same key gets
+        // the stored answer or resumes the operation as a recovery.
+        if (run.captured.overflowed()) {
+          // An answer over the limit has already streamed to the client; it cannot be withdrawn.
+          LOG.log(Level.WARNING, "idempotency filter: the handler ran and its answer over the limit was sent, but the key could not be completed", e);
+          return;
+        }
+        long seconds = Math.max(1, result.retryAfter().toSeconds());
+        LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be stored; answering 503 outcome-unknown", e);
+        res.setHeader("Retry-After", Long.toString(seconds));
+        problem(cfg, res, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
+            "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
+                + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation."
+                + " Do not send it with a new key");
+        return;
+      }
+      case COMMIT_UNKNOWN:
+      case ROLLED_BACK:
+      case REQUEST_FAILED:
+        if (res.isCommitted()) {
+          // Transactional mode, an answer over maxResponseBytes: it streamed to the client before
+          // the commit, and storing its record or the commit failed. Nothing can be taken back or
+          // appended; failing the exchange makes the container close the connection, so the client
+          // sees a broken answer (not a clean one for writes that were rolled back) and retries.
+          LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
+              + " when its transaction failed to commit; aborting the response", e);
+          throw new IOException("the transaction behind this streamed answer did not commit", e);
+        }
+        transactionFailed(cfg, result.kind(), e, res);
+        return;
+      case STORED_RESPONSE_UNREADABLE:
+        // The key is answered but its stored response fails authentication or decoding: never
+        // replay bytes that cannot be authenticated, never run the operation again. Not a 503: a
+        // retry cannot succeed until an operator restores the key or investigates the tampering.
+        LOG.log(Level.ERROR, "idempotency filter: a stored response cannot be read; answering 500", e);
+        problem(cfg, res, STORED_RESPONSE_UNREADABLE, "The stored response cannot be read", 500,
+            "the request with this Idempotency-Key was already processed, but its recorded answer cannot be read;"
+                + " it is not run again and no answer is replayed");
+        return;
+      case STORE_UNAVAILABLE:
+      default:
+        // The claim failed (already retried by the engine with the same owner token), or an
+        // interrupted wait: the handler did not run.
+        LOG.log(Level.WARNING, "idempotency filter: the key could not be claimed; answering 503", e);
+        problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
+            "the request was not processed because its Idempotency-Key could not be checked; retry later with the same key");
     }
-    if (e instanceof RequestInProgressException busy) {
-      long seconds = cfg.retryAfterSeconds(busy.retryAfter());
-      res.setHeader("Retry-After", Long.toString(seconds));
-      problem(cfg, res, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
-          "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
-      return;
-    }
-    if ((e instanceof FilterEngine.RolledBackException || e instanceof FilterEngine.OutcomeUnknownException) && res.isCommitted()) {
-      // Transactional engine, an answer over maxResponseBytes: it streamed to the client before
-      // the commit, and storing its record or the commit failed. Nothing can be taken back or appended; failing the
-      // exchange makes the container close the connection, so the client sees a broken answer
-      // (not a clean one for writes that were rolled back) and retries with the same key.
-      LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
-          + " when its transaction failed to commit; aborting the response", e);
-      throw new IOException("the transaction behind this streamed answer did not commit", e);
-    }
-    if (e instanceof FilterEngine.OutcomeUnknownException) {
-      // Transactional engine: the commit was sent and its acknowledgement lost. The writes and the
-      // stored response committed together or not at all, so a retry with the key is safe.
+  }
+
+  /** Transactional mode: the handler ran, but its transaction did not commit, or may not have. */
+  private static void transactionFailed(IdempotencyFilterConfig cfg, AttemptResult.Kind kind, RuntimeException e, HttpServletResponse res)
+      throws IOException {
+    if (kind == AttemptResult.Kind.COMMIT_UNKNOWN) {
+      // The commit was sent and its acknowledgement lost. The writes and the stored response
+      // committed together or not at all, so a retry with the key is safe.
       LOG.log(Level.WARNING, "idempotency filter: the outcome of the handler's transaction is unknown (the commit's"
           + " acknowledgement was lost); answering 503", e);
       res.setHeader("Retry-After", "1");
@@ -616,73 +689,22 @@ public final class IdempotencyFilter implements Filter {
           "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
               + " A retry with the same Idempotency-Key is safe: it returns the stored response if the request was"
               + " committed, and processes it once if it was not");
-      return;
-    }
-    if (e instanceof FilterEngine.RolledBackException rolledBack && !rolledBack.retryCanSucceed()) {
-      // Transactional engine: the request itself failed (the database refused its data, or the
-      // handler answered success after an error that rolled its writes back). Not a store outage:
-      // "retry later" would fail the same way.
+    } else if (kind == AttemptResult.Kind.REQUEST_FAILED) {
+      // The request itself failed (the database refused its data, or the handler answered success
+      // after an error that rolled its writes back). Not a store outage: "retry later" would fail
+      // the same way.
       LOG.log(Level.WARNING, "idempotency filter: the handler's transaction was rolled back by a failure of the"
           + " request itself; answering 500", e);
       problem(cfg, res, REQUEST_FAILED, "The request failed", 500,
           "the request failed and was rolled back: nothing of it was kept and nothing was stored for its Idempotency-Key."
               + " The same request would fail the same way");
-      return;
-    }
-    if (e instanceof FilterEngine.RolledBackException) {
-      // Transactional engine: the handler ran, but its writes rolled back with the key's record.
-      // Its answer would describe an effect that did not happen; the client retries.
+    } else {
+      // The handler ran, but its writes rolled back with the key's record. Its answer would
+      // describe an effect that did not happen; the client retries.
       LOG.log(Level.WARNING, "idempotency filter: the handler's transaction did not commit; answering 503", e);
       problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
           "the request was not processed: its transaction could not be committed; retry later with the same key");
-      return;
     }
-    if (e instanceof CompletionUnknownException || (run.ran && e instanceof LeaseLostException)) {
-      // Lease mode: the handler ran, and its answer is not stored (or is unknown to be). Sending it
-      // would be a fresh answer that a retry could contradict; the retry with the same key gets
-      // the stored answer or resumes the operation as a recovery.
-      if (run.captured.overflowed()) {
-        // An answer over the limit has already streamed to the client; it cannot be withdrawn.
-        LOG.log(Level.WARNING, "idempotency filter: the handler ran and its answer over the limit was sent, but the key could not be completed", e);
-        return;
-      }
-      long seconds = e instanceof CompletionUnknownException unknown ? Math.max(1, unknown.retryAfter().toSeconds()) : 1;
-      LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be stored; answering 503 outcome-unknown", e);
-      res.setHeader("Retry-After", Long.toString(seconds));
-      problem(cfg, res, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
-          "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
-              + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation."
-              + " Do not send it with a new key");
-      return;
-    }
-    if (run.ran && e instanceof IdemException) {
-      // The handler ran and answered with what the response policy does not store (a 5xx), and
-      // the release failed: the answer is sent as it is; the claim expires with its lease.
-      LOG.log(Level.WARNING, "idempotency filter: the handler ran but its claim could not be released; sending its answer unstored", e);
-      if (!run.captured.overflowed()) {
-        run.captured.writeTo(res); // an overflowed answer has already gone to the client
-      }
-      return;
-    }
-    if (e instanceof StoredResponseUnreadableException) {
-      // The key is answered but its stored response fails authentication or decoding: never
-      // replay bytes that cannot be authenticated, never run the operation again. Not a 503: a
-      // retry cannot succeed until an operator restores the key or investigates the tampering.
-      LOG.log(Level.ERROR, "idempotency filter: a stored response cannot be read; answering 500", e);
-      problem(cfg, res, STORED_RESPONSE_UNREADABLE, "The stored response cannot be read", 500,
-          "the request with this Idempotency-Key was already processed, but its recorded answer cannot be read;"
-              + " it is not run again and no answer is replayed");
-      return;
-    }
-    if (e instanceof IdemException) {
-      // IdemStoreException from the claim (already retried by the engine with the same owner
-      // token), or an interrupted wait: the handler did not run.
-      LOG.log(Level.WARNING, "idempotency filter: the key could not be claimed; answering 503", e);
-      problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
-          "the request was not processed because its Idempotency-Key could not be checked; retry later with the same key");
-      return;
-    }
-    throw e;
   }
 
   private static void replay(IdempotencyFilterConfig cfg, StoredResponse stored, HttpServletResponse res) throws IOException {

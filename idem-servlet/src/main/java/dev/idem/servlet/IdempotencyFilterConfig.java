@@ -1,5 +1,6 @@
 package dev.idem.servlet;
 
+import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
@@ -126,7 +127,7 @@ public final class IdempotencyFilterConfig {
    */
   public static final Set<String> NEVER_REPLAYED_HEADERS = HeaderRules.NEVER_STORED;
 
-  private final FilterEngine engine;
+  private final IdempotencyEngine engine;
   private final List<Route> routes;
   private final int maxBodyBytes;
   private final int maxResponseBytes;
@@ -152,29 +153,27 @@ public final class IdempotencyFilterConfig {
   }
 
   /**
-   * Starts a configuration on an engine whose lease, retention, {@link
-   * dev.idem.core.InProgressPolicy} and {@link dev.idem.core.ResponsePolicy} you chose. The
-   * response policy decides which answers are stored (by default 5xx, 408, 425 and 429 are
-   * released, so a retry runs the handler again); the in-progress policy decides whether a
-   * concurrent duplicate gets 409 at once (fail-fast, the default) or waits for the first answer.
+   * Starts a configuration on an engine of either mode:
    *
-   * @param engine the lease-mode engine, never {@code null}
-   * @return a builder with the defaults described on its methods; not thread-safe
-   * @throws NullPointerException if {@code engine} is {@code null}
-   */
-  public static Builder builder(LeaseIdempotency engine) {
-    return new Builder(FilterEngine.lease(engine));
-  }
-
-  /**
-   * Starts a configuration on any {@link FilterEngine}, such as the Spring Boot starter's
-   * transactional one.
+   * <ul>
+   *   <li>lease mode, a {@link LeaseIdempotency} whose lease, retention, {@link
+   *       dev.idem.core.InProgressPolicy} and {@link dev.idem.core.ResponsePolicy} you chose. The
+   *       in-progress policy decides whether a concurrent duplicate gets 409 at once (fail-fast, the
+   *       default) or waits for the first answer;
+   *   <li>transactional mode, idem-jdbc's {@code TransactionalIdempotency} on the handlers'
+   *       DataSource (plain JDBC, or Spring's transactions through the Spring Boot starter): the
+   *       claim, the handler's writes and the stored response commit in one transaction; a
+   *       concurrent duplicate waits on the key's row and replays.
+   * </ul>
+   *
+   * The engine's response policy decides which answers are stored (by default 5xx, 408, 425 and 429
+   * are released, so a retry runs the handler again).
    *
    * @param engine the engine, never {@code null}
    * @return a builder with the defaults described on its methods; not thread-safe
    * @throws NullPointerException if {@code engine} is {@code null}
    */
-  public static Builder builder(FilterEngine engine) {
+  public static Builder builder(IdempotencyEngine engine) {
     return new Builder(Objects.requireNonNull(engine, "engine"));
   }
 
@@ -191,7 +190,7 @@ public final class IdempotencyFilterConfig {
   }
 
   /** @return the engine requests run through, never {@code null} */
-  public FilterEngine engine() {
+  public IdempotencyEngine engine() {
     return engine;
   }
 
@@ -421,7 +420,7 @@ public final class IdempotencyFilterConfig {
    * on a bad one, so a broken configuration fails at startup, not on a request. Not thread-safe.
    */
   public static final class Builder {
-    private final FilterEngine engine;
+    private final IdempotencyEngine engine;
     private final List<Route> routes = new ArrayList<>();
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
@@ -431,7 +430,7 @@ public final class IdempotencyFilterConfig {
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
     private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
 
-    private Builder(FilterEngine engine) {
+    private Builder(IdempotencyEngine engine) {
       this.engine = engine;
     }
 

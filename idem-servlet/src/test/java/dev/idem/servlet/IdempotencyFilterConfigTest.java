@@ -3,9 +3,13 @@ package dev.idem.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.AttemptResult;
+import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.StoredResponse;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -23,9 +27,9 @@ class IdempotencyFilterConfigTest {
     LeaseIdempotency engine = LeaseIdempotency.builder(new InMemoryLeaseStore()).build();
     IdempotencyFilterConfig config = IdempotencyFilterConfig.builder(engine).build();
     // the lease engine runs the handler: a request goes through it and lands in its store
-    dev.idem.core.IdempotentRequest r = dev.idem.core.IdempotentRequest.ofJson("p", "POST /x", "k", "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    assertThat(config.engine().execute(r, ctx -> dev.idem.core.StoredResponse.of(201, "a")).replayed()).isFalse();
-    assertThat(engine.execute(r, ctx -> dev.idem.core.StoredResponse.of(201, "b")).response().bodyAsString()).isEqualTo("a");
+    IdempotentRequest r = IdempotentRequest.ofJson("p", "POST /x", "k", "{}".getBytes(StandardCharsets.UTF_8));
+    assertThat(config.engine().attempt(r, ctx -> StoredResponse.of(201, "a")).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(engine.execute(r, ctx -> StoredResponse.of(201, "b")).response().bodyAsString()).isEqualTo("a");
     assertThat(config.routes()).extracting(IdempotencyFilterConfig.Route::toString)
         .containsExactly("POST /** (optional)", "PATCH /** (optional)");
     assertThat(config.maxBodyBytes()).isEqualTo(1024 * 1024);

@@ -2,9 +2,15 @@ package dev.idem.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.core.AttemptResult;
+import dev.idem.core.EffectContext;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyEngine;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -24,14 +30,14 @@ class IdempotencyFilterTransactionFailureTest {
     }
   }
 
-  private HttpResponse<byte[]> postWith(RuntimeException afterTheHandler) throws Exception {
-    FilterEngine engine = (request, handler) -> {
-      try {
-        handler.run(null); // the handler answers 201 ...
+  private HttpResponse<byte[]> postWith(AttemptResult afterTheHandler) throws Exception {
+    IdempotencyEngine engine = (request, handler) -> {
+      try (Connection connection = DriverManager.getConnection("jdbc:sqlite::memory:")) {
+        handler.run(EffectContext.ofTransaction(connection)); // the handler answers 201 ...
       } catch (Exception e) {
         throw new AssertionError(e);
       }
-      throw afterTheHandler; // ... and its transaction fails afterwards
+      return afterTheHandler; // ... and its transaction fails afterwards
     };
     server = new TestServer(IdempotencyFilterConfig.builder(engine).build(), new TestApp());
     return server.send(server.request("/notes").header("Idempotency-Key", "k-tx")
@@ -45,8 +51,8 @@ class IdempotencyFilterTransactionFailureTest {
    */
   @Test
   void aLostCommitAcknowledgementIsA503ThatSaysTheOutcomeIsUnknownAndARetryIsSafe() throws Exception {
-    HttpResponse<byte[]> r = postWith(new FilterEngine.OutcomeUnknownException("commit failed",
-        new SQLException("An I/O error occurred while sending to the backend", "08006")));
+    HttpResponse<byte[]> r = postWith(AttemptResult.commitUnknown(new IdemStoreException("commit failed",
+        new SQLException("An I/O error occurred while sending to the backend", "08006"))));
     IdempotencyFilterTest.assertProblem(r, 503, IdempotencyFilter.PROBLEM_OUTCOME_UNKNOWN);
     String body = new String(r.body(), StandardCharsets.UTF_8);
     assertThat(body).contains("outcome of the request is unknown").contains("retry with the same Idempotency-Key is safe")
@@ -55,7 +61,7 @@ class IdempotencyFilterTransactionFailureTest {
 
   @Test
   void aRollbackThatARetryCanGetPastIsA503() throws Exception {
-    HttpResponse<byte[]> r = postWith(new FilterEngine.RolledBackException("deadlock", new SQLException("deadlock", "40P01")));
+    HttpResponse<byte[]> r = postWith(AttemptResult.rolledBack(new IdemStoreException("deadlock", new SQLException("deadlock", "40P01")), true));
     IdempotencyFilterTest.assertProblem(r, 503, IdempotencyFilter.PROBLEM_STORE_UNAVAILABLE);
   }
 
@@ -65,8 +71,8 @@ class IdempotencyFilterTransactionFailureTest {
    */
   @Test
   void theRequestsOwnFailureIsA500ProblemNotRetryLater() throws Exception {
-    HttpResponse<byte[]> r = postWith(new FilterEngine.RolledBackException("refused at commit",
-        new SQLException("violates foreign key constraint", "23503"), false));
+    HttpResponse<byte[]> r = postWith(AttemptResult.rolledBack(new IdemStoreException("refused at commit",
+        new SQLException("violates foreign key constraint", "23503")), false));
     IdempotencyFilterTest.assertProblem(r, 500, IdempotencyFilter.PROBLEM_REQUEST_FAILED);
     assertThat(new String(r.body(), StandardCharsets.UTF_8)).doesNotContain("retry later");
   }

@@ -1,13 +1,14 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdemListener;
+import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.InProgressPolicy;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
-import dev.idem.servlet.FilterEngine;
+import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
@@ -23,7 +24,6 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -39,6 +39,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -48,13 +49,14 @@ import org.springframework.util.ClassUtils;
  *   <li>a {@link LeaseStore}: Redis when a Jedis {@code UnifiedJedis} bean exists, else the
  *       application's {@link DataSource} ({@link JdbcLeaseStore}), else memory (with a warning), or
  *       the one {@code idem.store} names; timed by Micrometer when a {@link MeterRegistry} exists;
- *   <li>the lease-mode engine, with Micrometer counters when a registry exists;
+ *   <li>the lease-mode engine; both engines tell the {@link IdemListener}, so the Micrometer
+ *       counters ({@link MicrometerIdemListener}) move in both modes when a registry exists;
  *   <li>the {@link IdempotencyFilter} on Spring MVC, for the routes of {@code
  *       idem.required-key-routes} and {@code idem.optional-key-routes}, with the limits {@code
  *       idem.max-body-size} and {@code idem.max-response-size} and the problem types of {@code
  *       idem.problem-type-base};
- *   <li>with {@code idem.mode=transactional}, the filter in transactional mode ({@link
- *       TransactionalFilterEngine}): the claim, the handler's writes and the response in one
+ *   <li>with {@code idem.mode=transactional}, the filter in transactional mode (idem-jdbc's {@link
+ *       TransactionalIdempotency} on Spring's transactions, {@link SpringTransactionRunner}): the claim, the handler's writes and the response in one
  *       transaction of the application's DataSource; this needs spring-jdbc and spring-tx ({@code
  *       spring-boot-starter-jdbc}), and without them the application does not start;
  *   <li>{@link Idempotent} service methods, in transactional mode inside a Spring transaction, and
@@ -239,22 +241,27 @@ public class IdemAutoConfiguration {
       return idem;
     }
 
-    /** The filter's engine in transactional mode. */
+    /**
+     * The filter's engine in transactional mode: idem-jdbc's transactional engine on Spring's
+     * transactions, told to the application's {@link IdemListener} (Micrometer's, when there is a
+     * registry).
+     */
     @Bean
     @ConditionalOnProperty(prefix = "idem", name = "mode", havingValue = "transactional")
     @ConditionalOnClass(name = "jakarta.servlet.Filter")
-    FilterEngine idemTransactionalFilterEngine(
+    TransactionalIdempotency idemTransactionalIdempotency(
         ConfigurableListableBeanFactory beans,
         ObjectProvider<JdbcIdempotency> jdbcIdempotency,
         ObjectProvider<DataSource> dataSource,
-        ObjectProvider<org.springframework.transaction.PlatformTransactionManager> transactionManager) {
+        ObjectProvider<PlatformTransactionManager> transactionManager,
+        ObjectProvider<IdemListener> listeners) {
       DataSource ds = dataSource.getIfUnique();
-      org.springframework.transaction.PlatformTransactionManager tm = transactionManager.getIfUnique();
+      PlatformTransactionManager tm = transactionManager.getIfUnique();
       JdbcIdempotency idem = jdbcIdempotency.getIfUnique();
       if (ds == null || tm == null || idem == null) {
         throw new IdemConfigurationException("idem.mode", TransactionalRequirements.missing(beans, ds, tm, idem), null);
       }
-      return new TransactionalFilterEngine(idem, ds, tm);
+      return new TransactionalIdempotency(idem, new SpringTransactionRunner(ds, () -> tm), listeners.getIfUnique(() -> IdemListener.NONE));
     }
   }
 
@@ -274,7 +281,10 @@ public class IdemAutoConfiguration {
   }
 
   static boolean springJdbcPresent(ApplicationContext context) {
-    ClassLoader loader = context.getClassLoader();
+    return springJdbcPresent(context.getClassLoader());
+  }
+
+  static boolean springJdbcPresent(ClassLoader loader) {
     return ClassUtils.isPresent(TRANSACTION_MANAGER, loader) && ClassUtils.isPresent(DATA_SOURCE_UTILS, loader);
   }
 
@@ -334,7 +344,8 @@ public class IdemAutoConfiguration {
       ObjectProvider<DataSource> dataSource,
       ObjectProvider<IdemPrincipalResolver> principals,
       ObjectProvider<PrincipalIntegration> integrations,
-      ObjectProvider<IdemProperties> properties) {
+      ObjectProvider<IdemProperties> properties,
+      ObjectProvider<IdemListener> listeners) {
     // Resolved lazily, at the first call, so that the advisor does not force early bean creation.
     IdempotentMethodInterceptor[] interceptor = new IdempotentMethodInterceptor[1];
     org.aopalliance.intercept.MethodInterceptor lazy = invocation -> {
@@ -349,8 +360,13 @@ public class IdemAutoConfiguration {
           if (json == null) {
             throw new IllegalStateException(JsonCodecs.NO_JACKSON + " (@Idempotent method " + invocation.getMethod() + ")");
           }
-          interceptor[0] = new IdempotentMethodInterceptor(lease.getObject(), transactional.getIfAvailable(), dataSource.getIfAvailable(),
-              json, resolver, p.getAnonymousPrincipal(), maxResponseBytes(p));
+          JdbcIdempotency keys = transactional.getIfAvailable();
+          DataSource ds = dataSource.getIfAvailable();
+          TransactionalIdempotency joining = keys != null && ds != null && springJdbcPresent(beans.getBeanClassLoader())
+              ? SpringTransactions.engine(keys, ds, beans, listeners.getIfUnique(() -> IdemListener.NONE))
+              : null;
+          interceptor[0] = new IdempotentMethodInterceptor(lease.getObject(), joining, ds, json, resolver, p.getAnonymousPrincipal(),
+              maxResponseBytes(p));
         }
       }
       return interceptor[0].invoke(invocation);
@@ -409,18 +425,18 @@ public class IdemAutoConfiguration {
         IdemProperties p,
         ApplicationContext context,
         ObjectProvider<LeaseIdempotency> leaseEngine,
-        @Qualifier("idemTransactionalFilterEngine") ObjectProvider<FilterEngine> transactionalEngine,
+        ObjectProvider<TransactionalIdempotency> transactionalEngine,
         ObjectProvider<PrincipalResolver> filterPrincipals,
         ObjectProvider<IdemPrincipalResolver> methodPrincipals,
         ObjectProvider<PrincipalIntegration> integrations) {
-      FilterEngine engine;
+      IdempotencyEngine engine;
       if (p.getMode() == IdemProperties.Mode.TRANSACTIONAL) {
         if (!springJdbcPresent(context)) {
           throw new IdemConfigurationException("idem.mode", TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
         }
         engine = transactionalEngine.getObject();
       } else {
-        engine = FilterEngine.lease(leaseEngine.getObject());
+        engine = leaseEngine.getObject();
       }
       IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
       for (String route : p.getRequiredKeyRoutes()) {

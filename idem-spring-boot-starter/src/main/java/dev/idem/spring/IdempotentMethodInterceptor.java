@@ -10,7 +10,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
-import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.internal.Principals;
 import java.lang.reflect.Method;
@@ -88,7 +88,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   private final LeaseIdempotency lease;
-  private final JdbcIdempotency transactional;
+  private final TransactionalIdempotency transactional;
   private final DataSource dataSource;
   private final JsonCodec json;
   /** A DataSource without the transactional engine: a call inside its transaction cannot join it. */
@@ -103,15 +103,15 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * IdempotencyFilterConfig#DEFAULT_MAX_RESPONSE_BYTES} bytes.
    */
   IdempotentMethodInterceptor(
-      LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, JsonCodec json, IdemPrincipalResolver principals) {
+      LeaseIdempotency lease, TransactionalIdempotency transactional, DataSource dataSource, JsonCodec json, IdemPrincipalResolver principals) {
     this(lease, transactional, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL,
         IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
   }
 
   /**
    * @param lease the lease-mode engine, never {@code null}
-   * @param transactional the transactional engine, or {@code null} without a DataSource; used
-   *     only when spring-jdbc and spring-tx are on the class path (without them there is no Spring
+   * @param transactional the transactional engine, which joins the caller's Spring transaction, or
+   *     {@code null} without a DataSource; used only when spring-jdbc and spring-tx are on the class path (without them there is no Spring
    *     transaction to join)
    * @param dataSource the application's DataSource, or {@code null}
    * @param json writes arguments and results and reads stored results (Jackson 2 or 3), never
@@ -123,7 +123,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @throws NullPointerException if a required argument is {@code null}
    * @throws IllegalArgumentException if {@code maxResponseBytes} is negative
    */
-  IdempotentMethodInterceptor(LeaseIdempotency lease, JdbcIdempotency transactional, DataSource dataSource, JsonCodec json,
+  IdempotentMethodInterceptor(LeaseIdempotency lease, TransactionalIdempotency transactional, DataSource dataSource, JsonCodec json,
       IdemPrincipalResolver principals, String anonymousPrincipal, int maxResponseBytes) {
     if (maxResponseBytes < 0) {
       throw new IllegalArgumentException("maxResponseBytes must not be negative, was " + maxResponseBytes);
@@ -199,7 +199,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       }
       Connection joined = transactional == null ? null : SpringTransactions.connectionOfCurrentTransaction(dataSource);
       if (joined != null) {
-        outcome = transactional.execute(joined, request, c -> store(result[0] = proceed(invocation)));
+        outcome = transactional.attemptIn(joined, request, c -> store(result[0] = proceed(invocation))).outcomeOrThrow();
       } else {
         outcome = lease.execute(request, ctx -> {
           LeaseContext outer = LEASE_CONTEXT.get();

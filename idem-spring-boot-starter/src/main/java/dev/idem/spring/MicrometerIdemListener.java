@@ -7,13 +7,14 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**
- * Counts what the engine does, as Micrometer meters:
+ * Counts what the engines do, in lease and in transactional mode alike, as Micrometer meters:
  *
  * <ul>
  *   <li>{@code idem.executions} (tags {@code stored}, {@code recovery}): effects that ran;
  *   <li>{@code idem.replays}: stored responses replayed;
  *   <li>{@code idem.rejections} (tag {@code reason}: key-reused, in-progress, lease-lost,
- *       completion-unknown);
+ *       completion-unknown; in transactional mode also rolled-back, request-failed and
+ *       outcome-unknown);
  *   <li>{@code idem.waits}: duplicates that waited for an in-progress claim;
  *   <li>{@code idem.takeovers}: expired leases taken over.
  * </ul>

@@ -1,8 +1,13 @@
 package dev.idem.spring;
 
+import dev.idem.core.IdemListener;
+import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
 import java.sql.Connection;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
@@ -12,6 +17,21 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 final class SpringTransactions {
 
   private SpringTransactions() {}
+
+  /**
+   * The transactional engine for {@link Idempotent} methods, which join the caller's transaction
+   * ({@link TransactionalIdempotency#attemptIn}); its own transactions, if ever asked for, run on the
+   * application's unique transaction manager, looked up then.
+   *
+   * @param keys the key table's engine, never {@code null}
+   * @param dataSource the application's DataSource, never {@code null}
+   * @param beans where the transaction manager is looked up, never {@code null}
+   * @param listener told of every result, never {@code null}
+   */
+  static TransactionalIdempotency engine(JdbcIdempotency keys, DataSource dataSource, BeanFactory beans, IdemListener listener) {
+    return new TransactionalIdempotency(keys, new SpringTransactionRunner(dataSource, () -> beans.getBean(PlatformTransactionManager.class)),
+        listener);
+  }
 
   /**
    * @param dataSource the application's DataSource, never {@code null}

@@ -8,6 +8,7 @@ import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
@@ -304,7 +305,7 @@ class IdemAutoConfigurationTest {
     withDatabase()
         .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional")
         .run(ctx -> assertThat(ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class).engine())
-            .isInstanceOf(TransactionalFilterEngine.class));
+            .isInstanceOf(TransactionalIdempotency.class));
   }
   /** A DataSource and its transaction manager from an auto-configuration that runs after Idem's. */
   @org.springframework.boot.autoconfigure.AutoConfiguration(after = IdemAutoConfiguration.class)

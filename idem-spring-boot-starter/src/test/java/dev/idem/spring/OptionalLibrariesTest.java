@@ -6,6 +6,7 @@ import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
+import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.redis.RedisLeaseStore;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import java.nio.file.Path;
@@ -104,7 +105,7 @@ class OptionalLibrariesTest {
         .run(ctx -> {
           assertThat(ctx).hasNotFailed().hasBean("idempotencyFilter").doesNotHaveBean(JdbcIdempotency.class);
           assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(InMemoryLeaseStore.class);
-          assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine()).isNotInstanceOf(TransactionalFilterEngine.class);
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine()).isNotInstanceOf(TransactionalIdempotency.class);
           chargesOnceAndReplays(ctx);
         });
   }

@@ -10,7 +10,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * service's Spring transactions there too. Skipped with a message when the server is not
  * reachable; a failure under {@code CI=true}.
  */
-class NotesApiMariadbTest extends NotesApiContract {
+class NotesApiMariadbTest extends NotesServiceContract {
 
   @RegisterExtension static final TestDatabase DB = TestDatabase.mariadb();
 

@@ -6,7 +6,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /** The notes API contract on the default database, an SQLite file. */
-class NotesApiTest extends NotesApiContract {
+class NotesApiTest extends NotesServiceContract {
 
   @TempDir static Path dir;
 

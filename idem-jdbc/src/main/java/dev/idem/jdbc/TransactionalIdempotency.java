@@ -1,0 +1,289 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.AttemptResult;
+import dev.idem.core.Effect;
+import dev.idem.core.EffectContext;
+import dev.idem.core.EffectFailedException;
+import dev.idem.core.IdemException;
+import dev.idem.core.IdemListener;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyEngine;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.StoredResponse;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * Transactional mode as an {@link IdempotencyEngine}: each attempt runs in one transaction of a
+ * {@link TransactionRunner}, in which the key's claim, everything the effect writes on the
+ * transaction's connection ({@link EffectContext#connection()}, or, with the Spring runner,
+ * whatever joins Spring's transaction) and the stored response commit together, so a create costs
+ * one write transaction and a failure anywhere leaves nothing behind. The key table is {@link
+ * JdbcIdempotency}'s.
+ *
+ * <ul>
+ *   <li>A retry of a completed request is answered from one primary-key read without a lock: on
+ *       SQLite on a connection in auto-commit mode before any transaction begins (inside it, the
+ *       claim would wait for the single write lock), elsewhere as the transaction's first statement.
+ *       The dialect is detected once, on the first attempt that gets a connection.
+ *   <li>A concurrent duplicate blocks on the key's row until the first transaction ends, then
+ *       replays it (or, if it rolled back, runs itself).
+ *   <li>A response that the response policy does not store (5xx, 408, 425, 429) rolls the whole
+ *       transaction back, the effect's writes included: {@link AttemptResult.Kind#RELEASED}.
+ *   <li>An effect that throws rolls everything back; the exception reaches the caller.
+ *   <li>If anything fails after the effect returned (storing the response, the commit), the
+ *       transaction rolls back and the result says what a retry can do ({@link SqlFailure}): a
+ *       store failure, or a deadlock or serialization failure at the commit, is {@link
+ *       AttemptResult.Kind#ROLLED_BACK}; a lost commit acknowledgement is {@link
+ *       AttemptResult.Kind#COMMIT_UNKNOWN}; a failure of the request itself (its data refused at the
+ *       commit, a transaction marked rollback-only, a success answered after an SQL error that
+ *       aborted the transaction) is {@link AttemptResult.Kind#REQUEST_FAILED}.
+ *   <li>An effect that answers an SQL error it caught (a 409 for a taken e-mail address) has its
+ *       answer stored on every database, PostgreSQL included (see {@link JdbcIdempotency}).
+ *   <li>An effect whose response is a record without its body ({@link StoredResponse#bodyStored()}
+ *       {@code false}, an answer too long to keep that already went to the client) is stored or
+ *       released by the response policy like any other.
+ * </ul>
+ *
+ * <p>Only for effects whose writes go to this DataSource; one that calls a payment API or sends
+ * mail belongs in lease mode. The {@link IdemListener} is told of every attempt's result. Immutable
+ * and thread-safe.
+ */
+public final class TransactionalIdempotency implements IdempotencyEngine {
+
+  private final JdbcIdempotency keys;
+  private final TransactionRunner transactions;
+  private final IdemListener listener;
+  private volatile Boolean lookupFirst;
+
+  /**
+   * @param keys the key table's engine, never {@code null}
+   * @param transactions runs the attempts' transactions, never {@code null}
+   * @param listener told of every attempt's result, never {@code null} ({@link IdemListener#NONE})
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public TransactionalIdempotency(JdbcIdempotency keys, TransactionRunner transactions, IdemListener listener) {
+    this.keys = Objects.requireNonNull(keys, "keys");
+    this.transactions = Objects.requireNonNull(transactions, "transactions");
+    this.listener = Objects.requireNonNull(listener, "listener");
+  }
+
+  /**
+   * Transactional mode on plain JDBC ({@link DataSourceTransactionRunner}).
+   *
+   * @param keys the key table's engine, never {@code null}
+   * @param dataSource the DataSource the effects write to, never {@code null}
+   * @param listener told of every attempt's result, never {@code null} ({@link IdemListener#NONE})
+   * @return a new engine
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public static TransactionalIdempotency onDataSource(JdbcIdempotency keys, DataSource dataSource, IdemListener listener) {
+    return new TransactionalIdempotency(keys, new DataSourceTransactionRunner(dataSource), listener);
+  }
+
+  /** @return the key table's engine */
+  public JdbcIdempotency keys() {
+    return keys;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The effect gets the transaction's connection as {@link EffectContext#connection()}.
+   */
+  @Override
+  public AttemptResult attempt(IdempotentRequest request, Effect effect) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    AttemptResult result = attemptOnce(request, effect);
+    try {
+      listener.attempted(request, result);
+    } catch (RuntimeException ignored) {
+      // a listener must not change the result
+    }
+    return result;
+  }
+
+  /**
+   * Runs {@code effect} in a transaction the caller already has open on {@code connection} (see
+   * {@link JdbcIdempotency#execute(Connection, IdempotentRequest, JdbcEffect)}): the caller commits
+   * or rolls back, and must roll back when the result is not {@link AttemptResult.Kind#EXECUTED}
+   * or {@link AttemptResult.Kind#REPLAYED}. The listener is told of the result.
+   *
+   * @param connection the caller's connection, in a transaction ({@code getAutoCommit() == false})
+   * @param request the scope, key and fingerprint, never {@code null}
+   * @param effect the operation, never {@code null}
+   * @return what happened: executed, released, replayed, key reused, in progress, store failure
+   * @throws RuntimeException the effect's own exception (a checked one wrapped in {@link
+   *     EffectFailedException}), or an {@link IllegalStateException} for a caller's transaction
+   *     that was already aborted
+   */
+  public AttemptResult attemptIn(Connection connection, IdempotentRequest request, Effect effect) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    Progress progress = new Progress();
+    AttemptResult result;
+    try {
+      result = AttemptResult.of(keys.execute(connection, request, c -> progress.run(effect, c)));
+    } catch (RuntimeException e) {
+      if (progress.answered) {
+        result = AttemptResult.rolledBack(e, !(e instanceof EffectFailedException));
+      } else if (progress.started) {
+        throw e;
+      } else {
+        result = beforeEffect(e);
+      }
+    }
+    AttemptResult told = result;
+    try {
+      listener.attempted(request, told);
+    } catch (RuntimeException ignored) {
+      // a listener must not change the result
+    }
+    return result;
+  }
+
+  private AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
+    try {
+      if (lookupFirst()) {
+        // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
+        // without a lock; inside the transaction the claim would take the single write lock just
+        // to find the stored response. Elsewhere JdbcIdempotency reads first inside the transaction.
+        Optional<Outcome> stored;
+        try (Connection connection = transactions.dataSource().getConnection()) {
+          stored = keys.replay(connection, request);
+        } catch (SQLException e) {
+          throw new IdemStoreException("cannot get a connection to look for a stored response: " + e.getMessage(), e);
+        }
+        if (stored.isPresent()) {
+          return AttemptResult.of(stored.get());
+        }
+      }
+    } catch (IdemException e) {
+      return beforeEffect(e);
+    }
+    Progress progress = new Progress();
+    Outcome outcome;
+    try {
+      outcome = transactions.inTransaction((connection, transaction) -> {
+        Outcome o = keys.execute(connection, request, c -> progress.run(effect, c));
+        if (!o.replayed() && !o.stored()) {
+          transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
+        }
+        progress.returned = true;
+        return o;
+      });
+    } catch (RuntimeException e) {
+      if (progress.answered) {
+        // The effect returned; whatever failed afterwards (storing the response, releasing the
+        // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
+        // must not reach the client as if they had happened.
+        return afterAnswer(e, progress.returned);
+      }
+      if (progress.started) {
+        throw e; // the effect's own failure
+      }
+      return beforeEffect(e);
+    }
+    return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
+  }
+
+  /** Idem's answer before the effect ran, or a failure that is neither Idem's nor the store's. */
+  private static AttemptResult beforeEffect(RuntimeException e) {
+    if (e instanceof IdempotencyKeyReusedException reused) {
+      return AttemptResult.keyReused(reused);
+    }
+    if (e instanceof RequestInProgressException busy) {
+      return AttemptResult.inProgress(busy);
+    }
+    if (e instanceof IdemException) {
+      return AttemptResult.storeFailed(e); // a store failure, an unreadable response, no transaction
+    }
+    throw e; // the caller's error (an aborted caller transaction), as it is
+  }
+
+  /**
+   * What a failure after the effect answered means for a retry.
+   *
+   * @param atCommit whether the transaction's work had completed, so the failure is the commit's
+   */
+  static AttemptResult afterAnswer(RuntimeException e, boolean atCommit) {
+    if (e instanceof EffectFailedException) {
+      // PostgreSQL: the effect answered success after an SQL error it caught had aborted its
+      // transaction; JdbcIdempotency refused to store a success whose writes cannot commit.
+      return AttemptResult.rolledBack(new IdemStoreException("the effect answered success after an SQL error that aborted its"
+          + " transaction; nothing was committed or stored: " + e.getMessage(), e), false);
+    }
+    if (e instanceof TransactionFailedException failed && failed.stage() == TransactionFailedException.Stage.ROLLBACK_ONLY) {
+      // Something the effect called marked the transaction rollback-only, and the effect still
+      // answered: its writes are gone, and a retry would most likely do the same.
+      return AttemptResult.rolledBack(new IdemStoreException("the transaction was marked rollback-only while the effect ran"
+          + " and was rolled back: " + e.getMessage(), e), false);
+    }
+    if (!atCommit) {
+      // Idem's own statement after the effect (storing the response, releasing the key) failed:
+      // the store's failure, and nothing was committed.
+      return AttemptResult.rolledBack(new IdemStoreException("the transaction did not commit: " + e.getMessage(), e), true);
+    }
+    if (SqlFailure.of(e) == SqlFailure.REJECTED) {
+      // The database refused the effect's writes at the commit (a deferred constraint): the
+      // request's own failure, which "retry later" would repeat.
+      return AttemptResult.rolledBack(new IdemStoreException("the database refused the request's writes at the commit: "
+          + e.getMessage(), e), false);
+    }
+    if (isRollback(e)) {
+      return AttemptResult.rolledBack(new IdemStoreException("the transaction was rolled back at the commit: " + e.getMessage(), e), true);
+    }
+    return AttemptResult.commitUnknown(new IdemStoreException("the transaction's commit failed, so its outcome is unknown: "
+        + e.getMessage(), e));
+  }
+
+  /** @return whether the database says it rolled the transaction back (SQLState class 40) */
+  private static boolean isRollback(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SQLException sql) {
+        return sql.getSQLState() != null && sql.getSQLState().startsWith("40");
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether replays are looked up before the transaction: on SQLite only, where JdbcIdempotency
+   * skips its own lookup inside a caller's transaction. Decided on the first attempt that can get
+   * a connection; a race decides it twice, the same way.
+   */
+  private boolean lookupFirst() {
+    Boolean known = lookupFirst;
+    if (known == null) {
+      try (Connection connection = transactions.dataSource().getConnection()) {
+        known = Dialect.detect(connection) == Dialect.SQLITE;
+      } catch (SQLException e) {
+        throw new IdemStoreException("cannot get a connection: " + e.getMessage(), e);
+      }
+      lookupFirst = known;
+    }
+    return known;
+  }
+
+  /** How far one attempt got: the effect started, it answered, the transaction's work returned. */
+  private static final class Progress {
+    boolean started;
+    boolean answered;
+    boolean returned;
+
+    StoredResponse run(Effect effect, Connection connection) throws Exception {
+      started = true;
+      StoredResponse response = effect.run(EffectContext.ofTransaction(connection));
+      answered = true;
+      return response;
+    }
+  }
+}

@@ -1,0 +1,129 @@
+package dev.idem.spring;
+
+import dev.idem.jdbc.TransactionFailedException;
+import dev.idem.jdbc.TransactionRunner;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Objects;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.UnexpectedRollbackException;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * A {@link TransactionRunner} on Spring's {@link PlatformTransactionManager}: the work runs in a
+ * Spring transaction on the DataSource's transactional connection ({@link DataSourceUtils}), so
+ * that whatever the handler writes through Spring ({@code JdbcTemplate}, {@code JdbcClient}, JPA on
+ * the same DataSource) joins it. A commit that fails after the work returned is reported as {@link
+ * TransactionFailedException.Stage#COMMIT}, or {@link TransactionFailedException.Stage#ROLLBACK_ONLY}
+ * when something the handler called had marked the transaction rollback-only ({@link
+ * UnexpectedRollbackException}); a transaction that cannot begin as {@link
+ * TransactionFailedException.Stage#BEGIN}. Thread-safe.
+ */
+final class SpringTransactionRunner implements TransactionRunner {
+
+  private final DataSource dataSource;
+  private final Supplier<PlatformTransactionManager> transactionManager;
+  private volatile TransactionTemplate transactions;
+
+  /**
+   * @param dataSource the DataSource the handlers write to, never {@code null}
+   * @param transactionManager its transaction manager, looked up at the first transaction; never
+   *     {@code null}, and must not supply {@code null}
+   */
+  SpringTransactionRunner(DataSource dataSource, Supplier<PlatformTransactionManager> transactionManager) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.transactionManager = Objects.requireNonNull(transactionManager, "transactionManager");
+  }
+
+  @Override
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  private TransactionTemplate transactions() {
+    TransactionTemplate template = transactions;
+    if (template == null) {
+      template = new TransactionTemplate(Objects.requireNonNull(transactionManager.get(), "transactionManager"));
+      transactions = template;
+    }
+    return template;
+  }
+
+  @Override
+  public <T> T inTransaction(Work<T> work) {
+    Objects.requireNonNull(work, "work");
+    Stage stage = new Stage();
+    try {
+      return transactions().execute(status -> {
+        Connection connection = DataSourceUtils.getConnection(dataSource);
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+          TransactionSynchronizationManager.registerSynchronization(new RollBackAfterFailedCommit(connection));
+        }
+        try {
+          stage.begun = true;
+          T value = work.run(connection, status::setRollbackOnly);
+          stage.returned = true;
+          return value;
+        } finally {
+          DataSourceUtils.releaseConnection(connection, dataSource);
+        }
+      });
+    } catch (UnexpectedRollbackException e) {
+      if (!stage.returned) {
+        throw e;
+      }
+      throw new TransactionFailedException(TransactionFailedException.Stage.ROLLBACK_ONLY,
+          "the transaction was marked rollback-only (a @Transactional method the handler called failed) and was rolled back: "
+              + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      if (stage.returned) {
+        // The work is done: a failure now (a TransactionException, or a translated
+        // DataAccessException) is the commit's.
+        throw new TransactionFailedException(TransactionFailedException.Stage.COMMIT, "the commit failed: " + e.getMessage(), e);
+      }
+      if (!stage.begun && e instanceof TransactionException) {
+        throw new TransactionFailedException(TransactionFailedException.Stage.BEGIN,
+            "cannot run the request's transaction: " + e.getMessage(), e);
+      }
+      throw e;
+    }
+  }
+
+  /** How far one transaction got. */
+  private static final class Stage {
+    boolean begun;
+    boolean returned;
+  }
+
+  /**
+   * After a failed commit SQLite keeps the transaction open, and sqlite-jdbc's reset of auto-commit
+   * hides that from the pool, so the next borrower would find itself inside it (its writes committed
+   * with this one's). Spring does not roll back after a failed commit unless told to
+   * ({@code rollbackOnCommitFailure}), so this does, on the transaction's own connection. Elsewhere
+   * the server has already ended the transaction and the rollback is a no-op.
+   */
+  private static final class RollBackAfterFailedCommit implements TransactionSynchronization {
+    private final Connection connection;
+
+    RollBackAfterFailedCommit(Connection connection) {
+      this.connection = connection;
+    }
+
+    @Override
+    public void afterCompletion(int status) {
+      if (status == STATUS_UNKNOWN) {
+        try {
+          connection.rollback();
+        } catch (SQLException | RuntimeException ignored) {
+          // a broken connection: the pool discards it
+        }
+      }
+    }
+  }
+}
