@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.internal.JsonCanonicalizer.Canonical;
 import dev.idem.core.internal.MediaType;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -91,7 +92,10 @@ public final class Fingerprint {
    */
   public static Fingerprint ofJson(byte[] utf8Json) {
     Objects.requireNonNull(utf8Json, "utf8Json");
-    return digest(JsonCanonicalizer.canonicalize(utf8Json));
+    Canonical canonical = JsonCanonicalizer.canonicalForm(utf8Json);
+    MessageDigest md = newInstance();
+    md.update(canonical.array(), 0, canonical.length());
+    return new Fingerprint(md.digest());
   }
 
   /**
@@ -394,8 +398,16 @@ public final class Fingerprint {
       String codings = codings(contentEncoding);
       boolean json = parsedBody == null
           && body.length > 0 && mediaType != null && mediaType.isUtf8Json() && codings == null;
-      byte[] payload = parsedBody != null ? parsedBody.digest.clone()
-          : json ? JsonCanonicalizer.canonicalize(body) : body;
+      byte[] payload;
+      int payloadLength;
+      if (json) {
+        Canonical canonical = JsonCanonicalizer.canonicalForm(body);
+        payload = canonical.array();
+        payloadLength = canonical.length();
+      } else {
+        payload = parsedBody != null ? parsedBody.digest : body;
+        payloadLength = payload.length;
+      }
 
       MessageDigest md = newInstance();
       md.update(VERSION);
@@ -409,8 +421,8 @@ public final class Fingerprint {
               : mediaType != null ? "=" + mediaType.canonical() : "!" + contentType);
       part(md, 'E', codings);
       md.update((byte) (parsedBody != null ? 'P' : json ? 'J' : 'B'));
-      md.update(longBytes(payload.length));
-      md.update(payload);
+      md.update(longBytes(payloadLength));
+      md.update(payload, 0, payloadLength);
       return new Fingerprint(md.digest());
     }
 

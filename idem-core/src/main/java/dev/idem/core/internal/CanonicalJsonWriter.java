@@ -65,6 +65,16 @@ final class CanonicalJsonWriter {
     return Arrays.copyOf(out, pos);
   }
 
+  /** @return the buffer, whose first {@link #length()} bytes are everything written */
+  byte[] buffer() {
+    return out;
+  }
+
+  /** @return how many bytes were written */
+  int length() {
+    return pos;
+  }
+
   /** Restores the capacity invariant when {@code remainingInput} input bytes are left. */
   void reserve(int remainingInput) {
     int need = pos + remainingInput + SLACK;
@@ -82,6 +92,18 @@ final class CanonicalJsonWriter {
   void write(byte[] src, int from, int n) {
     System.arraycopy(src, from, out, pos, n);
     pos += n;
+  }
+
+  /**
+   * Copies the string content bytes from {@code p} on that stand for themselves ({@code
+   * CanonicalJsonCheck.PLAIN}), as many as there are.
+   *
+   * @return the offset of the first byte not copied, or {@code limit}
+   */
+  int copyPlain(byte[] in, int p, int limit) {
+    int end = CanonicalJsonCheck.copyPlain(in, p, limit, out, pos);
+    pos += end - p;
+    return end;
   }
 
   void repeat(int b, long n) {
