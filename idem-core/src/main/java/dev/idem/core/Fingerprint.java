@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.internal.JsonCanonicalizer.Canonical;
 import dev.idem.core.internal.MediaType;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -91,7 +92,10 @@ public final class Fingerprint {
    */
   public static Fingerprint ofJson(byte[] utf8Json) {
     Objects.requireNonNull(utf8Json, "utf8Json");
-    return digest(JsonCanonicalizer.canonicalize(utf8Json));
+    Canonical canonical = JsonCanonicalizer.canonicalForm(utf8Json);
+    MessageDigest md = newInstance();
+    md.update(canonical.array(), 0, canonical.length());
+    return new Fingerprint(md.digest());
   }
 
   /**
@@ -390,28 +394,73 @@ public final class Fingerprint {
      *     Fingerprint#ofJson(byte[])} requires; the message names the problem and its byte offset
      */
     public Fingerprint build() {
-      MediaType mediaType = MediaType.parse(contentType);
+      ContentType type = ContentType.of(contentType);
+      MediaType mediaType = type == null ? null : type.mediaType;
       String codings = codings(contentEncoding);
       boolean json = parsedBody == null
           && body.length > 0 && mediaType != null && mediaType.isUtf8Json() && codings == null;
-      byte[] payload = parsedBody != null ? parsedBody.digest.clone()
-          : json ? JsonCanonicalizer.canonicalize(body) : body;
+      byte[] payload;
+      int payloadLength;
+      if (json) {
+        Canonical canonical = JsonCanonicalizer.canonicalForm(body);
+        payload = canonical.array();
+        payloadLength = canonical.length();
+      } else {
+        payload = parsedBody != null ? parsedBody.digest : body;
+        payloadLength = payload.length;
+      }
 
+      // every field before the payload, in one array and one update
+      String typePart = type == null ? null : type.part;
+      byte[] head =
+          new byte[VERSION.length + partLength(method) + partLength(target)
+              + partLength(typePart) + partLength(codings) + 1 + 8];
+      System.arraycopy(VERSION, 0, head, 0, VERSION.length);
+      int at = VERSION.length;
+      at = part(head, at, 'M', method);
+      at = part(head, at, 'T', target);
+      at = part(head, at, 'C', typePart);
+      at = part(head, at, 'E', codings);
+      head[at++] = (byte) (parsedBody != null ? 'P' : json ? 'J' : 'B');
+      longBytes(head, at, payloadLength);
       MessageDigest md = newInstance();
-      md.update(VERSION);
-      part(md, 'M', method);
-      part(md, 'T', target);
-      part(
-          md,
-          'C',
-          contentType == null
-              ? null
-              : mediaType != null ? "=" + mediaType.canonical() : "!" + contentType);
-      part(md, 'E', codings);
-      md.update((byte) (parsedBody != null ? 'P' : json ? 'J' : 'B'));
-      md.update(longBytes(payload.length));
-      md.update(payload);
+      md.update(head);
+      md.update(payload, 0, payloadLength);
       return new Fingerprint(md.digest());
+    }
+
+    /**
+     * A {@code Content-Type} value with its parsed media type and the text its field is digested
+     * as; the last one seen is kept, since a service mostly receives one value over and over.
+     */
+    private static final class ContentType {
+
+      /** The last value parsed: immutable, so a benign race at worst parses a value again. */
+      private static ContentType last;
+
+      final String value;
+      final MediaType mediaType;
+      final String part;
+
+      private ContentType(String value) {
+        this.value = value;
+        this.mediaType = MediaType.parse(value);
+        this.part = mediaType != null ? "=" + mediaType.canonical() : "!" + value;
+      }
+
+      /** @return the parsed value, or {@code null} for an absent field */
+      static ContentType of(String value) {
+        if (value == null) {
+          return null;
+        }
+        ContentType cached = last;
+        if (cached != null && cached.value.equals(value)) {
+          return cached;
+        }
+        ContentType parsed = new ContentType(value);
+        last = parsed;
+        return parsed;
+      }
     }
 
     /** Content codings lower-cased and in order, empty list elements dropped; null for none. */
@@ -433,31 +482,40 @@ public final class Fingerprint {
       return sb.length() == 0 ? null : sb.toString();
     }
 
-    /** One tagged field: absent, or its length in UTF-16 units and its UTF-16 code units. */
-    private static void part(MessageDigest md, char tag, String value) {
-      md.update((byte) tag);
-      if (value == null) {
-        md.update((byte) '-');
-        return;
-      }
-      md.update((byte) '+');
-      md.update(longBytes(value.length()));
-      byte[] units = new byte[2 * value.length()];
-      for (int i = 0; i < value.length(); i++) {
-        char c = value.charAt(i); // code units, not an encoder: lone surrogates stay distinct
-        units[2 * i] = (byte) (c >> 8);
-        units[2 * i + 1] = (byte) c;
-      }
-      md.update(units);
+    /** The length of {@link #part}'s encoding of {@code value}. */
+    private static int partLength(String value) {
+      return value == null ? 2 : 2 + 8 + 2 * value.length();
     }
 
-    private static byte[] longBytes(long v) {
-      byte[] b = new byte[8];
+    /**
+     * Writes one tagged field at {@code at}: absent, or its length in UTF-16 units and its UTF-16
+     * code units.
+     *
+     * @return the offset after it
+     */
+    private static int part(byte[] head, int at, char tag, String value) {
+      head[at++] = (byte) tag;
+      if (value == null) {
+        head[at++] = (byte) '-';
+        return at;
+      }
+      head[at++] = (byte) '+';
+      at = longBytes(head, at, value.length());
+      for (int i = 0; i < value.length(); i++) {
+        char c = value.charAt(i); // code units, not an encoder: lone surrogates stay distinct
+        head[at++] = (byte) (c >> 8);
+        head[at++] = (byte) c;
+      }
+      return at;
+    }
+
+    /** Writes {@code v} big-endian at {@code at}; returns the offset after it. */
+    private static int longBytes(byte[] b, int at, long v) {
       for (int i = 7; i >= 0; i--) {
-        b[i] = (byte) v;
+        b[at + i] = (byte) v;
         v >>>= 8;
       }
-      return b;
+      return at + 8;
     }
   }
 

@@ -14,15 +14,6 @@ import java.util.Arrays;
  */
 final class JsonParser {
 
-  /** Bytes copied unchanged inside strings: ASCII from U+0020 except '"' and '\\'. */
-  private static final boolean[] PLAIN = new boolean[256];
-
-  static {
-    for (int b = 0x20; b < 0x80; b++) {
-      PLAIN[b] = b != '"' && b != '\\';
-    }
-  }
-
   private final byte[] in;
   private final int len;
   private final CanonicalJsonWriter out;
@@ -227,13 +218,7 @@ final class JsonParser {
     out.write('"');
     boolean plain = true; // ASCII only, no escapes
     while (true) {
-      int run = p;
-      while (p < len && PLAIN[in[p] & 0xFF]) {
-        p++;
-      }
-      if (p > run) {
-        out.write(in, run, p - run);
-      }
+      p = out.copyPlain(in, p, len);
       if (p >= len) {
         throw error(p, "unterminated string starting at byte " + start);
       }
