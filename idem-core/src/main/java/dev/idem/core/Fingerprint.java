@@ -1,12 +1,13 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.Digests;
 import dev.idem.core.internal.JsonCanonicalizer;
 import dev.idem.core.internal.JsonCanonicalizer.Canonical;
 import dev.idem.core.internal.MediaType;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -62,8 +63,6 @@ import java.util.Objects;
 public final class Fingerprint {
 
   private static final int LENGTH = 32;
-  private static final char[] HEX = "0123456789abcdef".toCharArray();
-  private static final MessageDigest PROTOTYPE = newDigest();
 
   private final byte[] digest;
 
@@ -93,7 +92,7 @@ public final class Fingerprint {
   public static Fingerprint ofJson(byte[] utf8Json) {
     Objects.requireNonNull(utf8Json, "utf8Json");
     Canonical canonical = JsonCanonicalizer.canonicalForm(utf8Json);
-    MessageDigest md = newInstance();
+    MessageDigest md = Digests.newSha256();
     md.update(canonical.array(), 0, canonical.length());
     return new Fingerprint(md.digest());
   }
@@ -187,16 +186,13 @@ public final class Fingerprint {
       throw new IllegalArgumentException(
           "a fingerprint is 64 hex digits, got " + hex64.length() + " characters");
     }
-    byte[] bytes = new byte[LENGTH];
     for (int i = 0; i < 2 * LENGTH; i++) {
-      int d = hexValue(hex64.charAt(i));
-      if (d < 0) {
+      if (!HexFormat.isHexDigit(hex64.charAt(i))) {
         throw new IllegalArgumentException(
             "a fingerprint is 64 hex digits, found a non-hex character at index " + i);
       }
-      bytes[i >> 1] |= (byte) ((i & 1) == 0 ? d << 4 : d);
     }
-    return new Fingerprint(bytes);
+    return new Fingerprint(HexFormat.of().parseHex(hex64));
   }
 
   /**
@@ -207,12 +203,7 @@ public final class Fingerprint {
   public String hex() {
     String h = hex;
     if (h == null) {
-      char[] chars = new char[2 * LENGTH];
-      for (int i = 0; i < LENGTH; i++) {
-        chars[2 * i] = HEX[(digest[i] >> 4) & 0xF];
-        chars[2 * i + 1] = HEX[digest[i] & 0xF];
-      }
-      h = new String(chars);
+      h = Digests.hex(digest);
       hex = h;
     }
     return h;
@@ -423,7 +414,7 @@ public final class Fingerprint {
       at = part(head, at, 'E', codings);
       head[at++] = (byte) (parsedBody != null ? 'P' : json ? 'J' : 'B');
       longBytes(head, at, payloadLength);
-      MessageDigest md = newInstance();
+      MessageDigest md = Digests.newSha256();
       md.update(head);
       md.update(payload, 0, payloadLength);
       return new Fingerprint(md.digest());
@@ -520,39 +511,10 @@ public final class Fingerprint {
   }
 
   private static Fingerprint digest(byte[] bytes) {
-    return new Fingerprint(newInstance().digest(bytes));
-  }
-
-  private static MessageDigest newInstance() {
-    try {
-      return (MessageDigest) PROTOTYPE.clone();
-    } catch (CloneNotSupportedException e) {
-      return newDigest();
-    }
-  }
-
-  private static MessageDigest newDigest() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
+    return new Fingerprint(Digests.newSha256().digest(bytes));
   }
 
   private static boolean isHttpWhitespace(char c) {
     return c == ' ' || c == '\t';
-  }
-
-  private static int hexValue(char c) {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-      return c - 'A' + 10;
-    }
-    return -1;
   }
 }

@@ -2,6 +2,7 @@ package dev.idem.core.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HexFormat;
 
 /**
  * The input side of {@link JsonCanonicalizer}: a strict, iterative RFC 8259 parser over UTF-8 bytes
@@ -233,7 +234,7 @@ final class JsonParser {
         continue;
       }
       if (b >= 0) {
-        throw error(p, String.format("unescaped control character 0x%02x in string", b));
+        throw error(p, "unescaped control character 0x" + HexFormat.of().toHexDigits((byte) b) + " in string");
       }
       plain = false;
       int n = utf8Length(p);
@@ -351,7 +352,7 @@ final class JsonParser {
         hi = 0x8F;
       }
     } else {
-      throw error(p, String.format("invalid UTF-8 lead byte 0x%02x", b0));
+      throw error(p, "invalid UTF-8 lead byte 0x" + HexFormat.of().toHexDigits((byte) b0));
     }
     if (p + n > len) {
       throw error(p, "truncated UTF-8 sequence");
@@ -426,6 +427,6 @@ final class JsonParser {
     if (b > 0x20 && b < 0x7F) {
       return "'" + (char) b + "'";
     }
-    return String.format("byte 0x%02x", b);
+    return "byte 0x" + HexFormat.of().toHexDigits((byte) b);
   }
 }
