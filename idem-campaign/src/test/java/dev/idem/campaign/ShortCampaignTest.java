@@ -14,13 +14,20 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The short campaign of every build: SQLite and a private PostgreSQL, transactional and lease
- * mode, a few hundred operations each while the service is killed and restarted, PostgreSQL is
- * killed and restarted, and connections are cut before and after COMMIT. Every invariant of {@link
+ * mode, and a private Redis in lease mode, a few hundred operations each (from two users, some with
+ * the same keys and bodies) while the service is killed and restarted, PostgreSQL and Redis are
+ * killed and restarted, and connections are cut before and after COMMIT; then a few hundred fuzzed
+ * requests. Every invariant of {@link
  * Report#violations} must hold, and every fault kind must actually have happened. Without the
  * notes service jar or the PostgreSQL server programs the test is skipped with a "[campaign]
  * SKIPPED" line, except under {@code CI=true}, where it fails.
  */
 class ShortCampaignTest {
+
+  /** Operations per store and mode (a third of them in cross-scope pairs). */
+  private static final int OPERATIONS = 160;
+  /** Fuzzed requests per store and mode: every fuzz kind about 15 times. */
+  private static final int FUZZ = 210;
 
   @TempDir Path dir;
 
@@ -52,13 +59,22 @@ class ShortCampaignTest {
     } else {
       System.err.println("[campaign] SKIPPED the PostgreSQL part: " + pg);
     }
+    String redis = RedisInstance.unavailableReason();
+    if (redis == null) {
+      stores.add("redis");
+    } else if (ci()) {
+      missing(redis);
+    } else {
+      System.err.println("[campaign] SKIPPED the Redis part: " + redis);
+    }
     Campaign.Config config = new Campaign.Config(jar.toAbsolutePath(), dir, stores, List.of("transactional", "lease"),
-        200, 2, 4, Duration.ofSeconds(5), 20260601L, System.out);
+        OPERATIONS, 2, FUZZ, 4, Duration.ofSeconds(5), 20260601L, System.out);
 
     List<RunResult> results = new Campaign(config).run();
 
-    System.out.println(Report.markdown(results, "(short run of ShortCampaignTest)", 20260601L, 4, Duration.ofSeconds(5), Duration.ZERO));
-    assertThat(results).hasSize(stores.size() * 2);
+    System.out.println(Report.markdown(results, stores, List.of("transactional", "lease"), "(short run of ShortCampaignTest)", 20260601L, 4,
+        Duration.ofSeconds(5), Duration.ZERO));
+    assertThat(results).hasSize(Report.runs(stores, List.of("transactional", "lease")).size());
     assertThat(Report.violations(results)).as("invariants").isEmpty();
     for (RunResult r : results) {
       assertThat(r.answered2xx()).as(r.store() + "/" + r.mode() + ": every operation answered 2xx").isEqualTo(r.operations());
@@ -68,6 +84,12 @@ class ShortCampaignTest {
         assertThat(r.faults("cut-before-commit")).as(r.mode() + ": cuts before COMMIT").isPositive();
         assertThat(r.faults("cut-after-commit")).as(r.mode() + ": cuts after COMMIT").isPositive();
       }
+      if (r.store().equals("redis")) {
+        assertThat(r.faults("redis-kill")).as("Redis kills").isEqualTo(2);
+      }
+      assertThat(r.crossScopeReplays()).as(r.store() + "/" + r.mode() + ": cross-scope replays").isZero();
+      assertThat(r.fuzzRequests()).as(r.store() + "/" + r.mode() + ": fuzzed requests").isEqualTo(FUZZ);
+      assertThat(r.fuzzFiveXx()).as(r.store() + "/" + r.mode() + ": 5xx answers to fuzzed requests").isEmpty();
     }
   }
 }
