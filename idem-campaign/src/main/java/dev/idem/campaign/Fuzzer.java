@@ -26,7 +26,7 @@ import java.util.function.Supplier;
  * framing, odd credentials and headers. Every kind is sent in turn (round robin), each with random
  * details. A correct service answers each with a status below 500 (no fault is injected while the
  * fuzzer runs), except where HTTP prescribes a 5xx (501 for a transfer coding the server does not
- * implement); {@link Result#fiveXx()} counts the others by kind and status. Not thread-safe.
+ * implement, or for CONNECT); {@link Result#fiveXx()} counts the others by kind and status. Not thread-safe.
  */
 final class Fuzzer {
 
@@ -263,7 +263,9 @@ final class Fuzzer {
     if (m.equals("CONNECT")) {
       target = host;
     }
-    return new Case("wrong method", request(m, target, List.of("Content-Type: application/json", "Idempotency-Key: " + key()), note(), true));
+    // CONNECT asks an origin server to be a tunnel, which it does not implement: RFC 9110 (15.6.2) says 501
+    return new Case("wrong method", request(m, target, List.of("Content-Type: application/json", "Idempotency-Key: " + key()), note(), true),
+        m.equals("CONNECT") ? 501 : 0);
   }
 
   private Case unusualTarget() {
