@@ -39,6 +39,7 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -419,7 +420,7 @@ public final class Campaign {
       for (Future<?> w : workers) {
         try {
           w.get();
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
           throw new IllegalStateException("a client thread failed", e.getCause());
         }
       }
