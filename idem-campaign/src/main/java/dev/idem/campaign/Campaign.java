@@ -323,7 +323,8 @@ public final class Campaign {
         String title = "campaign " + run + " op " + i + " " + "x".repeat(1 + random.nextInt(40));
         String key = new UUID(random.nextLong(), random.nextLong()).toString();
         if (i % 3 == 0 && config.operations() - operations.size() >= 2) {
-          // every third: the same key and body from both users, the first user's answer stored before the second asks
+          // every third task (so half of the operations): the same key and body from both users, the first user's
+          // answer stored before the second asks
           Operation first = new Operation(title, USERS.get(i % 2), key);
           Operation second = new Operation(title, USERS.get((i + 1) % 2), key);
           first.partner = second;

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ShortCampaignTest {
 
-  /** Operations per store and mode (a third of them in cross-scope pairs). */
+  /** Operations per store and mode (half of them in cross-scope pairs). */
   private static final int OPERATIONS = 100;
   /**
    * Faults of each kind per store and mode. Each service kill costs a restart of the service (5 to
