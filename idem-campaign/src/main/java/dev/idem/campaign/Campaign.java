@@ -48,10 +48,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
- * The fault campaign: for each store (SQLite, PostgreSQL) and mode (transactional, lease), the
- * notes service runs as a separate process and a pool of clients sends randomised {@code POST
- * /notes} operations through {@link IdempotentHttpClient}, one idempotency key per operation, kept
- * until the operation has a final answer, while faults are injected for real:
+ * The fault campaign: for each store (SQLite, PostgreSQL, and Redis in lease mode with the notes in
+ * SQLite) and mode (transactional, lease), the notes service runs as a separate process with two
+ * users ({@link #USERS}, each key scoped to its user) and a pool of clients sends randomised {@code
+ * POST /notes} operations through {@link IdempotentHttpClient}, one idempotency key per operation,
+ * kept until the operation has a final answer (half of them in cross-scope pairs: the same key and
+ * body from both users), while faults are injected for real:
  *
  * <ul>
  *   <li>{@code service-kill}: the service process is killed with SIGKILL and started again at the
@@ -60,8 +62,12 @@ import java.util.stream.Collectors;
  *       initdb} is killed with SIGKILL and started again ({@link PostgresInstance});
  *   <li>{@code cut-before-commit} and {@code cut-after-commit}: a loopback proxy between the
  *       service and PostgreSQL cuts one connection at its COMMIT, before the COMMIT reaches the
- *       server or after the server acknowledged it ({@link CommitCuttingProxy}).
+ *       server or after the server acknowledged it ({@link CommitCuttingProxy});
+ *   <li>{@code redis-kill}: a private Redis that the campaign started ({@link RedisInstance}) is
+ *       killed with SIGKILL and started again on its append-only file.
  * </ul>
+ *
+ * <p>Then {@link Fuzzer} sends malformed and odd requests (no fault meanwhile): none may get a 5xx.
  *
  * <p>Each operation's note title is its marker (unique per operation). After the load, every
  * operation answered 2xx is sent once more with its key and must get the same answer, and the
