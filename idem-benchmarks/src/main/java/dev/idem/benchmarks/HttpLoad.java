@@ -1,6 +1,6 @@
 package dev.idem.benchmarks;
 
-import dev.idem.testkit.lab.NotesServiceProcess;
+import dev.idem.lab.NotesServiceProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -8,15 +8,27 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 /**
  * The HTTP part of the benchmarks: the notes service without the Idem filter ({@code
@@ -46,33 +58,57 @@ public final class HttpLoad {
 
   private HttpLoad() {}
 
+  /** The command line; picocli fills it. */
+  @Command(name = "HttpLoad", sortOptions = false, usageHelpWidth = 110,
+      customSynopsis = "java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad [options]",
+      description = "The notes service over HTTP with and without Idem; writes <out>/benchmarks-http.md.")
+  static final class Args {
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs", description = "Output folder (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Option(names = "--jar", paramLabel = "PATH", defaultValue = "examples/notes-service/target/notes-service.jar",
+        description = "The notes service jar (default: ${DEFAULT-VALUE}).")
+    Path jar;
+
+    @Option(names = "--seconds", paramLabel = "N", defaultValue = "5", description = "Measured seconds per run (default: ${DEFAULT-VALUE}).")
+    int seconds;
+
+    @Option(names = "--db", split = ",", paramLabel = "LIST", defaultValue = "sqlite,postgres",
+        description = "Databases, comma-separated (default: ${DEFAULT-VALUE}).")
+    List<String> databases;
+
+    @Option(names = "--postgres-url", paramLabel = "ADMIN_URL", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
+        description = "PostgreSQL admin URL (default: ${DEFAULT-VALUE}).")
+    String postgresUrl;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
+  }
+
   /**
-   * @param args {@code --out DIR}, {@code --jar PATH}, {@code --seconds N}
+   * @param args see {@code --help}: {@code --out DIR}, {@code --jar PATH}, {@code --seconds N}, {@code --db LIST},
+   *     {@code --postgres-url URL}
    * @throws Exception when the services cannot be started or the report cannot be written
    */
   public static void main(String[] args) throws Exception {
-    Path out = Path.of("docs");
-    Path jar = Path.of("examples/notes-service/target/notes-service.jar");
-    int seconds = 5;
-    List<String> databases = List.of("sqlite", "postgres");
-    String postgresUrl = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres";
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--out" -> out = Path.of(args[++i]);
-        case "--db" -> databases = List.of(args[++i].split(","));
-        case "--postgres-url" -> postgresUrl = args[++i];
-        case "--jar" -> jar = Path.of(args[++i]);
-        case "--seconds" -> seconds = Integer.parseInt(args[++i]);
-        case "--help", "-h" -> {
-          System.out.println("usage: java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad"
-              + " [--out DIR (default docs)] [--jar PATH (default examples/notes-service/target/notes-service.jar)]"
-              + " [--seconds N (measured seconds per run, default 5)] [--db sqlite,postgres (default both)]"
-              + " [--postgres-url ADMIN_URL (default jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres)]");
-          return;
-        }
-        default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see --help)");
-      }
+    Args a = new Args();
+    CommandLine cl = new CommandLine(a);
+    try {
+      cl.parseArgs(args);
+    } catch (ParameterException e) {
+      System.err.println("HttpLoad: " + e.getMessage());
+      cl.usage(System.err);
+      System.exit(2);
     }
+    if (cl.isUsageHelpRequested()) {
+      cl.usage(System.out);
+      return;
+    }
+    Path out = a.out;
+    Path jar = a.jar;
+    int seconds = a.seconds;
+    List<String> databases = a.databases;
+    String postgresUrl = a.postgresUrl;
     if (!Files.isRegularFile(jar)) {
       System.err.println("HttpLoad: the notes service jar is missing: " + jar + " (build with ./mvnw -B -q install -DskipTests)");
       System.exit(2);
@@ -80,7 +116,7 @@ public final class HttpLoad {
     Instant started = Instant.now();
     Path dir = Files.createTempDirectory("idem-http-bench-");
     List<Run> runs = new ArrayList<>();
-    Map<String, String> versions = new java.util.LinkedHashMap<>();
+    Map<String, String> versions = new LinkedHashMap<>();
     for (String database : databases) {
       switch (database) {
         case "sqlite" -> {
@@ -93,9 +129,9 @@ public final class HttpLoad {
           List<String> created = new ArrayList<>();
           String base = postgresUrl.substring(0, postgresUrl.lastIndexOf('/') + 1);
           String query = postgresUrl.contains("?") ? postgresUrl.substring(postgresUrl.indexOf('?')) : "";
-          try (java.sql.Connection admin = java.sql.DriverManager.getConnection(postgresUrl);
-              java.sql.Statement st = admin.createStatement()) {
-            try (java.sql.ResultSet rs = st.executeQuery("SELECT version()")) {
+          try (Connection admin = DriverManager.getConnection(postgresUrl);
+              Statement st = admin.createStatement()) {
+            try (ResultSet rs = st.executeQuery("SELECT version()")) {
               rs.next();
               versions.put(database, rs.getString(1).replaceAll(" on .*", "") + " (a database per service, default settings)");
             }
@@ -104,7 +140,7 @@ public final class HttpLoad {
                 String db = prefix + name.replace('-', '_');
                 try {
                   st.execute("CREATE DATABASE " + db);
-                } catch (java.sql.SQLException e) {
+                } catch (SQLException e) {
                   throw new IllegalStateException("cannot create database " + db + ": " + e.getMessage(), e);
                 }
                 created.add(db);
@@ -115,7 +151,7 @@ public final class HttpLoad {
                 st.execute("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
               }
             }
-          } catch (java.sql.SQLException e) {
+          } catch (SQLException e) {
             System.err.println("HttpLoad: PostgreSQL skipped, not reachable at " + postgresUrl + ": " + e.getMessage());
           }
         }
@@ -128,7 +164,7 @@ public final class HttpLoad {
 
   /** Starts the three services on {@code database}, warms them up and measures every workload. */
   private static void measure(String database, Path jar, Path dir, int seconds,
-      java.util.function.Function<String, String> urlFor, List<Run> runs) throws Exception {
+      Function<String, String> urlFor, List<Run> runs) throws Exception {
     System.out.println("== " + database);
     try (NotesServiceProcess without = NotesServiceProcess.start(jar, dir, database + "-without-idem", false,
             urlFor.apply("without-idem"), List.of());
@@ -193,7 +229,7 @@ public final class HttpLoad {
     long end = warmUpEnd + Duration.ofSeconds(seconds).toNanos();
     AtomicLong counter = new AtomicLong();
     AtomicLong errors = new AtomicLong();
-    Map<String, Integer> reasons = new java.util.concurrent.ConcurrentHashMap<>();
+    Map<String, Integer> reasons = new ConcurrentHashMap<>();
     List<LatencyStats> perClient = new ArrayList<>();
     CountDownLatch done = new CountDownLatch(clients);
     AtomicLong measured = new AtomicLong();

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
@@ -24,7 +25,7 @@ final class JmhSuite {
   private JmhSuite() {}
 
   static List<Results.Jmh> run(Options o) throws RunnerException {
-    org.openjdk.jmh.runner.options.Options jmh = new OptionsBuilder()
+    Runner runner = new Runner(new OptionsBuilder()
         .include(INCLUDE)
         .forks(o.jmhForks)
         .warmupIterations(o.jmhWarmupIterations)
@@ -33,8 +34,8 @@ final class JmhSuite {
         .measurementTime(TimeValue.milliseconds(o.jmhIterationTime.toMillis()))
         .jvmArgsAppend("-Xms1g", "-Xmx1g")
         .shouldFailOnError(true)
-        .build();
-    Collection<RunResult> runs = new Runner(jmh).run();
+        .build());
+    Collection<RunResult> runs = runner.run();
     List<Results.Jmh> rows = new ArrayList<>();
     for (RunResult run : runs) {
       BenchmarkParams params = run.getParams();
@@ -45,7 +46,7 @@ final class JmhSuite {
       }
       String benchmark = params.getBenchmark();
       benchmark = benchmark.substring(benchmark.lastIndexOf('.', benchmark.lastIndexOf('.') - 1) + 1);
-      boolean sample = params.getMode() == org.openjdk.jmh.annotations.Mode.SampleTime;
+      boolean sample = params.getMode() == Mode.SampleTime;
       double p50 = sample ? primary.getStatistics().getPercentile(50) : Double.NaN;
       double p99 = sample ? primary.getStatistics().getPercentile(99) : Double.NaN;
       rows.add(new Results.Jmh(benchmark, values.isEmpty() ? "" : values.toString().replaceAll("[{}]", ""),

@@ -40,10 +40,10 @@ public final class LoadHarness {
     } catch (Options.UsageException e) {
       if (e.getMessage() != null) {
         System.err.println("error: " + e.getMessage());
-        System.err.println(Options.USAGE);
+        System.err.println(Options.usage());
         System.exit(2);
       }
-      System.out.println(Options.USAGE);
+      System.out.println(Options.usage());
       return;
     }
     System.exit(new LoadHarness(o).run());
@@ -200,7 +200,7 @@ public final class LoadHarness {
   private void keyShapes(SqlBackend db) throws SQLException {
     for (Keys.Shape shape : Keys.Shape.values()) {
       Workload.KeySupply supply = shape == Keys.Shape.UUID_V7 ? Workload.KeySupply.NEW_V7 : Workload.KeySupply.NEW_V4;
-      Workloads.IdemCreate w = new Workloads.IdemCreate(db, "idem-create-" + shape.label(), "bench_shape_" + shape.label(),
+      IdemCreate w = new IdemCreate(db, "idem-create-" + shape.label(), "bench_shape_" + shape.label(),
           supply, o.shapePreload);
       long t = System.nanoTime();
       w.setUp(); // creates the table and loads the records once

@@ -1,5 +1,6 @@
 package dev.idem.benchmarks;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -22,8 +23,8 @@ final class Machine {
     if (mem != null) {
       long kib = Long.parseLong(mem.replaceAll("[^0-9]", ""));
       m.put("memory", String.format(Locale.ROOT, "%.1f GiB", kib / 1024.0 / 1024.0));
-    } else if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean) {
-      long bytes = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
+    } else if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean) {
+      long bytes = ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
       m.put("memory", String.format(Locale.ROOT, "%.1f GiB", bytes / 1024.0 / 1024.0 / 1024.0));
     }
     m.put("OS", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));

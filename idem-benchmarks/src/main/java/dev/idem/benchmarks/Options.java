@@ -8,11 +8,25 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 /**
- * The harness's command line. Modes set every size at once; the other options override single
- * sizes (for trying things out: a report made with overrides says so).
+ * The harness's command line, parsed by picocli like the {@code idem} command. Modes set every
+ * size at once; the other options override single sizes (for trying things out: a report made with
+ * overrides says so). After {@link #parse(String...)} the plain fields hold the sizes to use. Not
+ * thread-safe; parsed once on the main thread and then only read.
  */
+@Command(
+    name = "LoadHarness",
+    customSynopsis = "java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.LoadHarness [options]",
+    description = "Measures Idem's stores against a naive insert, hand-rolled guards and Camel's JDBC"
+        + " repository, runs the JMH micro-benchmarks and writes <out>/benchmarks.md.",
+    sortOptions = false,
+    usageHelpWidth = 110)
 final class Options {
 
   /** How long and how large a run is. */
@@ -22,15 +36,77 @@ final class Options {
 
   static final List<String> ALL_DATABASES = List.of("sqlite", "postgres", "mariadb", "redis");
 
+  /** {@code --quick} or {@code --long}, not both. */
+  static final class ModeOption {
+    @Option(names = "--quick", description = "~1-minute smoke run (small sizes; its numbers are not a result).")
+    boolean quick;
+
+    @Option(names = "--long", description = "Longer runs and more samples than the default (~1 hour).")
+    boolean longRun;
+  }
+
+  @ArgGroup(exclusive = true, multiplicity = "0..1")
+  private ModeOption modeOption;
+
+  @Option(names = "--db", split = ",", paramLabel = "LIST",
+      description = "Backends, comma-separated: sqlite,postgres,mariadb,redis (default all; none: JMH only).")
+  private List<String> dbOption;
+
+  @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs",
+      description = "Writes DIR/benchmarks.md and DIR/benchmarks/*.csv (default: ${DEFAULT-VALUE}).")
+  Path out;
+
+  @Option(names = "--no-jmh", description = "Skip the JMH micro-benchmarks.")
+  private boolean noJmh;
+
+  @Option(names = "--workloads", split = ",", paramLabel = "LIST",
+      description = "Only these workload ids (see the report), comma-separated; add race and key-shape to keep those phases.")
+  private List<String> workloadsOption;
+
+  @Option(names = "--postgres-url", paramLabel = "URL", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
+      description = "Admin URL (default: ${DEFAULT-VALUE}).")
+  String postgresUrl;
+
+  @Option(names = "--mariadb-url", paramLabel = "URL", defaultValue = "jdbc:mariadb://127.0.0.1:3306/?user=root",
+      description = "Admin URL (default: ${DEFAULT-VALUE}).")
+  String mariadbUrl;
+
+  @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "redis://127.0.0.1:6379",
+      description = "Redis URL (default: ${DEFAULT-VALUE}).")
+  String redisUrl;
+
+  @Option(names = "--sqlite-dir", paramLabel = "DIR",
+      description = "Where the SQLite file is made (default the system temporary folder).")
+  Path sqliteDir;
+
+  @Option(names = "--clients", split = ",", paramLabel = "LIST",
+      description = "Client counts of the throughput runs (default 1,4,16,64).")
+  private List<Integer> clientsOption;
+
+  @Option(names = "--warmup", paramLabel = "SECONDS", description = "Warm-up per run.")
+  private Double warmupOption;
+
+  @Option(names = "--duration", paramLabel = "SECONDS", description = "Measurement per run.")
+  private Double durationOption;
+
+  @Option(names = "--race-clients", split = ",", paramLabel = "LIST",
+      description = "Client counts of the races (default 4,16,64).")
+  private List<Integer> raceClientsOption;
+
+  @Option(names = "--race-rounds", paramLabel = "N", description = "Keys per race.")
+  private Integer raceRoundsOption;
+
+  @Option(names = "--shape-preload", paramLabel = "N",
+      description = "Records stored before the key-shape runs (default 1000000).")
+  private Integer shapePreloadOption;
+
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  private boolean help;
+
   Mode mode = Mode.DEFAULT;
   Set<String> databases = new LinkedHashSet<>(ALL_DATABASES);
-  Path out = Path.of("docs");
   boolean jmh = true;
   Set<String> workloads; // null: all
-  String postgresUrl = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres";
-  String mariadbUrl = "jdbc:mariadb://127.0.0.1:3306/?user=root";
-  String redisUrl = "redis://127.0.0.1:6379";
-  Path sqliteDir; // null: the system temporary folder
 
   Duration warmup;
   Duration measure;
@@ -48,116 +124,85 @@ final class Options {
   final List<String> overrides = new ArrayList<>();
   final List<String> argv = new ArrayList<>();
 
-  static final String USAGE = String.join("\n",
-      "usage: java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.LoadHarness [options]",
-      "",
-      "  --quick               ~1-minute smoke run (small sizes; its numbers are not a result)",
-      "  --long                longer runs and more samples than the default (~1 hour)",
-      "  --db LIST             backends, comma-separated: sqlite,postgres,mariadb,redis (default all; none: JMH only)",
-      "  --out DIR             writes DIR/benchmarks.md and DIR/benchmarks/*.csv (default docs)",
-      "  --no-jmh              skip the JMH micro-benchmarks",
-      "  --workloads LIST      only these workload ids (see the report), comma-separated; add race and key-shape",
-      "                        to keep those phases",
-      "  --postgres-url URL    admin URL (default jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres)",
-      "  --mariadb-url URL     admin URL (default jdbc:mariadb://127.0.0.1:3306/?user=root)",
-      "  --redis-url URL       (default redis://127.0.0.1:6379)",
-      "  --sqlite-dir DIR      where the SQLite file is made (default the system temporary folder)",
-      "  --clients LIST        client counts of the throughput runs (default 1,4,16,64)",
-      "  --warmup SECONDS      warm-up per run;  --duration SECONDS  measurement per run",
-      "  --race-clients LIST   client counts of the races (default 4,16,64);  --race-rounds N  keys per race",
-      "  --shape-preload N     records stored before the key-shape runs (default 1000000)",
-      "  --help");
+  /** @return the usage text, as {@code --help} prints it */
+  static String usage() {
+    return new CommandLine(new Options()).getUsageMessage();
+  }
 
+  /**
+   * @param args the command line
+   * @return the options, with the mode's sizes and the overrides applied
+   * @throws UsageException if the command line is wrong (with a message) or asks for help (without)
+   */
   static Options parse(String... args) {
     Options o = new Options();
+    CommandLine cl = new CommandLine(o);
+    try {
+      cl.parseArgs(args);
+    } catch (ParameterException e) {
+      String message = String.valueOf(e.getMessage());
+      throw new UsageException(message.startsWith("Error: ") ? message.substring("Error: ".length()) : message);
+    }
+    if (cl.isUsageHelpRequested()) {
+      throw new UsageException(null);
+    }
     o.argv.addAll(Arrays.asList(args));
-    for (String a : args) {
-      if (a.equals("--quick")) {
-        o.mode = Mode.QUICK;
-      } else if (a.equals("--long")) {
-        o.mode = Mode.LONG;
-      }
-    }
-    o.applyMode();
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      switch (a) {
-        case "--quick":
-        case "--long":
-          break;
-        case "--help":
-        case "-h":
-          throw new UsageException(null);
-        case "--no-jmh":
-          o.jmh = false;
-          break;
-        case "--db":
-          o.databases = new LinkedHashSet<>();
-          List<String> dbs = list(args, ++i, a);
-          if (dbs.equals(List.of("none"))) {
-            break; // JMH only
-          }
-          for (String d : dbs) {
-            String db = d.toLowerCase(Locale.ROOT);
-            if (db.equals("postgresql")) {
-              db = "postgres";
-            } else if (db.equals("mysql")) {
-              db = "mariadb";
-            }
-            if (!ALL_DATABASES.contains(db)) {
-              throw new UsageException("unknown database '" + d + "' in --db; known: " + ALL_DATABASES);
-            }
-            o.databases.add(db);
-          }
-          break;
-        case "--out":
-          o.out = Path.of(value(args, ++i, a));
-          break;
-        case "--workloads":
-          o.workloads = new LinkedHashSet<>(list(args, ++i, a));
-          o.overrides.add("--workloads " + args[i]);
-          break;
-        case "--postgres-url":
-          o.postgresUrl = value(args, ++i, a);
-          break;
-        case "--mariadb-url":
-          o.mariadbUrl = value(args, ++i, a);
-          break;
-        case "--redis-url":
-          o.redisUrl = value(args, ++i, a);
-          break;
-        case "--sqlite-dir":
-          o.sqliteDir = Path.of(value(args, ++i, a));
-          break;
-        case "--clients":
-          o.clients = ints(args, ++i, a);
-          o.overrides.add("--clients " + args[i]);
-          break;
-        case "--warmup":
-          o.warmup = seconds(args, ++i, a);
-          o.overrides.add("--warmup " + args[i]);
-          break;
-        case "--duration":
-          o.measure = seconds(args, ++i, a);
-          o.overrides.add("--duration " + args[i]);
-          break;
-        case "--race-clients":
-          o.raceClients = ints(args, ++i, a);
-          o.overrides.add("--race-clients " + args[i]);
-          break;
-        case "--race-rounds":
-          o.raceRounds = ints(args, ++i, a).get(0);
-          o.overrides.add("--race-rounds " + args[i]);
-          break;
-        case "--shape-preload":
-          o.shapePreload = ints(args, ++i, a).get(0);
-          o.overrides.add("--shape-preload " + args[i]);
-          break;
-        default:
-          throw new UsageException("unknown option '" + a + "'");
-      }
-    }
+    o.resolve();
     return o;
+  }
+
+  private void resolve() {
+    if (modeOption != null) {
+      mode = modeOption.quick ? Mode.QUICK : modeOption.longRun ? Mode.LONG : Mode.DEFAULT;
+    }
+    applyMode();
+    jmh = !noJmh;
+    if (dbOption != null) {
+      databases = new LinkedHashSet<>();
+      List<String> dbs = nonBlank(dbOption, "--db");
+      if (!dbs.equals(List.of("none"))) { // none: JMH only
+        for (String d : dbs) {
+          String db = d.toLowerCase(Locale.ROOT);
+          if (db.equals("postgresql")) {
+            db = "postgres";
+          } else if (db.equals("mysql")) {
+            db = "mariadb";
+          }
+          if (!ALL_DATABASES.contains(db)) {
+            throw new UsageException("unknown database '" + d + "' in --db; known: " + ALL_DATABASES);
+          }
+          databases.add(db);
+        }
+      }
+    }
+    if (workloadsOption != null) {
+      workloads = new LinkedHashSet<>(nonBlank(workloadsOption, "--workloads"));
+      overrides.add("--workloads " + String.join(",", workloads));
+    }
+    if (clientsOption != null) {
+      clients = positive(clientsOption, "--clients");
+      overrides.add("--clients " + join(clients));
+    }
+    if (warmupOption != null) {
+      warmup = seconds(warmupOption, "--warmup");
+      overrides.add("--warmup " + text(warmupOption));
+    }
+    if (durationOption != null) {
+      measure = seconds(durationOption, "--duration");
+      overrides.add("--duration " + text(durationOption));
+    }
+    if (raceClientsOption != null) {
+      raceClients = positive(raceClientsOption, "--race-clients");
+      overrides.add("--race-clients " + join(raceClients));
+    }
+    if (raceRoundsOption != null) {
+      raceRounds = positive(List.of(raceRoundsOption), "--race-rounds").get(0);
+      overrides.add("--race-rounds " + raceRounds);
+    }
+    if (shapePreloadOption != null) {
+      shapePreload = positive(List.of(shapePreloadOption), "--shape-preload").get(0);
+      overrides.add("--shape-preload " + shapePreload);
+    }
   }
 
   private void applyMode() {
@@ -214,16 +259,9 @@ final class Options {
     return workloads == null || workloads.contains(workload);
   }
 
-  private static String value(String[] args, int i, String option) {
-    if (i >= args.length || args[i].startsWith("--")) {
-      throw new UsageException(option + " needs a value");
-    }
-    return args[i];
-  }
-
-  private static List<String> list(String[] args, int i, String option) {
+  private static List<String> nonBlank(List<String> values, String option) {
     List<String> items = new ArrayList<>();
-    for (String s : value(args, i, option).split(",")) {
+    for (String s : values) {
       if (!s.isBlank()) {
         items.add(s.strip());
       }
@@ -234,36 +272,31 @@ final class Options {
     return items;
   }
 
-  private static List<Integer> ints(String[] args, int i, String option) {
-    List<Integer> values = new ArrayList<>();
-    for (String s : list(args, i, option)) {
-      try {
-        int v = Integer.parseInt(s);
-        if (v < 1) {
-          throw new NumberFormatException();
-        }
-        values.add(v);
-      } catch (NumberFormatException e) {
-        throw new UsageException(option + " takes positive whole numbers, got '" + s + "'");
+  private static List<Integer> positive(List<Integer> values, String option) {
+    for (int v : values) {
+      if (v < 1) {
+        throw new UsageException(option + " takes positive whole numbers, got '" + v + "'");
       }
     }
-    return values;
+    return List.copyOf(values);
   }
 
-  private static Duration seconds(String[] args, int i, String option) {
-    String s = value(args, i, option);
-    try {
-      double v = Double.parseDouble(s);
-      if (!(v > 0) || v > 3600) {
-        throw new NumberFormatException();
-      }
-      return Duration.ofMillis(Math.round(v * 1000));
-    } catch (NumberFormatException e) {
-      throw new UsageException(option + " takes seconds between 0 and 3600, got '" + s + "'");
+  private static Duration seconds(double v, String option) {
+    if (!(v > 0) || v > 3600) {
+      throw new UsageException(option + " takes seconds between 0 and 3600, got '" + text(v) + "'");
     }
+    return Duration.ofMillis(Math.round(v * 1000));
   }
 
-  /** A bad command line; the message is printed with the usage. */
+  private static String join(List<Integer> values) {
+    return String.join(",", values.stream().map(String::valueOf).toList());
+  }
+
+  private static String text(double seconds) {
+    return seconds == Math.rint(seconds) ? Long.toString((long) seconds) : Double.toString(seconds);
+  }
+
+  /** A bad command line (with a message, printed with the usage) or a request for help (without). */
   static final class UsageException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 

@@ -6,6 +6,8 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcEffect;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.SimpleDataSource;
 import dev.idem.outbox.Intent;
 import dev.idem.outbox.IntentWriter;
 import dev.idem.outbox.Outbox;
@@ -17,7 +19,6 @@ import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,15 +31,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 /**
  * The outbox's costs, measured on this machine:
@@ -83,34 +88,63 @@ public final class OutboxLoad {
 
   private OutboxLoad() {}
 
+  /** The command line; picocli fills it. */
+  @Command(name = "OutboxLoad", sortOptions = false, usageHelpWidth = 110,
+      customSynopsis = "java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.OutboxLoad [options]",
+      description = "The outbox's write cost and the relay's throughput; without --out, prints the section.")
+  static final class Args {
+    @Option(names = "--out", paramLabel = "DIR", description = "Writes the section into DIR/benchmarks.md.")
+    Path out;
+
+    @Option(names = "--seconds", paramLabel = "N", defaultValue = "3", description = "Seconds per round (default: ${DEFAULT-VALUE}).")
+    int seconds;
+
+    @Option(names = "--rounds", paramLabel = "N", defaultValue = "3", description = "Rounds per client count (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--intents", paramLabel = "N", defaultValue = "10000", description = "Intents the relay drains (default: ${DEFAULT-VALUE}).")
+    int intents;
+
+    @Option(names = "--postgres-url", paramLabel = "URL", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
+        description = "PostgreSQL admin URL (default: ${DEFAULT-VALUE}).")
+    String postgresUrl;
+
+    @Option(names = "--rabbitmq-uri", paramLabel = "URI", defaultValue = "amqp://guest:guest@127.0.0.1:5672",
+        description = "RabbitMQ (default: ${DEFAULT-VALUE}).")
+    String rabbitUri;
+
+    @Option(names = "--nats-url", paramLabel = "URL", defaultValue = "nats://127.0.0.1:4222", description = "NATS (default: ${DEFAULT-VALUE}).")
+    String natsUrl;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
+  }
+
   /**
    * @param args see the class description
    * @throws Exception if a database or broker cannot be used
    */
   public static void main(String[] args) throws Exception {
-    Path out = null;
-    int seconds = 3;
-    int rounds = 3;
-    int intents = 10_000;
-    String postgresUrl = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres";
-    String rabbitUri = "amqp://guest:guest@127.0.0.1:5672";
-    String natsUrl = "nats://127.0.0.1:4222";
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--out" -> out = Path.of(args[++i]);
-        case "--seconds" -> seconds = Integer.parseInt(args[++i]);
-        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-        case "--intents" -> intents = Integer.parseInt(args[++i]);
-        case "--postgres-url" -> postgresUrl = args[++i];
-        case "--rabbitmq-uri" -> rabbitUri = args[++i];
-        case "--nats-url" -> natsUrl = args[++i];
-        default -> {
-          System.err.println("usage: OutboxLoad [--out DIR] [--seconds N] [--rounds N] [--intents N]"
-              + " [--postgres-url URL] [--rabbitmq-uri URI] [--nats-url URL]");
-          System.exit(2);
-        }
-      }
+    Args a = new Args();
+    CommandLine cl = new CommandLine(a);
+    try {
+      cl.parseArgs(args);
+    } catch (ParameterException e) {
+      System.err.println("OutboxLoad: " + e.getMessage());
+      cl.usage(System.err);
+      System.exit(2);
     }
+    if (cl.isUsageHelpRequested()) {
+      cl.usage(System.out);
+      return;
+    }
+    Path out = a.out;
+    int seconds = a.seconds;
+    int rounds = a.rounds;
+    int intents = a.intents;
+    String postgresUrl = a.postgresUrl;
+    String rabbitUri = a.rabbitUri;
+    String natsUrl = a.natsUrl;
     Instant started = Instant.now();
     double loadBefore = Machine.loadAverage();
     List<WriteCost> costs = new ArrayList<>();
@@ -141,7 +175,7 @@ public final class OutboxLoad {
         st.execute("DROP DATABASE IF EXISTS " + pgName + " WITH (FORCE)");
       }
       try (var files = Files.walk(sqliteDir)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
     }
     String section = section(costs, relays, started, loadBefore, Machine.loadAverage(), seconds, rounds, String.join(" ", args));
@@ -209,7 +243,7 @@ public final class OutboxLoad {
       Intent intent, boolean withIntent) throws Exception {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong done = new AtomicLong();
-    List<Exception> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Exception> failures = new CopyOnWriteArrayList<>();
     CountDownLatch ready = new CountDownLatch(clients);
     CountDownLatch go = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();
@@ -297,7 +331,7 @@ public final class OutboxLoad {
     ConnectionFactory factory = new ConnectionFactory();
     factory.setUri(uri);
     String name = "idem.bench." + UUID.randomUUID().toString().substring(0, 8);
-    try (com.rabbitmq.client.Connection conn = factory.newConnection("idem-outbox-bench")) {
+    try (var conn = factory.newConnection("idem-outbox-bench")) {
       try (Channel ch = conn.createChannel()) {
         ch.exchangeDeclare(name, "direct", true);
         ch.queueDeclare(name, true, false, false, Map.of("x-queue-type", "quorum"));
@@ -321,7 +355,7 @@ public final class OutboxLoad {
   private static Relay relayToJetStream(Db db, String url, int n) throws Exception {
     String name = "IDEM_BENCH_" + UUID.randomUUID().toString().substring(0, 8).toUpperCase(Locale.ROOT);
     String subject = "idem.bench." + name.toLowerCase(Locale.ROOT);
-    try (io.nats.client.Connection nats = Nats.connect(url)) {
+    try (var nats = Nats.connect(url)) {
       JetStreamManagement jsm = nats.jetStreamManagement();
       jsm.addStream(StreamConfiguration.builder().name(name).subjects(subject).storageType(StorageType.File)
           .duplicateWindow(Duration.ofMinutes(2)).build());
@@ -374,25 +408,29 @@ public final class OutboxLoad {
     return md.toString();
   }
 
-  /** A database: a URL and connections set up as in the other benchmarks. */
-  private static final class Db implements DataSource {
+  /**
+   * A database: a URL and connections set up as in the other benchmarks ({@link JdbcTarget#open()}:
+   * lock waits, WAL on SQLite), plus {@code synchronous = NORMAL} on SQLite.
+   */
+  private static final class Db extends SimpleDataSource {
     final String name;
     final String url;
+    private final JdbcTarget target;
 
     Db(String name, String url) {
       this.name = name;
       this.url = url;
+      this.target = JdbcTarget.of(url);
     }
 
     Connection open() throws SQLException {
-      Connection c = DriverManager.getConnection(url);
-      try (Statement st = c.createStatement()) {
-        if (name.equals("sqlite")) {
-          st.execute("PRAGMA journal_mode = WAL");
+      Connection c = target.open();
+      if (name.equals("sqlite")) {
+        try (Statement st = c.createStatement()) {
           st.execute("PRAGMA synchronous = NORMAL");
-          st.execute("PRAGMA busy_timeout = 10000");
-        } else {
-          st.execute("SET lock_timeout = 10000");
+        } catch (SQLException | RuntimeException e) {
+          c.close();
+          throw e;
         }
       }
       return c;
@@ -401,42 +439,6 @@ public final class OutboxLoad {
     @Override
     public Connection getConnection() throws SQLException {
       return open();
-    }
-
-    @Override
-    public Connection getConnection(String username, String password) throws SQLException {
-      return open();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() {
-      return Logger.getGlobal();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 }

@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** Writes {@code benchmarks.md} and the CSV files beside it ({@code benchmarks/*.csv}). */
 final class Report {
@@ -117,11 +119,11 @@ final class Report {
    * and {@code <!-- NAME: end -->} (OutboxLoad's, the Redis Cluster throughput): kept as they are,
    * in their order, before "What each workload does".
    */
-  private static final java.util.regex.Pattern KEPT =
-      java.util.regex.Pattern.compile("<!-- (\\w+): begin -->.*?<!-- \\1: end -->\n?", java.util.regex.Pattern.DOTALL);
+  private static final Pattern KEPT =
+      Pattern.compile("<!-- (\\w+): begin -->.*?<!-- \\1: end -->\n?", Pattern.DOTALL);
 
   static String withKeptSections(String text, String previous) {
-    java.util.regex.Matcher m = KEPT.matcher(previous);
+    Matcher m = KEPT.matcher(previous);
     StringBuilder kept = new StringBuilder();
     while (m.find()) {
       String section = m.group();

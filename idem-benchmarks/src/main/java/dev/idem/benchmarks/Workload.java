@@ -1,5 +1,7 @@
 package dev.idem.benchmarks;
 
+import java.sql.SQLException;
+
 /**
  * One thing the harness measures: a way to handle "create a note" requests against a store. The
  * runner calls {@link #setUp()} before each run, then opens one {@link Client} per client thread
@@ -53,6 +55,6 @@ interface Workload {
     void run(String key) throws Exception;
 
     @Override
-    void close() throws java.sql.SQLException;
+    void close() throws SQLException;
   }
 }

@@ -3,6 +3,7 @@ package dev.idem.campaign;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.sql.Connection;
@@ -91,7 +92,7 @@ public final class PostgresInstance implements AutoCloseable {
       for (Path p = dir.getParent(); p != null; p = p.getParent()) {
         try {
           var perms = Files.getPosixFilePermissions(p);
-          perms.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE);
+          perms.add(PosixFilePermission.OTHERS_EXECUTE);
           Files.setPosixFilePermissions(p, perms);
         } catch (IOException | UnsupportedOperationException ignored) {
           // best effort: a parent we may not change is usually already traversable

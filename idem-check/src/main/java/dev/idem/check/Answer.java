@@ -2,6 +2,7 @@ package dev.idem.check;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.idem.faultproxy.RecordedResponse;
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -99,7 +100,7 @@ final class Answer {
       if (node != null && node.isObject() && node.has("id") && node.get("id").isValueNode()) {
         return Optional.of("id " + node.get("id").asText());
       }
-    } catch (java.io.IOException | RuntimeException notJson) {
+    } catch (IOException | RuntimeException notJson) {
       // no identity
     }
     return Optional.empty();

@@ -1,7 +1,7 @@
 package dev.idem.cli;
 
-import dev.idem.testkit.lab.HttpLab;
-import dev.idem.testkit.lab.NotesServiceProcess;
+import dev.idem.lab.HttpLab;
+import dev.idem.lab.NotesServiceProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

@@ -4,14 +4,21 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.idem.testkit.JdbcTarget;
-import dev.idem.testkit.lab.Lab;
-import dev.idem.testkit.lab.LabReport;
-import dev.idem.testkit.lab.ScenarioResult;
+import dev.idem.lab.HttpLab;
+import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.Lab;
+import dev.idem.lab.LabReport;
+import dev.idem.lab.ScenarioResult;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -63,7 +70,7 @@ final class LabCommand implements Callable<Integer> {
       paramLabel = "<path>",
       defaultValue = "examples/notes-service/target/notes-service.jar",
       description = "The notes service jar for --http (default: ${DEFAULT-VALUE}).")
-  java.nio.file.Path notesJar;
+  Path notesJar;
 
   @picocli.CommandLine.Mixin QueueLabOptions queueLab;
 
@@ -102,26 +109,26 @@ final class LabCommand implements Callable<Integer> {
   }
 
   private int runHttp(PrintWriter out, PrintWriter err) throws Exception {
-    if (!java.nio.file.Files.isRegularFile(notesJar)) {
+    if (!Files.isRegularFile(notesJar)) {
       err.println("idem lab --http: the notes service jar is missing: " + notesJar
           + " (build it with ./mvnw -B -q -DskipTests package, or pass --notes-jar)");
       return 2;
     }
-    java.util.List<dev.idem.testkit.lab.HttpLab.Row> rows;
+    List<HttpLab.Row> rows;
     try (HttpLabRunner runner = new HttpLabRunner(notesJar, err)) {
       rows = runner.run();
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       err.println("idem lab --http: " + e.getMessage());
       return 2;
     }
-    boolean ok = rows.stream().allMatch(dev.idem.testkit.lab.HttpLab.Row::ok);
+    boolean ok = rows.stream().allMatch(HttpLab.Row::ok);
     if (json) {
       ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       ObjectNode root = mapper.createObjectNode();
       root.put("database", "SQLite (notes service)");
       root.put("ok", ok);
       ArrayNode results = root.putArray("results");
-      for (dev.idem.testkit.lab.HttpLab.Row r : rows) {
+      for (HttpLab.Row r : rows) {
         ObjectNode row = results.addObject();
         row.put("case", r.name());
         if (r.sends() >= 0) {
@@ -138,7 +145,7 @@ final class LabCommand implements Callable<Integer> {
     } else {
       List<String[]> table = new ArrayList<>();
       table.add(new String[] {"case", "sends", "notes stored", "result for the caller"});
-      for (dev.idem.testkit.lab.HttpLab.Row r : rows) {
+      for (HttpLab.Row r : rows) {
         table.add(new String[] {r.name(), r.sends() < 0 ? "-" : String.valueOf(r.sends()), String.valueOf(r.notesStored()), r.result()});
       }
       out.print(format(table));
@@ -225,11 +232,11 @@ final class LabCommand implements Callable<Integer> {
 
   private static String ids(ScenarioResult r) {
     if (r.ids().size() > 4) {
-      java.util.TreeSet<Long> distinct = new java.util.TreeSet<>(r.ids());
+      TreeSet<Long> distinct = new TreeSet<>(r.ids());
       if (distinct.size() == r.ids().size()) {
         return distinct.first() + ".." + distinct.last() + " (" + distinct.size() + " distinct)";
       }
-      java.util.Map<Long, Long> counts = new java.util.TreeMap<>();
+      Map<Long, Long> counts = new TreeMap<>();
       r.ids().forEach(id -> counts.merge(id, 1L, Long::sum));
       List<String> groups = new ArrayList<>();
       counts.forEach((id, n) -> groups.add(id + " (x" + n + ")"));

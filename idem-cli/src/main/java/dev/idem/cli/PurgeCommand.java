@@ -2,6 +2,7 @@ package dev.idem.cli;
 
 import dev.idem.core.IdemException;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.lab.Lab;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -51,7 +52,7 @@ final class PurgeCommand implements Callable<Integer> {
     }
     try (Connection c = DriverManager.getConnection(db)) {
       if (!idem.tableExists(c)) {
-        err.println("idem purge: there is no table " + table + " in " + dev.idem.testkit.lab.Lab.redact(db)
+        err.println("idem purge: there is no table " + table + " in " + Lab.redact(db)
             + " (check --db and --table)");
         return 2;
       }
@@ -60,7 +61,7 @@ final class PurgeCommand implements Callable<Integer> {
       out.flush();
       return 0;
     } catch (SQLException | IdemException e) {
-      err.println("idem purge: cannot purge " + table + " on " + dev.idem.testkit.lab.Lab.redact(db) + ": " + e.getMessage());
+      err.println("idem purge: cannot purge " + table + " on " + Lab.redact(db) + ": " + e.getMessage());
       return 2;
     }
   }

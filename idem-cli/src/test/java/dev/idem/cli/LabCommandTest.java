@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.StringWriter;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -13,8 +14,8 @@ class LabCommandTest {
   @TempDir Path dir;
 
   private final CliRun cli = new CliRun();
-  private final java.io.StringWriter out = cli.out;
-  private final java.io.StringWriter err = cli.err;
+  private final StringWriter out = cli.out;
+  private final StringWriter err = cli.err;
 
   private int run(String... args) {
     return cli.run(args);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -19,8 +20,8 @@ class PurgeCommandTest {
   @TempDir Path dir;
 
   private final CliRun cli = new CliRun();
-  private final java.io.StringWriter out = cli.out;
-  private final java.io.StringWriter err = cli.err;
+  private final StringWriter out = cli.out;
+  private final StringWriter err = cli.err;
 
   private int run(String... args) {
     return cli.run(args);

@@ -5,18 +5,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdempotencyKeyReusedException;
 import java.io.IOException;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpTimeoutException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -75,7 +79,7 @@ class IdempotentHttpClientTest {
 
   @Test
   void retryAfterParsesSecondsAndHttpDates() {
-    java.time.Instant now = time.instant();
+    Instant now = time.instant();
     assertThat(RetryAfter.parse("120", now)).contains(Duration.ofSeconds(120));
     assertThat(RetryAfter.parse(" 0 ", now)).contains(Duration.ZERO);
     String inThirty = DateTimeFormatter.RFC_1123_DATE_TIME.format(now.plusSeconds(30).atZone(ZoneOffset.UTC));
@@ -173,7 +177,7 @@ class IdempotentHttpClientTest {
     PendingJournal journal = PendingJournal.open(dir);
     ScriptedTransport t = transport(n -> problem(409, "urn:idem:problem:request-in-progress"));
     ClientRetryPolicy policy = ClientRetryPolicy.builder().maxAttempts(4).baseDelay(Duration.ofMillis(100)).maxDelay(Duration.ofSeconds(1)).build();
-    OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(
+    OutcomeUnknownException e = Assertions.catchThrowableOfType(
         () -> client(t).journal(journal).retryPolicy(policy).build().send(save("a")), OutcomeUnknownException.class);
     assertThat(e.attempts()).isEqualTo(4);
     assertThat(e.lastStatus()).isEqualTo(409);
@@ -282,7 +286,7 @@ class IdempotentHttpClientTest {
 
   private OutcomeUnknownException exhausted(PendingJournal journal, Function<Integer, Object> script) {
     ScriptedTransport t = transport(script);
-    return org.assertj.core.api.Assertions.catchThrowableOfType(
+    return Assertions.catchThrowableOfType(
         () -> client(t).journal(journal).retryPolicy(ClientRetryPolicy.builder().maxAttempts(3).build()).build().send(save("a")),
         OutcomeUnknownException.class);
   }
@@ -307,10 +311,10 @@ class IdempotentHttpClientTest {
   @Test
   void aConnectionResetAfterTheRequestWasSentIsRetriedAndStaysInTheJournal() {
     PendingJournal journal = PendingJournal.open(dir);
-    OutcomeUnknownException e = exhausted(journal, n -> new java.util.concurrent.CompletionException(
-        new java.net.SocketException("Connection reset")));
+    OutcomeUnknownException e = exhausted(journal, n -> new CompletionException(
+        new SocketException("Connection reset")));
     assertThat(e.attempts()).isEqualTo(3);
-    assertThat(e.getCause()).isInstanceOf(java.net.SocketException.class);
+    assertThat(e.getCause()).isInstanceOf(SocketException.class);
     assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
   }
 
@@ -342,7 +346,7 @@ class IdempotentHttpClientTest {
   @Test
   void aRetryAfterHttpDateIsMeasuredAgainstTheServersDateNotTheClientsClock() throws Exception {
     // The server's clock is an hour ahead: "retry at its now + 2 s" is a 2 s wait, not 1 h 2 s.
-    java.time.Instant serverNow = time.instant().plus(Duration.ofHours(1));
+    Instant serverNow = time.instant().plus(Duration.ofHours(1));
     String date = DateTimeFormatter.RFC_1123_DATE_TIME.format(serverNow.atZone(ZoneOffset.UTC));
     String at = DateTimeFormatter.RFC_1123_DATE_TIME.format(serverNow.plusSeconds(2).atZone(ZoneOffset.UTC));
     ScriptedTransport t = transport(n -> n == 1 ? new ScriptedTransport.Reply(503, Map.of("Retry-After", List.of(at), "Date", List.of(date)), "") : 201);
@@ -353,15 +357,15 @@ class IdempotentHttpClientTest {
 
   @Test
   void retryAfterAcceptsTheObsoleteHttpDateFormats() {
-    java.time.Instant now = java.time.Instant.parse("1994-11-06T08:49:00Z");
+    Instant now = Instant.parse("1994-11-06T08:49:00Z");
     assertThat(RetryAfter.parse("Sunday, 06-Nov-94 08:49:37 GMT", now)).contains(Duration.ofSeconds(37));
     assertThat(RetryAfter.parse("Sun Nov  6 08:49:37 1994", now)).contains(Duration.ofSeconds(37));
     assertThat(RetryAfter.parse("Sun Nov 16 08:49:37 1994", now)).contains(Duration.ofDays(10).plusSeconds(37));
     assertThat(RetryAfter.parse("Sun, 06 Nov 1994 08:49:37 GMT", now)).contains(Duration.ofSeconds(37));
-    java.time.Instant in2026 = java.time.Instant.parse("2026-11-29T12:00:00Z");
-    assertThat(RetryAfter.httpDate("Sunday, 29-Nov-26 12:00:05 GMT", in2026)).contains(java.time.Instant.parse("2026-11-29T12:00:05Z"));
+    Instant in2026 = Instant.parse("2026-11-29T12:00:00Z");
+    assertThat(RetryAfter.httpDate("Sunday, 29-Nov-26 12:00:05 GMT", in2026)).contains(Instant.parse("2026-11-29T12:00:05Z"));
     assertThat(RetryAfter.httpDate("Monday, 01-Jan-80 00:00:00 GMT", in2026))
-        .as("more than 50 years ahead means the last century").contains(java.time.Instant.parse("1980-01-01T00:00:00Z"));
+        .as("more than 50 years ahead means the last century").contains(Instant.parse("1980-01-01T00:00:00Z"));
     assertThat(RetryAfter.parse("Sunday, 06-Nov-1994 08:49:37 GMT", now)).isEmpty();
   }
 
@@ -370,7 +374,7 @@ class IdempotentHttpClientTest {
     PendingJournal journal = PendingJournal.open(dir);
     for (String huge : List.of("3600", "99999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT")) {
       ScriptedTransport t = transport(n -> new ScriptedTransport.Reply(503, Map.of("Retry-After", List.of(huge)), ""));
-      OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(
+      OutcomeUnknownException e = Assertions.catchThrowableOfType(
           () -> client(t).journal(journal).build().send(save(huge)), OutcomeUnknownException.class);
       assertThat(e).as(huge).isNotNull();
       assertThat(e.attempts()).isEqualTo(1);
@@ -395,7 +399,7 @@ class IdempotentHttpClientTest {
     ScriptedTransport t = new ScriptedTransport(time, Duration.ofMillis(300), n -> 503);
     ClientRetryPolicy policy = ClientRetryPolicy.builder().maxAttempts(100).maxDuration(Duration.ofSeconds(2))
         .baseDelay(Duration.ofMillis(100)).maxDelay(Duration.ofMillis(400)).build();
-    java.time.Instant deadline = time.instant().plus(Duration.ofSeconds(2));
+    Instant deadline = time.instant().plus(Duration.ofSeconds(2));
     assertThatThrownBy(() -> client(t).retryPolicy(policy).retryBudget(RetryBudget.unlimited()).build().send(save("a")))
         .isInstanceOfSatisfying(OutcomeUnknownException.class, e -> {
           assertThat(e.attempts()).isEqualTo(t.sent.size());
@@ -409,7 +413,7 @@ class IdempotentHttpClientTest {
   void attemptsAreBoundedAndTheOutcomeIsUnknownWithTheKey() throws Exception {
     ScriptedTransport t = transport(n -> new IOException("connection reset"));
     IdempotentHttpClient c = client(t).retryPolicy(ClientRetryPolicy.builder().maxAttempts(3).build()).build();
-    OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(() -> c.send(save("a")), OutcomeUnknownException.class);
+    OutcomeUnknownException e = Assertions.catchThrowableOfType(() -> c.send(save("a")), OutcomeUnknownException.class);
     assertThat(e.attempts()).isEqualTo(3);
     assertThat(e.lastStatus()).isEqualTo(-1);
     assertThat(e.getCause()).isInstanceOf(IOException.class);
@@ -452,7 +456,7 @@ class IdempotentHttpClientTest {
   void anUnknownOutcomeStaysInTheJournalAndAResumeUsesTheSameKey() throws Exception {
     PendingJournal journal = PendingJournal.open(dir);
     ScriptedTransport down = transport(n -> new IOException("connection refused"));
-    String key = org.assertj.core.api.Assertions.catchThrowableOfType(
+    String key = Assertions.catchThrowableOfType(
         () -> client(down).journal(journal).retryPolicy(ClientRetryPolicy.builder().maxAttempts(2).build()).build().send(save("a")),
         OutcomeUnknownException.class).key();
     assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(key);

@@ -1,5 +1,6 @@
 package dev.idem.client;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -7,6 +8,7 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -56,7 +58,7 @@ final class ScriptedTransport implements IdempotentHttpClient.Transport {
     if (request.bodyPublisher().isEmpty()) {
       return new byte[0];
     }
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
     CompletableFuture<Void> done = new CompletableFuture<>();
     request.bodyPublisher().get().subscribe(new Flow.Subscriber<ByteBuffer>() {
       @Override
@@ -116,7 +118,7 @@ final class ScriptedTransport implements IdempotentHttpClient.Transport {
 
     @Override
     public byte[] body() {
-      return reply.body().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      return reply.body().getBytes(StandardCharsets.UTF_8);
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.time.ZoneOffset;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Delayed;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -81,12 +82,12 @@ final class VirtualTime extends Clock implements Scheduler {
     }
 
     @Override
-    public Object get() throws java.util.concurrent.ExecutionException, InterruptedException {
+    public Object get() throws ExecutionException, InterruptedException {
       return f.get();
     }
 
     @Override
-    public Object get(long timeout, TimeUnit unit) throws java.util.concurrent.ExecutionException, InterruptedException {
+    public Object get(long timeout, TimeUnit unit) throws ExecutionException, InterruptedException {
       return f.get();
     }
   }

@@ -12,6 +12,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.OptionalInt;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -294,7 +295,7 @@ class FaultProxyFramingTest {
     }
   }
 
-  private static void waitUntil(java.util.function.BooleanSupplier condition)
+  private static void waitUntil(BooleanSupplier condition)
       throws InterruptedException {
     long deadline = System.nanoTime() + WAIT.toNanos();
     while (!condition.getAsBoolean()) {

@@ -19,6 +19,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -628,7 +629,7 @@ class FaultProxyTest {
         // discard
       }
       return true;
-    } catch (java.net.SocketTimeoutException e) {
+    } catch (SocketTimeoutException e) {
       return false;
     } catch (IOException e) {
       return true;

@@ -3,6 +3,7 @@ package dev.idem.faultproxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -96,7 +97,7 @@ class FaultTest {
   void startFailsOnAPortInUse() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       FaultProxy.Builder b = FaultProxy.builder().target("127.0.0.1", 9).listenPort(taken.getLocalPort());
-      assertThatThrownBy(b::start).isInstanceOf(java.io.IOException.class);
+      assertThatThrownBy(b::start).isInstanceOf(IOException.class);
     }
   }
 }

@@ -26,6 +26,11 @@ import java.util.Locale;
  *       inside a caller's transaction the table must already exist.
  * </ul>
  *
+ * <p>That is transactional mode ({@link JdbcIdempotency}). Lease mode ({@link JdbcLeaseStore})
+ * opens no transaction: each of its writes is one conditional statement that repeats, in its
+ * {@code WHERE}, what the plain read before it saw, so the database's row lock on that one
+ * statement serializes racers on every dialect alike.
+ *
  * <p>Stateless and thread-safe.
  */
 public enum Dialect {
@@ -45,7 +50,60 @@ public enum Dialect {
   }
 
   /**
-   * Detects the dialect from {@link java.sql.DatabaseMetaData#getDatabaseProductName()}.
+   * The dialects of the JDBC drivers' own connection classes, decided once per class by its
+   * package: a driver's connection class speaks to one kind of database.
+   */
+  private static final ClassValue<Dialect> BY_DRIVER_CLASS = new ClassValue<>() {
+    @Override
+    protected Dialect computeValue(Class<?> type) {
+      String name = type.getName();
+      if (name.startsWith("org.sqlite.")) {
+        return SQLITE;
+      }
+      if (name.startsWith("org.postgresql.")) {
+        return POSTGRESQL;
+      }
+      if (name.startsWith("org.mariadb.jdbc.") || name.startsWith("com.mysql.")) {
+        return MYSQL;
+      }
+      return null;
+    }
+  };
+
+  /**
+   * The dialect of {@code connection}, decided once per driver connection class: for a connection
+   * of sqlite-jdbc, pgjdbc, MariaDB Connector/J or MySQL Connector/J, or a pool's proxy that
+   * unwraps to one ({@link Connection#unwrap}, as HikariCP's does), by the driver's class without
+   * asking the connection anything; for any other connection, as {@link #detect(Connection)}.
+   *
+   * @param connection an open connection, never {@code null}
+   * @return the dialect
+   * @throws IdemStoreException if the database is not supported or its metadata cannot be read
+   */
+  public static Dialect of(Connection connection) {
+    Dialect known = BY_DRIVER_CLASS.get(connection.getClass());
+    if (known != null) {
+      return known;
+    }
+    try {
+      if (connection.isWrapperFor(Connection.class)) {
+        Connection inner = connection.unwrap(Connection.class);
+        if (inner != null && inner != connection) {
+          known = BY_DRIVER_CLASS.get(inner.getClass());
+          if (known != null) {
+            return known;
+          }
+        }
+      }
+    } catch (SQLException e) {
+      // not unwrappable: ask the connection itself
+    }
+    return detect(connection);
+  }
+
+  /**
+   * Detects the dialect from {@link java.sql.DatabaseMetaData#getDatabaseProductName()}, every time
+   * it is called ({@link #of(Connection)} decides once per driver class).
    *
    * @param connection an open connection, never {@code null}
    * @return the dialect
@@ -86,5 +144,44 @@ public enum Dialect {
    */
   public String nowMillis() {
     return nowMillis;
+  }
+
+  /**
+   * Whether {@code e} reports a duplicate key on this database (a primary key or unique constraint
+   * violation), decided by SQLState or vendor code, never by message text alone, which servers
+   * translate (MySQL's {@code lc_messages}):
+   *
+   * <ul>
+   *   <li>SQLite: {@code SQLITE_CONSTRAINT_PRIMARYKEY} (1555) or {@code SQLITE_CONSTRAINT_UNIQUE}
+   *       (2067). sqlite-jdbc reports the primary code, 19, for every constraint (a NOT NULL too)
+   *       unless extended result codes are on; the extended code is then the name that starts its
+   *       message (SQLite's messages are never translated).
+   *   <li>PostgreSQL: SQLState {@code 23505} ({@code unique_violation}).
+   *   <li>MySQL and MariaDB: {@code ER_DUP_ENTRY} (1062), {@code ER_DUP_ENTRY_WITH_KEY_NAME} (1586)
+   *       or {@code ER_DUP_KEY} (1022). Their SQLState, 23000, is shared with every other integrity
+   *       violation (a NULL into NOT NULL is 1048, a foreign key 1452).
+   * </ul>
+   *
+   * @param e a failure of a statement run on this dialect's database, never {@code null}
+   * @return {@code true} only for a duplicate key; {@code false} for every other failure,
+   *     including other constraint violations. Thread-safe.
+   */
+  public boolean isDuplicateKey(SQLException e) {
+    switch (this) {
+      case SQLITE: {
+        int code = e.getErrorCode();
+        String message = String.valueOf(e.getMessage());
+        return code == 1555 || code == 2067
+            || message.startsWith("[SQLITE_CONSTRAINT_PRIMARYKEY]") || message.startsWith("[SQLITE_CONSTRAINT_UNIQUE]");
+      }
+      case POSTGRESQL:
+        return "23505".equals(e.getSQLState());
+      case MYSQL: {
+        int code = e.getErrorCode();
+        return code == 1062 || code == 1586 || code == 1022;
+      }
+      default:
+        throw new AssertionError(this);
+    }
   }
 }

@@ -10,22 +10,27 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.jdbc.internal.ConflictRetry;
+import dev.idem.jdbc.internal.KeyRow;
+import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
-import java.sql.Types;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
@@ -92,7 +97,7 @@ public final class JdbcIdempotency {
   public static final Duration DEFAULT_SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
-  private static final int MAX_CLAIM_ROUNDS = 5;
+  private static final int MAX_CLAIM_ROUNDS = ConflictRetry.MAX_ATTEMPTS;
 
   private final String table;
   private final Duration retention;
@@ -103,7 +108,7 @@ public final class JdbcIdempotency {
   private final Strategy strategy;
   private final ResponseProtection protection;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
-  private final Map<Dialect, Boolean> schemaReady = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<Dialect, Boolean> schemaReady = new ConcurrentHashMap<>();
 
   private JdbcIdempotency(Builder b) {
     this.table = b.table;
@@ -115,7 +120,7 @@ public final class JdbcIdempotency {
     this.strategy = b.strategy;
     this.protection = b.protection;
     for (Dialect d : Dialect.values()) {
-      statements.put(d, new Statements(d, table, protection));
+      statements.put(d, new Statements(KeyTableSql.of(d, table), protection));
     }
   }
 
@@ -223,9 +228,10 @@ public final class JdbcIdempotency {
    *     response that cannot be read (see {@link Builder#responseProtection}): nothing runs, nothing
    *     is replayed, and retrying does not help until an operator acts
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
-   *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40)
-   *     anywhere, the COMMIT included, means the database rolled everything back: the operation
-   *     runs again, up to five rounds in all, after a short random pause
+   *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40,
+   *     or MySQL/MariaDB error 1213) anywhere, the COMMIT included, means the database rolled
+   *     everything back: the operation runs again, up to five rounds in all, after a short random
+   *     pause. A lock wait timeout (MySQL 1205) is not run again: it already waited its whole time
    * @throws IllegalStateException if the effect returned {@code null} (rolled back), or if the
    *     caller's transaction had already been aborted by an earlier error (PostgreSQL, SQLState
    *     25P02): the caller's error, not a store failure
@@ -235,7 +241,7 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    Dialect dialect = Dialect.detect(connection);
+    Dialect dialect = Dialect.of(connection);
     Statements sql = statements.get(dialect);
     boolean ownTransaction = autoCommit(connection);
     ensureSchema(connection, dialect, ownTransaction);
@@ -329,7 +335,7 @@ public final class JdbcIdempotency {
           // own, a deadlock). Once rolled back, the winner's record, if there is one, answers.
           Transactions.rollbackQuietly(connection, dialect);
           ended = true;
-          Record winner = lookupQuietly(connection, sql, request);
+          KeyRow winner = lookupQuietly(connection, sql, request);
           if (winner != null && !winner.orphaned()) {
             return answerFrom(winner, request);
           }
@@ -390,7 +396,7 @@ public final class JdbcIdempotency {
         // The record that refused the insert expired or was released since: run again. A
         // deadlock or serialization failure refused it: take the key first next time (see above).
         if (conflicted) {
-          pauseBeforeRound(round);
+          ConflictRetry.pause(round);
           claimFirstNext = true;
           break;
         }
@@ -420,38 +426,15 @@ public final class JdbcIdempotency {
    * @throws RuntimeException {@code failure} itself, when it may not run again
    */
   private static SQLException againAfter(RuntimeException failure, int round) {
-    SQLException conflict = transientConflictIn(failure);
+    SQLException conflict = ConflictRetry.conflictIn(failure);
     if (conflict == null || round >= MAX_CLAIM_ROUNDS - 1) {
       throw failure;
     }
-    pauseBeforeRound(round);
+    ConflictRetry.pause(round);
     return conflict;
   }
 
-  /**
-   * Waits a random 1 to 20 x (round + 1) ms before a round that follows a deadlock, so that the
-   * racers that deadlocked do not meet again in the same order at once.
-   */
-  private static void pauseBeforeRound(int round) {
-    try {
-      Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(1, 20L * (round + 1) + 1));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IdemStoreException("interrupted while waiting to run the transaction again", e);
-    }
-  }
-
-  /** @return the deadlock or serialization failure (SQLState class 40) among the causes, or {@code null} */
-  private static SQLException transientConflictIn(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof SQLException && Transactions.isTransientConflict((SQLException) t)) {
-        return (SQLException) t;
-      }
-    }
-    return null;
-  }
-
-  private static Record lookupQuietly(Connection connection, Statements sql, IdempotentRequest request) {
+  private static KeyRow lookupQuietly(Connection connection, Statements sql, IdempotentRequest request) {
     try {
       return sql.lookup(connection, request);
     } catch (SQLException e) {
@@ -512,10 +495,10 @@ public final class JdbcIdempotency {
     return c -> answer;
   }
 
-  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link Statements#EFFECT_SAVEPOINT}). */
+  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link KeyTableSql#EFFECT_SAVEPOINT}). */
   private void rollbackToEffectSavepoint(Connection connection) {
     try (Statement st = connection.createStatement()) {
-      st.execute("ROLLBACK TO SAVEPOINT " + Statements.EFFECT_SAVEPOINT);
+      st.execute("ROLLBACK TO SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
     } catch (SQLException e) {
       throw storeFailure("cannot roll back to the savepoint set before the effect", e);
     }
@@ -532,7 +515,7 @@ public final class JdbcIdempotency {
     boolean savepointBeforeEffect = !ownTransaction && dialect == Dialect.POSTGRESQL;
     for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       boolean claimed;
-      Record existing;
+      KeyRow existing;
       try {
         claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
         existing = claimed ? null : sql.lookupLatest(connection, request);
@@ -621,13 +604,13 @@ public final class JdbcIdempotency {
     return response;
   }
 
-  private Outcome answerFrom(Record record, IdempotentRequest request) {
+  private Outcome answerFrom(KeyRow record, IdempotentRequest request) {
     if (!record.fingerprint.equals(request.fingerprint().hex())) {
       throw new IdempotencyKeyReusedException(request.scope(), request.key());
     }
     if (record.response == null) {
       // A lease-mode claim of another component sharing this table.
-      long seconds = Math.max(1, (record.leaseRemainingMillis + 999) / 1000);
+      long seconds = Math.max(1, (record.leaseRemainingMillis() + 999) / 1000);
       throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
     }
     // The fingerprints are equal here, so the request's identity is the record's identity.
@@ -651,12 +634,12 @@ public final class JdbcIdempotency {
    *     be read (see {@link Builder#responseProtection})
    * @throws IdemStoreException if the read fails
    */
-  public java.util.Optional<Outcome> replay(Connection connection, IdempotentRequest request) {
+  public Optional<Outcome> replay(Connection connection, IdempotentRequest request) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
-    Dialect dialect = Dialect.detect(connection);
+    Dialect dialect = Dialect.of(connection);
     ensureSchema(connection, dialect, autoCommit(connection));
-    return java.util.Optional.ofNullable(answerIfLive(connection, statements.get(dialect), request));
+    return Optional.ofNullable(answerIfLive(connection, statements.get(dialect), request));
   }
 
   /**
@@ -665,7 +648,7 @@ public final class JdbcIdempotency {
    * @throws RequestInProgressException if it is a lease-mode claim without a response
    */
   private Outcome answerIfLive(Connection connection, Statements sql, IdempotentRequest request) {
-    Record existing;
+    KeyRow existing;
     try {
       existing = sql.lookup(connection, request);
     } catch (SQLException e) {
@@ -689,7 +672,7 @@ public final class JdbcIdempotency {
   public boolean release(Connection connection, IdempotentRequest request) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
-    Statements sql = statements.get(Dialect.detect(connection));
+    Statements sql = statements.get(Dialect.of(connection));
     try {
       return sql.release(connection, request);
     } catch (SQLException e) {
@@ -714,21 +697,14 @@ public final class JdbcIdempotency {
     if (batchSize < 1 || batchSize > 100_000) {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
     }
-    Dialect dialect = Dialect.detect(connection);
+    Dialect dialect = Dialect.of(connection);
     if (!autoCommit(connection)) {
       throw new IllegalStateException("purgeExpired needs a connection in auto-commit mode: each batch commits on its own");
     }
     if (!tableExists(connection)) {
       return 0;
     }
-    String now = dialect.nowMillis();
-    String sql =
-        dialect == Dialect.MYSQL
-            ? "DELETE FROM " + table + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?"
-            : "DELETE FROM " + table + " WHERE (principal, operation, idem_key) IN"
-                + " (SELECT principal, operation, idem_key FROM " + table
-                + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?)"
-                + " AND expires_at <= " + now;
+    String sql = statements.get(dialect).sql.purge;
     long total = 0;
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       ps.setInt(1, batchSize);
@@ -775,11 +751,11 @@ public final class JdbcIdempotency {
    *     read
    */
   public void checkSchema(Connection connection) {
-    SchemaCheck.verify(connection, Dialect.detect(connection), table);
+    SchemaCheck.verify(connection, Dialect.of(connection), table);
   }
 
   private void runSchemaScript(Connection connection) {
-    Dialect dialect = Dialect.detect(connection);
+    Dialect dialect = Dialect.of(connection);
     try (Statement st = connection.createStatement()) {
       for (String ddl : SchemaScript.statements(dialect.schemaResource(), table)) {
         st.execute(ddl);
@@ -832,7 +808,7 @@ public final class JdbcIdempotency {
   }
 
   private void createInsideSavepoint(Connection connection) {
-    java.sql.Savepoint savepoint;
+    Savepoint savepoint;
     try {
       savepoint = connection.setSavepoint();
     } catch (SQLException e) {
@@ -867,10 +843,10 @@ public final class JdbcIdempotency {
    */
   public boolean tableExists(Connection connection) {
     try {
-      Dialect dialect = Dialect.detect(connection);
+      Dialect dialect = Dialect.of(connection);
       String catalog = dialect == Dialect.MYSQL ? connection.getCatalog() : null;
       String schema = dialect == Dialect.POSTGRESQL ? connection.getSchema() : null;
-      java.sql.DatabaseMetaData md = connection.getMetaData();
+      DatabaseMetaData md = connection.getMetaData();
       String escape = md.getSearchStringEscape();
       for (String name : new String[] {table, table.toLowerCase(Locale.ROOT), table.toUpperCase(Locale.ROOT)}) {
         String pattern = escape == null ? name : name.replace("_", escape + "_");
@@ -938,162 +914,55 @@ public final class JdbcIdempotency {
         "idempotency store (" + table + "): " + what + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
   }
 
-  /** A record read back from the table. */
-  private static final class Record {
-    final String fingerprint;
-    final byte[] response;
-    final boolean hasLease;
-    final long leaseRemainingMillis;
-
-    Record(String fingerprint, byte[] response, boolean hasLease, long leaseRemainingMillis) {
-      this.fingerprint = fingerprint;
-      this.response = response;
-      this.hasLease = hasLease;
-      this.leaseRemainingMillis = leaseRemainingMillis;
-    }
-
-    /**
-     * A committed claim without a response and without a lease can only be left by a transaction
-     * that ended without Idem (an effect that committed on its own, then failed): transactional
-     * claims are never visible before their commit, and lease-mode claims have a lease. It counts
-     * as absent.
-     */
-    boolean orphaned() {
-      return response == null && !hasLease;
-    }
-  }
-
-  /** The SQL of one dialect for one table. */
+  /** Transactional mode's statements ({@link KeyTableSql}) with their parameters bound. */
   private static final class Statements {
-    /** The savepoint that {@link #claim} sets on PostgreSQL when asked, in the same round trip. */
-    static final String EFFECT_SAVEPOINT = "idem_before_effect";
-
-    final Dialect dialect;
+    final KeyTableSql sql;
     final ResponseProtection protection;
-    final String claim;
-    final String claimThenSavepoint;
-    final String takeover;
-    final String record;
-    final String recordTakeover;
-    final String expiredCheck;
-    final String lookup;
-    final String lockingLookup;
-    final String complete;
-    final String release;
 
-    Statements(Dialect dialect, String table, ResponseProtection protection) {
-      this.dialect = dialect;
+    Statements(KeyTableSql sql, ResponseProtection protection) {
+      this.sql = sql;
       this.protection = protection;
-      String now = dialect.nowMillis();
-      // MySQL: INSERT IGNORE, so that a duplicate key (an expected race, or a key to take over)
-      // is 0 rows and a note rather than an error: MariaDB Connector/J logs every error the
-      // server sends at WARN, with the duplicate entry (principal and key) in the text. IGNORE
-      // would also cut a too-long value rather than fail, which SchemaCheck rules out by
-      // refusing columns narrower than the longest scope part, key and owner token.
-      String into = dialect == Dialect.MYSQL ? "INSERT IGNORE INTO " + table : "INSERT INTO " + table + " AS k";
-      String insert =
-          into + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
-              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)";
-      String insertCompleted =
-          into + " (principal, operation, idem_key, fingerprint, state, status, response, created_at, expires_at)"
-              + " VALUES (?, ?, ?, ?, 'COMPLETED', ?, ?, " + now + ", " + now + " + ?)";
-      // A row may be replaced only when it expired, or is a claim that a broken transaction left.
-      String replaceable = "expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_until IS NULL)";
-      String pk = " WHERE principal = ? AND operation = ? AND idem_key = ?";
-      if (dialect == Dialect.MYSQL) {
-        this.claim = insert;
-        this.claimThenSavepoint = insert;
-        this.takeover =
-            "UPDATE " + table + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = NULL,"
-                + " lease_until = NULL, status = NULL, response = NULL, created_at = " + now + ","
-                + " expires_at = " + now + " + ?" + pk + " AND (" + replaceable + ")";
-        this.record = insertCompleted;
-        this.recordTakeover =
-            "UPDATE " + table + " SET fingerprint = ?, state = 'COMPLETED', owner_token = NULL,"
-                + " lease_until = NULL, status = ?, response = ?, created_at = " + now + ","
-                + " expires_at = " + now + " + ?" + pk + " AND (" + replaceable + ")";
-        this.expiredCheck = "SELECT " + replaceable + " FROM " + table + pk + " LOCK IN SHARE MODE";
-      } else {
-        String onConflict =
-            " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
-                + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
-                + " lease_until = NULL, status = excluded.status, response = excluded.response,"
-                + " created_at = excluded.created_at, expires_at = excluded.expires_at"
-                + " WHERE k.expires_at <= excluded.created_at OR (k.state = 'IN_PROGRESS' AND k.lease_until IS NULL)";
-        this.claim = insert + onConflict;
-        this.claimThenSavepoint = dialect == Dialect.POSTGRESQL ? claim + "; SAVEPOINT " + EFFECT_SAVEPOINT : claim;
-        this.record = insertCompleted + onConflict;
-        this.takeover = null;
-        this.recordTakeover = null;
-        this.expiredCheck = null;
-      }
-      String select =
-          "SELECT fingerprint, response, lease_until, " + now + " FROM " + table
-              + " WHERE principal = ? AND operation = ? AND idem_key = ? AND expires_at > " + now;
-      this.lookup = select;
-      this.lockingLookup = dialect == Dialect.MYSQL ? select + " LOCK IN SHARE MODE" : select;
-      // Retention counts from completion, so an effect slower than the retention still leaves a
-      // live record for the duplicates that waited on it.
-      this.complete =
-          "UPDATE " + table + " SET state = 'COMPLETED', status = ?, response = ?, expires_at = " + now + " + ?"
-              + " WHERE principal = ? AND operation = ? AND idem_key = ?";
-      this.release = "DELETE FROM " + table + " WHERE principal = ? AND operation = ? AND idem_key = ?";
     }
 
     /**
-     * @param savepoint on PostgreSQL, whether to set {@link #EFFECT_SAVEPOINT} right after the claim,
-     *     sent with it (pgjdbc sends the statements of one prepared statement in one round trip)
+     * @param savepoint on PostgreSQL, whether to set {@link KeyTableSql#EFFECT_SAVEPOINT} right after
+     *     the claim, sent with it (pgjdbc sends the statements of one prepared statement in one round trip)
      */
     boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
-      return insertOrTakeOver(c, r, savepoint ? claimThenSavepoint : claim, ps -> {
-        ps.setString(4, r.fingerprint().hex());
-        ps.setLong(5, retention.toMillis());
-      }, takeover, ps -> {
-        ps.setString(1, r.fingerprint().hex());
-        ps.setLong(2, retention.toMillis());
-      }, 3);
+      String fingerprint = r.fingerprint().hex();
+      long keep = retention.toMillis();
+      return insertOrTakeOver(c, r, savepoint ? sql.claimThenSavepoint : sql.claim, new Object[] {fingerprint, keep},
+          sql.takeover, new Object[] {fingerprint, keep});
     }
 
     /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */
     boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
+      String fingerprint = r.fingerprint().hex();
       byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
       Integer status = protection.clearStatus(response);
-      return insertOrTakeOver(c, r, record, ps -> {
-        ps.setString(4, r.fingerprint().hex());
-        setStatus(ps, 5, status);
-        ps.setBytes(6, encoded);
-        ps.setLong(7, retention.toMillis());
-      }, recordTakeover, ps -> {
-        ps.setString(1, r.fingerprint().hex());
-        setStatus(ps, 2, status);
-        ps.setBytes(3, encoded);
-        ps.setLong(4, retention.toMillis());
-      }, 5);
-    }
-
-    /** Binds the parameters of a statement that come after or before the primary key. */
-    private interface Binder {
-      void bind(PreparedStatement ps) throws SQLException;
+      long keep = retention.toMillis();
+      return insertOrTakeOver(c, r, sql.record, new Object[] {fingerprint, status, encoded, keep},
+          sql.recordTakeover, new Object[] {fingerprint, status, encoded, keep});
     }
 
     /**
-     * Inserts a row for the request's key (the primary key in parameters 1 to 3 of {@code insert}),
-     * replacing an expired or orphaned row: with the upsert's condition on PostgreSQL and SQLite;
-     * on MySQL, after the duplicate-key error, with {@code takeover} (the primary key from
-     * parameter {@code takeoverPk}).
+     * Inserts a row for the request's key ({@code insert}: the primary key, then {@code values}),
+     * replacing an expired or orphaned row: with the upsert's condition on PostgreSQL and SQLite; on
+     * MySQL, when the {@code INSERT IGNORE} inserted nothing, with {@code takeover} ({@code
+     * takeoverValues}, then the primary key) if {@link KeyTableSql#expiredCheck} says the row may go.
      *
      * @return whether the row is now this request's
      */
     private boolean insertOrTakeOver(
-        Connection c, IdempotentRequest r, String insert, Binder values, String takeover, Binder takeoverValues,
-        int takeoverPk) throws SQLException {
+        Connection c, IdempotentRequest r, String insert, Object[] values, String takeover, Object[] takeoverValues)
+        throws SQLException {
       boolean inserted;
-      try (PreparedStatement ps = c.prepareStatement(insert)) {
-        bindKey(ps, r, 1);
-        values.bind(ps);
-        inserted = ps.executeUpdate() == 1;
+      try {
+        inserted = KeyTableSql.update(c, insert, concat(key(r), values)) == 1;
       } catch (SQLException e) {
-        if (takeover == null || !isDuplicateKey(e)) {
+        // INSERT IGNORE reports a duplicate as 0 rows; a duplicate-key error here would come from a
+        // server or proxy that does not honour IGNORE, and means the same.
+        if (takeover == null || !sql.isDuplicateKey(e)) {
           throw e;
         }
         inserted = false;
@@ -1103,79 +972,49 @@ public final class JdbcIdempotency {
       }
       // MySQL: the key exists and its writer has committed; the ignored INSERT locked the row.
       // Read it under that lock and take it over only when it expired.
-      try (PreparedStatement ps = c.prepareStatement(expiredCheck)) {
-        bindKey(ps, r, 1);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next() || !rs.getBoolean(1)) {
-            return false;
-          }
+      try (PreparedStatement ps = KeyTableSql.prepare(c, sql.expiredCheck, key(r)); ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || !rs.getBoolean(1)) {
+          return false;
         }
       }
-      try (PreparedStatement ps = c.prepareStatement(takeover)) {
-        takeoverValues.bind(ps);
-        bindKey(ps, r, takeoverPk);
-        return ps.executeUpdate() == 1;
-      }
+      return KeyTableSql.update(c, takeover, concat(takeoverValues, key(r))) == 1;
     }
 
-    /** The clear-text status column: the status, or NULL when the response is protected. */
-    static void setStatus(PreparedStatement ps, int index, Integer status) throws SQLException {
-      if (status == null) {
-        ps.setNull(index, Types.INTEGER);
-      } else {
-        ps.setInt(index, status);
-      }
+    private static Object[] key(IdempotentRequest r) {
+      return new Object[] {r.scope().principal(), r.scope().operation(), r.key().value()};
     }
 
-    private static void bindKey(PreparedStatement ps, IdempotentRequest r, int first) throws SQLException {
-      ps.setString(first, r.scope().principal());
-      ps.setString(first + 1, r.scope().operation());
-      ps.setString(first + 2, r.key().value());
+    private static Object[] concat(Object[] a, Object[] b) {
+      Object[] all = new Object[a.length + b.length];
+      System.arraycopy(a, 0, all, 0, a.length);
+      System.arraycopy(b, 0, all, a.length, b.length);
+      return all;
     }
 
-    private static boolean isDuplicateKey(SQLException e) {
-      return e.getErrorCode() == 1062 || "23000".equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("Duplicate");
-    }
-
-    Record lookup(Connection c, IdempotentRequest r) throws SQLException {
-      return read(c, r, lookup);
+    /** @return the key's live record, read without a lock, or {@code null} */
+    KeyRow lookup(Connection c, IdempotentRequest r) throws SQLException {
+      return live(KeyTableSql.readRow(c, sql.read, r.scope().principal(), r.scope().operation(), r.key().value()));
     }
 
     /** Inside the claim's transaction: sees the latest committed row even under REPEATABLE READ. */
-    Record lookupLatest(Connection c, IdempotentRequest r) throws SQLException {
-      return read(c, r, lockingLookup);
+    KeyRow lookupLatest(Connection c, IdempotentRequest r) throws SQLException {
+      return live(KeyTableSql.readRow(c, sql.readLatest, r.scope().principal(), r.scope().operation(), r.key().value()));
     }
 
-    private static Record read(Connection c, IdempotentRequest r, String sql) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        bindKey(ps, r, 1);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return null;
-          }
-          long leaseUntil = rs.getLong(3);
-          boolean hasLease = !rs.wasNull();
-          return new Record(rs.getString(1), rs.getBytes(2), hasLease, hasLease ? leaseUntil - rs.getLong(4) : 0);
-        }
-      }
+    private static KeyRow live(KeyRow row) {
+      return row != null && row.live() ? row : null;
     }
 
     boolean release(Connection c, IdempotentRequest r) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(release)) {
-        bindKey(ps, r, 1);
-        return ps.executeUpdate() > 0;
-      }
+      return KeyTableSql.update(c, sql.delete, key(r)) > 0;
     }
 
     void complete(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(complete)) {
-        setStatus(ps, 1, protection.clearStatus(response));
-        ps.setBytes(2, protection.seal(r.scope(), r.key(), r.fingerprint(), response));
-        ps.setLong(3, retention.toMillis());
-        bindKey(ps, r, 4);
-        if (ps.executeUpdate() != 1) {
-          throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion");
-        }
+      int changed = KeyTableSql.update(c, sql.complete, protection.clearStatus(response),
+          protection.seal(r.scope(), r.key(), r.fingerprint(), response), retention.toMillis(),
+          r.scope().principal(), r.scope().operation(), r.key().value());
+      if (changed != 1) {
+        throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion");
       }
     }
   }

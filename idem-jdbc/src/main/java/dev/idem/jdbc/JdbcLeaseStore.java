@@ -10,11 +10,12 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.jdbc.internal.ConflictRetry;
+import dev.idem.jdbc.internal.KeyRow;
+import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
@@ -26,32 +27,47 @@ import javax.sql.DataSource;
  *
  * <p>It uses the same table layout as {@link JdbcIdempotency} (the shipped schema files), so one
  * table can serve both modes. Each operation borrows a connection from the {@link DataSource} and
- * runs one short transaction of its own:
+ * sends single statements in auto-commit mode; it never opens a transaction of its own, so no lock
+ * outlives a statement:
  *
  * <ul>
- *   <li>claim: inserts the claim (PostgreSQL and SQLite {@code ON CONFLICT DO NOTHING}, MySQL a
- *       plain {@code INSERT} whose duplicate-key error is expected); if the key exists, reads the
- *       row under a lock ({@code FOR UPDATE}, {@code LOCK IN SHARE MODE}, or SQLite's {@code BEGIN
- *       IMMEDIATE}) together with the database's time, and decides as {@link LeaseStore#claim}
- *       says;
+ *   <li>claim: one plain read of the record with the database's time. A completed record is
+ *       answered from it (a replay costs that one read and writes nothing), and so is a live claim
+ *       of another owner. Otherwise one conditional statement claims: an insert that does nothing
+ *       when the key exists (PostgreSQL and SQLite {@code ON CONFLICT DO NOTHING}, MySQL {@code
+ *       INSERT IGNORE}), or an {@code UPDATE} whose {@code WHERE} repeats what the read saw (expired;
+ *       the caller's own claim; another owner's claim whose lease ran out, with the same
+ *       fingerprint). When a racer changed the record in between, that statement changes no row
+ *       and the read runs again;
  *   <li>complete and release: one conditional statement each, matching the owner token (fencing);
  *       when it changes no row, one read tells a repetition by the same owner (already completed
  *       with an equal response, or already released: success) from a lost claim.
  * </ul>
  *
- * <p>Every time comparison uses the database's clock ({@link Dialect#nowMillis()}), so application
- * nodes with skewed clocks still agree on who holds a lease. Immutable after {@link Builder#build()}
- * and thread-safe.
+ * <p>A claim's record expires {@code lease + retention} after the claim; a completion within the
+ * lease leaves that expiry alone (it is at least {@code retention} after the completion), and a
+ * later one moves it to {@code retention} after the completion. So a completed record lives at
+ * least {@code retention} after its completion and at most the lease longer, and the usual
+ * completion rewrites no indexed column (on PostgreSQL a HOT update).
+ *
+ * <p>A deadlock or serialization failure (see {@code ConflictRetry}: SQLState class 40) makes an
+ * operation run again, up to five attempts in all. Every time comparison uses the database's clock
+ * ({@link Dialect#nowMillis()}), so application nodes with skewed clocks still agree on who holds a
+ * lease. The dialect is detected on the first connection and kept: one store, one database.
+ * Immutable after {@link Builder#build()} and thread-safe.
  */
 public final class JdbcLeaseStore implements LeaseStore {
 
-  private static final int MAX_TRIES = 5;
+  /** Reads and conditional writes per claim before giving up on a record that keeps changing. */
+  private static final int MAX_ROUNDS = 5;
 
   private final DataSource dataSource;
   private final JdbcIdempotency table;
   private final boolean createSchema;
   private final Duration sqliteBusyTimeout;
   private final ResponseProtection protection;
+  /** The statements of the data source's dialect, set by the first connection. */
+  private volatile KeyTableSql sql;
   private volatile boolean schemaReady;
 
   private JdbcLeaseStore(Builder b) {
@@ -74,66 +90,56 @@ public final class JdbcLeaseStore implements LeaseStore {
   public ClaimResult claim(IdempotentRequest request, String ownerToken, Duration lease, Duration retention) {
     Objects.requireNonNull(request, "request");
     checkToken(ownerToken);
+    long leaseMillis = lease.toMillis();
+    long keepMillis = leaseMillis + retention.toMillis();
     try (Connection c = connection()) {
-      Dialect dialect = Dialect.detect(c);
-      Sql sql = new Sql(dialect, table.table());
-      for (int attempt = 1; ; attempt++) {
-        Transactions.begin(c, dialect, sqliteBusyTimeout);
-        boolean done = false;
-        try {
-          ClaimResult result = claimInTransaction(c, sql, request, ownerToken, lease, retention, protection);
-          if (result != null) {
-            Transactions.commit(c, dialect);
-            done = true;
-            return result;
-          }
-        } catch (SQLException e) {
-          if (!Transactions.isTransientConflict(e) || attempt >= MAX_TRIES) {
-            throw e;
-          }
-        } finally {
-          if (!done) {
-            Transactions.rollbackQuietly(c, dialect);
-          }
-          Transactions.end(c, dialect);
-        }
-        if (attempt >= MAX_TRIES) {
-          throw new SQLException("the record kept changing during " + MAX_TRIES + " claim attempts");
-        }
-      }
+      KeyTableSql sql = this.sql;
+      return ConflictRetry.run(attempt -> claimOnce(c, sql, request, ownerToken, leaseMillis, keepMillis));
     } catch (SQLException e) {
       throw failure("claim of " + LogRef.of(request.scope(), request.key()), e);
     }
   }
 
-  /** @return the result, or {@code null} when the row vanished between the insert and the read */
-  private static ClaimResult claimInTransaction(
-      Connection c, Sql sql, IdempotentRequest r, String owner, Duration lease, Duration retention, ResponseProtection protection)
+  /** One read, then at most one conditional write per round; see the class description. */
+  private ClaimResult claimOnce(Connection c, KeyTableSql sql, IdempotentRequest r, String owner, long leaseMillis, long keepMillis)
       throws SQLException {
-    if (sql.insert(c, r, owner, lease, retention)) {
-      return ClaimResult.claimed(r.fingerprint(), false);
+    String p = r.scope().principal();
+    String o = r.scope().operation();
+    String k = r.key().value();
+    String fingerprint = r.fingerprint().hex();
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+      KeyRow row = KeyTableSql.readRow(c, sql.read, p, o, k);
+      if (row == null) {
+        if (KeyTableSql.update(c, sql.leaseInsert, p, o, k, fingerprint, owner, leaseMillis, keepMillis) == 1) {
+          return ClaimResult.claimed(r.fingerprint(), false);
+        }
+        continue; // a racer inserted it
+      }
+      if (!row.live()) {
+        if (KeyTableSql.update(c, sql.leaseOverwrite, fingerprint, owner, leaseMillis, keepMillis, p, o, k) == 1) {
+          return ClaimResult.claimed(r.fingerprint(), false);
+        }
+        continue;
+      }
+      Fingerprint recorded = Fingerprint.fromHex(row.fingerprint);
+      if (row.completed()) {
+        return ClaimResult.completed(recorded, protection.open(r.scope(), r.key(), recorded, row.response));
+      }
+      if (owner.equals(row.owner)) {
+        if (KeyTableSql.update(c, sql.leaseRenew, leaseMillis, keepMillis, keepMillis, p, o, k, owner) == 1) {
+          return ClaimResult.claimed(recorded, false);
+        }
+        continue;
+      }
+      if (row.now >= row.leaseUntil && recorded.equals(r.fingerprint())) {
+        if (KeyTableSql.update(c, sql.leaseTakeOver, owner, leaseMillis, keepMillis, keepMillis, p, o, k, fingerprint) == 1) {
+          return ClaimResult.claimed(recorded, true);
+        }
+        continue;
+      }
+      return ClaimResult.inProgress(recorded, Duration.ofMillis(row.leaseRemainingMillis()));
     }
-    Row row = sql.lockAndRead(c, r.scope(), r.key());
-    if (row == null) {
-      return null;
-    }
-    Fingerprint recorded = Fingerprint.fromHex(row.fingerprint);
-    if (row.now >= row.expiresAt) {
-      sql.overwrite(c, r, owner, lease, retention);
-      return ClaimResult.claimed(r.fingerprint(), false);
-    }
-    if (row.response != null) {
-      return ClaimResult.completed(recorded, protection.open(r.scope(), r.key(), recorded, row.response));
-    }
-    if (owner.equals(row.owner)) {
-      sql.takeOver(c, r, owner, lease, retention);
-      return ClaimResult.claimed(recorded, false);
-    }
-    if (row.now >= row.leaseUntil && recorded.equals(r.fingerprint())) {
-      sql.takeOver(c, r, owner, lease, retention);
-      return ClaimResult.claimed(recorded, true);
-    }
-    return ClaimResult.inProgress(recorded, Duration.ofMillis(Math.max(0, row.leaseUntil - row.now)));
+    throw new SQLException("the record kept changing during " + MAX_ROUNDS + " claim attempts");
   }
 
   /**
@@ -141,7 +147,9 @@ public final class JdbcLeaseStore implements LeaseStore {
    *
    * <p>One conditional {@code UPDATE}; when it changes no row, one read of the live record: already
    * completed by {@code ownerToken} with an equal response (a repetition after a lost
-   * acknowledgement) is {@code true}, anything else {@code false}.
+   * acknowledgement) is {@code true}, anything else {@code false}. The record's expiry is moved
+   * only when {@code retention} from now is later than the one the claim wrote (see the class
+   * description).
    *
    * <p>With {@link Builder#responseProtection response protection} on, one read comes first: the
    * ciphertext is bound to the record's fingerprint, which only the record holds; a record that is
@@ -154,47 +162,37 @@ public final class JdbcLeaseStore implements LeaseStore {
   public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
     Objects.requireNonNull(response, "response");
     checkToken(ownerToken);
+    long keepMillis = retention.toMillis();
     try (Connection c = connection()) {
-      Sql sql = new Sql(Dialect.detect(c), table.table());
-      byte[] stored;
-      if (protection.enabled()) {
-        Row row = sql.readLive(c, scope, key);
-        if (row == null || !ownerToken.equals(row.owner)) {
-          return false;
-        }
-        if (row.response != null) {
-          return sameCompletion(row, scope, key, ownerToken, response);
-        }
-        stored = protection.seal(scope, key, Fingerprint.fromHex(row.fingerprint), response);
-      } else {
-        stored = StoredResponseCodec.encode(response);
-      }
-      try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
-        Integer status = protection.clearStatus(response);
-        if (status == null) {
-          ps.setNull(1, java.sql.Types.INTEGER);
+      KeyTableSql sql = this.sql;
+      return ConflictRetry.run(attempt -> {
+        byte[] stored;
+        if (protection.enabled()) {
+          KeyRow row = readLive(c, sql, scope, key);
+          if (row == null || !ownerToken.equals(row.owner)) {
+            return false;
+          }
+          if (row.completed()) {
+            return sameCompletion(row, scope, key, ownerToken, response);
+          }
+          stored = protection.seal(scope, key, Fingerprint.fromHex(row.fingerprint), response);
         } else {
-          ps.setInt(1, status);
+          stored = StoredResponseCodec.encode(response);
         }
-        ps.setBytes(2, stored);
-        ps.setLong(3, retention.toMillis());
-        ps.setString(4, scope.principal());
-        ps.setString(5, scope.operation());
-        ps.setString(6, key.value());
-        ps.setString(7, ownerToken);
-        if (ps.executeUpdate() == 1) {
+        if (KeyTableSql.update(c, sql.leaseComplete, protection.clearStatus(response), stored, keepMillis, keepMillis,
+            scope.principal(), scope.operation(), key.value(), ownerToken) == 1) {
           return true;
         }
-      }
-      return sameCompletion(sql.readLive(c, scope, key), scope, key, ownerToken, response);
+        return sameCompletion(readLive(c, sql, scope, key), scope, key, ownerToken, response);
+      });
     } catch (SQLException e) {
       throw failure("complete of " + LogRef.of(scope, key), e);
     }
   }
 
   /** @return whether {@code row} is the live record completed by {@code owner} with {@code response} */
-  private boolean sameCompletion(Row row, Scope scope, IdempotencyKey key, String owner, StoredResponse response) {
-    return row != null && row.response != null && owner.equals(row.owner)
+  private boolean sameCompletion(KeyRow row, Scope scope, IdempotencyKey key, String owner, StoredResponse response) {
+    return row != null && row.completed() && owner.equals(row.owner)
         && protection.open(scope, key, Fingerprint.fromHex(row.fingerprint), row.response).equals(response);
   }
 
@@ -209,20 +207,19 @@ public final class JdbcLeaseStore implements LeaseStore {
   public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
     checkToken(ownerToken);
     try (Connection c = connection()) {
-      Sql sql = new Sql(Dialect.detect(c), table.table());
-      try (PreparedStatement ps = c.prepareStatement(sql.release)) {
-        ps.setString(1, scope.principal());
-        ps.setString(2, scope.operation());
-        ps.setString(3, key.value());
-        ps.setString(4, ownerToken);
-        if (ps.executeUpdate() == 1) {
-          return true;
-        }
-      }
-      return sql.readLive(c, scope, key) == null;
+      KeyTableSql sql = this.sql;
+      return ConflictRetry.run(attempt ->
+          KeyTableSql.update(c, sql.leaseRelease, scope.principal(), scope.operation(), key.value(), ownerToken) == 1
+              || readLive(c, sql, scope, key) == null);
     } catch (SQLException e) {
       throw failure("release of " + LogRef.of(scope, key), e);
     }
+  }
+
+  /** @return the key's record if it has not expired, or {@code null} */
+  private static KeyRow readLive(Connection c, KeyTableSql sql, Scope scope, IdempotencyKey key) throws SQLException {
+    KeyRow row = KeyTableSql.readRow(c, sql.read, scope.principal(), scope.operation(), key.value());
+    return row != null && row.live() ? row : null;
   }
 
   @Override
@@ -234,11 +231,21 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
   }
 
+  /**
+   * Borrows a connection in auto-commit mode. The first one decides the dialect and creates or
+   * checks the table; afterwards a borrow costs no statement (on SQLite, a physical connection's
+   * first borrow reads its busy timeout once).
+   */
   private Connection connection() throws SQLException {
     Connection c = dataSource.getConnection();
     try {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
+      }
+      KeyTableSql statements = sql;
+      if (statements == null) {
+        statements = KeyTableSql.of(Dialect.of(c), table.table());
+        sql = statements;
       }
       if (!schemaReady) {
         synchronized (this) {
@@ -252,6 +259,9 @@ public final class JdbcLeaseStore implements LeaseStore {
             }
           }
         }
+      }
+      if (statements.dialect == Dialect.SQLITE) {
+        Transactions.raiseBusyTimeout(c, sqliteBusyTimeout);
       }
       return c;
     } catch (SQLException | RuntimeException e) {
@@ -270,145 +280,6 @@ public final class JdbcLeaseStore implements LeaseStore {
   private IdemStoreException failure(String what, SQLException e) {
     return new IdemStoreException(
         "lease store (" + table.table() + "): " + what + " failed: " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
-  }
-
-  /** A row read under lock, with the database's time. */
-  private static final class Row {
-    String fingerprint;
-    String owner;
-    long leaseUntil;
-    long expiresAt;
-    byte[] response;
-    long now;
-  }
-
-  /** The statements of one dialect. */
-  private static final class Sql {
-    final Dialect dialect;
-    final String insert;
-    final String read;
-    final String overwrite;
-    final String takeOver;
-    final String complete;
-    final String release;
-    final String readLive;
-
-    Sql(Dialect dialect, String t) {
-      this.dialect = dialect;
-      String now = dialect.nowMillis();
-      String pk = " WHERE principal = ? AND operation = ? AND idem_key = ?";
-      String values =
-          " (principal, operation, idem_key, fingerprint, state, owner_token, lease_until, created_at, expires_at)"
-              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', ?, " + now + " + ?, " + now + ", " + now + " + ?)";
-      this.insert =
-          dialect == Dialect.MYSQL
-              // IGNORE: a duplicate is 0 rows, not an error that the driver logs at WARN with the
-              // principal and key (see JdbcIdempotency)
-              ? "INSERT IGNORE INTO " + t + values
-              : "INSERT INTO " + t + values + " ON CONFLICT (principal, operation, idem_key) DO NOTHING";
-      String lock = dialect == Dialect.POSTGRESQL ? " FOR UPDATE" : dialect == Dialect.MYSQL ? " LOCK IN SHARE MODE" : "";
-      this.read =
-          "SELECT fingerprint, owner_token, lease_until, expires_at, response, " + now + " FROM " + t + pk + lock;
-      this.overwrite =
-          "UPDATE " + t + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = ?, lease_until = " + now + " + ?,"
-              + " status = NULL, response = NULL, created_at = " + now + ", expires_at = " + now + " + ?" + pk;
-      this.takeOver =
-          "UPDATE " + t + " SET owner_token = ?, lease_until = " + now + " + ?,"
-              + " expires_at = CASE WHEN expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END" + pk;
-      this.complete =
-          "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, lease_until = NULL, expires_at = " + now + " + ?"
-              + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
-      this.release =
-          "DELETE FROM " + t + pk + " AND state = 'IN_PROGRESS' AND owner_token = ? AND expires_at > " + now;
-      this.readLive = "SELECT owner_token, response, fingerprint FROM " + t + pk + " AND expires_at > " + now;
-    }
-
-    /**
-     * @return the record's owner token, response (null while in progress) and fingerprint, or
-     *     {@code null} when there is no live record
-     */
-    Row readLive(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(readLive)) {
-        ps.setString(1, scope.principal());
-        ps.setString(2, scope.operation());
-        ps.setString(3, key.value());
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return null;
-          }
-          Row row = new Row();
-          row.owner = rs.getString(1);
-          row.response = rs.getBytes(2);
-          row.fingerprint = rs.getString(3);
-          return row;
-        }
-      }
-    }
-
-    boolean insert(Connection c, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(insert)) {
-        ps.setString(1, r.scope().principal());
-        ps.setString(2, r.scope().operation());
-        ps.setString(3, r.key().value());
-        ps.setString(4, r.fingerprint().hex());
-        ps.setString(5, owner);
-        ps.setLong(6, lease.toMillis());
-        ps.setLong(7, retention.toMillis());
-        return ps.executeUpdate() == 1;
-      } catch (SQLException e) {
-        if (dialect == Dialect.MYSQL && e.getErrorCode() == 1062) {
-          return false; // the key exists; MySQL rolled back this statement only
-        }
-        throw e;
-      }
-    }
-
-    Row lockAndRead(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(read)) {
-        ps.setString(1, scope.principal());
-        ps.setString(2, scope.operation());
-        ps.setString(3, key.value());
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return null;
-          }
-          Row row = new Row();
-          row.fingerprint = rs.getString(1);
-          row.owner = rs.getString(2);
-          row.leaseUntil = rs.getLong(3);
-          row.expiresAt = rs.getLong(4);
-          row.response = rs.getBytes(5);
-          row.now = rs.getLong(6);
-          return row;
-        }
-      }
-    }
-
-    void overwrite(Connection c, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(overwrite)) {
-        ps.setString(1, r.fingerprint().hex());
-        ps.setString(2, owner);
-        ps.setLong(3, lease.toMillis());
-        ps.setLong(4, retention.toMillis());
-        ps.setString(5, r.scope().principal());
-        ps.setString(6, r.scope().operation());
-        ps.setString(7, r.key().value());
-        ps.executeUpdate();
-      }
-    }
-
-    void takeOver(Connection c, IdempotentRequest r, String owner, Duration lease, Duration retention) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(takeOver)) {
-        ps.setString(1, owner);
-        ps.setLong(2, lease.toMillis());
-        ps.setLong(3, retention.toMillis());
-        ps.setLong(4, retention.toMillis());
-        ps.setString(5, r.scope().principal());
-        ps.setString(6, r.scope().operation());
-        ps.setString(7, r.key().value());
-        ps.executeUpdate();
-      }
-    }
   }
 
   /** Builds a {@link JdbcLeaseStore}. Not thread-safe; every setter validates eagerly. */

@@ -1,6 +1,7 @@
 package dev.idem.consumer;
 
 import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -177,7 +178,7 @@ public final class IdempotentConsumer {
       return new Verdict(Verdict.Action.RETRY, null,
           "the handler ran but its completion could not be stored; retry after " + e.retryAfter() + ": " + e.getMessage());
     } catch (RuntimeException e) {
-      Throwable cause = e instanceof dev.idem.core.EffectFailedException && e.getCause() != null ? e.getCause() : e;
+      Throwable cause = e instanceof EffectFailedException && e.getCause() != null ? e.getCause() : e;
       String reason = cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
       if (message.deliveryCount() >= maxDeliveries) {
         return new Verdict(Verdict.Action.DEAD_LETTER, null,

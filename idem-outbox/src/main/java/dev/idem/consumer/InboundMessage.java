@@ -1,5 +1,6 @@
 package dev.idem.consumer;
 
+import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -28,7 +29,7 @@ public record InboundMessage(String messageId, Map<String, String> headers, byte
     }
     TreeMap<String, String> copy = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
     copy.putAll(headers);
-    headers = java.util.Collections.unmodifiableMap(copy);
+    headers = Collections.unmodifiableMap(copy);
     source = source == null ? "" : source;
   }
 

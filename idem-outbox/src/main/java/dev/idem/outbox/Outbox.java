@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import javax.sql.DataSource;
 
 /**
  * The transactional outbox: outgoing intents (RabbitMQ and JetStream messages, HTTP requests)
@@ -109,7 +110,7 @@ public final class Outbox {
       if (!connection.getAutoCommit()) {
         throw new IllegalStateException("create the outbox table outside a transaction (auto-commit mode)");
       }
-      Dialect dialect = Dialect.detect(connection);
+      Dialect dialect = Dialect.of(connection);
       try (Statement st = connection.createStatement()) {
         for (String statement : schemaStatements(dialect)) {
           st.execute(statement);
@@ -121,7 +122,7 @@ public final class Outbox {
   }
 
   /** As {@link #createSchema(Connection)}, on a connection borrowed from {@code dataSource}. */
-  public void createSchema(javax.sql.DataSource dataSource) {
+  public void createSchema(DataSource dataSource) {
     try (Connection c = dataSource.getConnection()) {
       createSchema(c);
     } catch (SQLException e) {
@@ -297,7 +298,7 @@ public final class Outbox {
   // ---- used by IntentWriter and OutboxRelay ----
 
   Sql sql(Connection connection) {
-    return statements.get(Dialect.detect(connection));
+    return statements.get(Dialect.of(connection));
   }
 
   void insert(PreparedStatement ps, String id, IdempotentRequest request, int position, Intent intent) throws SQLException {
@@ -315,7 +316,7 @@ public final class Outbox {
       ps.executeUpdate();
     } catch (SQLException e) {
       // sqlite-jdbc reports no SQLState: the rethrown failure has the class-23 state on every database
-      if (isUniqueViolation(e)) {
+      if (Dialect.of(ps.getConnection()).isDuplicateKey(e)) {
         throw new SQLException(
             "intent " + id + " (position " + position + " of key '" + request.key().value() + "' in " + request.scope()
                 + ") is already in " + table + ": the operation ran again while its earlier intents are kept"
@@ -332,7 +333,7 @@ public final class Outbox {
    * them to another once the lease ends. Runs in its own transaction.
    */
   List<OutboxEntry> claim(Connection c, String owner, Duration lease, int limit, Set<Intent.Kind> kinds) throws SQLException {
-    Dialect dialect = Dialect.detect(c);
+    Dialect dialect = Dialect.of(c);
     Sql sql = statements.get(dialect);
     String kindList = kinds.stream().map(k -> "'" + k.name() + "'").sorted().collect(Collectors.joining(", "));
     List<OutboxEntry> claimed;
@@ -392,7 +393,7 @@ public final class Outbox {
     if (ids.isEmpty()) {
       return 0;
     }
-    Dialect dialect = Dialect.detect(c);
+    Dialect dialect = Dialect.of(c);
     Sql sql = statements.get(dialect);
     return inTransaction(c, dialect, () -> {
       int held = 0;
@@ -412,7 +413,7 @@ public final class Outbox {
    * still holds the intent. @return whether it did
    */
   boolean markFailed(Connection c, String owner, String id, boolean dead, Duration delay, String reason) throws SQLException {
-    Dialect dialect = Dialect.detect(c);
+    Dialect dialect = Dialect.of(c);
     Sql sql = statements.get(dialect);
     return inTransaction(c, dialect, () -> {
       try (PreparedStatement ps = c.prepareStatement(sql.markFailed)) {
@@ -521,13 +522,6 @@ public final class Outbox {
     return new OutboxEntry(
         rs.getString(1), Scope.of(rs.getString(2), rs.getString(3)), rs.getString(4), rs.getInt(5), intent,
         OutboxEntry.State.valueOf(rs.getString(11)), rs.getInt(12) + extraAttempts, rs.getString(13), rs.getLong(14));
-  }
-
-  static boolean isUniqueViolation(SQLException e) {
-    String state = e.getSQLState();
-    return "23505".equals(state) || e.getErrorCode() == 1062
-        || (e.getErrorCode() == 19 || e.getErrorCode() == 2067 || e.getErrorCode() == 1555)
-            && String.valueOf(e.getMessage()).contains("UNIQUE");
   }
 
   private IdemStoreException failure(String what, SQLException e) {

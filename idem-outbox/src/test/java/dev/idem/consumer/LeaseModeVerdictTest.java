@@ -11,6 +11,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -90,7 +91,7 @@ class LeaseModeVerdictTest {
     AtomicInteger runs = new AtomicInteger();
     IdempotentConsumer failing = IdempotentConsumer.leaseBuilder("mailer", leases, (context, m) -> {
       runs.incrementAndGet();
-      throw new java.io.IOException("mail server said 554");
+      throw new IOException("mail server said 554");
     }).maxDeliveries(3).build();
     Verdict verdict = failing.process(lastDelivery());
     assertThat(verdict.action()).isEqualTo(Verdict.Action.DEAD_LETTER);

@@ -6,20 +6,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.Verdict;
 import dev.idem.core.Fingerprint;
-import dev.idem.core.InMemoryLeaseStore;
-import dev.idem.core.LeaseIdempotency;
-import dev.idem.core.spi.ClaimResult;
-import dev.idem.core.spi.LeaseStore;
-import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.JdbcLeaseStore;
+import dev.idem.lab.JdbcTarget;
 import dev.idem.outbox.BrokerFixture.Received;
 import dev.idem.outbox.spi.Delivery;
 import dev.idem.outbox.spi.IntentTransport;
-import dev.idem.testkit.JdbcTarget;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -35,12 +35,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -282,8 +284,8 @@ abstract class BrokerContract {
   }
 
   /** Collects the verdicts a consumer acted on. Thread-safe. */
-  private static final class Verdicts implements java.util.function.Consumer<Verdict> {
-    final List<Verdict> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private static final class Verdicts implements Consumer<Verdict> {
+    final List<Verdict> all = new CopyOnWriteArrayList<>();
 
     @Override
     public void accept(Verdict v) {
@@ -438,7 +440,7 @@ abstract class BrokerContract {
   void leaseModeRedeliveryOfACompletedMessageRunsNothingAndIsAcked(Leases kind) throws Exception {
     broker.publishRaw("mail-1", "hello-1".getBytes(StandardCharsets.UTF_8));
     AtomicInteger runs = new AtomicInteger();
-    List<Boolean> recoveries = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Boolean> recoveries = new CopyOnWriteArrayList<>();
     IdempotentConsumer consumer = leaseConsumer(leaseStore(kind), runs, recoveries, 5);
     assertThat(consumer.leaseMode()).isTrue();
 
@@ -464,7 +466,7 @@ abstract class BrokerContract {
     broker.publishRaw("mail-2", "poison-2".getBytes(StandardCharsets.UTF_8));
     broker.publishRaw("mail-3", "hello-3".getBytes(StandardCharsets.UTF_8));
     AtomicInteger runs = new AtomicInteger();
-    List<Boolean> recoveries = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Boolean> recoveries = new CopyOnWriteArrayList<>();
     Verdicts verdicts = new Verdicts();
     try (AutoCloseable running = broker.consume(leaseConsumer(leaseStore(kind), runs, recoveries, 3), verdicts)) {
       await("a dead letter and an ack", () -> verdicts.count(Verdict.Action.DEAD_LETTER) == 1
@@ -498,7 +500,7 @@ abstract class BrokerContract {
     assertThat(crashed.state()).isEqualTo(ClaimResult.State.CLAIMED);
 
     AtomicInteger runs = new AtomicInteger();
-    List<Boolean> recoveries = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Boolean> recoveries = new CopyOnWriteArrayList<>();
     Verdicts verdicts = new Verdicts();
     // maxDeliveries 2: deliveries refused while the dead consumer's lease lives must not dead-letter the message
     try (AutoCloseable running = broker.consume(leaseConsumer(store, runs, recoveries, 2), verdicts)) {

@@ -8,18 +8,22 @@ import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.StoredResponseUnreadableException;
+import dev.idem.core.internal.Digests;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
-import java.util.List;
-import java.util.Objects;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.CommandObjects;
 import redis.clients.jedis.Connection;
@@ -28,13 +32,13 @@ import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.ScanIteration;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
-import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
 
 /**
  * A {@link LeaseStore} on Redis (a standalone server, or Redis Cluster), through a Jedis {@link
@@ -94,135 +98,18 @@ public final class RedisLeaseStore implements LeaseStore {
 
   private static final int MAX_OWNER_TOKEN_LENGTH = 64;
   private static final int MAX_PURGE_BATCH = 100_000;
-  private static final HexFormat HEX = HexFormat.of();
   private static final CommandObjects COMMANDS = new CommandObjects();
 
-  /** Common prelude: "now" in milliseconds from the server's clock, and integer formatting. */
-  private static final String PRELUDE = """
-      if redis.replicate_commands then redis.replicate_commands() end
-      local t = redis.call('TIME')
-      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-      local function ms(n) return string.format('%d', n) end
-      local k = KEYS[1]
-      """;
-
-  /**
-   * After {@link #PRELUDE}: reads the record's state, owner and expiry; {@code live} is false for a
-   * missing or expired record.
+  /*
+   * The Lua scripts are resource files next to this class (src/main/resources/dev/idem/redis), read
+   * once when the class loads. Each starts with prelude.lua (the record key, "now" from the server's
+   * clock), COMPLETE and RELEASE then read-owner.lua (the record's state, owner and expiry); the top
+   * of each file says what its KEYS and ARGV are and what it returns.
    */
-  private static final String READ_OWNER = """
-      local r = redis.call('HMGET', k, 'state', 'owner', 'expires_at')
-      local expiresAt = tonumber(r[3])
-      local live = r[1] and expiresAt and now < expiresAt
-      """;
-
-  /**
-   * KEYS[1] record; ARGV: principal, operation, key, fingerprint hex, owner, lease ms, retention ms,
-   * touch ("1" when a durability mode waits for replicas: a replay rewrites the state field, so the
-   * WAIT that follows covers the record the replay read). Returns {state, fingerprint, extra}: extra
-   * is 1/0 (recovery) for CLAIMED, the lease remaining in ms for IN_PROGRESS, the encoded response
-   * for COMPLETED.
-   */
-  private static final Script CLAIM = new Script("claim", PRELUDE + """
-      local lease = tonumber(ARGV[6])
-      local retention = tonumber(ARGV[7])
-      local function claimNew()
-        local expiresAt = now + retention
-        redis.call('DEL', k)
-        redis.call('HSET', k, 'principal', ARGV[1], 'operation', ARGV[2], 'key', ARGV[3],
-            'fingerprint', ARGV[4], 'state', 'IN_PROGRESS', 'owner', ARGV[5],
-            'lease_until', ms(now + lease), 'expires_at', ms(expiresAt))
-        redis.call('PEXPIREAT', k, ms(expiresAt))
-        return {'CLAIMED', ARGV[4], 0}
-      end
-      if redis.call('EXISTS', k) == 0 then
-        return claimNew()
-      end
-      local r = redis.call('HMGET', k, 'state', 'fingerprint', 'owner', 'lease_until', 'expires_at', 'response')
-      local state, fp, owner = r[1], r[2], r[3]
-      local leaseUntil, expiresAt, response = tonumber(r[4]), tonumber(r[5]), r[6]
-      if not fp or not expiresAt
-          or (state == 'IN_PROGRESS' and (not owner or not leaseUntil))
-          or (state == 'COMPLETED' and not response)
-          or (state ~= 'IN_PROGRESS' and state ~= 'COMPLETED') then
-        return redis.error_reply('IDEMCORRUPT the hash ' .. k .. ' is not a valid idem record')
-      end
-      if now >= expiresAt then
-        return claimNew()
-      end
-      if state == 'COMPLETED' then
-        if ARGV[8] == '1' then
-          redis.call('HSET', k, 'state', 'COMPLETED')
-        end
-        return {'COMPLETED', fp, response}
-      end
-      if owner == ARGV[5] then
-        redis.call('HSET', k, 'lease_until', ms(now + lease))
-        return {'CLAIMED', fp, 0}
-      end
-      if now >= leaseUntil and fp == ARGV[4] then
-        local newExpiresAt = math.max(expiresAt, now + retention)
-        redis.call('HSET', k, 'owner', ARGV[5], 'lease_until', ms(now + lease), 'expires_at', ms(newExpiresAt))
-        redis.call('PEXPIREAT', k, ms(newExpiresAt))
-        return {'CLAIMED', fp, 1}
-      end
-      return {'IN_PROGRESS', fp, math.max(0, leaseUntil - now)}
-      """);
-
-  /**
-   * KEYS[1] record; ARGV: owner, encoded response, retention ms. Returns 1 if stored, or if already
-   * completed by this owner with the same encoded response (a repetition: a lost reply, or a
-   * cluster client that re-sent the command); else 0. Fencing: only a live claim of this owner is
-   * completed. A repetition rewrites the state field, so that a WAIT after it covers the record.
-   */
-  private static final Script COMPLETE = new Script("complete", PRELUDE + READ_OWNER + """
-      if not live or r[2] ~= ARGV[1] then
-        return 0
-      end
-      if r[1] == 'COMPLETED' then
-        if redis.call('HGET', k, 'response') == ARGV[2] then
-          redis.call('HSET', k, 'state', 'COMPLETED')
-          return 1
-        end
-        return 0
-      end
-      if r[1] ~= 'IN_PROGRESS' then
-        return 0
-      end
-      local newExpiresAt = now + tonumber(ARGV[3])
-      redis.call('HSET', k, 'state', 'COMPLETED', 'response', ARGV[2], 'expires_at', ms(newExpiresAt))
-      redis.call('PEXPIREAT', k, ms(newExpiresAt))
-      return 1
-      """);
-
-  /**
-   * KEYS[1] record; ARGV: owner. Returns 1 if removed, or if there is no live record (released
-   * before, or expired); 0 if another owner holds it or it is completed.
-   */
-  private static final Script RELEASE = new Script("release", PRELUDE + READ_OWNER + """
-      if not live then
-        return 1
-      end
-      if r[1] ~= 'IN_PROGRESS' or r[2] ~= ARGV[1] then
-        return 0
-      end
-      redis.call('DEL', k)
-      return 1
-      """);
-
-  /** KEYS[1] a key found by SCAN. Returns 1 if it was an expired record and was deleted, else 0. */
-  private static final Script PURGE = new Script("purge", PRELUDE + """
-      if redis.call('TYPE', k).ok ~= 'hash' then
-        return 0
-      end
-      local r = redis.call('HMGET', k, 'state', 'expires_at')
-      local expiresAt = tonumber(r[2])
-      if not r[1] or not expiresAt or now < expiresAt then
-        return 0
-      end
-      redis.call('DEL', k)
-      return 1
-      """);
+  private static final Script CLAIM = Script.load("claim", "prelude.lua", "claim.lua");
+  private static final Script COMPLETE = Script.load("complete", "prelude.lua", "read-owner.lua", "complete.lua");
+  private static final Script RELEASE = Script.load("release", "prelude.lua", "read-owner.lua", "release.lua");
+  private static final Script PURGE = Script.load("purge", "prelude.lua", "purge.lua");
 
   private final UnifiedJedis redis;
   private final String keyPrefix;
@@ -277,7 +164,7 @@ public final class RedisLeaseStore implements LeaseStore {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(key, "key");
     String id = scope.principal() + '\u0000' + scope.operation() + '\u0000' + key.value();
-    return keyPrefix + '{' + HEX.formatHex(sha256(id.getBytes(StandardCharsets.UTF_8))) + '}';
+    return keyPrefix + '{' + Digests.sha256Hex(id) + '}';
   }
 
   /**
@@ -634,10 +521,6 @@ public final class RedisLeaseStore implements LeaseStore {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static byte[] sha256(byte[] bytes) {
-    return digest("SHA-256").digest(bytes);
-  }
-
   private static MessageDigest digest(String algorithm) {
     try {
       return MessageDigest.getInstance(algorithm);
@@ -665,10 +548,30 @@ public final class RedisLeaseStore implements LeaseStore {
     final byte[] source;
     final byte[] sha1;
 
-    Script(String name, String source) {
+    private Script(String name, byte[] source) {
       this.name = name;
-      this.source = utf8(source);
-      this.sha1 = utf8(HEX.formatHex(digest("SHA-1").digest(this.source)));
+      this.source = source;
+      this.sha1 = utf8(Digests.hex(digest("SHA-1").digest(source)));
+    }
+
+    /**
+     * @param name the script's name in error messages
+     * @param files resource files in this class's package, concatenated in order
+     * @throws IllegalStateException if a file is missing from the class path or unreadable
+     */
+    static Script load(String name, String... files) {
+      ByteArrayOutputStream source = new ByteArrayOutputStream();
+      for (String file : files) {
+        try (InputStream in = RedisLeaseStore.class.getResourceAsStream(file)) {
+          if (in == null) {
+            throw new IllegalStateException("the Lua script " + file + " is missing from the class path");
+          }
+          in.transferTo(source);
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot read the Lua script " + file, e);
+        }
+      }
+      return new Script(name, source.toByteArray());
     }
   }
 

@@ -15,6 +15,7 @@ import dev.idem.testkit.RedisClusterProcesses;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -297,7 +298,7 @@ public final class RedisClusterFailoverCampaign {
       int resendEffects = effects.values().stream().mapToInt(AtomicInteger::get).sum() - before;
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       int duplicates = (int) effects.values().stream().filter(c -> c.get() > 1).count();
-      int missing = (int) java.util.Arrays.stream(keys).filter(k -> !effects.containsKey(k)).count();
+      int missing = (int) Arrays.stream(keys).filter(k -> !effects.containsKey(k)).count();
       if (missing > 0) {
         throw new IllegalStateException(missing + " keys answered without their effect having run");
       }

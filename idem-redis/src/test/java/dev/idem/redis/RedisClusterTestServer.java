@@ -1,5 +1,6 @@
 package dev.idem.redis;
 
+import dev.idem.core.ResponseProtection;
 import dev.idem.testkit.RedisClusterProcesses;
 import dev.idem.testkit.TestDatabase;
 import java.util.LinkedHashSet;
@@ -67,10 +68,10 @@ final class RedisClusterTestServer implements BeforeAllCallback, AfterAllCallbac
   }
 
   RedisLeaseStore newStore(RedisDurability durability) {
-    return newStore(durability, dev.idem.core.ResponseProtection.none());
+    return newStore(durability, ResponseProtection.none());
   }
 
-  RedisLeaseStore newStore(RedisDurability durability, dev.idem.core.ResponseProtection protection) {
+  RedisLeaseStore newStore(RedisDurability durability, ResponseProtection protection) {
     return RedisLeaseStore.builder(client()).keyPrefix(prefix).durability(durability).responseProtection(protection).build();
   }
 

@@ -18,11 +18,14 @@ import dev.idem.testkit.RedisClusterProcesses;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * {@link RedisDurability} on a real Redis Cluster (the test run's own, {@link
@@ -160,7 +163,7 @@ class RedisDurableWritesTest {
   private static int replicaOf(RedisLeaseStore store, IdempotentRequest request) {
     String recordKey = store.recordKey(request.scope(), request.key());
     RedisClusterProcesses cluster = REDIS.cluster();
-    String slot = Integer.toString(redis.clients.jedis.util.JedisClusterCRC16.getSlot(recordKey));
+    String slot = Integer.toString(JedisClusterCRC16.getSlot(recordKey));
     for (int master : cluster.masters()) {
       String count = cluster.command(master, "CLUSTER", "COUNTKEYSINSLOT", slot);
       String nodes = cluster.command(master, "CLUSTER", "NODES");
@@ -209,7 +212,7 @@ class RedisDurableWritesTest {
   private static final class CountingStore implements LeaseStore {
     final RedisLeaseStore delegate;
     final AtomicInteger completeFailures = new AtomicInteger();
-    final java.util.Set<String> owners = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final Set<String> owners = ConcurrentHashMap.newKeySet();
 
     CountingStore(RedisLeaseStore delegate) {
       this.delegate = delegate;

@@ -18,8 +18,10 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /** What the lease contract cannot see: the Redis key layout, expiry, binary safety, corrupt records. */
@@ -223,7 +225,7 @@ class RedisLeaseStoreTest {
     assertThatThrownBy(() -> store.claim(request, "owner-b", LEASE, RETENTION))
         .isExactlyInstanceOf(IdemStoreException.class)
         .hasMessageContaining("not a valid idem record")
-        .hasCauseInstanceOf(redis.clients.jedis.exceptions.JedisDataException.class);
+        .hasCauseInstanceOf(JedisDataException.class);
   }
 
   @Test
@@ -251,7 +253,7 @@ class RedisLeaseStoreTest {
     long serverNow = (Long) reply.get(1);
     long expiresAt = Long.parseLong(REDIS.client().hget(key, "expires_at"));
     assertThat(pttl).isPositive().isLessThanOrEqualTo(retention.toMillis());
-    assertThat(serverNow + pttl).as("PEXPIREAT is expires_at").isCloseTo(expiresAt, org.assertj.core.data.Offset.offset(2L));
+    assertThat(serverNow + pttl).as("PEXPIREAT is expires_at").isCloseTo(expiresAt, Offset.offset(2L));
   }
 
   private static IdempotentRequest request(String key) {

@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -464,7 +465,7 @@ public abstract class LeaseContract {
     for (String suffix : new String[] {" ", "  ", "-caf\u00e9", "-cafe\u0301", "-caf\u00e9 "}) {
       requests.add(new IdempotentRequest(Scope.of(principal + suffix, "POST /charges"), IdempotencyKey.of("pad-k1"), json("{}")));
     }
-    requests.add(new IdempotentRequest(Scope.of(principal.toUpperCase(java.util.Locale.ROOT), "POST /charges"), IdempotencyKey.of("pad-k1"), json("{}")));
+    requests.add(new IdempotentRequest(Scope.of(principal.toUpperCase(Locale.ROOT), "POST /charges"), IdempotencyKey.of("pad-k1"), json("{}")));
     for (String operation : new String[] {"POST /charges ", "post /charges", "POST /caf\u00e9", "POST /cafe\u0301"}) {
       requests.add(new IdempotentRequest(Scope.of(principal, operation), IdempotencyKey.of("pad-k1"), json("{}")));
     }

@@ -17,9 +17,11 @@ import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcEffect;
 import dev.idem.jdbc.JdbcIdempotency;
-import dev.idem.testkit.lab.Lab;
-import dev.idem.testkit.lab.LabReport;
-import dev.idem.testkit.lab.ScenarioResult;
+import dev.idem.lab.EffectTable;
+import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.Lab;
+import dev.idem.lab.LabReport;
+import dev.idem.lab.ScenarioResult;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +29,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -38,6 +42,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -449,7 +454,7 @@ public abstract class TransactionalContract {
   void anEffectThatUsesASavepointLeavesTheConnectionInAutoCommit() throws Exception {
     try (Connection c = target().open()) {
       idem.execute(c, request("alice", "k-savepoint", "{}"), conn -> {
-        java.sql.Savepoint savepoint = conn.setSavepoint();
+        Savepoint savepoint = conn.setSavepoint();
         effects.insert(conn, "t", "{}");
         conn.releaseSavepoint(savepoint);
         return StoredResponse.of(201, "{}");
@@ -572,7 +577,7 @@ public abstract class TransactionalContract {
       }
       st.execute(loose);
       IdempotentRequest request = request("alice", "k1", "{}");
-      IdemStoreException refused = org.assertj.core.api.Assertions.catchThrowableOfType(
+      IdemStoreException refused = Assertions.catchThrowableOfType(
           () -> create(c, request, "{}"), IdemStoreException.class);
       assertThat(refused).as("a loose table is refused").isNotNull();
       assertThat(refused.getMessage()).contains(idem.table()).contains("idem_key");
@@ -890,7 +895,7 @@ public abstract class TransactionalContract {
     // Claim-first: a retention shorter than the effect, to show it counts from completion. Key-last
     // writes the record at completion anyway, and documents that a transaction must end within the
     // retention of a racing winner's record, so it gets a retention longer than the effect.
-    java.time.Duration retention = java.time.Duration.ofSeconds(strategy() == JdbcIdempotency.Strategy.KEY_LAST ? 5 : 1);
+    Duration retention = Duration.ofSeconds(strategy() == JdbcIdempotency.Strategy.KEY_LAST ? 5 : 1);
     JdbcIdempotency shortLived = builder().table(idem.table()).retention(retention).build();
     IdempotentRequest request = request("alice", "k-slow", "{}");
     ExecutorService pool = Executors.newFixedThreadPool(2);

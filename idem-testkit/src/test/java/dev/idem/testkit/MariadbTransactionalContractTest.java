@@ -1,5 +1,6 @@
 package dev.idem.testkit;
 
+import dev.idem.lab.JdbcTarget;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**

@@ -1,5 +1,6 @@
 package dev.idem.testkit;
 
+import dev.idem.lab.JdbcTarget;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The transactional contract on an SQLite file (WAL, busy timeout 10 s). */

@@ -4,6 +4,7 @@ import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
 import dev.idem.consumer.jetstream.JetStreamIdempotentConsumer;
+import dev.idem.lab.Lab;
 import dev.idem.outbox.Intent;
 import dev.idem.outbox.jetstream.JetStreamTransport;
 import dev.idem.outbox.spi.IntentTransport;
@@ -67,7 +68,7 @@ final class JetStreamLabBroker implements LabBroker {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
-      throw new Unavailable("cannot use NATS JetStream at " + LabDatabase.redact(url) + ": " + e, e);
+      throw new Unavailable("cannot use NATS JetStream at " + Lab.redact(url) + ": " + e, e);
     }
   }
 

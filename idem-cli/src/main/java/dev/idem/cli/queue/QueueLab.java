@@ -8,12 +8,14 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.lab.Lab;
 import dev.idem.outbox.Outbox;
 import dev.idem.outbox.OutboxEntry;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.spi.IntentTransport;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -190,8 +192,8 @@ public final class QueueLab {
       QueueLab lab = new QueueLab(b, db);
       try {
         lab.prepare();
-      } catch (java.sql.SQLException | RuntimeException e) {
-        throw new Unusable("cannot use the database " + LabDatabase.redact(jdbcUrl) + ": " + e.getMessage(), e);
+      } catch (SQLException | RuntimeException e) {
+        throw new Unusable("cannot use the database " + Lab.redact(jdbcUrl) + ": " + e.getMessage(), e);
       }
       return lab.run();
     } catch (LabBroker.Unavailable e) {
@@ -203,7 +205,7 @@ public final class QueueLab {
   private String database;
 
   /** Recreates the lab's tables. */
-  void prepare() throws java.sql.SQLException {
+  void prepare() throws SQLException {
     database = db.describe();
     db.recreate(KEYS_TABLE, OUTBOX_TABLE);
     try (Connection c = db.getConnection()) {
@@ -218,7 +220,7 @@ public final class QueueLab {
     rows.addAll(guard(CONSUMER_CRASH, this::consumerCrash));
     rows.addAll(guard(RELAY_CRASH, this::relayCrash));
     rows.addAll(guard(SEND_BEFORE_COMMIT, this::sendBeforeCommit));
-    return new Report(broker.describe(), LabDatabase.redact(broker.url()), database, LabDatabase.redact(db.url()), rows);
+    return new Report(broker.describe(), Lab.redact(broker.url()), database, Lab.redact(db.url()), rows);
   }
 
   @FunctionalInterface

@@ -2,6 +2,7 @@ package dev.idem.cli.queue;
 
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
+import dev.idem.outbox.Intent;
 import dev.idem.outbox.OutboxEntry;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.spi.Delivery;
@@ -66,7 +67,7 @@ public final class QueueLabChild {
           IntentTransport real = broker.transport();
           IntentTransport crashing = new IntentTransport() {
             @Override
-            public dev.idem.outbox.Intent.Kind kind() {
+            public Intent.Kind kind() {
               return real.kind();
             }
 

@@ -11,6 +11,7 @@ import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
 import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.lab.Lab;
 import dev.idem.outbox.Intent;
 import dev.idem.outbox.rabbitmq.RabbitMqTransport;
 import dev.idem.outbox.spi.IntentTransport;
@@ -20,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** {@link LabBroker} on RabbitMQ with the plain Java client. */
@@ -44,7 +46,7 @@ final class RabbitMqLabBroker implements LabBroker {
       factory.setAutomaticRecoveryEnabled(false);
       return new RabbitMqLabBroker(url, factory.newConnection("idem-queue-lab"));
     } catch (Exception e) {
-      throw new Unavailable("cannot connect to RabbitMQ at " + LabDatabase.redact(url) + ": " + e, e);
+      throw new Unavailable("cannot connect to RabbitMQ at " + Lab.redact(url) + ": " + e, e);
     }
   }
 
@@ -82,7 +84,7 @@ final class RabbitMqLabBroker implements LabBroker {
         ch.queueBind(queue(destination, variant), destination, ROUTING_KEY);
       }
       ch.queueDeclare(queue(destination, "dead"), true, false, false, null);
-    } catch (java.util.concurrent.TimeoutException e) {
+    } catch (TimeoutException e) {
       throw new IOException(e);
     }
   }

@@ -18,7 +18,7 @@ import java.time.Duration;
  *       ran one after the other.
  *   <li>Time is the store's own clock (the database's or the Redis server's), never the callers':
  *       two application nodes with skewed clocks cannot both hold a claim.
- *   <li>A record whose expiry ({@code retention} after its claim or completion) has passed counts as
+ *   <li>A record whose expiry has passed counts as
  *       absent for every operation, from the exact instant of expiry ({@code now >= expiresAt}),
  *       whether or not it has been purged.
  *   <li>A lease has expired when {@code now >= leaseUntil}.
@@ -48,7 +48,8 @@ public interface LeaseStore {
    * @param request scope, key and fingerprint
    * @param ownerToken the caller's owner token, 1 to 64 printable ASCII characters
    * @param lease how long the claim is held without completion, positive
-   * @param retention how long the record lives, longer than {@code lease}
+   * @param retention how long the record lives after its claim, and at least after its completion;
+   *     longer than {@code lease}
    * @return what the store found and did, never {@code null}
    * @throws IdemStoreException if the store fails
    */
@@ -56,7 +57,9 @@ public interface LeaseStore {
 
   /**
    * Stores the response and marks the record completed, only if {@code ownerToken} still holds the
-   * claim (fencing). The record then expires {@code retention} from now.
+   * claim (fencing). The record then lives at least {@code retention} from now; a store may keep
+   * the expiry its claim set when that is already later (by at most the lease), so that a
+   * completion need not rewrite an indexed column.
    *
    * <p>Idempotent for its own owner token: when the record is already completed by {@code
    * ownerToken} with an equal response (status, header fields and body bytes; a repeated call after

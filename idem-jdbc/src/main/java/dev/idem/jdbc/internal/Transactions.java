@@ -55,24 +55,33 @@ public final class Transactions {
    */
   public static void begin(Connection connection, Dialect dialect, Duration sqliteBusyTimeout) throws SQLException {
     if (dialect == Dialect.SQLITE) {
-      try (Statement st = connection.createStatement()) {
-        Connection physical = physical(connection);
-        Long checked = BUSY_TIMEOUT_CHECKED.get(physical);
-        if (checked == null || checked < sqliteBusyTimeout.toMillis()) {
-          try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
-            if (rs.next() && rs.getLong(1) < sqliteBusyTimeout.toMillis()) {
-              st.execute("PRAGMA busy_timeout = " + sqliteBusyTimeout.toMillis());
-            }
-          }
-          BUSY_TIMEOUT_CHECKED.put(physical, sqliteBusyTimeout.toMillis());
-        }
-        st.execute("BEGIN IMMEDIATE");
-      }
+      raiseBusyTimeout(connection, sqliteBusyTimeout);
+      execute(connection, "BEGIN IMMEDIATE");
     } else if (dialect == Dialect.MYSQL) {
       execute(connection, "START TRANSACTION");
     } else {
       connection.setAutoCommit(false);
     }
+  }
+
+  /**
+   * Raises a SQLite connection's {@code busy_timeout} to at least {@code least}, reading it the first
+   * time a (physical) connection comes here only: afterwards this costs no statement.
+   */
+  public static void raiseBusyTimeout(Connection connection, Duration least) throws SQLException {
+    Connection physical = physical(connection);
+    Long checked = BUSY_TIMEOUT_CHECKED.get(physical);
+    if (checked != null && checked >= least.toMillis()) {
+      return;
+    }
+    try (Statement st = connection.createStatement()) {
+      try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
+        if (rs.next() && rs.getLong(1) < least.toMillis()) {
+          st.execute("PRAGMA busy_timeout = " + least.toMillis());
+        }
+      }
+    }
+    BUSY_TIMEOUT_CHECKED.put(physical, least.toMillis());
   }
 
   /**
@@ -153,8 +162,8 @@ public final class Transactions {
     return "25P02".equals(e.getSQLState());
   }
 
-  /** @return whether the failure is transient and the whole transaction may be retried (SQLState class 40) */
+  /** @return whether the whole transaction was rolled back by a conflict and may run again ({@link ConflictRetry#isConflict}) */
   public static boolean isTransientConflict(SQLException e) {
-    return e.getSQLState() != null && e.getSQLState().startsWith("40");
+    return ConflictRetry.isConflict(e);
   }
 }

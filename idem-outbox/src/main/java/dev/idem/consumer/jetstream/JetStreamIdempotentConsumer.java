@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 
 /**
@@ -108,7 +109,7 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
       case ACK:
         try {
           msg.ackSync(ackTimeout);
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
           // The commit stands; the server redelivers after its ack wait and the redelivery replays.
         }
         break;

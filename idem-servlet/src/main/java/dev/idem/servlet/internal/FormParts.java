@@ -1,5 +1,6 @@
 package dev.idem.servlet.internal;
 
+import dev.idem.core.internal.Digests;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.Part;
@@ -7,10 +8,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
-import java.util.HexFormat;
 import java.util.Locale;
+import java.util.TreeMap;
 
 /**
  * A {@code multipart/form-data} body (RFC 7578) as the container parsed it, with the container's
@@ -83,10 +83,10 @@ public record FormParts(String hex, long bytes) {
    * @return the digest; {@link #bytes()} is the sum of the names' and values' UTF-8 lengths
    */
   public static FormParts ofParameters(HttpServletRequest request) {
-    MessageDigest sha = sha256();
+    MessageDigest sha = Digests.newSha256();
     field(sha, "application/x-www-form-urlencoded; parsed");
     long total = 0;
-    for (var entry : new java.util.TreeMap<>(request.getParameterMap()).entrySet()) {
+    for (var entry : new TreeMap<>(request.getParameterMap()).entrySet()) {
       field(sha, entry.getKey());
       String[] values = entry.getValue() == null ? new String[0] : entry.getValue();
       field(sha, Integer.toString(values.length));
@@ -96,7 +96,7 @@ public record FormParts(String hex, long bytes) {
         total += v == null ? 0 : v.getBytes(StandardCharsets.UTF_8).length;
       }
     }
-    return new FormParts(HexFormat.of().formatHex(sha.digest()), total);
+    return new FormParts(Digests.hex(sha.digest()), total);
   }
 
   /**
@@ -123,7 +123,7 @@ public record FormParts(String hex, long bytes) {
       // an IOException (FileUploadException): the request's fault, so a 400, never a 500.
       throw new Unreadable(describe(e), tooLarge(e), e);
     }
-    MessageDigest sha = sha256();
+    MessageDigest sha = Digests.newSha256();
     field(sha, "multipart/form-data");
     long total = 0;
     byte[] buffer = new byte[8192];
@@ -135,7 +135,7 @@ public record FormParts(String hex, long bytes) {
         field(sha, file);
       }
       field(sha, normalisedType(part.getContentType()));
-      MessageDigest content = sha256();
+      MessageDigest content = Digests.newSha256();
       long size = 0;
       try (InputStream in = part.getInputStream()) {
         for (int n; (n = in.read(buffer)) >= 0; ) {
@@ -147,7 +147,7 @@ public record FormParts(String hex, long bytes) {
       sha.update(content.digest()); // fixed length: the encoding stays unambiguous
       total += size;
     }
-    return new FormParts(HexFormat.of().formatHex(sha.digest()), total);
+    return new FormParts(Digests.hex(sha.digest()), total);
   }
 
   /**
@@ -201,13 +201,5 @@ public record FormParts(String hex, long bytes) {
     byte[] bytes = (s == null ? "" : s).getBytes(StandardCharsets.UTF_8);
     sha.update((bytes.length + ":").getBytes(StandardCharsets.US_ASCII));
     sha.update(bytes);
-  }
-
-  private static MessageDigest sha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
   }
 }

@@ -2,7 +2,7 @@ package dev.idem.examples.notes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idem.testkit.lab.HttpLab;
+import dev.idem.lab.HttpLab;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;

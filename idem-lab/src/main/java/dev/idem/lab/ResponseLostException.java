@@ -1,4 +1,4 @@
-package dev.idem.testkit;
+package dev.idem.lab;
 
 /**
  * A simulated failure after the commit: the operation took effect, but its response never reached

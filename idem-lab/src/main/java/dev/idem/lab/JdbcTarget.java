@@ -1,4 +1,4 @@
-package dev.idem.testkit;
+package dev.idem.lab;
 
 import dev.idem.jdbc.Dialect;
 import java.sql.Connection;
@@ -90,12 +90,7 @@ public final class JdbcTarget {
    *     {@link #open()} (no pooling: meant for tests and the lab); thread-safe
    */
   public DataSource dataSource() {
-    return new SimpleDataSource() {
-      @Override
-      public Connection getConnection() throws SQLException {
-        return open();
-      }
-    };
+    return SimpleDataSource.of(this::open);
   }
 
   @Override

@@ -1,4 +1,4 @@
-package dev.idem.testkit;
+package dev.idem.lab;
 
 import dev.idem.jdbc.Dialect;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package dev.idem.testkit.lab;
+package dev.idem.lab;
 
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
@@ -8,9 +8,6 @@ import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
-import dev.idem.testkit.EffectTable;
-import dev.idem.testkit.JdbcTarget;
-import dev.idem.testkit.ResponseLostException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -246,11 +243,12 @@ public final class Lab {
   }
 
   /**
-   * @param url a JDBC URL
-   * @return the URL with the value of any {@code password} parameter replaced by {@code ***}
+   * @param url a JDBC or broker URL, never {@code null}
+   * @return the URL with the value of any {@code password} parameter, and the password of any
+   *     {@code user:password@} part, replaced by {@code ***}
    */
   public static String redact(String url) {
-    return url.replaceAll("(?i)(password=)[^&;]*", "$1***");
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***").replaceAll("(://[^:/@]*:)[^@/]*@", "$1***@");
   }
 
   private static String key() {

@@ -1,4 +1,4 @@
-package dev.idem.testkit.lab;
+package dev.idem.lab;
 
 import java.util.List;
 

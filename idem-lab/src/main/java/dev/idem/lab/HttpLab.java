@@ -1,4 +1,4 @@
-package dev.idem.testkit.lab;
+package dev.idem.lab;
 
 import dev.idem.client.ClientRetryPolicy;
 import dev.idem.client.HttpOperation;

@@ -1,0 +1,371 @@
+package dev.idem.jdbc.internal;
+
+import dev.idem.jdbc.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+
+/**
+ * Every statement Idem sends to its key table, for one dialect and one table: the one place where
+ * the SQL of transactional mode ({@code JdbcIdempotency}) and of lease mode ({@code JdbcLeaseStore})
+ * is written, with one subclass per database for what differs (in the spirit of jdbi's per-database
+ * plugins). The texts are built once, when the instance is made, and are constants afterwards, so a
+ * driver's statement cache (pgjdbc's per-connection cache of server-side prepared statements, for
+ * one) sees the same text on every call.
+ *
+ * <p>Times are milliseconds since the Unix epoch on the database's clock ({@link
+ * Dialect#nowMillis()}). Parameters are listed per statement; {@code pk} stands for the three
+ * parameters principal, operation, idempotency key, in that order.
+ *
+ * <p>Immutable and thread-safe. Not public API.
+ */
+public abstract class KeyTableSql {
+
+  /** The savepoint that {@link #claimThenSavepoint} sets on PostgreSQL, in the claim's round trip. */
+  public static final String EFFECT_SAVEPOINT = "idem_before_effect";
+
+  /** The columns of {@link #read}, in order; see {@link KeyRow#read}. */
+  static final String ROW_COLUMNS = "fingerprint, owner_token, lease_until, response, expires_at";
+
+  protected static final String PK = " WHERE principal = ? AND operation = ? AND idem_key = ?";
+
+  /** The dialect. */
+  public final Dialect dialect;
+  /** The table, a plain identifier already validated. */
+  public final String table;
+  /** {@link Dialect#nowMillis()}. */
+  protected final String now;
+
+  // ---------------------------------------------------------------- both modes
+
+  /**
+   * The record and the database's time, without a lock (in auto-commit mode: the latest committed
+   * row). Parameters: pk. Columns: see {@link KeyRow#read}.
+   */
+  public final String read;
+
+  /**
+   * Inside a transaction that has just met the row on its primary key: the latest committed row
+   * even under REPEATABLE READ (MySQL: {@code LOCK IN SHARE MODE}; elsewhere as {@link #read}).
+   * Parameters: pk.
+   */
+  public final String readLatest;
+
+  // ---------------------------------------------------------------- transactional mode
+
+  /**
+   * The claim: a row {@code IN_PROGRESS} without owner or lease, replacing an expired or orphaned
+   * row where the database can say so in the same statement (PostgreSQL, SQLite); on MySQL an
+   * {@code INSERT IGNORE}, followed by {@link #expiredCheck} and {@link #takeover}. Parameters: pk,
+   * fingerprint, retention (ms). One row changed means the row is this request's.
+   */
+  public final String claim;
+
+  /** {@link #claim} followed, on PostgreSQL, by {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT} in the same round trip. */
+  public final String claimThenSavepoint;
+
+  /**
+   * {@code KEY_LAST}: the key's row, completed, with its response; replacing an expired or orphaned
+   * row like {@link #claim}. Parameters: pk, fingerprint, status (NULL when protected), response,
+   * retention (ms).
+   */
+  public final String record;
+
+  /**
+   * MySQL only ({@code null} elsewhere): whether the row that refused the {@code INSERT IGNORE} may be
+   * replaced (expired, or a claim a broken transaction left), read under the shared lock the insert
+   * took. Parameters: pk. One boolean column.
+   */
+  public final String expiredCheck;
+
+  /** MySQL only: replaces a replaceable row with a claim. Parameters: fingerprint, retention, pk. */
+  public final String takeover;
+
+  /**
+   * MySQL only: replaces a replaceable row with a completed one. Parameters: fingerprint, status,
+   * response, retention, pk.
+   */
+  public final String recordTakeover;
+
+  /**
+   * Stores the response in this transaction's claim; the record expires {@code retention} after
+   * completion. Parameters: status, response, retention (ms), pk.
+   */
+  public final String complete;
+
+  /** Deletes the key's row, whatever its state. Parameters: pk. */
+  public final String delete;
+
+  // ---------------------------------------------------------------- lease mode
+
+  /**
+   * A new claim for an absent key: inserts nothing when the key has a row (PostgreSQL and SQLite
+   * {@code ON CONFLICT DO NOTHING}, MySQL {@code INSERT IGNORE}: 0 rows, not an error). The record
+   * expires {@code lease + retention} after the claim, so that a completion within the lease need
+   * not move the expiry (see {@link #leaseComplete}). Parameters: pk, fingerprint, owner, lease
+   * (ms), lease + retention (ms).
+   */
+  public final String leaseInsert;
+
+  /**
+   * A new claim replacing an expired row, only while it is expired. Parameters: fingerprint, owner,
+   * lease (ms), lease + retention (ms), pk.
+   */
+  public final String leaseOverwrite;
+
+  /**
+   * Renews the owner's own live claim (a retry after a write whose outcome was unknown): a new
+   * lease, and the expiry moved no earlier than {@code lease + retention} from now. Parameters:
+   * lease (ms), lease + retention (ms) twice, pk, owner.
+   */
+  public final String leaseRenew;
+
+  /**
+   * Takes over a live claim of another owner whose lease has run out, with the same fingerprint,
+   * only while that is still so (a racing taker makes it 0 rows). A claim without a lease (a
+   * transactional claim a broken transaction left) counts as run out. Parameters: owner, lease
+   * (ms), lease + retention (ms) twice, pk, fingerprint.
+   */
+  public final String leaseTakeOver;
+
+  /**
+   * Completes the owner's live claim (fencing). The expiry is moved only when {@code retention}
+   * from now is later than the one the claim wrote ({@code lease + retention} after it): a
+   * completion within the lease rewrites no indexed column, so PostgreSQL can make it a HOT update.
+   * A record thus lives at least {@code retention} after its completion, and at most the lease
+   * longer. Parameters: status, response, retention (ms) twice, pk, owner.
+   */
+  public final String leaseComplete;
+
+  /** Deletes the owner's live, uncompleted claim (fencing). Parameters: pk, owner. */
+  public final String leaseRelease;
+
+  /** Deletes at most {@code batch} expired rows. Parameters: batch. */
+  public final String purge;
+
+  protected KeyTableSql(Dialect dialect, String table) {
+    this.dialect = dialect;
+    this.table = table;
+    this.now = dialect.nowMillis();
+    String t = table;
+    this.read = "SELECT " + ROW_COLUMNS + ", " + now + " FROM " + t + PK;
+    this.readLatest = read + sharedLock();
+
+    // A row may be replaced only when it expired, or is a claim that a broken transaction left.
+    String replaceable = "expires_at <= " + now + " OR (state = 'IN_PROGRESS' AND lease_until IS NULL)";
+    String claimValues =
+        " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+            + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?)";
+    String recordValues =
+        " (principal, operation, idem_key, fingerprint, state, status, response, created_at, expires_at)"
+            + " VALUES (?, ?, ?, ?, 'COMPLETED', ?, ?, " + now + ", " + now + " + ?)";
+    String replaceOnConflict = replaceOnConflict();
+    if (replaceOnConflict != null) {
+      this.claim = "INSERT INTO " + t + " AS k" + claimValues + replaceOnConflict;
+      this.record = "INSERT INTO " + t + " AS k" + recordValues + replaceOnConflict;
+      this.expiredCheck = null;
+      this.takeover = null;
+      this.recordTakeover = null;
+    } else {
+      this.claim = insertIgnoringDuplicates() + t + claimValues;
+      this.record = insertIgnoringDuplicates() + t + recordValues;
+      this.expiredCheck = "SELECT " + replaceable + " FROM " + t + PK + sharedLock();
+      this.takeover =
+          "UPDATE " + t + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = NULL,"
+              + " lease_until = NULL, status = NULL, response = NULL, created_at = " + now + ","
+              + " expires_at = " + now + " + ?" + PK + " AND (" + replaceable + ")";
+      this.recordTakeover =
+          "UPDATE " + t + " SET fingerprint = ?, state = 'COMPLETED', owner_token = NULL,"
+              + " lease_until = NULL, status = ?, response = ?, created_at = " + now + ","
+              + " expires_at = " + now + " + ?" + PK + " AND (" + replaceable + ")";
+    }
+    this.claimThenSavepoint = savepointAfterClaim() ? claim + "; SAVEPOINT " + EFFECT_SAVEPOINT : claim;
+    // Retention counts from completion, so an effect slower than the retention still leaves a
+    // live record for the duplicates that waited on it.
+    this.complete =
+        "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, expires_at = " + now + " + ?" + PK;
+    this.delete = "DELETE FROM " + t + PK;
+
+    String live = " AND expires_at > " + now;
+    String laterExpiry = "expires_at = CASE WHEN expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END";
+    String leaseValues =
+        " (principal, operation, idem_key, fingerprint, state, owner_token, lease_until, created_at, expires_at)"
+            + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', ?, " + now + " + ?, " + now + ", " + now + " + ?)";
+    this.leaseInsert = replaceOnConflict != null
+        ? "INSERT INTO " + t + leaseValues + " ON CONFLICT (principal, operation, idem_key) DO NOTHING"
+        : insertIgnoringDuplicates() + t + leaseValues;
+    this.leaseOverwrite =
+        "UPDATE " + t + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = ?, lease_until = " + now + " + ?,"
+            + " status = NULL, response = NULL, created_at = " + now + ", expires_at = " + now + " + ?"
+            + PK + " AND expires_at <= " + now;
+    this.leaseRenew =
+        "UPDATE " + t + " SET lease_until = " + now + " + ?, " + laterExpiry
+            + PK + " AND owner_token = ? AND state = 'IN_PROGRESS'" + live;
+    this.leaseTakeOver =
+        "UPDATE " + t + " SET owner_token = ?, lease_until = " + now + " + ?, " + laterExpiry
+            + PK + " AND fingerprint = ? AND state = 'IN_PROGRESS'" + live + " AND COALESCE(lease_until, 0) <= " + now;
+    this.leaseComplete =
+        "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, lease_until = NULL, " + laterExpiry
+            + PK + " AND owner_token = ? AND state = 'IN_PROGRESS'" + live;
+    this.leaseRelease = "DELETE FROM " + t + PK + " AND owner_token = ? AND state = 'IN_PROGRESS'" + live;
+    this.purge = purge();
+  }
+
+  /** @return the statements of {@code dialect} for {@code table} (a plain identifier, already validated) */
+  public static KeyTableSql of(Dialect dialect, String table) {
+    switch (dialect) {
+      case SQLITE:
+        return new Sqlite(table);
+      case POSTGRESQL:
+        return new Postgres(table);
+      case MYSQL:
+        return new Mysql(table);
+      default:
+        throw new IllegalArgumentException(dialect.toString());
+    }
+  }
+
+  /**
+   * The upsert tail that replaces an expired or orphaned row in the claim's own statement (table
+   * alias {@code k}), or {@code null} when the database has none usable (MySQL: {@code ON DUPLICATE
+   * KEY UPDATE} reports "unchanged" and "inserted" alike under the {@code CLIENT_FOUND_ROWS} flag that
+   * its drivers set by default).
+   */
+  protected String replaceOnConflict() {
+    return " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
+        + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
+        + " lease_until = NULL, status = excluded.status, response = excluded.response,"
+        + " created_at = excluded.created_at, expires_at = excluded.expires_at"
+        + " WHERE k.expires_at <= excluded.created_at OR (k.state = 'IN_PROGRESS' AND k.lease_until IS NULL)";
+  }
+
+  /** @return the start of an insert that reports a duplicate key as 0 rows (MySQL only) */
+  protected String insertIgnoringDuplicates() {
+    throw new UnsupportedOperationException(dialect + " upserts instead");
+  }
+
+  /** @return the clause that makes a read see, and lock shared, the latest committed row ({@code ""} if none is needed) */
+  protected String sharedLock() {
+    return "";
+  }
+
+  /** @return whether the claim can set a savepoint in its own round trip (PostgreSQL) */
+  protected boolean savepointAfterClaim() {
+    return false;
+  }
+
+  protected String purge() {
+    return "DELETE FROM " + table + " WHERE (principal, operation, idem_key) IN"
+        + " (SELECT principal, operation, idem_key FROM " + table
+        + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?)"
+        + " AND expires_at <= " + now;
+  }
+
+  /**
+   * Whether {@code e} reports a duplicate key on this database: {@link Dialect#isDuplicateKey}.
+   */
+  public final boolean isDuplicateKey(SQLException e) {
+    return dialect.isDuplicateKey(e);
+  }
+
+  /**
+   * Prepares {@code sql} on {@code c} and binds {@code params} in order: {@link String}, {@link
+   * Long}, {@link Integer}, {@code byte[]}, or {@code null} (bound as an SQL INTEGER NULL: the only
+   * parameter that may be absent is the clear-text status).
+   *
+   * @return the statement; the caller closes it
+   */
+  public static PreparedStatement prepare(Connection c, String sql, Object... params) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    try {
+      for (int i = 0; i < params.length; i++) {
+        Object p = params[i];
+        if (p == null) {
+          ps.setNull(i + 1, Types.INTEGER);
+        } else if (p instanceof String) {
+          ps.setString(i + 1, (String) p);
+        } else if (p instanceof Long) {
+          ps.setLong(i + 1, (Long) p);
+        } else if (p instanceof Integer) {
+          ps.setInt(i + 1, (Integer) p);
+        } else if (p instanceof byte[]) {
+          ps.setBytes(i + 1, (byte[]) p);
+        } else {
+          throw new IllegalArgumentException("unsupported parameter type " + p.getClass());
+        }
+      }
+      return ps;
+    } catch (SQLException | RuntimeException e) {
+      ps.close();
+      throw e;
+    }
+  }
+
+  /** @return the number of rows {@code sql} changed, with {@code params} bound as {@link #prepare} does */
+  public static int update(Connection c, String sql, Object... params) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql, params)) {
+      return ps.executeUpdate();
+    }
+  }
+
+  /** @return the row {@code sql} (one of {@link #read}, {@link #readLatest}) found, or {@code null} */
+  public static KeyRow readRow(Connection c, String sql, String principal, String operation, String key) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql, principal, operation, key); ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? KeyRow.read(rs) : null;
+    }
+  }
+
+  /** SQLite 3.35 or later: upserts, a single writer. */
+  private static final class Sqlite extends KeyTableSql {
+    Sqlite(String table) {
+      super(Dialect.SQLITE, table);
+    }
+  }
+
+  /** PostgreSQL 11 or later. */
+  private static final class Postgres extends KeyTableSql {
+    Postgres(String table) {
+      super(Dialect.POSTGRESQL, table);
+    }
+
+    @Override
+    protected boolean savepointAfterClaim() {
+      return true;
+    }
+
+  }
+
+  /** MySQL 8 and MariaDB 10.5 or later, InnoDB. */
+  private static final class Mysql extends KeyTableSql {
+    Mysql(String table) {
+      super(Dialect.MYSQL, table);
+    }
+
+    @Override
+    protected String replaceOnConflict() {
+      return null;
+    }
+
+    @Override
+    protected String insertIgnoringDuplicates() {
+      // IGNORE: a duplicate key (an expected race, or a key to take over) is 0 rows and a note
+      // rather than an error: MariaDB Connector/J logs every error the server sends at WARN, with
+      // the duplicate entry (principal and key) in the text. IGNORE would also cut a too-long value
+      // rather than fail, which SchemaCheck rules out by refusing columns narrower than the longest
+      // scope part, key and owner token.
+      return "INSERT IGNORE INTO ";
+    }
+
+    @Override
+    protected String sharedLock() {
+      return " LOCK IN SHARE MODE";
+    }
+
+    @Override
+    protected String purge() {
+      return "DELETE FROM " + table + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?";
+    }
+  }
+}

@@ -1,0 +1,188 @@
+package dev.idem.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.ClaimResult;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * What one request sends to the database, counted at the JDBC level ({@link CountingDataSource},
+ * which hands out one physical connection like a pool): each statement executed, each {@code
+ * commit()}/{@code rollback()}, each {@code setAutoCommit}. The counts are asserted, so an extra
+ * statement on a request's path fails here. Schema creation and checks, and SQLite's one-time
+ * busy-timeout read per connection, happen on a first, uncounted request.
+ *
+ * <p>Round trips: every statement counted is one, {@code commit()} included; pgjdbc's {@code
+ * setAutoCommit} costs none (the {@code BEGIN} travels with the next statement). SQLite is in
+ * process: its "round trips" are calls into the library.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class StatementCountTest {
+
+  private static final Duration LEASE = Duration.ofSeconds(30);
+  private static final Duration RETENTION = Duration.ofMinutes(5);
+
+  private final Map<TestDb.Kind, TestDb> dbs = new EnumMap<>(TestDb.Kind.class);
+  private final List<CountingDataSource> sources = new ArrayList<>();
+
+  private synchronized CountingDataSource dataSource(TestDb.Kind kind) throws Exception {
+    TestDb db = dbs.get(kind);
+    if (db == null) {
+      db = TestDb.create(kind);
+      dbs.put(kind, db);
+      try (Connection c = db.open(); Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE notes (id VARCHAR(64) PRIMARY KEY, body VARCHAR(200))");
+      }
+    }
+    TestDb opened = db;
+    CountingDataSource ds = new CountingDataSource(opened::open);
+    sources.add(ds);
+    return ds;
+  }
+
+  @AfterAll
+  void dropAll() throws Exception {
+    for (CountingDataSource ds : sources) {
+      ds.close();
+    }
+    for (TestDb db : dbs.values()) {
+      db.drop();
+    }
+  }
+
+  private static IdempotentRequest request() {
+    return IdempotentRequest.ofJson("p", "op", UUID.randomUUID().toString(), "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The effect: one INSERT of its own, counted with the rest. */
+  private static StoredResponse insertNote(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO notes (id, body) VALUES (?, ?)")) {
+      ps.setString(1, UUID.randomUUID().toString());
+      ps.setString(2, "hello");
+      ps.executeUpdate();
+    }
+    return StoredResponse.of(201, "created");
+  }
+
+  private static void report(String what, TestDb.Kind kind, CountingDataSource ds) {
+    System.out.println("[statements] " + kind + " " + what + ": " + ds.statements() + " statements, "
+        + ds.autoCommitChanges() + " setAutoCommit " + ds.calls);
+  }
+
+  private JdbcLeaseStore leaseStore(CountingDataSource ds) {
+    JdbcLeaseStore store = JdbcLeaseStore.builder(ds).table("lease_counted").build();
+    store.claim(request(), "warm", LEASE, RETENTION); // creates and checks the table
+    return store;
+  }
+
+  @ParameterizedTest
+  @EnumSource(TestDb.Kind.class)
+  void leaseCreateIsOneReadOneClaimAndOneCompletion(TestDb.Kind kind) throws Exception {
+    CountingDataSource ds = dataSource(kind);
+    JdbcLeaseStore store = leaseStore(ds);
+    IdempotentRequest r = request();
+
+    ds.reset();
+    assertThat(store.claim(r, "owner-1", LEASE, RETENTION).state()).isEqualTo(ClaimResult.State.CLAIMED);
+    report("lease claim", kind, ds);
+    assertThat(ds.calls).hasSize(2);
+    assertThat(ds.calls.get(0)).startsWith("SELECT ").doesNotContain("FOR UPDATE").doesNotContain("LOCK IN");
+    assertThat(ds.calls.get(1)).startsWith("INSERT ");
+
+    ds.reset();
+    assertThat(store.complete(r.scope(), r.key(), "owner-1", StoredResponse.of(201, "created"), RETENTION)).isTrue();
+    report("lease complete", kind, ds);
+    assertThat(ds.calls).hasSize(1);
+    assertThat(ds.calls.get(0)).startsWith("UPDATE ");
+  }
+
+  @ParameterizedTest
+  @EnumSource(TestDb.Kind.class)
+  void leaseReplayIsOneRead(TestDb.Kind kind) throws Exception {
+    CountingDataSource ds = dataSource(kind);
+    JdbcLeaseStore store = leaseStore(ds);
+    IdempotentRequest r = request();
+    store.claim(r, "owner-1", LEASE, RETENTION);
+    store.complete(r.scope(), r.key(), "owner-1", StoredResponse.of(201, "created"), RETENTION);
+
+    ds.reset();
+    ClaimResult replay = store.claim(r, "owner-2", LEASE, RETENTION);
+    report("lease replay", kind, ds);
+    assertThat(replay.state()).isEqualTo(ClaimResult.State.COMPLETED);
+    assertThat(ds.calls).hasSize(1);
+    assertThat(ds.calls.get(0)).startsWith("SELECT ").doesNotContain("FOR UPDATE").doesNotContain("LOCK IN");
+  }
+
+  @ParameterizedTest
+  @EnumSource(TestDb.Kind.class)
+  void leaseClaimOfAKeyInProgressIsOneRead(TestDb.Kind kind) throws Exception {
+    CountingDataSource ds = dataSource(kind);
+    JdbcLeaseStore store = leaseStore(ds);
+    IdempotentRequest r = request();
+    store.claim(r, "owner-1", LEASE, RETENTION);
+
+    ds.reset();
+    assertThat(store.claim(r, "owner-2", LEASE, RETENTION).state()).isEqualTo(ClaimResult.State.IN_PROGRESS);
+    assertThat(ds.calls).hasSize(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(TestDb.Kind.class)
+  void transactionalReplayIsOneRead(TestDb.Kind kind) throws Exception {
+    for (JdbcIdempotency.Strategy strategy : JdbcIdempotency.Strategy.values()) {
+      CountingDataSource ds = dataSource(kind);
+      JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").dataSource(ds).strategy(strategy).build();
+      IdempotentRequest r = request();
+      idem.execute(r, StatementCountTest::insertNote);
+
+      ds.reset();
+      Outcome replayed = idem.execute(r, StatementCountTest::insertNote);
+      report("transactional replay " + strategy, kind, ds);
+      assertThat(replayed.replayed()).isTrue();
+      assertThat(ds.calls).hasSize(1);
+      assertThat(ds.calls.get(0)).startsWith("SELECT ");
+    }
+  }
+
+  /**
+   * A create in a transaction Idem owns: the lookup, the transaction's begin (a statement on SQLite
+   * and MySQL, piggybacked by pgjdbc), the claim, the effect, the completion, the commit; with
+   * {@code KEY_LAST} the claim and the completion are one statement.
+   */
+  @ParameterizedTest
+  @EnumSource(TestDb.Kind.class)
+  void transactionalCreateCounts(TestDb.Kind kind) throws Exception {
+    for (JdbcIdempotency.Strategy strategy : JdbcIdempotency.Strategy.values()) {
+      CountingDataSource ds = dataSource(kind);
+      JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").dataSource(ds).strategy(strategy).build();
+      idem.execute(request(), StatementCountTest::insertNote); // creates and checks the table
+
+      ds.reset();
+      Outcome created = idem.execute(request(), StatementCountTest::insertNote);
+      report("transactional create " + strategy, kind, ds);
+      assertThat(created.replayed()).isFalse();
+      int keyStatements = strategy == JdbcIdempotency.Strategy.KEY_LAST ? 1 : 2;
+      int begin = kind == TestDb.Kind.POSTGRESQL ? 0 : 1;
+      // lookup + begin + key statements + the effect's INSERT + commit
+      assertThat(ds.statements()).isEqualTo(1 + begin + keyStatements + 1 + 1);
+      assertThat(ds.autoCommitChanges()).isEqualTo(kind == TestDb.Kind.POSTGRESQL ? 2 : 0);
+    }
+  }
+}
