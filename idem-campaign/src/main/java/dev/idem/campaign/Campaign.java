@@ -220,7 +220,14 @@ public final class Campaign {
             // so that the proxy sees each COMMIT
             + "&prepareThreshold=0";
         countUrl = postgres.url(database);
-        kinds.addAll(List.of(Fault.DATABASE_KILL, Fault.CUT_BEFORE_COMMIT, Fault.CUT_AFTER_COMMIT));
+        kinds.add(Fault.DATABASE_KILL);
+        if (mode.equals("transactional")) {
+          kinds.addAll(List.of(Fault.CUT_BEFORE_COMMIT, Fault.CUT_AFTER_COMMIT));
+        } else {
+          // lease mode runs no transaction of its own: the claim, the note and the completion each commit
+          // as one auto-committed statement, so no COMMIT crosses the wire for the proxy to cut
+          config.log().println("[campaign] " + store + "/" + mode + ": no cuts at COMMIT (lease mode auto-commits each statement)");
+        }
       }
       case "redis" -> {
         // the notes in SQLite, the keys and stored responses in a private Redis (RedisLeaseStore)

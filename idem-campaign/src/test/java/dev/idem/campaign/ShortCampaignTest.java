@@ -87,8 +87,10 @@ class ShortCampaignTest {
       assertThat(r.faults("service-kill")).as(r.store() + "/" + r.mode() + ": service kills").isEqualTo(FAULTS);
       if (r.store().equals("postgresql")) {
         assertThat(r.faults("database-kill")).as(r.mode() + ": database kills").isEqualTo(FAULTS);
-        assertThat(r.faults("cut-before-commit")).as(r.mode() + ": cuts before COMMIT").isPositive();
-        assertThat(r.faults("cut-after-commit")).as(r.mode() + ": cuts after COMMIT").isPositive();
+        if (r.mode().equals("transactional")) { // lease mode auto-commits each statement: no COMMIT to cut
+          assertThat(r.faults("cut-before-commit")).as(r.mode() + ": cuts before COMMIT").isPositive();
+          assertThat(r.faults("cut-after-commit")).as(r.mode() + ": cuts after COMMIT").isPositive();
+        }
       }
       if (r.store().equals("redis")) {
         assertThat(r.faults("redis-kill")).as("Redis kills").isEqualTo(FAULTS);
