@@ -127,6 +127,21 @@ public abstract class NotesApiContract {
   }
 
   /**
+   * Regression (found by the fault campaign's fuzzing): Spring MVC parses every {@code multipart/*}
+   * request, not only {@code multipart/form-data}, before it chooses a handler; {@code
+   * multipart/mixed} without a boundary made that parse throw a MultipartException that Spring MVC
+   * answered 500. It is the request's fault: 400, as a problem, and no note.
+   */
+  @Test
+  void aMultipartMixedBodyWithoutABoundaryIs400NotA500() throws Exception {
+    HttpResponse<String> r = api.post("mm-" + UUID.randomUUID(), "multipart/mixed", "{\"title\":\"mixed\"}");
+
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(notes()).isZero();
+  }
+
+  /**
    * Regression: with {@code Accept: text/plain} the note was inserted, then the framework answered
    * 406 while writing the result; that 406 was stored and replayed to the retry that accepts JSON,
    * so the key could never give the note back. A 406 is now released: the first attempt's insert
