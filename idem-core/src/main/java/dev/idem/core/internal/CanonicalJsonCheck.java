@@ -370,48 +370,10 @@ final class CanonicalJsonCheck {
     }
   }
 
-  /**
-   * The length of the well-formed UTF-8 sequence at {@code p} (Unicode table 3-7: no overlongs, no
-   * surrogates, nothing above U+10FFFF), or -1.
-   */
+  /** The length of the well-formed UTF-8 sequence at {@code p}, or -1 ({@link Utf8}). */
   private static int utf8Length(byte[] in, int p) {
-    int b0 = in[p] & 0xFF;
-    int n;
-    int lo = 0x80;
-    int hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      n = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      n = 3;
-      if (b0 == 0xE0) {
-        lo = 0xA0;
-      } else if (b0 == 0xED) {
-        hi = 0x9F;
-      }
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      n = 4;
-      if (b0 == 0xF0) {
-        lo = 0x90;
-      } else if (b0 == 0xF4) {
-        hi = 0x8F;
-      }
-    } else {
-      return -1;
-    }
-    if (p + n > in.length) {
-      return -1;
-    }
-    int b1 = in[p + 1] & 0xFF;
-    if (b1 < lo || b1 > hi) {
-      return -1;
-    }
-    for (int i = 2; i < n; i++) {
-      int c = in[p + i] & 0xFF;
-      if (c < 0x80 || c > 0xBF) {
-        return -1;
-      }
-    }
-    return n;
+    int n = Utf8.sequenceLength(in, p, in.length);
+    return n < 0 ? -1 : n;
   }
 
   private static boolean literal(byte[] in, int p, char a, char b, char c, char d) {

@@ -326,46 +326,11 @@ final class JsonParser {
     return v;
   }
 
-  /**
-   * Validates the multi-byte UTF-8 sequence at {@code p} (Unicode 15 table 3-7: no overlongs, no
-   * surrogates, nothing above U+10FFFF) and returns its length.
-   */
+  /** Validates the multi-byte UTF-8 sequence at {@code p} ({@link Utf8}) and returns its length. */
   private int utf8Length(int p) {
-    int b0 = in[p] & 0xFF;
-    int n;
-    int lo = 0x80;
-    int hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      n = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      n = 3;
-      if (b0 == 0xE0) {
-        lo = 0xA0;
-      } else if (b0 == 0xED) {
-        hi = 0x9F;
-      }
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      n = 4;
-      if (b0 == 0xF0) {
-        lo = 0x90;
-      } else if (b0 == 0xF4) {
-        hi = 0x8F;
-      }
-    } else {
-      throw error(p, "invalid UTF-8 lead byte 0x" + HexFormat.of().toHexDigits((byte) b0));
-    }
-    if (p + n > len) {
-      throw error(p, "truncated UTF-8 sequence");
-    }
-    int b1 = in[p + 1] & 0xFF;
-    if (b1 < lo || b1 > hi) {
-      throw error(p, "invalid UTF-8 sequence");
-    }
-    for (int i = 2; i < n; i++) {
-      int c = in[p + i] & 0xFF;
-      if (c < 0x80 || c > 0xBF) {
-        throw error(p, "invalid UTF-8 sequence");
-      }
+    int n = Utf8.sequenceLength(in, p, len);
+    if (n < 0) {
+      throw error(p, Utf8.describe(n, in[p]));
     }
     return n;
   }
