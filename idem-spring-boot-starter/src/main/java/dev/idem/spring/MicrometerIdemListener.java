@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**
- * Counts what the engines do, in lease and in transactional mode alike, as Micrometer meters:
+ * Counts what the engines do, in lease and in transactional mode, as Micrometer meters:
  *
  * <ul>
  *   <li>{@code idem.executions} (tags {@code stored}, {@code recovery}): effects that ran;
@@ -15,8 +15,10 @@ import io.micrometer.core.instrument.MeterRegistry;
  *   <li>{@code idem.rejections} (tag {@code reason}: key-reused, in-progress, lease-lost,
  *       completion-unknown; in transactional mode also rolled-back, request-failed and
  *       outcome-unknown);
- *   <li>{@code idem.waits}: duplicates that waited for an in-progress claim;
- *   <li>{@code idem.takeovers}: expired leases taken over.
+ *   <li>{@code idem.waits}: duplicates that waited for an in-progress claim (lease mode only: in
+ *       transactional mode a concurrent duplicate waits on the key's row lock inside the database,
+ *       which the engine does not see, and then counts as a replay);
+ *   <li>{@code idem.takeovers}: expired leases taken over (lease mode only).
  * </ul>
  *
  * Store latency is timed by {@link TimedLeaseStore}. Thread-safe.

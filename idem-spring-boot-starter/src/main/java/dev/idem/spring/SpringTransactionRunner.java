@@ -10,6 +10,7 @@ import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.UnexpectedRollbackException;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -90,6 +91,19 @@ final class SpringTransactionRunner implements TransactionRunner {
       if (!stage.begun && e instanceof TransactionException) {
         throw new TransactionFailedException(TransactionFailedException.Stage.BEGIN,
             "cannot run the request's transaction: " + e.getMessage(), e);
+      }
+      if (e instanceof TransactionSystemException rollback && rollback.getApplicationException() != null) {
+        // The work failed (a store failure, the handler's own exception), and the rollback Spring
+        // then tried failed too: the connection is gone, so nothing committed. Spring throws the
+        // rollback's failure in place of the work's; what happened is the work's failure.
+        Throwable original = rollback.getApplicationException();
+        original.addSuppressed(rollback);
+        if (original instanceof RuntimeException runtime) {
+          throw runtime;
+        }
+        if (original instanceof Error error) {
+          throw error;
+        }
       }
       throw e;
     }

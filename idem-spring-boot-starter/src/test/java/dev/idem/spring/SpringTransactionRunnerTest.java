@@ -3,6 +3,7 @@ package dev.idem.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.IdemStoreException;
 import dev.idem.jdbc.TransactionFailedException;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -12,6 +13,8 @@ import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionSystemException;
+import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.sqlite.SQLiteDataSource;
 
@@ -42,6 +45,30 @@ class SpringTransactionRunnerTest {
       return "answered";
     })).isInstanceOfSatisfying(TransactionFailedException.class,
         e -> assertThat(e.stage()).isEqualTo(TransactionFailedException.Stage.ROLLBACK_ONLY));
+  }
+
+  /**
+   * Regression (PostgreSQL connections terminated under load answered 500): the work failed with a
+   * store failure on a connection the server had just closed, Spring's rollback on that connection
+   * failed too, and Spring threw the rollback's TransactionSystemException in place of the work's
+   * failure, which escaped the filter as a 500. The work's own failure is what the runner reports.
+   */
+  @Test
+  void aRollbackThatFailsAfterTheWorkFailedReportsTheWorksFailureNotTheRollbacks() {
+    SQLiteDataSource ds = dataSource(dir.resolve("d.db"));
+    DataSourceTransactionManager tm = new DataSourceTransactionManager(ds) {
+      @Override
+      protected void doRollback(DefaultTransactionStatus status) {
+        throw new TransactionSystemException("JDBC rollback failed", new SQLException("This connection has been closed.", "08003"));
+      }
+    };
+    SpringTransactionRunner runner = new SpringTransactionRunner(ds, () -> tm);
+    IdemStoreException claimFailed = new IdemStoreException("claim failed: terminating connection due to administrator command", null);
+
+    assertThatThrownBy(() -> runner.inTransaction((connection, transaction) -> {
+      throw claimFailed;
+    })).isSameAs(claimFailed)
+        .satisfies(e -> assertThat(e.getSuppressed()).singleElement().isInstanceOf(TransactionSystemException.class));
   }
 
   @Test
