@@ -26,6 +26,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -33,7 +34,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -42,12 +45,15 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 /**
- * The fault campaign: for each store (SQLite, PostgreSQL) and mode (transactional, lease), the
- * notes service runs as a separate process and a pool of clients sends randomised {@code POST
- * /notes} operations through {@link IdempotentHttpClient}, one idempotency key per operation, kept
- * until the operation has a final answer, while faults are injected for real:
+ * The fault campaign: for each store (SQLite, PostgreSQL, and Redis in lease mode with the notes in
+ * SQLite) and mode (transactional, lease), the notes service runs as a separate process with two
+ * users ({@link #USERS}, each key scoped to its user) and a pool of clients sends randomised {@code
+ * POST /notes} operations through {@link IdempotentHttpClient}, one idempotency key per operation,
+ * kept until the operation has a final answer (half of them in cross-scope pairs: the same key and
+ * body from both users), while faults are injected for real:
  *
  * <ul>
  *   <li>{@code service-kill}: the service process is killed with SIGKILL and started again at the
@@ -56,8 +62,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *       initdb} is killed with SIGKILL and started again ({@link PostgresInstance});
  *   <li>{@code cut-before-commit} and {@code cut-after-commit}: a loopback proxy between the
  *       service and PostgreSQL cuts one connection at its COMMIT, before the COMMIT reaches the
- *       server or after the server acknowledged it ({@link CommitCuttingProxy}).
+ *       server or after the server acknowledged it ({@link CommitCuttingProxy});
+ *   <li>{@code redis-kill}: a private Redis that the campaign started ({@link RedisInstance}) is
+ *       killed with SIGKILL and started again on its append-only file.
  * </ul>
+ *
+ * <p>Then {@link Fuzzer} sends malformed and odd requests (no fault meanwhile): none may get a 5xx.
  *
  * <p>Each operation's note title is its marker (unique per operation). After the load, every
  * operation answered 2xx is sent once more with its key and must get the same answer, and the
@@ -75,7 +85,8 @@ public final class Campaign {
     SERVICE_KILL("service-kill"),
     DATABASE_KILL("database-kill"),
     CUT_BEFORE_COMMIT("cut-before-commit"),
-    CUT_AFTER_COMMIT("cut-after-commit");
+    CUT_AFTER_COMMIT("cut-after-commit"),
+    REDIS_KILL("redis-kill");
 
     private final String label;
 
@@ -94,17 +105,19 @@ public final class Campaign {
    *
    * @param notesJar the notes service jar
    * @param workDir where databases and logs go (the caller deletes it)
-   * @param stores {@code sqlite} and/or {@code postgresql}
+   * @param stores {@code sqlite}, {@code postgresql} and/or {@code redis} (lease mode only: keys in a
+   *     private Redis, notes in SQLite)
    * @param modes {@code transactional} and/or {@code lease}
    * @param operations operations per store and mode
    * @param faultsPerKind faults of each applicable kind per store and mode
+   * @param fuzzRequests malformed and odd requests sent per store and mode after the load ({@link Fuzzer})
    * @param concurrency client threads
    * @param lease the service's {@code idem.lease} in lease mode
    * @param seed the seed of the random schedule and titles
    * @param log where progress goes
    */
   public record Config(Path notesJar, Path workDir, List<String> stores, List<String> modes, int operations, int faultsPerKind,
-      int concurrency, Duration lease, long seed, PrintStream log) {
+      int fuzzRequests, int concurrency, Duration lease, long seed, PrintStream log) {
 
     public Config {
       Objects.requireNonNull(notesJar, "notesJar");
@@ -113,8 +126,8 @@ public final class Campaign {
       modes = List.copyOf(modes);
       Objects.requireNonNull(lease, "lease");
       Objects.requireNonNull(log, "log");
-      if (operations < 1 || faultsPerKind < 0 || concurrency < 1) {
-        throw new IllegalArgumentException("operations and concurrency must be positive, faults not negative");
+      if (operations < 2 || faultsPerKind < 0 || fuzzRequests < 0 || concurrency < 1) {
+        throw new IllegalArgumentException("operations (at least 2) and concurrency must be positive, faults and fuzz requests not negative");
       }
     }
   }
@@ -123,8 +136,12 @@ public final class Campaign {
   /** How long an operation keeps retrying (with its key) before it is counted unanswered. */
   private static final Duration OPERATION_DEADLINE = Duration.ofMinutes(3);
 
+  /** The service's users (HTTP Basic, {@code notes.users}); every key's scope is its user's. */
+  static final List<String> USERS = List.of("alice", "bob");
+
   private final Config config;
   private PostgresInstance postgres;
+  private RedisInstance redis;
 
   public Campaign(Config config) {
     this.config = Objects.requireNonNull(config, "config");
@@ -142,6 +159,10 @@ public final class Campaign {
     try {
       for (String store : config.stores()) {
         for (String mode : config.modes()) {
+          if (store.equals("redis") && !mode.equals("lease")) {
+            config.log().println("[campaign] redis/" + mode + ": skipped (Redis shares no transaction with the notes database: lease mode only)");
+            continue;
+          }
           RunResult r = run(store, mode);
           config.log().println("[campaign] " + summary(r));
           results.add(r);
@@ -150,6 +171,9 @@ public final class Campaign {
     } finally {
       if (postgres != null) {
         postgres.close();
+      }
+      if (redis != null) {
+        redis.close();
       }
     }
     return results;
@@ -161,7 +185,8 @@ public final class Campaign {
         + ", duplicates " + r.duplicates() + ", lost writes " + r.lostWrites() + ", answers naming another row "
         + r.answersNamingAnotherRow() + ", keys with two different 2xx " + r.twoDifferent2xx() + ", unanswered "
         + r.unanswered() + ", final non-2xx " + r.finalOther() + ", rows without 2xx " + r.rowsWithout2xx() + ", 5xx "
-        + r.fiveXx() + ", no answer " + r.ioFailures() + ", " + r.took().toSeconds() + " s";
+        + r.fiveXx() + ", no answer " + r.ioFailures() + ", cross-scope replays " + r.crossScopeReplays() + ", fuzz requests "
+        + r.fuzzRequests() + ", fuzz 5xx " + r.fuzzFiveXx() + ", " + r.took().toSeconds() + " s";
   }
 
   private RunResult run(String store, String mode) throws IOException, InterruptedException {
@@ -195,11 +220,34 @@ public final class Campaign {
             // so that the proxy sees each COMMIT
             + "&prepareThreshold=0";
         countUrl = postgres.url(database);
-        kinds.addAll(List.of(Fault.DATABASE_KILL, Fault.CUT_BEFORE_COMMIT, Fault.CUT_AFTER_COMMIT));
+        kinds.add(Fault.DATABASE_KILL);
+        if (mode.equals("transactional")) {
+          kinds.addAll(List.of(Fault.CUT_BEFORE_COMMIT, Fault.CUT_AFTER_COMMIT));
+        } else {
+          // lease mode runs no transaction of its own: the claim, the note and the completion each commit
+          // as one auto-committed statement, so no COMMIT crosses the wire for the proxy to cut
+          config.log().println("[campaign] " + store + "/" + mode + ": no cuts at COMMIT (lease mode auto-commits each statement)");
+        }
       }
-      default -> throw new IllegalArgumentException("unknown store: " + store + " (sqlite or postgresql)");
+      case "redis" -> {
+        // the notes in SQLite, the keys and stored responses in a private Redis (RedisLeaseStore)
+        Path db = dir.resolve("notes.db");
+        serviceUrl = "jdbc:sqlite:" + db + "?journal_mode=WAL&busy_timeout=10000";
+        countUrl = "jdbc:sqlite:" + db;
+        if (redis == null) {
+          redis = RedisInstance.create(config.workDir().resolve("redis"));
+        }
+        kinds.add(Fault.REDIS_KILL);
+      }
+      default -> throw new IllegalArgumentException("unknown store: " + store + " (sqlite, postgresql or redis)");
     }
-    List<String> args = new ArrayList<>(List.of("--idem.mode=" + mode));
+    List<String> args = new ArrayList<>(List.of("--idem.mode=" + mode,
+        // two users, each key scoped to its user (HTTP Basic, BasicUsersFilter of the notes service)
+        "--notes.users=" + USERS.stream().map(u -> u + ":" + password(u)).collect(Collectors.joining(",")),
+        "--idem.principal=servlet"));
+    if (store.equals("redis")) {
+      args.addAll(List.of("--idem.store=redis", "--notes.redis.url=" + redis.url(), "--notes.redis.timeout=2s"));
+    }
     if (mode.equals("lease")) {
       args.add("--idem.lease=" + config.lease().toMillis() + "ms");
     } else if (!mode.equals("transactional")) {
@@ -210,8 +258,11 @@ public final class Campaign {
       service.start();
       Load load = new Load(service.base(), new Random(config.seed() ^ name.hashCode()), name);
       Map<Fault, Integer> faults = load.run(service, proxy, kinds);
+      config.log().println("[campaign] " + name + ": fuzzing with " + config.fuzzRequests() + " requests");
+      Fuzzer.Result fuzz = new Fuzzer(service.base().getPort(), new Random(config.seed() ^ name.hashCode() ^ 0x5eed),
+          USERS.stream().map(Campaign::basic).toList(), config.log(), name).run(config.fuzzRequests());
       service.close();
-      return load.result(store, mode, faults, countUrl, Duration.ofNanos(System.nanoTime() - started));
+      return load.result(store, mode, faults, fuzz, countUrl, Duration.ofNanos(System.nanoTime() - started));
     } finally {
       service.close();
       if (proxy != null) {
@@ -220,18 +271,41 @@ public final class Campaign {
       if (postgres != null) {
         postgres.start(); // a failure in the middle of a database kill must not leave it down for the next run
       }
+      if (redis != null) {
+        redis.start();
+      }
     }
   }
 
-  /** One operation: its marker (the note title), its key once known, its final answer. */
+  /** @return the password of a user of the service (fixed: these are test users on a loopback port) */
+  static String password(String user) {
+    return user + "-campaign-secret";
+  }
+
+  /** @return the {@code Authorization} value of a user */
+  static String basic(String user) {
+    return "Basic " + Base64.getEncoder().encodeToString((user + ":" + password(user)).getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * One operation: its marker (the note title), its user, its key (chosen up front), its final
+   * answer. A cross-scope pair is two operations of different users with the same title and key,
+   * sent one after the other: each must get a note of its own, never the other user's answer.
+   */
   private static final class Operation {
     final String title;
-    volatile String key;
+    final String user;
+    final String key;
+    Operation partner;
+    /** Whether this is the first (or only) operation of its title. */
+    boolean leads = true;
     volatile OperationResult answer;
     volatile String failure;
 
-    Operation(String title) {
+    Operation(String title, String user, String key) {
       this.title = title;
+      this.user = user;
+      this.key = key;
     }
   }
 
@@ -240,11 +314,15 @@ public final class Campaign {
     final Random random;
     final String name;
     final List<Operation> operations = new ArrayList<>();
+    /** What one client thread sends in order: one operation, or a cross-scope pair. */
+    final List<List<Operation>> tasks = new ArrayList<>();
     final AtomicInteger done = new AtomicInteger();
     final AtomicLong attempts = new AtomicLong();
     final Map<String, Integer> fiveXx = new ConcurrentHashMap<>();
     final Map<String, Integer> ioFailures = new ConcurrentHashMap<>();
     final Map<String, JsonNode> verification = new ConcurrentHashMap<>();
+    /** Operations whose resend got the other user's answer. */
+    final Set<String> crossScopeOnResend = ConcurrentHashMap.newKeySet();
     volatile boolean verifying;
 
     Load(URI base, Random random, String name) {
@@ -252,10 +330,24 @@ public final class Campaign {
       this.random = random;
       this.name = name;
       String run = Long.toString(random.nextLong() & Long.MAX_VALUE, 36);
-      for (int i = 0; i < config.operations(); i++) {
-        // the marker: unique per operation, with a random tail so that bodies vary in length
-        // (no surrounding blanks: the service strips them from a title)
-        operations.add(new Operation("campaign " + run + " op " + i + " " + "x".repeat(1 + random.nextInt(40))));
+      for (int i = 0; operations.size() < config.operations(); i++) {
+        // the marker: unique per operation (or pair), with a random tail so that bodies vary in
+        // length (no surrounding blanks: the service strips them from a title)
+        String title = "campaign " + run + " op " + i + " " + "x".repeat(1 + random.nextInt(40));
+        String key = new UUID(random.nextLong(), random.nextLong()).toString();
+        if (i % 3 == 0 && config.operations() - operations.size() >= 2) {
+          // every third task (so half of the operations): the same key and body from both users, the first user's
+          // answer stored before the second asks
+          Operation first = new Operation(title, USERS.get(i % 2), key);
+          Operation second = new Operation(title, USERS.get((i + 1) % 2), key);
+          first.partner = second;
+          second.partner = first;
+          second.leads = false;
+          tasks.add(List.of(first, second));
+        } else {
+          tasks.add(List.of(new Operation(title, USERS.get(i % 2), key)));
+        }
+        operations.addAll(tasks.get(tasks.size() - 1));
       }
     }
 
@@ -307,9 +399,11 @@ public final class Campaign {
       List<Future<?>> workers = new ArrayList<>();
       for (int w = 0; w < config.concurrency(); w++) {
         workers.add(pool.submit(() -> {
-          for (int i = next.getAndIncrement(); i < operations.size(); i = next.getAndIncrement()) {
-            perform(client, operations.get(i));
-            done.incrementAndGet();
+          for (int i = next.getAndIncrement(); i < tasks.size(); i = next.getAndIncrement()) {
+            for (Operation op : tasks.get(i)) {
+              perform(client, op);
+              done.incrementAndGet();
+            }
           }
           return null;
         }));
@@ -356,17 +450,19 @@ public final class Campaign {
       } catch (IOException e) {
         throw new IllegalStateException(e);
       }
-      HttpOperation request = HttpOperation.postJson(base.resolve("/notes"), body);
+      HttpOperation request = HttpOperation.builder("POST", base.resolve("/notes"))
+          .header("Content-Type", "application/json")
+          .header("Authorization", basic(op.user))
+          .body(body.getBytes(StandardCharsets.UTF_8))
+          .idempotencyKey(op.key)
+          .build();
       long deadline = System.nanoTime() + OPERATION_DEADLINE.toNanos();
       while (true) {
         try {
-          OperationResult r = client.send(request);
-          op.key = r.key();
-          op.answer = r;
+          op.answer = client.send(request);
           return;
         } catch (OutcomeUnknownException e) {
-          op.key = e.key();
-          request = request.withKey(e.key()); // the same operation: never a new key
+          // the same operation: never a new key (the request carries the operation's own key)
           if (System.nanoTime() > deadline) {
             op.failure = "outcome unknown after " + OPERATION_DEADLINE.toMinutes() + " min: " + e.getMessage();
             return;
@@ -392,6 +488,13 @@ public final class Campaign {
           postgres.kill();
           Thread.sleep(random.nextInt(1000));
           postgres.start();
+          return true;
+        }
+        case REDIS_KILL -> {
+          Thread.sleep(random.nextInt(200));
+          redis.kill();
+          Thread.sleep(random.nextInt(1000));
+          redis.start();
           return true;
         }
         case CUT_BEFORE_COMMIT, CUT_AFTER_COMMIT -> {
@@ -426,6 +529,7 @@ public final class Campaign {
         }
         HttpRequest request = HttpRequest.newBuilder(base.resolve("/notes"))
             .header("Content-Type", "application/json")
+            .header("Authorization", basic(op.user))
             .header(IdempotentHttpClient.KEY_HEADER, "\"" + op.key + "\"")
             .timeout(Duration.ofSeconds(15))
             .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)).build();
@@ -438,8 +542,13 @@ public final class Campaign {
             }
             boolean same = again.statusCode() == first.status() && Arrays.equals(again.body(), first.body());
             if (!same && again.statusCode() / 100 == 2) {
-              verification.put(op.key, JSON.createObjectNode().put("first", first.bodyAsString())
+              verification.put(op.user + " " + op.key, JSON.createObjectNode().put("first", first.bodyAsString())
                   .put("again", new String(again.body(), StandardCharsets.UTF_8)));
+            }
+            OperationResult other = op.partner == null ? null : op.partner.answer;
+            if (other != null && other.status() / 100 == 2 && !Arrays.equals(other.body(), first.body())
+                && again.statusCode() / 100 == 2 && Arrays.equals(again.body(), other.body())) {
+              crossScopeOnResend.add(op.user + " " + op.key);
             }
             break;
           } catch (IOException e) {
@@ -449,7 +558,7 @@ public final class Campaign {
       }
     }
 
-    RunResult result(String store, String mode, Map<Fault, Integer> faults, String countUrl, Duration took) throws IOException {
+    RunResult result(String store, String mode, Map<Fault, Integer> faults, Fuzzer.Result fuzz, String countUrl, Duration took) throws IOException {
       Map<String, List<Long>> rows = new HashMap<>();
       try (Connection c = DriverManager.getConnection(countUrl);
           Statement s = c.createStatement();
@@ -466,12 +575,23 @@ public final class Campaign {
       int lost = 0;
       int anotherRow = 0;
       int rowsWithout2xx = 0;
+      int crossScope = 0;
       Map<Integer, Integer> finalOther = new TreeMap<>();
       for (Operation op : operations) {
         List<Long> ids = rows.getOrDefault(op.title, List.of());
-        if (ids.size() > 1) {
+        // one row per operation of the marker: one, or two for a cross-scope pair (counted once, at its first)
+        int expected = op.partner == null ? 1 : 2;
+        if (ids.size() > expected && op.leads) {
           duplicates++;
           config.log().println("[campaign] " + name + ": duplicate: " + ids.size() + " rows " + ids + " for key " + op.key);
+        }
+        OperationResult mine = op.answer;
+        OperationResult theirs = op.partner == null ? null : op.partner.answer;
+        if (op.partner != null && op.leads && mine != null && theirs != null && mine.status() / 100 == 2 && theirs.status() / 100 == 2
+            && (Arrays.equals(mine.body(), theirs.body()) || noteId(mine) >= 0 && noteId(mine) == noteId(theirs))) {
+          crossScope++;
+          config.log().println("[campaign] " + name + ": cross-scope replay: " + op.user + " and " + op.partner.user + " got one answer for key "
+              + op.key + ": " + mine.bodyAsString());
         }
         OperationResult a = op.answer;
         if (a == null) {
@@ -496,22 +616,28 @@ public final class Campaign {
           config.log().println("[campaign] " + name + ": lost write: key " + op.key + " answered " + a.bodyAsString());
           continue;
         }
-        long id;
-        try {
-          id = JSON.readTree(a.body()).path("id").asLong(-1);
-        } catch (IOException e) {
-          id = -1;
-        }
+        long id = noteId(a);
         if (!ids.contains(id)) {
           anotherRow++;
           config.log().println("[campaign] " + name + ": the answer names note " + id + ", the rows are " + ids);
         }
       }
       verification.forEach((key, v) -> config.log().println("[campaign] " + name + ": two different 2xx for key " + key + ": " + v));
+      crossScopeOnResend.forEach(k -> config.log().println("[campaign] " + name + ": cross-scope replay on the resend: " + k));
       Map<String, Integer> faultCounts = new TreeMap<>();
       faults.forEach((f, n) -> faultCounts.put(f.label(), n));
       return new RunResult(store, mode, operations.size(), answered2xx, finalOther, unanswered, attempts.get(), faultCounts,
-          duplicates, lost, anotherRow, verification.size(), rowsWithout2xx, new TreeMap<>(fiveXx), new TreeMap<>(ioFailures), took);
+          duplicates, lost, anotherRow, verification.size(), rowsWithout2xx, new TreeMap<>(fiveXx), new TreeMap<>(ioFailures),
+          crossScope + crossScopeOnResend.size(), fuzz.requests(), fuzz.fiveXx(), fuzz.statuses(), took);
+    }
+  }
+
+  /** @return the note id a 2xx answer names, -1 if none */
+  static long noteId(OperationResult a) {
+    try {
+      return JSON.readTree(a.body()).path("id").asLong(-1);
+    } catch (IOException e) {
+      return -1;
     }
   }
 
@@ -522,13 +648,15 @@ public final class Campaign {
    * <pre>
    * --operations N   operations per store and mode (default 20000)
    * --faults N       faults of each kind per store and mode (default 50)
-   * --stores LIST    sqlite,postgresql (default both)
+   * --fuzz N         malformed and odd requests per store and mode after the load (default 6300)
+   * --stores LIST    sqlite,postgresql,redis (default sqlite,postgresql; redis runs in lease mode only)
    * --modes LIST     transactional,lease (default both)
    * --concurrency N  client threads (default 8)
    * --lease DURATION the service's idem.lease in lease mode, ISO-8601 or seconds (default 5)
    * --seed N         the random seed (default: the time)
    * --jar PATH       the notes service jar (default examples/notes-service/target/notes-service.jar)
-   * --out FILE       the Markdown file whose campaign section is replaced (default: none)
+   * --out FILE       the Markdown file whose section for this run's stores and modes is replaced
+   *                  (default: none); sections of other stores and modes are kept
    * </pre>
    *
    * Exits 0 when every invariant held, 1 when one did not, 2 on a usage or set-up error.
@@ -536,6 +664,7 @@ public final class Campaign {
   public static void main(String[] args) throws Exception {
     int operations = 20000;
     int faults = 50;
+    int fuzz = 6300;
     List<String> stores = List.of("sqlite", "postgresql");
     List<String> modes = List.of("transactional", "lease");
     int concurrency = 8;
@@ -548,6 +677,7 @@ public final class Campaign {
         switch (args[i]) {
           case "--operations" -> operations = Integer.parseInt(args[++i]);
           case "--faults" -> faults = Integer.parseInt(args[++i]);
+          case "--fuzz" -> fuzz = Integer.parseInt(args[++i]);
           case "--stores" -> stores = List.of(args[++i].split(","));
           case "--modes" -> modes = List.of(args[++i].split(","));
           case "--concurrency" -> concurrency = Integer.parseInt(args[++i]);
@@ -559,7 +689,7 @@ public final class Campaign {
         }
       }
     } catch (RuntimeException e) {
-      System.err.println("usage: Campaign [--operations N] [--faults N] [--stores sqlite,postgresql] [--modes transactional,lease]"
+      System.err.println("usage: Campaign [--operations N] [--faults N] [--fuzz N] [--stores sqlite,postgresql,redis] [--modes transactional,lease]"
           + " [--concurrency N] [--lease SECONDS] [--seed N] [--jar PATH] [--out docs/reliability.md]: " + e.getMessage());
       System.exit(2);
       return;
@@ -574,11 +704,16 @@ public final class Campaign {
       System.exit(2);
       return;
     }
+    if (stores.contains("redis") && RedisInstance.unavailableReason() != null) {
+      System.err.println(RedisInstance.unavailableReason());
+      System.exit(2);
+      return;
+    }
     Path work = Files.createTempDirectory("idem-campaign");
     long started = System.nanoTime();
-    List<RunResult> results = new Campaign(new Config(jar.toAbsolutePath(), work, stores, modes, operations, faults, concurrency, lease, seed, System.out)).run();
+    List<RunResult> results = new Campaign(new Config(jar.toAbsolutePath(), work, stores, modes, operations, faults, fuzz, concurrency, lease, seed, System.out)).run();
     Duration took = Duration.ofNanos(System.nanoTime() - started);
-    String report = Report.markdown(results, String.join(" ", args), seed, concurrency, lease, took);
+    String report = Report.markdown(results, stores, modes, String.join(" ", args), seed, concurrency, lease, took);
     System.out.println(report);
     if (out != null) {
       Report.replaceSection(out, report);

@@ -1,11 +1,13 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.Digests;
 import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.internal.JsonCanonicalizer.Canonical;
 import dev.idem.core.internal.MediaType;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -61,8 +63,6 @@ import java.util.Objects;
 public final class Fingerprint {
 
   private static final int LENGTH = 32;
-  private static final char[] HEX = "0123456789abcdef".toCharArray();
-  private static final MessageDigest PROTOTYPE = newDigest();
 
   private final byte[] digest;
 
@@ -91,7 +91,10 @@ public final class Fingerprint {
    */
   public static Fingerprint ofJson(byte[] utf8Json) {
     Objects.requireNonNull(utf8Json, "utf8Json");
-    return digest(JsonCanonicalizer.canonicalize(utf8Json));
+    Canonical canonical = JsonCanonicalizer.canonicalForm(utf8Json);
+    MessageDigest md = Digests.newSha256();
+    md.update(canonical.array(), 0, canonical.length());
+    return new Fingerprint(md.digest());
   }
 
   /**
@@ -183,16 +186,13 @@ public final class Fingerprint {
       throw new IllegalArgumentException(
           "a fingerprint is 64 hex digits, got " + hex64.length() + " characters");
     }
-    byte[] bytes = new byte[LENGTH];
     for (int i = 0; i < 2 * LENGTH; i++) {
-      int d = hexValue(hex64.charAt(i));
-      if (d < 0) {
+      if (!HexFormat.isHexDigit(hex64.charAt(i))) {
         throw new IllegalArgumentException(
             "a fingerprint is 64 hex digits, found a non-hex character at index " + i);
       }
-      bytes[i >> 1] |= (byte) ((i & 1) == 0 ? d << 4 : d);
     }
-    return new Fingerprint(bytes);
+    return new Fingerprint(HexFormat.of().parseHex(hex64));
   }
 
   /**
@@ -203,12 +203,7 @@ public final class Fingerprint {
   public String hex() {
     String h = hex;
     if (h == null) {
-      char[] chars = new char[2 * LENGTH];
-      for (int i = 0; i < LENGTH; i++) {
-        chars[2 * i] = HEX[(digest[i] >> 4) & 0xF];
-        chars[2 * i + 1] = HEX[digest[i] & 0xF];
-      }
-      h = new String(chars);
+      h = Digests.hex(digest);
       hex = h;
     }
     return h;
@@ -390,28 +385,73 @@ public final class Fingerprint {
      *     Fingerprint#ofJson(byte[])} requires; the message names the problem and its byte offset
      */
     public Fingerprint build() {
-      MediaType mediaType = MediaType.parse(contentType);
+      ContentType type = ContentType.of(contentType);
+      MediaType mediaType = type == null ? null : type.mediaType;
       String codings = codings(contentEncoding);
       boolean json = parsedBody == null
           && body.length > 0 && mediaType != null && mediaType.isUtf8Json() && codings == null;
-      byte[] payload = parsedBody != null ? parsedBody.digest.clone()
-          : json ? JsonCanonicalizer.canonicalize(body) : body;
+      byte[] payload;
+      int payloadLength;
+      if (json) {
+        Canonical canonical = JsonCanonicalizer.canonicalForm(body);
+        payload = canonical.array();
+        payloadLength = canonical.length();
+      } else {
+        payload = parsedBody != null ? parsedBody.digest : body;
+        payloadLength = payload.length;
+      }
 
-      MessageDigest md = newInstance();
-      md.update(VERSION);
-      part(md, 'M', method);
-      part(md, 'T', target);
-      part(
-          md,
-          'C',
-          contentType == null
-              ? null
-              : mediaType != null ? "=" + mediaType.canonical() : "!" + contentType);
-      part(md, 'E', codings);
-      md.update((byte) (parsedBody != null ? 'P' : json ? 'J' : 'B'));
-      md.update(longBytes(payload.length));
-      md.update(payload);
+      // every field before the payload, in one array and one update
+      String typePart = type == null ? null : type.part;
+      byte[] head =
+          new byte[VERSION.length + partLength(method) + partLength(target)
+              + partLength(typePart) + partLength(codings) + 1 + 8];
+      System.arraycopy(VERSION, 0, head, 0, VERSION.length);
+      int at = VERSION.length;
+      at = part(head, at, 'M', method);
+      at = part(head, at, 'T', target);
+      at = part(head, at, 'C', typePart);
+      at = part(head, at, 'E', codings);
+      head[at++] = (byte) (parsedBody != null ? 'P' : json ? 'J' : 'B');
+      longBytes(head, at, payloadLength);
+      MessageDigest md = Digests.newSha256();
+      md.update(head);
+      md.update(payload, 0, payloadLength);
       return new Fingerprint(md.digest());
+    }
+
+    /**
+     * A {@code Content-Type} value with its parsed media type and the text its field is digested
+     * as; the last one seen is kept, since a service mostly receives one value over and over.
+     */
+    private static final class ContentType {
+
+      /** The last value parsed: immutable, so a benign race at worst parses a value again. */
+      private static ContentType last;
+
+      final String value;
+      final MediaType mediaType;
+      final String part;
+
+      private ContentType(String value) {
+        this.value = value;
+        this.mediaType = MediaType.parse(value);
+        this.part = mediaType != null ? "=" + mediaType.canonical() : "!" + value;
+      }
+
+      /** @return the parsed value, or {@code null} for an absent field */
+      static ContentType of(String value) {
+        if (value == null) {
+          return null;
+        }
+        ContentType cached = last;
+        if (cached != null && cached.value.equals(value)) {
+          return cached;
+        }
+        ContentType parsed = new ContentType(value);
+        last = parsed;
+        return parsed;
+      }
     }
 
     /** Content codings lower-cased and in order, empty list elements dropped; null for none. */
@@ -433,68 +473,48 @@ public final class Fingerprint {
       return sb.length() == 0 ? null : sb.toString();
     }
 
-    /** One tagged field: absent, or its length in UTF-16 units and its UTF-16 code units. */
-    private static void part(MessageDigest md, char tag, String value) {
-      md.update((byte) tag);
-      if (value == null) {
-        md.update((byte) '-');
-        return;
-      }
-      md.update((byte) '+');
-      md.update(longBytes(value.length()));
-      byte[] units = new byte[2 * value.length()];
-      for (int i = 0; i < value.length(); i++) {
-        char c = value.charAt(i); // code units, not an encoder: lone surrogates stay distinct
-        units[2 * i] = (byte) (c >> 8);
-        units[2 * i + 1] = (byte) c;
-      }
-      md.update(units);
+    /** The length of {@link #part}'s encoding of {@code value}. */
+    private static int partLength(String value) {
+      return value == null ? 2 : 2 + 8 + 2 * value.length();
     }
 
-    private static byte[] longBytes(long v) {
-      byte[] b = new byte[8];
+    /**
+     * Writes one tagged field at {@code at}: absent, or its length in UTF-16 units and its UTF-16
+     * code units.
+     *
+     * @return the offset after it
+     */
+    private static int part(byte[] head, int at, char tag, String value) {
+      head[at++] = (byte) tag;
+      if (value == null) {
+        head[at++] = (byte) '-';
+        return at;
+      }
+      head[at++] = (byte) '+';
+      at = longBytes(head, at, value.length());
+      for (int i = 0; i < value.length(); i++) {
+        char c = value.charAt(i); // code units, not an encoder: lone surrogates stay distinct
+        head[at++] = (byte) (c >> 8);
+        head[at++] = (byte) c;
+      }
+      return at;
+    }
+
+    /** Writes {@code v} big-endian at {@code at}; returns the offset after it. */
+    private static int longBytes(byte[] b, int at, long v) {
       for (int i = 7; i >= 0; i--) {
-        b[i] = (byte) v;
+        b[at + i] = (byte) v;
         v >>>= 8;
       }
-      return b;
+      return at + 8;
     }
   }
 
   private static Fingerprint digest(byte[] bytes) {
-    return new Fingerprint(newInstance().digest(bytes));
-  }
-
-  private static MessageDigest newInstance() {
-    try {
-      return (MessageDigest) PROTOTYPE.clone();
-    } catch (CloneNotSupportedException e) {
-      return newDigest();
-    }
-  }
-
-  private static MessageDigest newDigest() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
+    return new Fingerprint(Digests.newSha256().digest(bytes));
   }
 
   private static boolean isHttpWhitespace(char c) {
     return c == ' ' || c == '\t';
-  }
-
-  private static int hexValue(char c) {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-      return c - 'A' + 10;
-    }
-    return -1;
   }
 }

@@ -8,6 +8,7 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -210,7 +211,7 @@ public final class ResponseProtection {
     }
     if (stored[0] != MAGIC) {
       throw new StoredResponseUnreadableException(
-          "the stored response has an unknown format (first byte 0x" + Integer.toHexString(stored[0] & 0xFF) + ")", null);
+          "the stored response has an unknown format (first byte 0x" + HexFormat.of().toHexDigits(stored[0]) + ")", null);
     }
     if (stored.length < 3 || stored[1] != VERSION) {
       throw new StoredResponseUnreadableException(

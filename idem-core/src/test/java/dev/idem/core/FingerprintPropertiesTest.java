@@ -49,7 +49,7 @@ class FingerprintPropertiesTest {
     return value(3);
   }
 
-  private Arbitrary<J> value(int depth) {
+  static Arbitrary<J> value(int depth) {
     Arbitrary<J> leaf =
         Arbitraries.frequencyOf(
             Tuple.of(1, Arbitraries.just(new JNull())),
@@ -72,7 +72,7 @@ class FingerprintPropertiesTest {
     return FingerprintNumbersTest.decimals().map(JNum::new);
   }
 
-  private static Arbitrary<String> strings() {
+  static Arbitrary<String> strings() {
     Arbitrary<Integer> codePoints =
         Arbitraries.frequencyOf(
             Tuple.of(8, Arbitraries.integers().between(0x20, 0x7E)),

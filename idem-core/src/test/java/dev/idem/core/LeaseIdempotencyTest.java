@@ -5,13 +5,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -42,7 +51,7 @@ class LeaseIdempotencyTest {
     }
 
     @Override
-    public Clock withZone(java.time.ZoneId zone) {
+    public Clock withZone(ZoneId zone) {
       throw new UnsupportedOperationException();
     }
   }
@@ -126,10 +135,10 @@ class LeaseIdempotencyTest {
   void aCheckedExceptionIsWrappedAndTheClaimReleased() {
     LeaseIdempotency idem = LeaseIdempotency.builder(store).build();
     assertThatThrownBy(() -> idem.execute(request, ctx -> {
-          throw new java.io.IOException("provider unreachable");
+          throw new IOException("provider unreachable");
         }))
         .isInstanceOf(EffectFailedException.class)
-        .hasCauseInstanceOf(java.io.IOException.class);
+        .hasCauseInstanceOf(IOException.class);
     assertThat(store.size()).isZero();
   }
 
@@ -142,7 +151,7 @@ class LeaseIdempotencyTest {
 
   @Test
   void theListenerHearsExecutionsReplaysRejectionsAndTakeovers() {
-    java.util.List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<String> events = new CopyOnWriteArrayList<>();
     IdemListener listener = new IdemListener() {
       @Override
       public void executed(IdempotentRequest r, Outcome o) {
@@ -188,7 +197,7 @@ class LeaseIdempotencyTest {
   /** A store whose completes fail: before writing, or after writing with the acknowledgement lost. */
   private static final class FailingCompletes extends Forwarding {
     final AtomicInteger completes = new AtomicInteger();
-    final java.util.Set<String> owners = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final Set<String> owners = ConcurrentHashMap.newKeySet();
     final int failures;
     final boolean written;
 
@@ -287,9 +296,9 @@ class LeaseIdempotencyTest {
     // The fault campaign's case: 3,000 operations, 2 % of completions fail (half before the
     // write, half with the write done and the acknowledgement lost); each operation is retried
     // with its key, past the lease when refused as in progress, until it has a final answer.
-    java.util.Random random = new java.util.Random(11);
-    java.util.Map<String, AtomicInteger> effectsPerKey = new java.util.HashMap<>();
-    java.util.Map<String, java.util.Set<String>> answersPerKey = new java.util.HashMap<>();
+    Random random = new Random(11);
+    Map<String, AtomicInteger> effectsPerKey = new HashMap<>();
+    Map<String, Set<String>> answersPerKey = new HashMap<>();
     LeaseStore flaky = new Forwarding(store) {
       @Override
       public boolean complete(Scope scope, IdempotencyKey key, String owner, StoredResponse response, Duration retention) {
@@ -313,7 +322,7 @@ class LeaseIdempotencyTest {
       for (int attempt = 0; ; attempt++) {
         try {
           Outcome o = idem.execute(r, ctx -> StoredResponse.of(201, key + " effect " + effects.incrementAndGet()));
-          answersPerKey.computeIfAbsent(key, k -> new java.util.HashSet<>()).add(o.response().bodyAsString());
+          answersPerKey.computeIfAbsent(key, k -> new HashSet<>()).add(o.response().bodyAsString());
           break;
         } catch (IdemException e) { // outcome unknown, in progress, lease lost: retry later, same key
           unknown++;

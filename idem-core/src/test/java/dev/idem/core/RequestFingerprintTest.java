@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.internal.MediaType;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -241,5 +242,55 @@ class RequestFingerprintTest {
     Fingerprint again = Fingerprint.request().method("POST").target("/upload")
         .contentType("multipart/form-data; boundary=b1").parsedBody(parts).build();
     assertThat(parsed).isEqualTo(again).isNotEqualTo(sameDigestAsBytes);
+  }
+
+  /**
+   * The digest input of every part, written field by field before and into one array now, is the
+   * same: these values were computed with the field-by-field encoding.
+   */
+  @Test
+  void requestFingerprintsAreUnchangedByTheOneArrayEncoding() {
+    byte[] json = "{ \"b\": [1.0, \"\\u00e9\"], \"a\": null }".getBytes(UTF_8);
+    assertThat(
+            Fingerprint.request().method("PUT").target("/notes/7?x=1&y=%2F")
+                .contentType("Application/JSON; charset=\"UTF-8\"").body(json).build().hex())
+        .isEqualTo("ad8eaef949e92ecde35b939bfaea8f139839266c39621eba0f03a68d9073e85c");
+    assertThat(
+            Fingerprint.request().method("POST").target("/upload").contentType("text/plain")
+                .contentEncoding("GZIP, ,br").body(json).build().hex())
+        .isEqualTo("411293c30c086042462c993132e29943b5cd115515d18d89d31f471fb735d7da");
+    assertThat(
+            Fingerprint.request().method("POST").target("/f\uD800").contentType("not a media type")
+                .body(json).build().hex())
+        .isEqualTo("191b7a9d7b8638c617883176097ce873218e71b192d3054cf701c885765a8494");
+    assertThat(
+            Fingerprint.request().method("POST").contentType("multipart/form-data; boundary=x")
+                .parsedBody(Fingerprint.ofBytes(json)).build().hex())
+        .isEqualTo("c0e0a9a04536e00e0faf0a6976b872dbea25beb560308d3bc4ff9692e86da32a");
+    assertThat(Fingerprint.request().build().hex())
+        .isEqualTo("72a464726fc4b83f35ac392a70a53109b1e9a78df9b815d261c369f3c1347f4c");
+    assertThat(Fingerprint.ofJson(json).hex())
+        .isEqualTo("f8f17faab95c024891d173fa43442b0e52007736a1f36715ac721ab22deeefc5");
+  }
+
+  /** The last Content-Type value parsed is reused only for an equal value. */
+  @Test
+  void alternatingContentTypesKeepTheirOwnFingerprints() {
+    byte[] body = "{\"a\": 1}".getBytes(UTF_8);
+    List<String> types =
+        List.of("application/json", "text/plain", "application/json", "Application/Json",
+            "not a media type", "text/plain", "application/json;charset=latin1", "application/json");
+    List<Fingerprint> first = new ArrayList<>();
+    for (String type : types) {
+      first.add(Fingerprint.request().method("POST").contentType(type).body(body).build());
+    }
+    for (int i = types.size() - 1; i >= 0; i--) {
+      assertThat(Fingerprint.request().method("POST").contentType(types.get(i)).body(body).build())
+          .as(types.get(i))
+          .isEqualTo(first.get(i));
+    }
+    assertThat(first.get(0)).isEqualTo(first.get(2)).isEqualTo(first.get(3))
+        .isNotEqualTo(first.get(1)).isNotEqualTo(first.get(6));
+    assertThat(first.get(1)).isEqualTo(first.get(5)).isNotEqualTo(first.get(4));
   }
 }

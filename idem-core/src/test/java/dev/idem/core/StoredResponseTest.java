@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.internal.StoredResponseCodec;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class StoredResponseTest {
@@ -102,7 +104,7 @@ class StoredResponseTest {
     assertThat(whole.bodyStored()).isTrue();
     assertThat(whole.answeredBodyLength()).isEqualTo(3);
     assertThat(StoredResponse.builder(200).bodyNotStored(1).bodyNotStored(5).build().headers())
-        .as("marked once").containsExactly(java.util.Map.entry(StoredResponse.BODY_NOT_STORED_HEADER, java.util.List.of("5")));
+        .as("marked once").containsExactly(Map.entry(StoredResponse.BODY_NOT_STORED_HEADER, List.of("5")));
     assertThatThrownBy(() -> StoredResponse.builder(200).bodyNotStored(-1)).isInstanceOf(IllegalArgumentException.class);
   }
 }

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.SchemaScript;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -117,7 +119,7 @@ class JdbcIdempotencyBuilderTest {
 
   /** A new proxy per call, as a pool hands out per borrow; unwrap(Connection.class) gives the physical one. */
   private static Connection borrowed(Connection physical) {
-    return (Connection) java.lang.reflect.Proxy.newProxyInstance(
+    return (Connection) Proxy.newProxyInstance(
         Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
           if (method.getName().equals("isWrapperFor")) {
             return args[0] == Connection.class;
@@ -127,7 +129,7 @@ class JdbcIdempotencyBuilderTest {
           }
           try {
             return method.invoke(physical, args);
-          } catch (java.lang.reflect.InvocationTargetException e) {
+          } catch (InvocationTargetException e) {
             throw e.getCause();
           }
         });

@@ -5,20 +5,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.core.InMemoryLeaseStore;
 import jakarta.servlet.Filter;
 import jakarta.servlet.MultipartConfigElement;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.Part;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -50,7 +53,7 @@ class IdempotencyFilterBodiesTest {
     }
 
     @Override
-    protected void doPost(HttpServletRequest req, HttpServletResponse res) throws IOException, jakarta.servlet.ServletException {
+    protected void doPost(HttpServletRequest req, HttpServletResponse res) throws IOException, ServletException {
       String path = req.getServletPath() + (req.getPathInfo() == null ? "" : req.getPathInfo());
       int run = calls.computeIfAbsent(path, k -> new AtomicInteger()).incrementAndGet();
       StringBuilder out = new StringBuilder("run " + run + "\n");
@@ -106,7 +109,7 @@ class IdempotencyFilterBodiesTest {
   static String sha(byte[] bytes) {
     try {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)).substring(0, 12);
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
   }
@@ -125,7 +128,7 @@ class IdempotencyFilterBodiesTest {
 
   static byte[] file(int size, int seed) {
     byte[] b = new byte[size];
-    new java.util.Random(seed).nextBytes(b);
+    new Random(seed).nextBytes(b);
     return b;
   }
 

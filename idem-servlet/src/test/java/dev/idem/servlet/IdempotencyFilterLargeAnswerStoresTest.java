@@ -7,8 +7,9 @@ import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.redis.RedisLeaseStore;
 import dev.idem.testkit.TestDatabase;
-import java.net.http.HttpRequest;
+import java.net.URI;
 import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -61,7 +62,7 @@ class IdempotencyFilterLargeAnswerStoresTest {
   static RedisClient redis() {
     if (redis == null) {
       String url = System.getenv("IDEM_TEST_REDIS_URL");
-      java.net.URI uri = java.net.URI.create(url == null || url.isBlank() ? "redis://127.0.0.1:6379" : url);
+      URI uri = URI.create(url == null || url.isBlank() ? "redis://127.0.0.1:6379" : url);
       RedisClient candidate = RedisClient.builder().hostAndPort(uri.getHost(), uri.getPort()).build();
       try {
         candidate.ping();

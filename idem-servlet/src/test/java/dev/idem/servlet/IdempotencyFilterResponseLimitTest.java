@@ -3,12 +3,15 @@ package dev.idem.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.InMemoryLeaseStore;
+import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.net.http.HttpRequest;
+import java.net.URI;
 import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -186,7 +189,7 @@ class IdempotencyFilterResponseLimitTest {
     try {
       HttpResponse<byte[]> first = server.send(request);
       assertThat(first.statusCode()).isEqualTo(201); // the head was sent before the failure
-    } catch (java.io.IOException aborted) {
+    } catch (IOException aborted) {
       // the container aborted the half-sent answer: what a client usually sees
     }
     assertThat(store.size()).isEqualTo(1);
@@ -221,7 +224,7 @@ class IdempotencyFilterResponseLimitTest {
 
     server.close();
     server = new TestServer(IdempotencyFilterConfig.builder(store).maxResponseBytes(CAP)
-        .problemTypeBase(java.net.URI.create("https://api.example.com/problems/")).build(), app);
+        .problemTypeBase(URI.create("https://api.example.com/problems/")).build(), app);
     assertThat(new String(server.send(sized("blank", "stream", CAP + 1)).body(), StandardCharsets.UTF_8))
         .contains("\"type\":\"https://api.example.com/problems/response-too-large-to-replay\"");
     assertThat(app.calls("POST /sized")).isEqualTo(1);
@@ -251,12 +254,12 @@ class IdempotencyFilterResponseLimitTest {
     InputStream in = response.body();
     byte[] head = in.readNBytes(pause); // every byte written before the pause, flushed through
     byte[] expected = TestApp.sized(1, bytes);
-    assertThat(head).isEqualTo(java.util.Arrays.copyOf(expected, pause));
+    assertThat(head).isEqualTo(Arrays.copyOf(expected, pause));
     assertThat(app.release.getCount()).as("the handler is still waiting").isEqualTo(1);
 
     app.release.countDown();
     byte[] rest = in.readAllBytes();
-    assertThat(rest).isEqualTo(java.util.Arrays.copyOfRange(expected, pause, bytes));
+    assertThat(rest).isEqualTo(Arrays.copyOfRange(expected, pause, bytes));
     HttpResponse<byte[]> retry = server.send(request);
     assertTooLargeToReplay(retry, 201, bytes, "/sized/1");
     assertThat(app.calls("POST /sized")).isEqualTo(1);

@@ -13,6 +13,7 @@ import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -96,7 +97,7 @@ class IdempotencyFilterStoreFailureTest {
     IdempotencyFilterTest.assertProblem(first, 503, IdempotencyFilter.PROBLEM_OUTCOME_UNKNOWN);
     assertThat(first.headers().firstValue("Retry-After")).hasValue("1");
     assertThat(first.headers().firstValue("Location")).as("nothing of the unstored answer leaks").isEmpty();
-    assertThat(new String(first.body(), java.nio.charset.StandardCharsets.UTF_8)).contains("same Idempotency-Key");
+    assertThat(new String(first.body(), StandardCharsets.UTF_8)).contains("same Idempotency-Key");
     assertThat(app.calls("POST /notes")).isEqualTo(1);
 
     // The claim stays held until its lease ends, so a retry does not run the effect again now.

@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -142,7 +143,7 @@ final class TestApp extends HttpServlet {
         res.setHeader("Location", "/sized/" + call);
         res.setHeader("X-Run", Integer.toString(call));
         res.addCookie(new Cookie("sized", "c" + call));
-        java.io.OutputStream out = writer ? null : res.getOutputStream();
+        OutputStream out = writer ? null : res.getOutputStream();
         PrintWriter w = writer ? res.getWriter() : null;
         if (pause >= 0) {
           writeSized(all, 0, pause, out, w);
@@ -173,7 +174,7 @@ final class TestApp extends HttpServlet {
   }
 
   /** Writes {@code all[from, to)} in pieces of 1000 bytes, flushing after every tenth. */
-  private static void writeSized(byte[] all, int from, int to, java.io.OutputStream out, PrintWriter w) throws IOException {
+  private static void writeSized(byte[] all, int from, int to, OutputStream out, PrintWriter w) throws IOException {
     int pieces = 0;
     for (int off = from; off < to; off += 1000) {
       int len = Math.min(1000, to - off);

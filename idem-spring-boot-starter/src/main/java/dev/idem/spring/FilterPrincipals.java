@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.servlet.PrincipalResolver;
+import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import java.util.List;
 
@@ -17,7 +18,7 @@ final class FilterPrincipals {
   /** No principal source: the filter's registration refuses to start with it. */
   static final PrincipalResolver NONE = new PrincipalResolver() {
     @Override
-    public String resolve(jakarta.servlet.http.HttpServletRequest request) {
+    public String resolve(HttpServletRequest request) {
       throw IdemPrincipals.noSource("the Idempotency-Key filter");
     }
 

@@ -1,23 +1,32 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdemListener;
+import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.InProgressPolicy;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.ResponseProtection;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.redis.RedisDurability;
+import dev.idem.redis.RedisLeaseStore;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
 import dev.idem.servlet.PrincipalResolver;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.aopalliance.intercept.MethodInterceptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -39,8 +48,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * Configures Idem from the {@code idem.*} properties ({@link IdemProperties}):
@@ -143,7 +154,7 @@ public class IdemAutoConfiguration {
       default:
         LOG.warn("Idem keeps idempotency keys in memory: they are lost on restart and not shared between instances."
             + " Configure a DataSource or a Redis client for production.");
-        return new InMemoryLeaseStore(java.time.Clock.systemUTC(), p.getProtection().build());
+        return new InMemoryLeaseStore(Clock.systemUTC(), p.getProtection().build());
     }
   }
 
@@ -162,13 +173,13 @@ public class IdemAutoConfiguration {
 
   /** Builds the Redis store; loaded only when Jedis and idem-redis are present. */
   private static final class RedisStores {
-    static LeaseStore create(Object client, String keyPrefix, dev.idem.core.ResponseProtection protection, Object durability) {
-      dev.idem.redis.RedisLeaseStore.Builder builder = dev.idem.redis.RedisLeaseStore.builder((redis.clients.jedis.UnifiedJedis) client)
+    static LeaseStore create(Object client, String keyPrefix, ResponseProtection protection, Object durability) {
+      RedisLeaseStore.Builder builder = RedisLeaseStore.builder((UnifiedJedis) client)
           .responseProtection(protection);
       if (keyPrefix != null) {
         builder.keyPrefix(keyPrefix);
       }
-      return builder.durability((dev.idem.redis.RedisDurability) durability).build();
+      return builder.durability((RedisDurability) durability).build();
     }
 
     /** idem.redis.durability.*: replicas 0 is none; otherwise replicas(n, timeout), with aof WAITAOF. */
@@ -177,11 +188,11 @@ public class IdemAutoConfiguration {
         if (d.isAof()) {
           throw new IllegalArgumentException("aof=true needs replicas 1 or more");
         }
-        return dev.idem.redis.RedisDurability.none();
+        return RedisDurability.none();
       }
       return d.isAof()
-          ? dev.idem.redis.RedisDurability.replicasAndAof(d.getReplicas(), d.getTimeout())
-          : dev.idem.redis.RedisDurability.replicas(d.getReplicas(), d.getTimeout());
+          ? RedisDurability.replicasAndAof(d.getReplicas(), d.getTimeout())
+          : RedisDurability.replicas(d.getReplicas(), d.getTimeout());
     }
   }
 
@@ -194,7 +205,7 @@ public class IdemAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public LeaseIdempotency idemLeaseIdempotency(
-      IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners, org.springframework.core.env.Environment environment) {
+      IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners, Environment environment) {
     IdemListener listener = listeners.getIfUnique(() -> IdemListener.NONE);
     InProgressPolicy inProgress = p.getInProgress() == IdemProperties.InProgress.WAIT
         ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
@@ -232,10 +243,10 @@ public class IdemAutoConfiguration {
       if (p.isCreateSchema()) {
         // At start-up, on a connection of its own: created inside a caller's transaction, the table
         // would vanish if that transaction rolled back.
-        try (java.sql.Connection c = dataSource.getConnection()) {
+        try (Connection c = dataSource.getConnection()) {
           idem.createSchema(c);
-        } catch (java.sql.SQLException e) {
-          throw new dev.idem.core.IdemStoreException("cannot create the idempotency table " + p.getTable() + ": " + e.getMessage(), e);
+        } catch (SQLException e) {
+          throw new IdemStoreException("cannot create the idempotency table " + p.getTable() + ": " + e.getMessage(), e);
         }
       }
       return idem;
@@ -348,7 +359,7 @@ public class IdemAutoConfiguration {
       ObjectProvider<IdemListener> listeners) {
     // Resolved lazily, at the first call, so that the advisor does not force early bean creation.
     IdempotentMethodInterceptor[] interceptor = new IdempotentMethodInterceptor[1];
-    org.aopalliance.intercept.MethodInterceptor lazy = invocation -> {
+    MethodInterceptor lazy = invocation -> {
       synchronized (interceptor) {
         if (interceptor[0] == null) {
           IdemProperties p = properties.getObject();
@@ -461,7 +472,7 @@ public class IdemAutoConfiguration {
     }
 
     /** {@code about:blank} leaves the type out; anything else must be a valid base. */
-    private static IdempotencyFilterConfig.Builder problemTypeBase(IdempotencyFilterConfig.Builder b, java.net.URI base) {
+    private static IdempotencyFilterConfig.Builder problemTypeBase(IdempotencyFilterConfig.Builder b, URI base) {
       if (base == null) {
         throw new IllegalArgumentException("must be an absolute URI ending in '/' (or ':' for a URN), or about:blank to leave the problem type out");
       }

@@ -6,6 +6,7 @@ import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponseNotStoredException;
+import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.internal.Problem;
@@ -112,7 +113,7 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
         writeProblem(response, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
             "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
                 + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation");
-      } else if (ex instanceof dev.idem.core.StoredResponseUnreadableException) {
+      } else if (ex instanceof StoredResponseUnreadableException) {
         // The key is answered but its stored response cannot be authenticated or decoded: never
         // replayed, never run again, and not a 503 that clients would retry in vain.
         LOG.error("Idem: a stored response cannot be read; answering 500", ex);

@@ -1,9 +1,12 @@
 package dev.idem.spring;
 
+import dev.idem.core.ResponseProtection;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -198,7 +201,7 @@ public class IdemProperties {
      * the base64 of 32 random bytes (for example the output of openssl rand -base64 32). Keep every
      * key that protected live records, that is, for one retention after it stopped being current.
      */
-    private java.util.Map<String, String> keys = new java.util.LinkedHashMap<>();
+    private Map<String, String> keys = new LinkedHashMap<>();
 
     /** The id of the key that protects new records; setting it turns protection on. */
     private String currentKey;
@@ -210,11 +213,11 @@ public class IdemProperties {
      */
     private boolean acceptPlaintextRecords = true;
 
-    public java.util.Map<String, String> getKeys() {
+    public Map<String, String> getKeys() {
       return keys;
     }
 
-    public void setKeys(java.util.Map<String, String> keys) {
+    public void setKeys(Map<String, String> keys) {
       this.keys = keys;
     }
 
@@ -240,17 +243,17 @@ public class IdemProperties {
      * @throws IdemConfigurationException naming the property when a key or the current key is
      *     wrong, or keys are given without a current key
      */
-    public dev.idem.core.ResponseProtection build() {
+    public ResponseProtection build() {
       if (currentKey == null || currentKey.isBlank()) {
         if (keys != null && !keys.isEmpty()) {
           throw new IdemConfigurationException("idem.protection.current-key",
               "is not set, but idem.protection.keys has " + keys.keySet() + ": choose the key that protects new records", null);
         }
-        return dev.idem.core.ResponseProtection.none();
+        return ResponseProtection.none();
       }
-      dev.idem.core.ResponseProtection.Builder builder =
-          dev.idem.core.ResponseProtection.builder().acceptPlaintextRecords(acceptPlaintextRecords);
-      for (java.util.Map.Entry<String, String> key : keys.entrySet()) {
+      ResponseProtection.Builder builder =
+          ResponseProtection.builder().acceptPlaintextRecords(acceptPlaintextRecords);
+      for (Map.Entry<String, String> key : keys.entrySet()) {
         try {
           builder.key(key.getKey(), key.getValue() == null ? "" : key.getValue());
         } catch (IllegalArgumentException e) {

@@ -2,6 +2,8 @@ package dev.idem.spring;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.util.ClassUtils;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Chooses the {@link JsonCodec} of {@link Idempotent} methods when the first one is called, after
@@ -64,15 +66,15 @@ final class JsonCodecs {
   /** Loaded only when Jackson 3 is present. */
   private static final class Jackson3 {
     static JsonCodec ofApplication(ListableBeanFactory beans) {
-      tools.jackson.databind.ObjectMapper mapper = beans.getBeanProvider(tools.jackson.databind.json.JsonMapper.class).getIfUnique();
+      ObjectMapper mapper = beans.getBeanProvider(JsonMapper.class).getIfUnique();
       if (mapper == null) {
-        mapper = beans.getBeanProvider(tools.jackson.databind.ObjectMapper.class).getIfUnique();
+        mapper = beans.getBeanProvider(ObjectMapper.class).getIfUnique();
       }
       return mapper == null ? null : new Jackson3JsonCodec(mapper);
     }
 
     static JsonCodec standalone() {
-      return new Jackson3JsonCodec(tools.jackson.databind.json.JsonMapper.builder().build());
+      return new Jackson3JsonCodec(JsonMapper.builder().build());
     }
   }
 

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.transaction.PlatformTransactionManager;
 
 /**
  * Why {@code idem.mode=transactional} cannot start: names only the beans that are missing or
@@ -23,14 +24,14 @@ final class TransactionalRequirements {
    * @return the message: what transactional mode needs, and each missing or ambiguous bean
    */
   static String missing(ListableBeanFactory beans, DataSource dataSource,
-      org.springframework.transaction.PlatformTransactionManager transactionManager, JdbcIdempotency engine) {
+      PlatformTransactionManager transactionManager, JdbcIdempotency engine) {
     List<String> problems = new ArrayList<>();
     if (dataSource == null) {
       problems.add(absentOrAmbiguous(beans, DataSource.class,
           "there is no DataSource bean (spring-boot-starter-jdbc configures one from spring.datasource.url and a JDBC driver)"));
     }
     if (transactionManager == null) {
-      problems.add(absentOrAmbiguous(beans, org.springframework.transaction.PlatformTransactionManager.class,
+      problems.add(absentOrAmbiguous(beans, PlatformTransactionManager.class,
           "there is no PlatformTransactionManager bean (spring-boot-starter-jdbc configures a DataSourceTransactionManager"
               + " for a single DataSource when the application declares none)"));
     }

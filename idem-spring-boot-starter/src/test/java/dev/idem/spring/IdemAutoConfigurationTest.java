@@ -9,24 +9,35 @@ import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.servlet.KeyRequirement;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.sqlite.SQLiteDataSource;
 
 class IdemAutoConfigurationTest {
 
@@ -92,7 +103,7 @@ class IdemAutoConfigurationTest {
   @Test
   void startsWithoutMicrometerOnTheClassPath() {
     new ApplicationContextRunner()
-        .withClassLoader(new org.springframework.boot.test.context.FilteredClassLoader("io.micrometer"))
+        .withClassLoader(new FilteredClassLoader("io.micrometer"))
         .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
         .run(ctx -> {
           assertThat(ctx).hasNotFailed();
@@ -119,7 +130,7 @@ class IdemAutoConfigurationTest {
   void transactionalModeAcceptsARetentionShorterThanTheDefaultLease() {
     withDatabase().withPropertyValues("idem.mode=transactional", "idem.retention=2s").run(ctx -> {
       assertThat(ctx).hasNotFailed();
-      assertThat(ctx.getBean(JdbcIdempotency.class).retention()).isEqualTo(java.time.Duration.ofSeconds(2));
+      assertThat(ctx.getBean(JdbcIdempotency.class).retention()).isEqualTo(Duration.ofSeconds(2));
       assertThat(ctx).hasSingleBean(LeaseIdempotency.class);
     });
     withDatabase().withPropertyValues("idem.mode=transactional", "idem.retention=2s", "idem.lease=10s").run(ctx ->
@@ -190,7 +201,7 @@ class IdemAutoConfigurationTest {
   void insideACallersTransactionTheClaimJoinsItAndRollsBackWithIt() {
     withDatabase().run(ctx -> {
       Payments payments = ctx.getBean(Payments.class);
-      TransactionTemplate tx = new TransactionTemplate(ctx.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+      TransactionTemplate tx = new TransactionTemplate(ctx.getBean(PlatformTransactionManager.class));
       JdbcTemplate jdbc = ctx.getBean(JdbcTemplate.class);
       tx.executeWithoutResult(status -> {
         payments.charge("pay-tx", "acct-1", 100);
@@ -215,8 +226,8 @@ class IdemAutoConfigurationTest {
         .run(ctx -> {
           assertThat(ctx).hasBean("idempotencyFilter");
           assertThat(ctx.getBean("idempotencyFilter")).isInstanceOf(FilterRegistrationBean.class);
-          assertThat(ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class).routeFor("POST", "/notes").requirement())
-              .isEqualTo(dev.idem.servlet.KeyRequirement.REQUIRED);
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).routeFor("POST", "/notes").requirement())
+              .isEqualTo(KeyRequirement.REQUIRED);
         });
   }
 
@@ -239,9 +250,9 @@ class IdemAutoConfigurationTest {
   @Test
   void theFilterDefaultsKeepTheResponseLimitAndProblemTypesOfTheServletModule() {
     filterOnly().run(ctx -> {
-      dev.idem.servlet.IdempotencyFilterConfig config = ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class);
-      assertThat(config.maxResponseBytes()).isEqualTo(dev.idem.servlet.IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
-      assertThat(config.problemTypeBase()).hasValue(dev.idem.servlet.IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE);
+      IdempotencyFilterConfig config = ctx.getBean(IdempotencyFilterConfig.class);
+      assertThat(config.maxResponseBytes()).isEqualTo(IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
+      assertThat(config.problemTypeBase()).hasValue(IdempotencyFilterConfig.DEFAULT_PROBLEM_TYPE_BASE);
     });
   }
 
@@ -249,13 +260,13 @@ class IdemAutoConfigurationTest {
   void responseLimitAndProblemTypeBaseAreBoundFromProperties() {
     filterOnly().withPropertyValues("idem.max-response-size=256KB", "idem.problem-type-base=https://api.example.com/problems/")
         .run(ctx -> {
-          dev.idem.servlet.IdempotencyFilterConfig config = ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class);
+          IdempotencyFilterConfig config = ctx.getBean(IdempotencyFilterConfig.class);
           assertThat(config.maxResponseBytes()).isEqualTo(256 * 1024);
-          assertThat(config.problemTypeBase()).hasValue(java.net.URI.create("https://api.example.com/problems/"));
+          assertThat(config.problemTypeBase()).hasValue(URI.create("https://api.example.com/problems/"));
         });
     filterOnly().withPropertyValues("idem.max-response-size=0B", "idem.problem-type-base=about:blank")
         .run(ctx -> {
-          dev.idem.servlet.IdempotencyFilterConfig config = ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class);
+          IdempotencyFilterConfig config = ctx.getBean(IdempotencyFilterConfig.class);
           assertThat(config.maxResponseBytes()).isZero();
           assertThat(config.problemTypeBase()).isEmpty();
         });
@@ -304,32 +315,32 @@ class IdemAutoConfigurationTest {
   void transactionalModeWithADataSourceRunsTheFilterOnTheTransactionalEngine() {
     withDatabase()
         .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional")
-        .run(ctx -> assertThat(ctx.getBean(dev.idem.servlet.IdempotencyFilterConfig.class).engine())
+        .run(ctx -> assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine())
             .isInstanceOf(TransactionalIdempotency.class));
   }
   /** A DataSource and its transaction manager from an auto-configuration that runs after Idem's. */
   @org.springframework.boot.autoconfigure.AutoConfiguration(after = IdemAutoConfiguration.class)
   static class LateDataSourceAutoConfiguration {
     @Bean
-    javax.sql.DataSource lateDataSource() throws java.io.IOException {
-      java.nio.file.Path file = java.nio.file.Files.createTempFile("idem-late", ".db");
+    DataSource lateDataSource() throws IOException {
+      Path file = Files.createTempFile("idem-late", ".db");
       file.toFile().deleteOnExit();
-      org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
+      SQLiteDataSource ds = new SQLiteDataSource();
       ds.setUrl("jdbc:sqlite:" + file);
       return ds;
     }
 
     @Bean
-    org.springframework.transaction.PlatformTransactionManager lateTransactionManager(javax.sql.DataSource dataSource) {
-      return new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource);
+    PlatformTransactionManager lateTransactionManager(DataSource dataSource) {
+      return new DataSourceTransactionManager(dataSource);
     }
   }
 
   @Configuration(proxyBeanMethods = false)
   static class DataSourceOnlyConfig {
     @Bean
-    javax.sql.DataSource dataSource() {
-      org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
+    DataSource dataSource() {
+      SQLiteDataSource ds = new SQLiteDataSource();
       ds.setUrl("jdbc:sqlite::memory:");
       return ds;
     }
@@ -383,7 +394,7 @@ class IdemAutoConfigurationTest {
         .run(ctx -> {
           assertThat(ctx).hasNotFailed().doesNotHaveBean(JdbcIdempotency.class);
           Payments payments = ctx.getBean(Payments.class);
-          TransactionTemplate tx = new TransactionTemplate(ctx.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+          TransactionTemplate tx = new TransactionTemplate(ctx.getBean(PlatformTransactionManager.class));
           assertThatThrownBy(() -> tx.executeWithoutResult(s -> payments.charge("late-1", "acct-1", 100)))
               .isInstanceOf(IllegalStateException.class)
               .hasMessageContaining("no JdbcIdempotency bean to join it");

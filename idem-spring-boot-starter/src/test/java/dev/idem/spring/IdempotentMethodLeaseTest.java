@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.framework.ProxyFactory;
 
@@ -26,7 +27,7 @@ class IdempotentMethodLeaseTest {
 
   /** Charges at most once per key: on a recovery it looks the earlier charge up by the key. */
   public static class Charges {
-    final Map<String, Integer> byKey = new java.util.concurrent.ConcurrentHashMap<>();
+    final Map<String, Integer> byKey = new ConcurrentHashMap<>();
     final List<Boolean> recoveries = new ArrayList<>();
 
     @Idempotent(operation = "charge")

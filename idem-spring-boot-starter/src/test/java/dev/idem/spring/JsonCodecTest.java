@@ -2,14 +2,17 @@ package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The JSON of @Idempotent methods with either Jackson major, or both, on the class path: the starter
@@ -25,7 +28,7 @@ class JsonCodecTest {
         .withPropertyValues("idem.principal=shared");
   }
 
-  private static void replays(org.springframework.context.ConfigurableApplicationContext ctx) {
+  private static void replays(ConfigurableApplicationContext ctx) {
     IdemAutoConfigurationTest.Payments payments = ctx.getBean(IdemAutoConfigurationTest.Payments.class);
     Map<String, Object> first = payments.charge("json-1", "acct-1", 250);
     Map<String, Object> again = payments.charge("json-1", "acct-1", 250);
@@ -63,16 +66,16 @@ class JsonCodecTest {
   @Configuration(proxyBeanMethods = false)
   static class Jackson2Mapper {
     @Bean
-    com.fasterxml.jackson.databind.ObjectMapper objectMapper() {
-      return new com.fasterxml.jackson.databind.ObjectMapper();
+    ObjectMapper objectMapper() {
+      return new ObjectMapper();
     }
   }
 
   @Configuration(proxyBeanMethods = false)
   static class Jackson3Mapper {
     @Bean
-    tools.jackson.databind.json.JsonMapper jsonMapper() {
-      return tools.jackson.databind.json.JsonMapper.builder().build();
+    JsonMapper jsonMapper() {
+      return JsonMapper.builder().build();
     }
   }
 

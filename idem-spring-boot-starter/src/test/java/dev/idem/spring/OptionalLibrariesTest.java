@@ -7,12 +7,15 @@ import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.redis.RedisDurability;
 import dev.idem.redis.RedisLeaseStore;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -23,6 +26,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.AbstractApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.sqlite.SQLiteDataSource;
@@ -76,7 +80,7 @@ class OptionalLibrariesTest {
     return runner.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class));
   }
 
-  private static void chargesOnceAndReplays(org.springframework.context.ApplicationContext ctx) {
+  private static void chargesOnceAndReplays(ApplicationContext ctx) {
     IdemAutoConfigurationTest.Payments payments = ctx.getBean(IdemAutoConfigurationTest.Payments.class);
     String key = "k-" + UUID.randomUUID();
     Map<String, Object> first = payments.charge(key, "acct-1", 100);
@@ -138,7 +142,7 @@ class OptionalLibrariesTest {
           chargesOnceAndReplays(ctx);
           RedisClient redis = ctx.getBean(RedisClient.class);
           List<String> keys = redis.keys(prefix + "*").stream().toList();
-          assertThat(keys).hasSize(1).allMatch(k -> k.matches(java.util.regex.Pattern.quote(prefix) + "\\{[0-9a-f]{64}\\}"));
+          assertThat(keys).hasSize(1).allMatch(k -> k.matches(Pattern.quote(prefix) + "\\{[0-9a-f]{64}\\}"));
           redis.del(keys.toArray(new String[0]));
         });
   }
@@ -165,7 +169,7 @@ class OptionalLibrariesTest {
         .run(ctx -> {
           assertThat(ctx).hasNotFailed();
           assertThat(((RedisLeaseStore) ctx.getBean(LeaseStore.class)).durability())
-              .isEqualTo(dev.idem.redis.RedisDurability.replicas(1, java.time.Duration.ofMillis(250)));
+              .isEqualTo(RedisDurability.replicas(1, Duration.ofMillis(250)));
         });
     idem(new ApplicationContextRunner())
         .withUserConfiguration(Jedis.class)

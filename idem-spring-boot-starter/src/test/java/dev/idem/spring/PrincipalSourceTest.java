@@ -6,9 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.PrincipalResolver;
+import java.lang.reflect.Proxy;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -206,7 +209,7 @@ class PrincipalSourceTest {
   }
 
   public static class ChargesImpl implements Charges {
-    final java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+    final AtomicInteger runs = new AtomicInteger();
 
     @Override
     @Idempotent
@@ -219,8 +222,8 @@ class PrincipalSourceTest {
   @Configuration(proxyBeanMethods = false)
   static class JdkProxies {
     @Bean
-    static org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator jdkProxyCreator() {
-      return new org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator();
+    static DefaultAdvisorAutoProxyCreator jdkProxyCreator() {
+      return new DefaultAdvisorAutoProxyCreator();
     }
   }
 
@@ -232,7 +235,7 @@ class PrincipalSourceTest {
         .withBean(Charges.class, ChargesImpl::new)
         .run(ctx -> {
           Charges charges = ctx.getBean(Charges.class);
-          assertThat(java.lang.reflect.Proxy.isProxyClass(charges.getClass())).isTrue();
+          assertThat(Proxy.isProxyClass(charges.getClass())).isTrue();
           as("alice");
           assertThat(charges.charge("jdk-1", 5)).isEqualTo("run 1");
           assertThat(charges.charge("jdk-1", 5)).isEqualTo("run 1");

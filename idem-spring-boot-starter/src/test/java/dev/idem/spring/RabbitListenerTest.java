@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.annotation.EnableRabbit;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
@@ -38,6 +41,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * {@code @RabbitListener(ackMode = "MANUAL")} methods through {@link IdemRabbitListener}, on a real
@@ -82,7 +86,7 @@ class RabbitListenerTest {
     }
 
     @Bean
-    IdemRabbitListener ordersListener(IdemRabbitListeners listeners, org.springframework.core.env.Environment env) {
+    IdemRabbitListener ordersListener(IdemRabbitListeners listeners, Environment env) {
       return listeners.transactional("orders", env.getProperty("test.queue"), (connection, message) -> {
         RUNS.computeIfAbsent(message.messageId(), k -> new AtomicInteger()).incrementAndGet();
         String body = new String(message.body(), StandardCharsets.UTF_8);
@@ -117,7 +121,7 @@ class RabbitListenerTest {
 
   @BeforeEach
   void broker() throws Exception {
-    com.rabbitmq.client.ConnectionFactory f = new com.rabbitmq.client.ConnectionFactory();
+    ConnectionFactory f = new ConnectionFactory();
     f.setHost(HOST);
     f.setPort(PORT);
     f.setUsername("guest");
@@ -125,7 +129,7 @@ class RabbitListenerTest {
     f.setConnectionTimeout(5000);
     try {
       admin = f.newConnection("idem-starter-test");
-    } catch (IOException | java.util.concurrent.TimeoutException e) {
+    } catch (IOException | TimeoutException e) {
       String message = "RabbitMQ is not reachable at " + HOST + ":" + PORT + " (" + e + ")";
       if ("true".equalsIgnoreCase(System.getenv("CI"))) {
         throw new IllegalStateException(message + "; under CI=true a missing service is a failure", e);
@@ -275,7 +279,7 @@ class RabbitListenerTest {
       try (Channel consumerChannel = admin.createChannel()) {
         GetResponse delivery = consumerChannel.basicGet(queue, false);
         assertThat(delivery).isNotNull();
-        org.springframework.amqp.core.MessageProperties mp = new org.springframework.amqp.core.MessageProperties();
+        MessageProperties mp = new MessageProperties();
         mp.setDeliveryTag(delivery.getEnvelope().getDeliveryTag());
         mp.setReceivedExchange(delivery.getEnvelope().getExchange());
         mp.setReceivedRoutingKey(delivery.getEnvelope().getRoutingKey());

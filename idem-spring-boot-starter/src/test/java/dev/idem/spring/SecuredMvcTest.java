@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idem.core.IdempotencyKeyReusedException;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.Principal;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
@@ -66,7 +68,7 @@ class SecuredMvcTest {
       Path dir = Files.createTempDirectory("idem-secured");
       dir.toFile().deleteOnExit();
       return dir;
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       throw new IllegalStateException(e);
     }
   }
@@ -126,7 +128,7 @@ class SecuredMvcTest {
       }
 
       @PostMapping("/receipts")
-      ResponseEntity<Map<String, Object>> receipt(@RequestBody Map<String, Object> body, java.security.Principal user) {
+      ResponseEntity<Map<String, Object>> receipt(@RequestBody Map<String, Object> body, Principal user) {
         return ResponseEntity.status(HttpStatus.CREATED)
             .body(Map.of("receipt", receipts.incrementAndGet(), "user", user.getName(), "amount", body.get("amount")));
       }

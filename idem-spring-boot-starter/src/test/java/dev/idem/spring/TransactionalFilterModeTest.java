@@ -2,6 +2,8 @@ package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.servlet.IdempotencyFilter;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -223,7 +225,7 @@ class TransactionalFilterModeTest {
     HttpResponse<String> failed = post(UUID.randomUUID().toString(), "g", "orphan");
     assertThat(failed.statusCode()).isEqualTo(500);
     assertThat(failed.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
-    assertThat(failed.body()).contains("\"type\":\"" + dev.idem.servlet.IdempotencyFilter.PROBLEM_REQUEST_FAILED + "\"").doesNotContain("retry later");
+    assertThat(failed.body()).contains("\"type\":\"" + IdempotencyFilter.PROBLEM_REQUEST_FAILED + "\"").doesNotContain("retry later");
     for (int i = 0; i < 20; i++) {
       assertThat(post(UUID.randomUUID().toString(), "after-" + i, "ok").statusCode()).isEqualTo(201);
     }
@@ -281,7 +283,7 @@ class TransactionalFilterModeTest {
   private static Path tempDir() {
     try {
       return Files.createTempDirectory("idem-tx-filter");
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       throw new IllegalStateException(e);
     }
   }

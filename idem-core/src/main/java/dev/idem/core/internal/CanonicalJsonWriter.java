@@ -26,6 +26,9 @@ final class CanonicalJsonWriter {
 
   private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
+  private static final byte[] NO_BYTES = new byte[0];
+  private static final int[] NO_INTS = new int[0];
+
   private static final VarHandle LONG_BE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
@@ -33,36 +36,55 @@ final class CanonicalJsonWriter {
   private int pos;
 
   /** Per open object: index of its first member record. */
-  private int[] objectBase = new int[16];
+  private int[] objectBase;
 
   private int objects;
 
   // Member records of all open objects, stack-allocated: an object owns [objectBase, mTop).
   // mKey is null for a name of printable ASCII without escapes: its canonical bytes in out,
   // which order like its UTF-16 code units, are compared instead.
-  private String[] mKey = new String[16];
-  private int[] mKeyOffset = new int[16];
-  private int[] mStart = new int[16];
-  private int[] mEnd = new int[16];
-  private int[] mNameEnd = new int[16];
+  private String[] mKey;
+  private int[] mKeyOffset;
+  private int[] mStart;
+  private int[] mEnd;
+  private int[] mNameEnd;
 
   /** For a plain name: its first 8 bytes, big-endian, zero-padded. */
-  private long[] mPrefix = new long[16];
+  private long[] mPrefix;
 
   private int mTop;
-  private byte[] scratch = new byte[0];
-  private int[] order = new int[16];
+  private byte[] scratch = NO_BYTES;
+  private int[] order = NO_INTS;
 
   /**
    * @param inputLength the length of the whole input, which bounds the output but for numbers
    */
   CanonicalJsonWriter(int inputLength) {
     this.out = new byte[inputLength + 2 * SLACK];
+    // a member takes at least 6 input bytes ("":0,); a small body gets small stacks
+    int members = Math.max(4, Math.min(16, inputLength / 16));
+    objectBase = new int[Math.max(4, Math.min(16, inputLength / 8))];
+    mKey = new String[members];
+    mKeyOffset = new int[members];
+    mStart = new int[members];
+    mEnd = new int[members];
+    mNameEnd = new int[members];
+    mPrefix = new long[members];
   }
 
   /** @return a new array holding everything written */
   byte[] toByteArray() {
     return Arrays.copyOf(out, pos);
+  }
+
+  /** @return the buffer, whose first {@link #length()} bytes are everything written */
+  byte[] buffer() {
+    return out;
+  }
+
+  /** @return how many bytes were written */
+  int length() {
+    return pos;
   }
 
   /** Restores the capacity invariant when {@code remainingInput} input bytes are left. */
@@ -82,6 +104,18 @@ final class CanonicalJsonWriter {
   void write(byte[] src, int from, int n) {
     System.arraycopy(src, from, out, pos, n);
     pos += n;
+  }
+
+  /**
+   * Copies the string content bytes from {@code p} on that stand for themselves ({@code
+   * CanonicalJsonCheck.PLAIN}), as many as there are.
+   *
+   * @return the offset of the first byte not copied, or {@code limit}
+   */
+  int copyPlain(byte[] in, int p, int limit) {
+    int end = CanonicalJsonCheck.copyPlain(in, p, limit, out, pos);
+    pos += end - p;
+    return end;
   }
 
   void repeat(int b, long n) {

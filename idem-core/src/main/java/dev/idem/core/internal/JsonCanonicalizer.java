@@ -72,6 +72,56 @@ public final class JsonCanonicalizer {
     return out.toByteArray();
   }
 
+  /**
+   * The canonical form of {@code utf8Json} without copying it: the input itself when it is already
+   * canonical (checked in one pass that neither parses into a tree nor writes anything), otherwise
+   * the buffer the general path wrote it into. The bytes are the same as those of {@link
+   * #canonicalize(byte[])}; only fewer of them are copied.
+   *
+   * @param utf8Json one JSON text in UTF-8, never {@code null}; not modified
+   * @return the canonical form, never {@code null}; its array may be {@code utf8Json} itself and is
+   *     not to be modified
+   * @throws NullPointerException if {@code utf8Json} is {@code null}
+   * @throws InvalidPayloadException if the input is not valid UTF-8 JSON as described on the
+   *     class; the message names the problem and its byte offset
+   */
+  public static Canonical canonicalForm(byte[] utf8Json) {
+    if (utf8Json == null) {
+      throw new NullPointerException("utf8Json");
+    }
+    if (CanonicalJsonCheck.isCanonical(utf8Json)) {
+      return new Canonical(utf8Json, utf8Json.length);
+    }
+    CanonicalJsonWriter out = new CanonicalJsonWriter(utf8Json.length);
+    new JsonParser(utf8Json, out).run();
+    return new Canonical(out.buffer(), out.length());
+  }
+
+  /**
+   * Whether {@code utf8Json} is valid JSON that {@link #canonicalize(byte[])} returns unchanged,
+   * as far as the one-pass check recognises it: {@code true} is exact, {@code false} may also be
+   * the answer for a canonical input with numbers in exponent notation, escapes in member names or
+   * nesting deeper than 64 levels.
+   *
+   * @param utf8Json any bytes, never {@code null}; not modified
+   * @return whether the bytes are recognised as canonical JSON; never throws for invalid input
+   * @throws NullPointerException if {@code utf8Json} is {@code null}
+   */
+  public static boolean isCanonical(byte[] utf8Json) {
+    if (utf8Json == null) {
+      throw new NullPointerException("utf8Json");
+    }
+    return CanonicalJsonCheck.isCanonical(utf8Json);
+  }
+
+  /**
+   * A canonical form: the first {@code length} bytes of {@code array}.
+   *
+   * @param array the bytes, never {@code null}; may be longer than {@code length}
+   * @param length how many bytes of {@code array} the canonical form has
+   */
+  public record Canonical(byte[] array, int length) {}
+
   /** The exception for a problem detected at byte {@code offset} of the input. */
   static InvalidPayloadException invalid(int offset, String problem) {
     return new InvalidPayloadException("invalid JSON at byte " + offset + ": " + problem);

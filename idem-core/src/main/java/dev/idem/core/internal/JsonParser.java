@@ -2,6 +2,7 @@ package dev.idem.core.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HexFormat;
 
 /**
  * The input side of {@link JsonCanonicalizer}: a strict, iterative RFC 8259 parser over UTF-8 bytes
@@ -13,15 +14,6 @@ import java.util.Arrays;
  * <p>Not part of the public API. One instance parses one input on one thread; not thread-safe.
  */
 final class JsonParser {
-
-  /** Bytes copied unchanged inside strings: ASCII from U+0020 except '"' and '\\'. */
-  private static final boolean[] PLAIN = new boolean[256];
-
-  static {
-    for (int b = 0x20; b < 0x80; b++) {
-      PLAIN[b] = b != '"' && b != '\\';
-    }
-  }
 
   private final byte[] in;
   private final int len;
@@ -227,13 +219,7 @@ final class JsonParser {
     out.write('"');
     boolean plain = true; // ASCII only, no escapes
     while (true) {
-      int run = p;
-      while (p < len && PLAIN[in[p] & 0xFF]) {
-        p++;
-      }
-      if (p > run) {
-        out.write(in, run, p - run);
-      }
+      p = out.copyPlain(in, p, len);
       if (p >= len) {
         throw error(p, "unterminated string starting at byte " + start);
       }
@@ -248,7 +234,7 @@ final class JsonParser {
         continue;
       }
       if (b >= 0) {
-        throw error(p, String.format("unescaped control character 0x%02x in string", b));
+        throw error(p, "unescaped control character 0x" + HexFormat.of().toHexDigits((byte) b) + " in string");
       }
       plain = false;
       int n = utf8Length(p);
@@ -340,46 +326,11 @@ final class JsonParser {
     return v;
   }
 
-  /**
-   * Validates the multi-byte UTF-8 sequence at {@code p} (Unicode 15 table 3-7: no overlongs, no
-   * surrogates, nothing above U+10FFFF) and returns its length.
-   */
+  /** Validates the multi-byte UTF-8 sequence at {@code p} ({@link Utf8}) and returns its length. */
   private int utf8Length(int p) {
-    int b0 = in[p] & 0xFF;
-    int n;
-    int lo = 0x80;
-    int hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      n = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      n = 3;
-      if (b0 == 0xE0) {
-        lo = 0xA0;
-      } else if (b0 == 0xED) {
-        hi = 0x9F;
-      }
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      n = 4;
-      if (b0 == 0xF0) {
-        lo = 0x90;
-      } else if (b0 == 0xF4) {
-        hi = 0x8F;
-      }
-    } else {
-      throw error(p, String.format("invalid UTF-8 lead byte 0x%02x", b0));
-    }
-    if (p + n > len) {
-      throw error(p, "truncated UTF-8 sequence");
-    }
-    int b1 = in[p + 1] & 0xFF;
-    if (b1 < lo || b1 > hi) {
-      throw error(p, "invalid UTF-8 sequence");
-    }
-    for (int i = 2; i < n; i++) {
-      int c = in[p + i] & 0xFF;
-      if (c < 0x80 || c > 0xBF) {
-        throw error(p, "invalid UTF-8 sequence");
-      }
+    int n = Utf8.sequenceLength(in, p, len);
+    if (n < 0) {
+      throw error(p, Utf8.describe(n, in[p]));
     }
     return n;
   }
@@ -441,6 +392,6 @@ final class JsonParser {
     if (b > 0x20 && b < 0x7F) {
       return "'" + (char) b + "'";
     }
-    return String.format("byte 0x%02x", b);
+    return "byte 0x" + HexFormat.of().toHexDigits((byte) b);
   }
 }

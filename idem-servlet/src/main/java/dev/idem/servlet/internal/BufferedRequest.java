@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The request as the handler sees it behind the filter, with its body readable as it would be
@@ -65,7 +66,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
    */
   public BufferedRequest(HttpServletRequest request, byte[] body) {
     super(request);
-    this.body = java.util.Objects.requireNonNull(body, "body");
+    this.body = Objects.requireNonNull(body, "body");
   }
 
   private BufferedRequest(HttpServletRequest request) {

@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
@@ -725,7 +726,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-      java.util.Objects.checkFromIndexSize(off, len, b.length);
+      Objects.checkFromIndexSize(off, len, b.length);
       if (sealed || discarding || len == 0) {
         return;
       }

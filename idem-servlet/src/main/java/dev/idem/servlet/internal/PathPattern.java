@@ -1,5 +1,7 @@
 package dev.idem.servlet.internal;
 
+import java.util.Arrays;
+
 /**
  * A route's path pattern: an exact path ({@code /notes}), with {@code *} for exactly one non-empty
  * segment ({@code /notes/*}) and a final {@code **} for any number of segments, none included
@@ -58,7 +60,7 @@ public final class PathPattern {
         throw new IllegalArgumentException("'*' must be a whole segment of a path pattern: " + pattern);
       }
     }
-    String[] fixed = prefix ? java.util.Arrays.copyOf(parts, parts.length - 1) : parts;
+    String[] fixed = prefix ? Arrays.copyOf(parts, parts.length - 1) : parts;
     return new PathPattern(pattern, fixed, prefix);
   }
 

@@ -1,9 +1,12 @@
 package dev.idem.spring.fresh;
 
 import dev.idem.spring.Idempotent;
+import dev.idem.spring.JsonCodecProbe;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.apache.catalina.webresources.TomcatURLStreamHandlerFactory;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -75,12 +78,12 @@ public class FreshApp {
    */
   public static Map<String, Object> start(String... args) {
     // Only one URL stream handler factory per JVM: the test JVM's own Tomcat (other tests) keeps it.
-    org.apache.catalina.webresources.TomcatURLStreamHandlerFactory.disable();
+    TomcatURLStreamHandlerFactory.disable();
     ConfigurableApplicationContext context = new SpringApplication(FreshApp.class).run(args);
     int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
     return Map.of("port", port, "context", (Closeable) context::close,
-        "orders", (java.util.function.Supplier<Integer>) () -> jdbc.queryForObject("SELECT COUNT(*) FROM orders", Integer.class),
-        "json", dev.idem.spring.JsonCodecProbe.name(context));
+        "orders", (Supplier<Integer>) () -> jdbc.queryForObject("SELECT COUNT(*) FROM orders", Integer.class),
+        "json", JsonCodecProbe.name(context));
   }
 }

@@ -6,17 +6,21 @@ import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.apache.catalina.webresources.TomcatURLStreamHandlerFactory;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
+import org.sqlite.SQLiteDataSource;
+import redis.clients.jedis.RedisClient;
 
 /**
  * An application as a new user writes it with spring-boot-starter-web, idem-spring-boot-starter and
@@ -65,16 +69,16 @@ public class MinimalApp {
 
   @Bean
   @ConditionalOnProperty(name = "app.store", havingValue = "sqlite")
-  DataSource dataSource(org.springframework.core.env.Environment env) {
-    org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
+  DataSource dataSource(Environment env) {
+    SQLiteDataSource ds = new SQLiteDataSource();
     ds.setUrl(env.getRequiredProperty("app.sqlite-url"));
     return ds;
   }
 
   @Bean(destroyMethod = "close")
   @ConditionalOnProperty(name = "app.store", havingValue = "redis")
-  redis.clients.jedis.RedisClient redis() {
-    return redis.clients.jedis.RedisClient.builder().hostAndPort("127.0.0.1", 6379).build();
+  RedisClient redis() {
+    return RedisClient.builder().hostAndPort("127.0.0.1", 6379).build();
   }
 
   /**
@@ -85,7 +89,7 @@ public class MinimalApp {
    */
   public static Map<String, Object> start(String... args) {
     // Only one URL stream handler factory per JVM: the test JVM's own Tomcat (other tests) keeps it.
-    org.apache.catalina.webresources.TomcatURLStreamHandlerFactory.disable();
+    TomcatURLStreamHandlerFactory.disable();
     ConfigurableApplicationContext context = new SpringApplication(MinimalApp.class).run(args);
     int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     return Map.of("port", port, "context", (Closeable) context::close, "store", context.getBean(LeaseStore.class).getClass().getName());

@@ -1,12 +1,13 @@
 package dev.idem.examples.notes;
 
 import dev.idem.core.LeaseContext;
+import dev.idem.jdbc.SqlFailure;
 import dev.idem.servlet.IdempotencyFilter;
 import jakarta.servlet.http.HttpServletRequest;
-import dev.idem.jdbc.SqlFailure;
 import java.net.URI;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,7 +62,7 @@ public class NotesController {
     // Read as plain Java values (an object is a Map, a string a String) rather than a JsonNode, so
     // that the service is bound to neither Jackson major: Spring Boot 4 reads with Jackson 3, 3.5
     // with Jackson 2.
-    Object title = body instanceof java.util.Map<?, ?> object ? object.get("title") : null;
+    Object title = body instanceof Map<?, ?> object ? object.get("title") : null;
     if (!(title instanceof String)) {
       return problem(HttpStatus.BAD_REQUEST, "Invalid note", "the body must be a JSON object with a string member \"title\"");
     }

@@ -3,7 +3,9 @@ package dev.idem.examples.notes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.lab.HttpLab;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -42,8 +44,8 @@ class HttpLabTest {
     }
   }
 
-  private static ConfigurableApplicationContext start(String name, boolean idem) throws java.io.IOException {
-    java.nio.file.Files.createDirectories(dir.resolve(name));
+  private static ConfigurableApplicationContext start(String name, boolean idem) throws IOException {
+    Files.createDirectories(dir.resolve(name));
     return SpringApplication.run(NotesApplication.class,
         "--server.port=0", "--server.address=127.0.0.1",
         "--spring.datasource.url=" + Api.sqliteUrl(dir.resolve(name)),

@@ -33,12 +33,13 @@ import org.sqlite.SQLiteDataSource;
  * }</pre>
  *
  * <p>Run it with {@code java ... dev.idem.examples.notes.servlet.NotesServer [jdbc-url [port]]};
- * the default is an SQLite file {@code notes.db} in the working directory, on port 8080.
+ * the default is an SQLite file {@code notes-servlet.db} in the working directory (not the Spring
+ * notes service's {@code notes.db}, so that the two never share notes or keys), on port 8080.
  */
 public final class NotesServer implements AutoCloseable {
 
   /** The default database: an SQLite file in the working directory, WAL, a 10 s busy timeout. */
-  public static final String DEFAULT_URL = "jdbc:sqlite:notes.db?journal_mode=WAL&busy_timeout=10000";
+  public static final String DEFAULT_URL = "jdbc:sqlite:notes-servlet.db?journal_mode=WAL&busy_timeout=10000";
 
   private final DataSource dataSource;
   private final Server server;

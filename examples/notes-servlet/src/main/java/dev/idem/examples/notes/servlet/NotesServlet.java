@@ -44,6 +44,12 @@ final class NotesServlet extends HttpServlet {
       problem(res, 405, "Method not allowed", "only /notes takes a POST");
       return;
     }
+    if (!isJson(req.getContentType())) {
+      // before reading the body: a note is only ever made from JSON, as the Spring service's
+      // consumes = application/json says
+      problem(res, 415, "Unsupported media type", "the body must be application/json");
+      return;
+    }
     JsonNode body;
     try {
       body = JSON.readTree(req.getInputStream());
@@ -130,6 +136,19 @@ final class NotesServlet extends HttpServlet {
       }
       default -> problem(res, 500, "Database failure", "the notes service failed to use its database");
     }
+  }
+
+  /**
+   * @param contentType the request's {@code Content-Type} field, or {@code null} when absent
+   * @return whether its media type is {@code application/json} (any case, any parameters)
+   */
+  private static boolean isJson(String contentType) {
+    if (contentType == null) {
+      return false;
+    }
+    int semicolon = contentType.indexOf(';');
+    String type = (semicolon < 0 ? contentType : contentType.substring(0, semicolon)).strip().toLowerCase(Locale.ROOT);
+    return type.equals("application/json");
   }
 
   /** @return whether an {@code Accept} field (absent: anything) admits {@code application/json} */
