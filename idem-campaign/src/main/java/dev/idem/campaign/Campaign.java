@@ -317,6 +317,13 @@ public final class Campaign {
     /** What one client thread sends in order: one operation, or a cross-scope pair. */
     final List<List<Operation>> tasks = new ArrayList<>();
     final AtomicInteger done = new AtomicInteger();
+    /**
+     * Workers start no new task while {@code done >= gate}: the load runs on while a fault is
+     * injected, but never past the next fault's position until that fault's turn, so that no fault
+     * finds the load already over (on an idle machine the operations after a restart finish in
+     * milliseconds, before the next fault was even armed); a cut waiting for a COMMIT raises it.
+     */
+    final AtomicInteger gate = new AtomicInteger(Integer.MAX_VALUE);
     final AtomicLong attempts = new AtomicLong();
     final Map<String, Integer> fiveXx = new ConcurrentHashMap<>();
     final Map<String, Integer> ioFailures = new ConcurrentHashMap<>();
@@ -397,9 +404,14 @@ public final class Campaign {
       ExecutorService pool = Executors.newFixedThreadPool(config.concurrency());
       AtomicInteger next = new AtomicInteger();
       List<Future<?>> workers = new ArrayList<>();
+      int slack = 2 * config.concurrency();
+      gate.set(schedule.isEmpty() ? Integer.MAX_VALUE : (int) ((long) operations.size() / (schedule.size() + 1)) + slack);
       for (int w = 0; w < config.concurrency(); w++) {
         workers.add(pool.submit(() -> {
           for (int i = next.getAndIncrement(); i < tasks.size(); i = next.getAndIncrement()) {
+            while (done.get() >= gate.get()) {
+              Thread.sleep(2);
+            }
             for (Operation op : tasks.get(i)) {
               perform(client, op);
               done.incrementAndGet();
@@ -413,12 +425,15 @@ public final class Campaign {
       try {
         for (int j = 0; j < schedule.size(); j++) {
           int at = (int) ((long) (j + 1) * operations.size() / (schedule.size() + 1));
+          gate.set(at + slack);
           while (done.get() < at && !pool.isTerminated()) {
             Thread.sleep(5);
           }
           if (pool.isTerminated()) {
             break;
           }
+          // while this fault is injected the load goes on, up to the next fault's position
+          gate.set(j + 1 < schedule.size() ? (int) ((long) (j + 2) * operations.size() / (schedule.size() + 1)) : Integer.MAX_VALUE);
           Fault f = schedule.get(j);
           if (inject(f, service, proxy)) {
             happened.merge(f, 1, Integer::sum);
@@ -427,6 +442,7 @@ public final class Campaign {
               + " (" + happened.getOrDefault(f, 0) + " so far)");
         }
       } finally {
+        gate.set(Integer.MAX_VALUE); // the rest of the load, whatever happened to the schedule
         if (!pool.awaitTermination(OPERATION_DEADLINE.toMillis() + 60_000, TimeUnit.MILLISECONDS)) {
           pool.shutdownNow();
         }
@@ -503,6 +519,9 @@ public final class Campaign {
           proxy.arm(cut);
           long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
           while (proxy.fired(cut) == before && System.nanoTime() < until) {
+            if (done.get() >= gate.get() - config.concurrency()) {
+              gate.addAndGet(config.concurrency()); // more operations, so that a COMMIT comes
+            }
             Thread.sleep(2);
           }
           proxy.disarm();
