@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A private Redis server that the campaign starts ({@code redis-server} in the foreground, a child
@@ -125,9 +124,7 @@ public final class RedisInstance implements AutoCloseable {
    * @throws InterruptedException if interrupted
    */
   public void kill() throws InterruptedException {
-    if (process != null && process.isAlive()) {
-      process.destroyForcibly();
-      process.waitFor(10, TimeUnit.SECONDS);
+    if (ChildProcesses.kill(process)) {
       kills++;
     }
   }
@@ -140,18 +137,7 @@ public final class RedisInstance implements AutoCloseable {
   /** Stops it (SIGTERM, then SIGKILL after 10 s). Idempotent. */
   @Override
   public void close() {
-    if (process == null || !process.isAlive()) {
-      return;
-    }
-    process.destroy();
-    try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      process.destroyForcibly();
-    }
+    ChildProcesses.stop(process);
   }
 
   @Override

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The notes service ({@code examples/notes-service}) as a child process of this JVM on a fixed
@@ -96,9 +95,7 @@ public final class ServiceProcess implements AutoCloseable {
    * @throws InterruptedException if interrupted
    */
   public void kill() throws InterruptedException {
-    if (process != null && process.isAlive()) {
-      process.destroyForcibly();
-      process.waitFor(10, TimeUnit.SECONDS);
+    if (ChildProcesses.kill(process)) {
       kills++;
     }
   }
@@ -111,17 +108,6 @@ public final class ServiceProcess implements AutoCloseable {
   /** Stops it (SIGTERM, then SIGKILL after 10 s). Idempotent. */
   @Override
   public void close() {
-    if (process == null) {
-      return;
-    }
-    process.destroy();
-    try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      process.destroyForcibly();
-    }
+    ChildProcesses.stop(process);
   }
 }
