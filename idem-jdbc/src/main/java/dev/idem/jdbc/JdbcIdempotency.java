@@ -78,9 +78,17 @@ import javax.sql.DataSource;
  * idem_before_effect}) is rolled back to. An effect that wants to keep its other writes past an
  * error on PostgreSQL sets a savepoint of its own around the statement that may fail.
  *
- * <p><b>Retention.</b> Every record expires {@link Builder#retention(Duration) retention} after it
- * was claimed, by the database's clock. An expired record counts as absent: its key starts a new
- * operation.
+ * <p><b>Retention.</b> Every record lives at least {@link Builder#retention(Duration) retention}
+ * after its completion, by the database's clock, and at most {@link #EXPIRY_MARGIN} longer: the
+ * claim writes an expiry that far past the retention, so that a completion within that time leaves
+ * it as it is and rewrites no indexed column (PostgreSQL can then make it a HOT update). An expired
+ * record counts as absent: its key starts a new operation.
+ *
+ * <p><b>Round trips.</b> On PostgreSQL the lookup that answers replays and the claim travel in one
+ * round trip, with the savepoint when there is one, so a create costs the claim, the effect's own
+ * statements, the completion and the commit, and a replay the lookup and the end of its
+ * transaction. Elsewhere the lookup is a statement of its own. {@code docs/benchmarks.md} counts
+ * them per dialect.
  *
  * <p>Instances are immutable after {@link Builder#build()} and thread-safe; share one per table. A
  * {@link Connection} must be used by one thread at a time, as JDBC requires.
@@ -92,6 +100,13 @@ public final class JdbcIdempotency {
 
   /** The longest retention accepted: 3650 days. */
   public static final Duration MAX_RETENTION = Duration.ofDays(3650);
+
+  /**
+   * How far past the retention a claim sets its record's expiry: 1 minute. A completion within that
+   * time of its claim keeps the expiry; a later one moves it to {@code retention} from the
+   * completion.
+   */
+  public static final Duration EXPIRY_MARGIN = Duration.ofMinutes(1);
 
   /** The least wait for SQLite's write lock Idem sets on a connection: 10 seconds. */
   public static final Duration DEFAULT_SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
@@ -249,7 +264,11 @@ public final class JdbcIdempotency {
     // row: in a caller's transaction that lock would be held to its end, so replays of the same
     // keys in other orders would deadlock. Skipped for SQLite inside a caller's transaction, where
     // a read before the claim's write could hit a stale snapshot; SQLite has a single writer anyway.
-    if (ownTransaction || dialect != Dialect.SQLITE) {
+    // On PostgreSQL, where the claim comes first, the read travels with the claim instead
+    // (KeyTableSql.lookupAndClaim): one round trip fewer for a create, one more (the end of the
+    // transaction) for a replay in a transaction of Idem's own.
+    boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST);
+    if (!lookupWithClaim && (ownTransaction || dialect != Dialect.SQLITE)) {
       Outcome stored = answerIfLive(connection, sql, request);
       if (stored != null) {
         return stored;
@@ -517,8 +536,17 @@ public final class JdbcIdempotency {
       boolean claimed;
       KeyRow existing;
       try {
-        claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
-        existing = claimed ? null : sql.lookupLatest(connection, request);
+        if (round == 0 && sql.sql.lookupAndClaim != null) {
+          ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect);
+          claimed = attempt.claimed();
+          KeyRow seen = attempt.seen();
+          // A live row the read saw answers; none (a duplicate committed between the read and the
+          // claim, or the row it saw expired) means reading again, as after a plain claim.
+          existing = claimed ? null : seen != null && !seen.orphaned() ? seen : sql.lookupLatest(connection, request);
+        } else {
+          claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
+          existing = claimed ? null : sql.lookupLatest(connection, request);
+        }
       } catch (SQLException e) {
         if (ownTransaction && Transactions.isTransientConflict(e)) {
           throw new ClaimConflict(e);
@@ -914,6 +942,14 @@ public final class JdbcIdempotency {
         "idempotency store (" + table + "): " + what + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
   }
 
+  /**
+   * What {@link Statements#lookupAndClaim} found.
+   *
+   * @param claimed whether the row is now this request's
+   * @param seen the live row the lookup saw, or {@code null}
+   */
+  private record ClaimAttempt(boolean claimed, KeyRow seen) {}
+
   /** Transactional mode's statements ({@link KeyTableSql}) with their parameters bound. */
   private static final class Statements {
     final KeyTableSql sql;
@@ -930,9 +966,37 @@ public final class JdbcIdempotency {
      */
     boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
       String fingerprint = r.fingerprint().hex();
-      long keep = retention.toMillis();
+      long keep = claimExpiry(retention);
       return insertOrTakeOver(c, r, savepoint ? sql.claimThenSavepoint : sql.claim, new Object[] {fingerprint, keep},
           sql.takeover, new Object[] {fingerprint, keep});
+    }
+
+    /** @return how long after the claim its record expires: the retention and {@link #EXPIRY_MARGIN} */
+    private static long claimExpiry(Duration retention) {
+      return retention.toMillis() + EXPIRY_MARGIN.toMillis();
+    }
+
+    /**
+     * PostgreSQL: {@link KeyTableSql#lookupAndClaim}, one round trip.
+     *
+     * @return whether the row is now this request's, and the live row the read saw
+     */
+    ClaimAttempt lookupAndClaim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
+      Object[] key = key(r);
+      Object[] params = concat(concat(key, key), new Object[] {r.fingerprint().hex(), claimExpiry(retention), key[0], key[1], key[2]});
+      try (PreparedStatement ps = KeyTableSql.prepare(c, savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, params)) {
+        if (!ps.execute()) {
+          throw new SQLException("the lookup before the claim returned no result set");
+        }
+        KeyRow seen;
+        try (ResultSet rs = ps.getResultSet()) {
+          seen = rs.next() ? live(KeyRow.read(rs)) : null;
+        }
+        if (ps.getMoreResults() || ps.getUpdateCount() < 0) {
+          throw new SQLException("the claim after the lookup returned no row count");
+        }
+        return new ClaimAttempt(ps.getUpdateCount() == 1, seen);
+      }
     }
 
     /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */
@@ -1010,8 +1074,9 @@ public final class JdbcIdempotency {
     }
 
     void complete(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
+      long keep = retention.toMillis();
       int changed = KeyTableSql.update(c, sql.complete, protection.clearStatus(response),
-          protection.seal(r.scope(), r.key(), r.fingerprint(), response), retention.toMillis(),
+          protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
           r.scope().principal(), r.scope().operation(), r.key().value());
       if (changed != 1) {
         throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion");

@@ -143,6 +143,11 @@ class StatementCountTest {
     assertThat(ds.calls).hasSize(1);
   }
 
+  /**
+   * A replay in a transaction Idem owns is one primary-key read without a lock, in auto-commit mode;
+   * on PostgreSQL with {@code CLAIM_FIRST} the read travels with the claim (which then inserts
+   * nothing and locks nothing), and the transaction's end is the second round trip.
+   */
   @ParameterizedTest
   @EnumSource(TestDb.Kind.class)
   void transactionalReplayIsOneRead(TestDb.Kind kind) throws Exception {
@@ -156,15 +161,18 @@ class StatementCountTest {
       Outcome replayed = idem.execute(r, StatementCountTest::insertNote);
       report("transactional replay " + strategy, kind, ds);
       assertThat(replayed.replayed()).isTrue();
-      assertThat(ds.calls).hasSize(1);
-      assertThat(ds.calls.get(0)).startsWith("SELECT ");
+      assertThat(ds.calls.get(ds.calls.get(0).startsWith("setAutoCommit") ? 1 : 0)).startsWith("SELECT ")
+          .doesNotContain("FOR UPDATE").doesNotContain("LOCK IN");
+      boolean withClaim = kind == TestDb.Kind.POSTGRESQL && strategy == JdbcIdempotency.Strategy.CLAIM_FIRST;
+      assertThat(ds.statements()).isEqualTo(withClaim ? 2 : 1);
     }
   }
 
   /**
    * A create in a transaction Idem owns: the lookup, the transaction's begin (a statement on SQLite
    * and MySQL, piggybacked by pgjdbc), the claim, the effect, the completion, the commit; with
-   * {@code KEY_LAST} the claim and the completion are one statement.
+   * {@code KEY_LAST} the claim and the completion are one statement. On PostgreSQL with {@code
+   * CLAIM_FIRST} the lookup travels with the claim: 4 round trips, as with {@code KEY_LAST}.
    */
   @ParameterizedTest
   @EnumSource(TestDb.Kind.class)
@@ -180,9 +188,47 @@ class StatementCountTest {
       assertThat(created.replayed()).isFalse();
       int keyStatements = strategy == JdbcIdempotency.Strategy.KEY_LAST ? 1 : 2;
       int begin = kind == TestDb.Kind.POSTGRESQL ? 0 : 1;
+      int lookup = kind == TestDb.Kind.POSTGRESQL && strategy == JdbcIdempotency.Strategy.CLAIM_FIRST ? 0 : 1;
       // lookup + begin + key statements + the effect's INSERT + commit
-      assertThat(ds.statements()).isEqualTo(1 + begin + keyStatements + 1 + 1);
+      assertThat(ds.statements()).isEqualTo(lookup + begin + keyStatements + 1 + 1);
       assertThat(ds.autoCommitChanges()).isEqualTo(kind == TestDb.Kind.POSTGRESQL ? 2 : 0);
     }
+  }
+
+  /**
+   * A create through {@link TransactionalIdempotency} on a {@link DataSourceTransactionRunner}, the
+   * path of the servlet filter and the Spring starter in transactional mode: the runner's
+   * transaction, in which Idem claims first. PostgreSQL: the lookup, the claim and the savepoint in
+   * one round trip, the effect, the completion, the commit: 4 round trips, where it took 5 (a
+   * lookup of its own) before. SQLite: the lookup on a connection in auto-commit mode before the
+   * write lock is taken, then the transaction. MariaDB: the lookup, the claim, the effect, the
+   * completion, the commit.
+   */
+  @ParameterizedTest
+  @EnumSource(TestDb.Kind.class)
+  void createInTheRunnersTransactionTakesFourRoundTripsOnPostgres(TestDb.Kind kind) throws Exception {
+    CountingDataSource ds = dataSource(kind);
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").build();
+    TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, ds, dev.idem.core.IdemListener.NONE);
+    dev.idem.core.Effect effect = context -> insertNote(context.connection().orElseThrow());
+    engine.attempt(request(), effect); // creates and checks the table
+
+    ds.reset();
+    IdempotentRequest r = request();
+    assertThat(engine.attempt(r, effect).kind()).isEqualTo(dev.idem.core.AttemptResult.Kind.EXECUTED);
+    report("runner create", kind, ds);
+    int expected = switch (kind) {
+      case POSTGRESQL -> 4; // lookup + claim + savepoint, the effect's INSERT, completion, commit
+      case SQLITE -> 5; // lookup, claim, the effect's INSERT, completion, commit (sqlite-jdbc begins within setAutoCommit)
+      case MARIADB -> 5; // lookup, claim, the effect's INSERT, completion, commit
+    };
+    assertThat(ds.statements()).isEqualTo(expected);
+
+    ds.reset();
+    assertThat(engine.attempt(r, effect).kind()).isEqualTo(dev.idem.core.AttemptResult.Kind.REPLAYED);
+    report("runner replay", kind, ds);
+    // PostgreSQL and MariaDB: the read (with the claim that inserts nothing, on PostgreSQL) and the
+    // end of the runner's transaction; SQLite: the read before any transaction.
+    assertThat(ds.statements()).isEqualTo(kind == TestDb.Kind.SQLITE ? 1 : 2);
   }
 }

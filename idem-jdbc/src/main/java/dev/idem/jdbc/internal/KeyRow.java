@@ -34,7 +34,7 @@ public final class KeyRow {
   }
 
   /** Reads the columns {@link KeyTableSql#ROW_COLUMNS} and the time, in that order. */
-  static KeyRow read(ResultSet rs) throws SQLException {
+  public static KeyRow read(ResultSet rs) throws SQLException {
     String fingerprint = rs.getString(1);
     String owner = rs.getString(2);
     long leaseUntil = rs.getLong(3);

@@ -67,6 +67,20 @@ public abstract class KeyTableSql {
   public final String claimThenSavepoint;
 
   /**
+   * PostgreSQL only ({@code null} elsewhere): {@link #read} and a claim in one round trip (pgjdbc
+   * sends the statements of one prepared statement together), so that a create does not pay a
+   * lookup of its own before its claim. The claim inserts only when the key has no live row that
+   * may not be replaced, so a replay reads the row and locks nothing; when there is no such row it
+   * is {@link #claim}, replacing an expired or orphaned row. Parameters: pk (the read), pk,
+   * fingerprint, retention (ms), pk (the claim). Results: the read's row (if any), then the claim's
+   * row count (one: the row is this request's).
+   */
+  public final String lookupAndClaim;
+
+  /** {@link #lookupAndClaim} followed by {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT}, still one round trip. */
+  public final String lookupAndClaimThenSavepoint;
+
+  /**
    * {@code KEY_LAST}: the key's row, completed, with its response; replacing an expired or orphaned
    * row like {@link #claim}. Parameters: pk, fingerprint, status (NULL when protected), response,
    * retention (ms).
@@ -90,8 +104,10 @@ public abstract class KeyTableSql {
   public final String recordTakeover;
 
   /**
-   * Stores the response in this transaction's claim; the record expires {@code retention} after
-   * completion. Parameters: status, response, retention (ms), pk.
+   * Stores the response in this transaction's claim. The expiry is moved only when {@code
+   * retention} from now is later than the one the claim wrote (which the caller sets a margin past
+   * {@code retention}): a completion soon after its claim rewrites no indexed column, so PostgreSQL
+   * can make it a HOT update. Parameters: status, response, retention (ms) twice, pk.
    */
   public final String complete;
 
@@ -182,14 +198,26 @@ public abstract class KeyTableSql {
               + " expires_at = " + now + " + ?" + PK + " AND (" + replaceable + ")";
     }
     this.claimThenSavepoint = savepointAfterClaim() ? claim + "; SAVEPOINT " + EFFECT_SAVEPOINT : claim;
+    if (savepointAfterClaim()) {
+      // The claim of lookupAndClaim: as claim, but only when no live, irreplaceable row exists.
+      String conditionalClaim = "INSERT INTO " + t + " AS k"
+          + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+          + " SELECT ?, ?, ?, ?, 'IN_PROGRESS', " + now + ", " + now + " + ?"
+          + " WHERE NOT EXISTS (SELECT 1 FROM " + t + PK + " AND expires_at > " + now
+          + " AND NOT (state = 'IN_PROGRESS' AND lease_until IS NULL))" + replaceOnConflict;
+      this.lookupAndClaim = read + "; " + conditionalClaim;
+      this.lookupAndClaimThenSavepoint = lookupAndClaim + "; SAVEPOINT " + EFFECT_SAVEPOINT;
+    } else {
+      this.lookupAndClaim = null;
+      this.lookupAndClaimThenSavepoint = null;
+    }
+    String laterExpiry = "expires_at = CASE WHEN expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END";
     // Retention counts from completion, so an effect slower than the retention still leaves a
     // live record for the duplicates that waited on it.
-    this.complete =
-        "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, expires_at = " + now + " + ?" + PK;
+    this.complete = "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, " + laterExpiry + PK;
     this.delete = "DELETE FROM " + t + PK;
 
     String live = " AND expires_at > " + now;
-    String laterExpiry = "expires_at = CASE WHEN expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END";
     String leaseValues =
         " (principal, operation, idem_key, fingerprint, state, owner_token, lease_until, created_at, expires_at)"
             + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', ?, " + now + " + ?, " + now + ", " + now + " + ?)";
