@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,25 +44,46 @@ import picocli.CommandLine.ParameterException;
  *       completed.
  * </ul>
  *
+ * <p>An interleaved A/B comparison: the three services of a database stay up side by side while, at
+ * each client count, {@code --rounds} rounds run every workload once, each round in an order rotated
+ * by one (see {@link Rounds#order}), so no service always goes first. A cell is reported as the
+ * median over its rounds with the spread (minimum to maximum); its ratio to "create, without Idem"
+ * is the median of the per-round ratios ({@link Rounds#summarize}). The CSV keeps one row per
+ * round.
+ *
  * <pre>{@code
  * ./mvnw -B -q -DskipTests package && java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs
  * }</pre>
  *
  * writes {@code docs/benchmarks-http.md} and {@code docs/benchmarks/http.csv}; {@code --help} lists
- * the options.
+ * the options. The service jar is {@code --jar} (default {@code
+ * examples/notes-service/target/notes-service.jar}, relative to the working directory).
  */
 public final class HttpLoad {
 
-  private static final int[] CLIENTS = {1, 4, 16};
+  /** The documented command, also at the top of the report. */
+  static final String COMMAND =
+      "./mvnw -B -q -DskipTests package && java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs";
 
-  private record Run(String database, String workload, int clients, double opsPerSecond, LatencyStats latency, long errors) {}
+  /** Seconds of the warm-up of every path of every service before the first round (not measured). */
+  private static final int SERVICE_WARMUP_SECONDS = 3;
+
+  /** One run: one workload at one client count in one round (from 1), at a position (from 1) in the round's order. */
+  private record Run(String database, String workload, int clients, int round, int position, double opsPerSecond,
+      LatencyStats latency, long errors) {
+
+    Rounds.Sample sample() {
+      return new Rounds.Sample(round, opsPerSecond, latency.percentileMillis(50), latency.percentileMillis(99),
+          latency.percentileMillis(99.9), errors);
+    }
+  }
 
   private HttpLoad() {}
 
   /** The command line; picocli fills it. */
   @Command(name = "HttpLoad", sortOptions = false, usageHelpWidth = 110,
       customSynopsis = "java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad [options]",
-      description = "The notes service over HTTP with and without Idem; writes <out>/benchmarks-http.md.")
+      description = "The notes service over HTTP with and without Idem, in interleaved rounds; writes <out>/benchmarks-http.md.")
   static final class Args {
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs", description = "Output folder (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -70,8 +92,21 @@ public final class HttpLoad {
         description = "The notes service jar (default: ${DEFAULT-VALUE}).")
     Path jar;
 
+    @Option(names = "--rounds", paramLabel = "N", defaultValue = "3",
+        description = "Rounds per database and client count; each runs every workload once, the order rotated"
+            + " from round to round (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
     @Option(names = "--seconds", paramLabel = "N", defaultValue = "5", description = "Measured seconds per run (default: ${DEFAULT-VALUE}).")
     int seconds;
+
+    @Option(names = "--warmup", paramLabel = "N", defaultValue = "1",
+        description = "Seconds of each run before its measured window, not measured (default: ${DEFAULT-VALUE}).")
+    int warmup;
+
+    @Option(names = "--clients", split = ",", paramLabel = "LIST", defaultValue = "1,4,16",
+        description = "Client counts, comma-separated (default: ${DEFAULT-VALUE}).")
+    List<Integer> clients;
 
     @Option(names = "--db", split = ",", paramLabel = "LIST", defaultValue = "sqlite,postgres",
         description = "Databases, comma-separated (default: ${DEFAULT-VALUE}).")
@@ -86,8 +121,8 @@ public final class HttpLoad {
   }
 
   /**
-   * @param args see {@code --help}: {@code --out DIR}, {@code --jar PATH}, {@code --seconds N}, {@code --db LIST},
-   *     {@code --postgres-url URL}
+   * @param args see {@code --help}: {@code --out DIR}, {@code --jar PATH}, {@code --rounds N}, {@code --seconds N},
+   *     {@code --warmup N}, {@code --clients LIST}, {@code --db LIST}, {@code --postgres-url URL}
    * @throws Exception when the services cannot be started or the report cannot be written
    */
   public static void main(String[] args) throws Exception {
@@ -95,6 +130,9 @@ public final class HttpLoad {
     CommandLine cl = new CommandLine(a);
     try {
       cl.parseArgs(args);
+      if (a.rounds < 1 || a.seconds < 1 || a.warmup < 0 || a.clients.isEmpty() || a.clients.stream().anyMatch(c -> c < 1)) {
+        throw new ParameterException(cl, "--rounds, --seconds and every --clients count must be 1 or more, --warmup 0 or more");
+      }
     } catch (ParameterException e) {
       System.err.println("HttpLoad: " + e.getMessage());
       cl.usage(System.err);
@@ -106,13 +144,17 @@ public final class HttpLoad {
     }
     Path out = a.out;
     Path jar = a.jar;
-    int seconds = a.seconds;
     List<String> databases = a.databases;
     String postgresUrl = a.postgresUrl;
     if (!Files.isRegularFile(jar)) {
       System.err.println("HttpLoad: the notes service jar is missing: " + jar + " (build with ./mvnw -B -q -DskipTests package)");
       System.exit(2);
     }
+    long estimate = databases.size() * ((long) LOADS * SERVICE_WARMUP_SECONDS + (long) a.clients.size() * a.rounds * LOADS
+        * (a.warmup + a.seconds));
+    System.out.printf(Locale.ROOT, "%d round(s) x %d workloads x %d client count(s) x %d database(s), %d+%d s per run:"
+        + " about %d min of load, plus the services' start-up%n", a.rounds, LOADS, a.clients.size(), databases.size(),
+        a.warmup, a.seconds, (estimate + 59) / 60);
     Instant started = Instant.now();
     Path dir = Files.createTempDirectory("idem-http-bench-");
     List<Run> runs = new ArrayList<>();
@@ -121,7 +163,7 @@ public final class HttpLoad {
       switch (database) {
         case "sqlite" -> {
           versions.put(database, "SQLite (a file per service, WAL, synchronous=NORMAL)");
-          measure(database, jar, dir, seconds, name -> "jdbc:sqlite:" + dir.resolve(name + ".db")
+          measure(database, jar, dir, a, name -> "jdbc:sqlite:" + dir.resolve(name + ".db")
               + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", runs);
         }
         case "postgres" -> {
@@ -136,7 +178,7 @@ public final class HttpLoad {
               versions.put(database, rs.getString(1).replaceAll(" on .*", "") + " (a database per service, default settings)");
             }
             try {
-              measure(database, jar, dir, seconds, name -> {
+              measure(database, jar, dir, a, name -> {
                 String db = prefix + name.replace('-', '_');
                 try {
                   st.execute("CREATE DATABASE " + db);
@@ -158,12 +200,21 @@ public final class HttpLoad {
         default -> throw new IllegalArgumentException("--db: sqlite or postgres, was " + database);
       }
     }
-    write(out, runs, versions, started, seconds);
+    write(out, runs, versions, started, Duration.between(started, Instant.now()), a, List.of(args));
     System.out.println("wrote " + out.resolve("benchmarks-http.md") + " and " + out.resolve("benchmarks/http.csv"));
   }
 
-  /** Starts the three services on {@code database}, warms them up and measures every workload. */
-  private static void measure(String database, Path jar, Path dir, int seconds,
+  /** How many workloads a round runs. */
+  private static final int LOADS = 5;
+
+  /** A workload: its name in the report and the request one client sends, given the request's number. */
+  private record Load(String workload, Request request) {}
+
+  /**
+   * Starts the three services on {@code database}, warms them up, then at each client count runs
+   * {@code a.rounds} rounds of every workload, in an order rotated from round to round.
+   */
+  private static void measure(String database, Path jar, Path dir, Args a,
       Function<String, String> urlFor, List<Run> runs) throws Exception {
     System.out.println("== " + database);
     try (NotesServiceProcess without = NotesServiceProcess.start(jar, dir, database + "-without-idem", false,
@@ -181,21 +232,38 @@ public final class HttpLoad {
           v.completed().add(key);
         }
       }
+      List<Load> loads = new ArrayList<>();
+      loads.add(new Load(WITHOUT, n -> send(http, without.base(), null, "plain-" + n)));
+      for (Variant v : variants) {
+        loads.add(new Load("create, " + v.name(), n -> send(http, v.base(), UUID.randomUUID().toString(), "new-" + n)));
+        loads.add(new Load("replay, " + v.name(), n -> v.replay(http, n)));
+      }
+      if (loads.size() != LOADS) {
+        throw new IllegalStateException("expected " + LOADS + " workloads, have " + loads.size());
+      }
       // The services start cold: warm every path up (JIT, connection pools) before measuring, so
       // the first measured run is not penalised.
       System.out.println("warming up (not measured):");
-      run(database, WITHOUT, 4, 3, http, n -> send(http, without.base(), null, "warm-" + n));
-      for (Variant v : variants) {
-        run(database, "create, " + v.name(), 4, 3, http, n -> send(http, v.base(), UUID.randomUUID().toString(), "warm-" + n));
-        run(database, "replay, " + v.name(), 4, 3, http, n -> v.replay(http, n));
+      for (Load l : loads) {
+        run(database, l.workload(), 4, 0, 0, a.warmup, SERVICE_WARMUP_SECONDS, l.request());
       }
       System.out.println("measured:");
-      for (int clients : CLIENTS) {
-        runs.add(run(database, WITHOUT, clients, seconds, http, n -> send(http, without.base(), null, "plain-" + n)));
-        for (Variant v : variants) {
-          runs.add(run(database, "create, " + v.name(), clients, seconds, http,
-              n -> send(http, v.base(), UUID.randomUUID().toString(), "new-" + n)));
-          runs.add(run(database, "replay, " + v.name(), clients, seconds, http, n -> v.replay(http, n)));
+      for (int clients : a.clients) {
+        List<Run> cell = new ArrayList<>();
+        for (int round = 1; round <= a.rounds; round++) {
+          List<Load> order = Rounds.order(loads, round - 1);
+          for (int i = 0; i < order.size(); i++) {
+            Load l = order.get(i);
+            cell.add(run(database, l.workload(), clients, round, i + 1, a.warmup, a.seconds, l.request()));
+          }
+        }
+        runs.addAll(cell);
+        System.out.printf(Locale.ROOT, "  medians over %d round(s) at %d clients:%n", a.rounds, clients);
+        for (Load l : loads) {
+          Rounds.Summary s = summary(cell, l.workload(), clients);
+          System.out.printf(Locale.ROOT, "    %-34s %9.0f ops/s (%.0f-%.0f)  x without %s (%s-%s)  errors %d%n",
+              l.workload(), s.ops().median(), s.ops().min(), s.ops().max(), Report.fmtRatio(s.ratio().median()),
+              Report.fmtRatio(s.ratio().min()), Report.fmtRatio(s.ratio().max()), s.errors());
         }
       }
     }
@@ -222,10 +290,10 @@ public final class HttpLoad {
     void send(long n) throws Exception;
   }
 
-  private static Run run(String database, String workload, int clients, int seconds, HttpClient http, Request request)
-      throws InterruptedException {
-    // 1 s warm-up, then the measured window; each client in a closed loop.
-    long warmUpEnd = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+  private static Run run(String database, String workload, int clients, int round, int position, int warmupSeconds,
+      int seconds, Request request) throws InterruptedException {
+    // the warm-up, then the measured window; each client in a closed loop.
+    long warmUpEnd = System.nanoTime() + Duration.ofSeconds(warmupSeconds).toNanos();
     long end = warmUpEnd + Duration.ofSeconds(seconds).toNanos();
     AtomicLong counter = new AtomicLong();
     AtomicLong errors = new AtomicLong();
@@ -265,9 +333,10 @@ public final class HttpLoad {
     done.await();
     LatencyStats all = new LatencyStats();
     perClient.forEach(all::add);
-    Run r = new Run(database, workload, clients, measured.get() / (double) seconds, all, errors.get());
-    System.out.printf(Locale.ROOT, "  %-34s %3d clients %9.0f ops/s  p50 %7.3f  p99 %7.3f ms  errors %d%n",
-        workload, clients, r.opsPerSecond(), all.percentileMillis(50), all.percentileMillis(99), r.errors());
+    Run r = new Run(database, workload, clients, round, position, measured.get() / (double) seconds, all, errors.get());
+    System.out.printf(Locale.ROOT, "  %-10s %-34s %3d clients %9.0f ops/s  p50 %7.3f  p99 %7.3f ms  errors %d%n",
+        round == 0 ? "warm-up" : "round " + round + "." + position, workload, clients, r.opsPerSecond(),
+        all.percentileMillis(50), all.percentileMillis(99), r.errors());
     reasons.forEach((reason, n) -> System.out.printf(Locale.ROOT, "      %d x %s%n", n, reason));
     return r;
   }
@@ -286,26 +355,67 @@ public final class HttpLoad {
     }
   }
 
-  private static void write(Path out, List<Run> runs, Map<String, String> versions, Instant started, int seconds)
-      throws IOException {
+  /** @return the medians and spreads of one workload at one client count over its rounds in {@code runs} */
+  private static Rounds.Summary summary(List<Run> runs, String workload, int clients) {
+    List<Rounds.Sample> cell = new ArrayList<>();
+    List<Rounds.Sample> base = new ArrayList<>();
+    for (Run r : runs) {
+      if (r.clients() == clients && r.workload().equals(workload)) {
+        cell.add(r.sample());
+      }
+      if (r.clients() == clients && r.workload().equals(WITHOUT)) {
+        base.add(r.sample());
+      }
+    }
+    return Rounds.summarize(cell, base);
+  }
+
+  private static String percent(double v) {
+    return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.0f%%", v * 100);
+  }
+
+  private static final List<String> ORDER =
+      List.of(WITHOUT, "create, " + TX, "replay, " + TX, "create, " + LEASE, "replay, " + LEASE);
+
+  private static void write(Path out, List<Run> runs, Map<String, String> versions, Instant started, Duration took, Args a,
+      List<String> argv) throws IOException {
     Files.createDirectories(out.resolve("benchmarks"));
     List<List<?>> rows = new ArrayList<>();
     StringBuilder md = new StringBuilder();
     md.append("# HTTP benchmark: the notes service with and without the Idem filter\n\n");
     md.append("Generated by `dev.idem.benchmarks.HttpLoad`; do not edit by hand, run the command again.\n\n");
-    md.append("```sh\n./mvnw -B -q -DskipTests package && java -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs\n```\n\n");
-    md.append("Started ").append(started).append("; on each database, three processes of ")
+    md.append("```sh\n").append(COMMAND).append("\n```\n\n");
+    long seconds = took.toSeconds();
+    md.append("This report: `HttpLoad").append(argv.isEmpty() ? "" : " " + String.join(" ", argv)).append("`, started ")
+        .append(started.truncatedTo(ChronoUnit.SECONDS)).append(", took ").append(seconds / 60).append(" min ")
+        .append(seconds % 60).append(" s.\n\n");
+    md.append("On each database, three processes of ")
         .append("`examples/notes-service/target/notes-service.jar`, each on a database of its own: one with ")
         .append("`--idem.enabled=false`, one with `--idem.mode=transactional` (the service's default: the key, the note and the ")
         .append("stored response in one transaction), one with `--idem.mode=lease` (claim, note and completion in three). ")
-        .append("Every service warmed up on every path for 3 s first, then ").append(seconds)
-        .append(" s measured per run after 1 s of warm-up; closed-loop clients on loopback (java.net.http, HTTP/1.1).\n\n");
+        .append("The three stay up side by side for the whole comparison; closed-loop clients on loopback (java.net.http, HTTP/1.1).\n\n");
+    md.append("- Interleaved rounds: every service first warmed up on every path for ").append(SERVICE_WARMUP_SECONDS)
+        .append(" s (not measured). Then, at each client count (").append(joinInts(a.clients)).append("), ").append(a.rounds)
+        .append(a.rounds == 1 ? " round" : " rounds").append(" ran the ").append(LOADS)
+        .append(" workloads once each, in the table's order rotated by one from round to round: round 1 starts with")
+        .append(" \"create, without Idem\", round 2 with the second workload, and so on, wrapping around, so no service")
+        .append(" always goes first.\n");
+    md.append("- Every run: ").append(a.warmup).append(" s of warm-up, then ").append(a.seconds)
+        .append(" s measured; ops/s counts the requests that ended inside the measured window.\n");
+    md.append("- Per cell: ops/s is the median over the rounds, with their range (min-max); p50, p99 and p99.9 are the")
+        .append(" medians of the rounds' percentiles; errors are summed over the rounds.\n");
+    md.append("- \"x create without Idem\" is the median of the per-round ratios: each round's ops/s divided by the ops/s of")
+        .append(" \"create, without Idem\" in the same round at the same client count, with the range of those ratios. It is")
+        .append(" not the ratio of the medians.\n");
+    md.append("- Every run is a row of `benchmarks/http.csv` (with its round, its position in the round and its own ratio),")
+        .append(" to recompute any of this.\n\n");
     Map<String, String> machine = Machine.describe();
     md.append("Machine: ").append(machine.getOrDefault("cores", "?")).append(" cores, ")
         .append(machine.getOrDefault("memory", "?")).append(", ").append(machine.getOrDefault("JDK", System.getProperty("java.vm.version")))
         .append(". The services, the client and the databases share the machine's cores.\n\n");
     md.append("The target \"HTTP filter overhead <= 10%\" compares a create with Idem with \"create, without Idem\" on the same ")
-        .append("database at the same client count: overhead = 1 - (with / without).\n");
+        .append("database at the same client count: overhead = 1 - x, where x is its \"x create without Idem\" (the median of")
+        .append(" the per-round ratios); the per-round range runs from 1 - the highest ratio to 1 - the lowest.\n");
     for (Map.Entry<String, String> db : versions.entrySet()) {
       String database = db.getKey();
       List<Run> mine = runs.stream().filter(r -> r.database().equals(database)).toList();
@@ -313,28 +423,42 @@ public final class HttpLoad {
         continue;
       }
       md.append("\n## ").append(db.getValue()).append("\n\n");
-      md.append("| workload | clients | ops/s | p50 ms | p99 ms | p99.9 ms | errors | x create without Idem |\n");
-      md.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
-      for (Run r : mine) {
-        double base = mine.stream().filter(b -> b.clients() == r.clients() && b.workload().equals(WITHOUT))
-            .mapToDouble(Run::opsPerSecond).findFirst().orElse(Double.NaN);
-        md.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %.3f | %.3f | %.3f | %d | %.2fx |%n",
-            r.workload(), r.clients(), r.opsPerSecond(), r.latency().percentileMillis(50), r.latency().percentileMillis(99),
-            r.latency().percentileMillis(99.9), r.errors(), r.opsPerSecond() / base));
-        rows.add(List.of(database, r.workload(), r.clients(), Math.round(r.opsPerSecond()), r.latency().percentileMillis(50),
-            r.latency().percentileMillis(99), r.latency().percentileMillis(99.9), r.errors(), r.opsPerSecond() / base));
-      }
-      md.append("\n| clients | mode | overhead on create | verdict |\n|---:|---|---:|---|\n");
-      for (int clients : CLIENTS) {
-        double without = mine.stream().filter(r -> r.clients() == clients && r.workload().equals(WITHOUT))
-            .mapToDouble(Run::opsPerSecond).findFirst().orElse(Double.NaN);
-        for (String mode : List.of(TX, LEASE)) {
-          double with = mine.stream().filter(r -> r.clients() == clients && r.workload().equals("create, " + mode))
-              .mapToDouble(Run::opsPerSecond).findFirst().orElse(Double.NaN);
-          double overhead = 1 - with / without;
-          md.append(String.format(Locale.ROOT, "| %d | %s | %.0f%% | %s |%n", clients, mode.substring("with Idem, ".length()),
-              overhead * 100, overhead <= 0.10 ? "**met**" : "missed"));
+      md.append("| workload | clients | rounds | ops/s (median) | ops/s min-max | p50 ms | p99 ms | p99.9 ms | errors |")
+          .append(" x create without Idem (median) | ratio min-max |\n");
+      md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      for (int clients : a.clients) {
+        for (String workload : ORDER) {
+          Rounds.Summary s = summary(mine, workload, clients);
+          if (s.rounds() == 0) {
+            continue;
+          }
+          md.append("| ").append(workload).append(" | ").append(clients).append(" | ").append(s.rounds()).append(" | ")
+              .append(Report.fmtOps(s.ops().median())).append(" | ").append(Report.fmtOps(s.ops().min())).append("-")
+              .append(Report.fmtOps(s.ops().max())).append(" | ").append(Report.ms(s.p50Millis())).append(" | ")
+              .append(Report.ms(s.p99Millis())).append(" | ").append(Report.ms(s.p999Millis())).append(" | ")
+              .append(s.errors()).append(" | ").append(Report.fmtRatio(s.ratio().median())).append(" | ")
+              .append(Report.fmtRatio(s.ratio().min())).append("-").append(Report.fmtRatio(s.ratio().max())).append(" |\n");
         }
+      }
+      md.append("\n| clients | mode | overhead on create (median) | per-round range | verdict |\n|---:|---|---:|---:|---|\n");
+      for (int clients : a.clients) {
+        for (String mode : List.of(TX, LEASE)) {
+          Rounds.Spread r = summary(mine, "create, " + mode, clients).ratio();
+          double overhead = 1 - r.median();
+          md.append("| ").append(clients).append(" | ").append(mode.substring("with Idem, ".length())).append(" | ")
+              .append(percent(overhead)).append(" | ").append(percent(1 - r.max())).append(" to ").append(percent(1 - r.min()))
+              .append(" | ").append(Double.isNaN(overhead) ? "not measured" : overhead <= 0.10 ? "**met**" : "missed")
+              .append(" |\n");
+        }
+      }
+      for (Run r : mine) {
+        // this round's own ratio: the with-Idem run over the run without Idem of the same round and client count
+        List<Rounds.Sample> base = mine.stream()
+            .filter(b -> b.workload().equals(WITHOUT) && b.clients() == r.clients() && b.round() == r.round())
+            .map(Run::sample).toList();
+        rows.add(List.of(database, r.workload(), r.clients(), r.round(), r.position(), r.opsPerSecond(),
+            r.latency().percentileMillis(50), r.latency().percentileMillis(99), r.latency().percentileMillis(99.9), r.errors(),
+            Rounds.perRoundRatios(List.of(r.sample()), base).get(0)));
       }
     }
     md.append("\nWithout Idem a create is one write transaction (the note). In transactional mode it is one too, with two more ")
@@ -345,6 +469,15 @@ public final class HttpLoad {
         .append("other. A replay is one primary-key read in both modes.\n");
     Files.writeString(out.resolve("benchmarks-http.md"), md.toString());
     Csv.write(out.resolve("benchmarks/http.csv"),
-        List.of("database", "workload", "clients", "ops_per_s", "p50_ms", "p99_ms", "p999_ms", "errors", "x_create_without_idem"), rows);
+        List.of("database", "workload", "clients", "round", "position", "ops_per_s", "p50_ms", "p99_ms", "p999_ms", "errors",
+            "x_create_without_idem"), rows);
+  }
+
+  private static String joinInts(List<Integer> values) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < values.size(); i++) {
+      sb.append(i == 0 ? "" : i == values.size() - 1 ? " and " : ", ").append(values.get(i));
+    }
+    return sb.toString();
   }
 }
