@@ -16,6 +16,8 @@ import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
@@ -31,7 +33,9 @@ import javax.sql.DataSource;
  * outlives a statement:
  *
  * <ul>
- *   <li>claim: one plain read of the record with the database's time. A completed record is
+ *   <li>claim: one plain read of the record with the database's time (on PostgreSQL sent in one
+ *       round trip with the insert below, which does nothing, and locks nothing, when the key has a
+ *       record; so a create's claim is one round trip there). A completed record is
  *       answered from it (a replay costs that one read and writes nothing), and so is a live claim
  *       of another owner. Otherwise one conditional statement claims: an insert that does nothing
  *       when the key exists (PostgreSQL and SQLite {@code ON CONFLICT DO NOTHING}, MySQL {@code
@@ -108,7 +112,19 @@ public final class JdbcLeaseStore implements LeaseStore {
     String k = r.key().value();
     String fingerprint = r.fingerprint().hex();
     for (int round = 0; round < MAX_ROUNDS; round++) {
-      KeyRow row = KeyTableSql.readRow(c, sql.read, p, o, k);
+      KeyRow row;
+      if (round == 0 && sql.leaseReadThenInsert != null) {
+        ReadThenInsert first = readThenInsert(c, sql, p, o, k, fingerprint, owner, leaseMillis, keepMillis);
+        if (first.inserted()) {
+          return ClaimResult.claimed(r.fingerprint(), false);
+        }
+        row = first.row();
+        if (row == null) {
+          continue; // a racer inserted it between the read and the insert
+        }
+      } else {
+        row = KeyTableSql.readRow(c, sql.read, p, o, k);
+      }
       if (row == null) {
         if (KeyTableSql.update(c, sql.leaseInsert, p, o, k, fingerprint, owner, leaseMillis, keepMillis) == 1) {
           return ClaimResult.claimed(r.fingerprint(), false);
@@ -140,6 +156,32 @@ public final class JdbcLeaseStore implements LeaseStore {
       return ClaimResult.inProgress(recorded, Duration.ofMillis(row.leaseRemainingMillis()));
     }
     throw new SQLException("the record kept changing during " + MAX_ROUNDS + " claim attempts");
+  }
+
+  /**
+   * What {@link KeyTableSql#leaseReadThenInsert} found.
+   *
+   * @param row the record the read saw, or {@code null}
+   * @param inserted whether the insert made the claim
+   */
+  private record ReadThenInsert(KeyRow row, boolean inserted) {}
+
+  private static ReadThenInsert readThenInsert(Connection c, KeyTableSql sql, String p, String o, String k, String fingerprint,
+      String owner, long leaseMillis, long keepMillis) throws SQLException {
+    try (PreparedStatement ps = KeyTableSql.prepare(c, sql.leaseReadThenInsert, p, o, k, p, o, k, fingerprint, owner,
+        leaseMillis, keepMillis)) {
+      if (!ps.execute()) {
+        throw new SQLException("the read before the claim returned no result set");
+      }
+      KeyRow row;
+      try (ResultSet rs = ps.getResultSet()) {
+        row = rs.next() ? KeyRow.read(rs) : null;
+      }
+      if (ps.getMoreResults() || ps.getUpdateCount() < 0) {
+        throw new SQLException("the claim after the read returned no row count");
+      }
+      return new ReadThenInsert(row, ps.getUpdateCount() == 1);
+    }
   }
 
   /**

@@ -126,6 +126,15 @@ public abstract class KeyTableSql {
   public final String leaseInsert;
 
   /**
+   * PostgreSQL only ({@code null} elsewhere): {@link #read} and {@link #leaseInsert} in one round
+   * trip (one prepared statement; in auto-commit mode the server runs both in one implicit
+   * transaction). The insert does nothing when the key has a row, without locking it, so a replay
+   * or a key held by another owner is still answered from the read alone. Parameters: pk, then
+   * those of {@link #leaseInsert}. Results: the read's row (if any), then the insert's row count.
+   */
+  public final String leaseReadThenInsert;
+
+  /**
    * A new claim replacing an expired row, only while it is expired. Parameters: fingerprint, owner,
    * lease (ms), lease + retention (ms), pk.
    */
@@ -224,6 +233,7 @@ public abstract class KeyTableSql {
     this.leaseInsert = replaceOnConflict != null
         ? "INSERT INTO " + t + leaseValues + " ON CONFLICT (principal, operation, idem_key) DO NOTHING"
         : insertIgnoringDuplicates() + t + leaseValues;
+    this.leaseReadThenInsert = savepointAfterClaim() ? read + "; " + leaseInsert : null;
     this.leaseOverwrite =
         "UPDATE " + t + " SET fingerprint = ?, state = 'IN_PROGRESS', owner_token = ?, lease_until = " + now + " + ?,"
             + " status = NULL, response = NULL, created_at = " + now + ", expires_at = " + now + " + ?"
