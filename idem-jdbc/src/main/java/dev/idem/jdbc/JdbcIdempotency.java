@@ -85,10 +85,14 @@ import javax.sql.DataSource;
  * record counts as absent: its key starts a new operation.
  *
  * <p><b>Round trips.</b> On PostgreSQL the lookup that answers replays and the claim travel in one
- * round trip, with the savepoint when there is one, so a create costs the claim, the effect's own
- * statements, the completion and the commit, and a replay the lookup and the end of its
- * transaction. Elsewhere the lookup is a statement of its own. {@code docs/benchmarks.md} counts
- * them per dialect.
+ * round trip (with the savepoint when there is one), and in a transaction Idem owns the last key
+ * statement (the completion, or with {@link Strategy#KEY_LAST} the completed record) carries the
+ * {@code COMMIT}, and fails before it when it wrote no row, so nothing commits without its key. A
+ * create in Idem's own transaction is then the minimum: the effect's own statements and two round
+ * trips (three with {@code KEY_LAST}, whose lookup comes before the effect); in a caller's
+ * transaction the caller commits. A replay is the lookup and, with {@code CLAIM_FIRST}, the end of
+ * its transaction. Elsewhere each statement is a round trip. {@code docs/benchmarks.md} counts them
+ * per dialect.
  *
  * <p>Instances are immutable after {@link Builder#build()} and thread-safe; share one per table. A
  * {@link Connection} must be used by one thread at a time, as JDBC requires.
@@ -299,9 +303,9 @@ public final class JdbcIdempotency {
         if (outcome.replayed() || !outcome.stored()) {
           // Nothing to keep: a replay wrote nothing, a released response takes its effect with it.
           rollback(connection, dialect);
-        } else {
+        } else if (sql.sql.completeThenCommit == null) {
           commit(connection, dialect);
-        }
+        } // else the completion's round trip committed
         committed = true;
         return outcome;
       } catch (ClaimConflict conflict) {
@@ -374,8 +378,12 @@ public final class JdbcIdempotency {
         }
         boolean recorded;
         boolean conflicted = false;
+        // On PostgreSQL the record carries the COMMIT (one round trip); a record that inserts
+        // nothing fails before the COMMIT runs, so the effect never commits without its key.
+        boolean commitWithRecord = sql.sql.recordThenCommit != null;
         try {
-          recorded = sql.record(connection, request, response, retention);
+          recorded = commitWithRecord ? sql.recordAndCommit(connection, request, response, retention)
+              : sql.record(connection, request, response, retention);
         } catch (SQLException e) {
           if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
             // The effect caught an SQL error that aborted the transaction (see AbortedByEffect):
@@ -386,13 +394,18 @@ public final class JdbcIdempotency {
             continue;
           }
           if (!Transactions.isTransientConflict(e)) {
-            throw storeFailure("storing the key and its response failed", e);
+            throw storeFailure(commitWithRecord ? "storing the key and its response or the commit failed, so the outcome is"
+                + " unknown; retry with the same key: it replays if the commit took effect" : "storing the key and its response failed", e);
           }
           // A deadlock or serialization failure: the database rolled back the effect too, so the
           // round can run again once the winner's record, if any, has been looked for.
           lastConflict = e;
           conflicted = true;
           recorded = false;
+        }
+        if (recorded && commitWithRecord) {
+          ended = true;
+          return Outcome.executed(response);
         }
         if (recorded) {
           try {
@@ -532,6 +545,8 @@ public final class JdbcIdempotency {
     // be stored (see AbortedByEffect). In Idem's own transactions no savepoint is needed: the
     // whole transaction is run again without the effect.
     boolean savepointBeforeEffect = !ownTransaction && dialect == Dialect.POSTGRESQL;
+    // In Idem's own transaction on PostgreSQL the completion carries the COMMIT (one round trip).
+    boolean commitWithCompletion = ownTransaction && sql.sql.completeThenCommit != null;
     for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       boolean claimed;
       KeyRow existing;
@@ -578,9 +593,17 @@ public final class JdbcIdempotency {
           return Outcome.executed(response, false, false);
         }
         try {
-          sql.complete(connection, request, response, retention);
+          if (commitWithCompletion) {
+            sql.completeAndCommit(connection, request, response, retention);
+          } else {
+            sql.complete(connection, request, response, retention);
+          }
         } catch (SQLException e) {
           if (dialect != Dialect.POSTGRESQL || !Transactions.isAborted(e)) {
+            if (commitWithCompletion && !KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+              throw storeFailure("storing the response or the commit failed, so the outcome is unknown; retry with the same"
+                  + " key: it replays if the commit took effect", e);
+            }
             throw storeFailure("storing the response failed", e);
           }
           AbortedByEffect aborted = new AbortedByEffect(response, e);
@@ -1067,6 +1090,59 @@ public final class JdbcIdempotency {
 
     private static KeyRow live(KeyRow row) {
       return row != null && row.live() ? row : null;
+    }
+
+    /**
+     * {@link KeyTableSql#recordThenCommit}: the record and the commit, one round trip.
+     *
+     * @return {@code true} if the record was inserted and the transaction committed; {@code false}
+     *     if the key has a live record (nothing inserted; the transaction is aborted, not committed)
+     */
+    boolean recordAndCommit(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
+      byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
+      try {
+        executeThenCommit(c, sql.recordThenCommit, r.scope().principal(), r.scope().operation(), r.key().value(),
+            r.fingerprint().hex(), protection.clearStatus(response), encoded, retention.toMillis());
+        return true;
+      } catch (SQLException e) {
+        if (KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+          return false;
+        }
+        throw e;
+      }
+    }
+
+    /** {@link KeyTableSql#completeThenCommit}: the completion and the commit, one round trip. */
+    void completeAndCommit(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
+      long keep = retention.toMillis();
+      try {
+        executeThenCommit(c, sql.completeThenCommit, protection.clearStatus(response),
+            protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
+            r.scope().principal(), r.scope().operation(), r.key().value());
+      } catch (SQLException e) {
+        if (KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+          throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion",
+              KeyTableSql.NO_ROW_STATE, e);
+        }
+        throw e;
+      }
+    }
+
+    /** Runs a statement that ends with {@code COMMIT}, reading every result so that an error of the last one surfaces. */
+    private static void executeThenCommit(Connection c, String statement, Object... params) throws SQLException {
+      try (PreparedStatement ps = KeyTableSql.prepare(c, statement, params)) {
+        boolean resultSet = ps.execute();
+        while (resultSet || ps.getUpdateCount() != -1) {
+          if (resultSet) {
+            try (ResultSet rs = ps.getResultSet()) {
+              while (rs.next()) {
+                // the row count check's single row
+              }
+            }
+          }
+          resultSet = ps.getMoreResults();
+        }
+      }
     }
 
     boolean release(Connection c, IdempotentRequest r) throws SQLException {

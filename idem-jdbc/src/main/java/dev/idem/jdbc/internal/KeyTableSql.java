@@ -111,6 +111,25 @@ public abstract class KeyTableSql {
    */
   public final String complete;
 
+  /**
+   * PostgreSQL only ({@code null} elsewhere), in a transaction Idem owns: {@link #complete} and the
+   * {@code COMMIT} in one round trip. When the completion changes no row the statement fails with
+   * a division by zero (SQLState {@value #NO_ROW_STATE}) before the {@code COMMIT}, which the
+   * server then skips, so nothing commits without its key. Parameters: as {@link #complete}.
+   */
+  public final String completeThenCommit;
+
+  /**
+   * PostgreSQL only ({@code null} elsewhere), in a transaction Idem owns: {@link #record} and the
+   * {@code COMMIT} in one round trip; as {@link #completeThenCommit}, a record that inserts nothing
+   * (a racing duplicate's live record holds the key) fails with SQLState {@value #NO_ROW_STATE} and
+   * commits nothing. Parameters: as {@link #record}.
+   */
+  public final String recordThenCommit;
+
+  /** SQLState of {@link #completeThenCommit} and {@link #recordThenCommit} when they wrote no row: division by zero. */
+  public static final String NO_ROW_STATE = "22012";
+
   /** Deletes the key's row, whatever its state. Parameters: pk. */
   public final String delete;
 
@@ -224,6 +243,14 @@ public abstract class KeyTableSql {
     // Retention counts from completion, so an effect slower than the retention still leaves a
     // live record for the duplicates that waited on it.
     this.complete = "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, " + laterExpiry + PK;
+    if (savepointAfterClaim()) {
+      // One row written, or an error (1 / 0) that stops the COMMIT after it from running.
+      this.completeThenCommit = "WITH written AS (" + complete + " RETURNING 1) SELECT 1 / (SELECT COUNT(*) FROM written); COMMIT";
+      this.recordThenCommit = "WITH written AS (" + record + " RETURNING 1) SELECT 1 / (SELECT COUNT(*) FROM written); COMMIT";
+    } else {
+      this.completeThenCommit = null;
+      this.recordThenCommit = null;
+    }
     this.delete = "DELETE FROM " + t + PK;
 
     String live = " AND expires_at > " + now;
