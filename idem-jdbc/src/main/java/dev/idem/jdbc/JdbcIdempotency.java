@@ -88,9 +88,9 @@ import javax.sql.DataSource;
  * round trip (with the savepoint when there is one), and in a transaction Idem owns the last key
  * statement (the completion, or with {@link Strategy#KEY_LAST} the completed record) carries the
  * {@code COMMIT}, and fails before it when it wrote no row, so nothing commits without its key. A
- * create in Idem's own transaction is then the minimum: the effect's own statements and two round
- * trips (three with {@code KEY_LAST}, whose lookup comes before the effect); in a caller's
- * transaction the caller commits. A replay is the lookup and, with {@code CLAIM_FIRST}, the end of
+ * create in Idem's own transaction is then the effect's own statements and two round trips, with
+ * either strategy (the hand-written key-last transaction has the same count: its key row, and the
+ * COMMIT); in a caller's transaction the caller commits. A replay is the lookup and, with {@code CLAIM_FIRST}, the end of
  * its transaction. Elsewhere each statement is a round trip. {@code docs/benchmarks.md} counts them
  * per dialect.
  *
