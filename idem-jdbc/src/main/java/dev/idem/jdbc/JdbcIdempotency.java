@@ -118,6 +118,15 @@ public final class JdbcIdempotency {
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
   private static final int MAX_CLAIM_ROUNDS = ConflictRetry.MAX_ATTEMPTS;
 
+  /**
+   * How many effects are running on this thread after a claim that set {@link
+   * KeyTableSql#EFFECT_SAVEPOINT} (PostgreSQL, caller's transaction). A call made inside such an
+   * effect releases the savepoints it set before it returns: left in place, one of them would shadow
+   * the outer call's savepoint of the same name, and the outer call's rollback to it would keep the
+   * outer effect's writes made before the inner call.
+   */
+  private static final ThreadLocal<int[]> EFFECTS_AFTER_SAVEPOINT = ThreadLocal.withInitial(() -> new int[1]);
+
   private final String table;
   private final Duration retention;
   private final boolean createSchema;
@@ -539,6 +548,37 @@ public final class JdbcIdempotency {
   private Outcome claimAndRun(
       Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
       boolean ownTransaction) {
+    if (ownTransaction || dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
+      return claimAndRun(connection, dialect, sql, request, effect, ownTransaction, null);
+    }
+    // Inside another call's effect that relies on the same savepoint name: release ours on the way
+    // out, whatever happened (a replay sets one too, in the lookup's round trip).
+    int[] savepoints = new int[1];
+    try {
+      return claimAndRun(connection, dialect, sql, request, effect, false, savepoints);
+    } finally {
+      releaseEffectSavepoints(connection, savepoints[0]);
+    }
+  }
+
+  /** Releases the latest {@code count} savepoints named {@link KeyTableSql#EFFECT_SAVEPOINT}; quietly, as the transaction may be aborted. */
+  private static void releaseEffectSavepoints(Connection connection, int count) {
+    if (count == 0) {
+      return;
+    }
+    try (Statement st = connection.createStatement()) {
+      for (int i = 0; i < count; i++) {
+        st.execute("RELEASE SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
+      }
+    } catch (SQLException e) {
+      // an aborted transaction: the caller must roll it back anyway
+    }
+  }
+
+  /** @param savepoints when not {@code null}, counts the savepoints this call set */
+  private Outcome claimAndRun(
+      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
+      boolean ownTransaction, int[] savepoints) {
     // In a caller's transaction on PostgreSQL, a savepoint between the claim and the effect, set
     // by the claim's own round trip: an SQL error that the effect catches aborts the whole
     // transaction there, claim included, and only a rollback to it lets the effect's own answer
@@ -553,6 +593,9 @@ public final class JdbcIdempotency {
       try {
         if (round == 0 && sql.sql.lookupAndClaim != null) {
           ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect);
+          if (savepoints != null) {
+            savepoints[0]++;
+          }
           claimed = attempt.claimed();
           KeyRow seen = attempt.seen();
           // A live row the read saw answers; none (a duplicate committed between the read and the
@@ -560,6 +603,9 @@ public final class JdbcIdempotency {
           existing = claimed ? null : seen != null && !seen.orphaned() ? seen : sql.lookupLatest(connection, request);
         } else {
           claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
+          if (savepoints != null) {
+            savepoints[0]++;
+          }
           existing = claimed ? null : sql.lookupLatest(connection, request);
         }
       } catch (SQLException e) {
@@ -570,7 +616,18 @@ public final class JdbcIdempotency {
       }
       if (claimed) {
         boolean beforeEffect = savepointBeforeEffect;
-        StoredResponse response = runEffect(connection, effect, ownTransaction);
+        int[] effectsAfterSavepoint = EFFECTS_AFTER_SAVEPOINT.get();
+        StoredResponse response;
+        if (beforeEffect) {
+          effectsAfterSavepoint[0]++;
+        }
+        try {
+          response = runEffect(connection, effect, ownTransaction);
+        } finally {
+          if (beforeEffect) {
+            effectsAfterSavepoint[0]--;
+          }
+        }
         if (!responsePolicy.shouldStore(response)) {
           if (!ownTransaction) {
             // The caller owns the transaction and decides about the effect; the claim goes.
