@@ -280,7 +280,10 @@ public final class JdbcIdempotency {
     // On PostgreSQL, where the claim comes first, the read travels with the claim instead
     // (KeyTableSql.lookupAndClaim): one round trip fewer for a create, one more (the end of the
     // transaction) for a replay in a transaction of Idem's own.
-    boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST);
+    // Not on a read-only connection: its transaction refuses the claim's INSERT even when it would
+    // insert nothing, so a replay, which needs no write, would fail.
+    boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST)
+        && !readOnly(connection);
     if (!lookupWithClaim && (ownTransaction || dialect != Dialect.SQLITE)) {
       Outcome stored = answerIfLive(connection, sql, request);
       if (stored != null) {
@@ -966,6 +969,15 @@ public final class JdbcIdempotency {
         }
       }
       return false;
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  /** @return whether the connection is marked read-only (pgjdbc answers from its own flag, no round trip) */
+  private static boolean readOnly(Connection connection) {
+    try {
+      return connection.isReadOnly();
     } catch (SQLException e) {
       return false;
     }
