@@ -75,7 +75,9 @@ import javax.sql.DataSource;
  * store (the application's own 503, say) is returned as it is. In Idem's own transaction the
  * answer is recorded in a second transaction without running the effect again; in a caller's
  * transaction a savepoint that the claim's statement sets in the same round trip ({@code
- * idem_before_effect}) is rolled back to. An effect that wants to keep its other writes past an
+ * idem_before_effect}) is rolled back to; a call of Idem made inside an effect, on the same
+ * thread, releases the savepoints it set before it returns, so that the outer call's rollback still
+ * reaches its own. An effect that wants to keep its other writes past an
  * error on PostgreSQL sets a savepoint of its own around the statement that may fail.
  *
  * <p><b>Retention.</b> Every record lives at least {@link Builder#retention(Duration) retention}
@@ -85,7 +87,9 @@ import javax.sql.DataSource;
  * record counts as absent: its key starts a new operation.
  *
  * <p><b>Round trips.</b> On PostgreSQL the lookup that answers replays and the claim travel in one
- * round trip (with the savepoint when there is one), and in a transaction Idem owns the last key
+ * round trip (with the savepoint when there is one; on a connection marked {@linkplain
+ * Connection#isReadOnly() read-only} the lookup goes alone, since a read-only transaction refuses
+ * the claim's INSERT even when it would insert nothing), and in a transaction Idem owns the last key
  * statement (the completion, or with {@link Strategy#KEY_LAST} the completed record) carries the
  * {@code COMMIT}, and fails before it when it wrote no row, so nothing commits without its key. A
  * create in Idem's own transaction is then the effect's own statements and two round trips, with
@@ -660,7 +664,7 @@ public final class JdbcIdempotency {
           }
         } catch (SQLException e) {
           if (dialect != Dialect.POSTGRESQL || !Transactions.isAborted(e)) {
-            if (commitWithCompletion && !KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+            if (commitWithCompletion && !KeyTableSql.wroteNoRow(e)) {
               throw storeFailure("storing the response or the commit failed, so the outcome is unknown; retry with the same"
                   + " key: it replays if the commit took effect", e);
             }
@@ -1174,7 +1178,7 @@ public final class JdbcIdempotency {
             r.fingerprint().hex(), protection.clearStatus(response), encoded, retention.toMillis());
         return true;
       } catch (SQLException e) {
-        if (KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+        if (KeyTableSql.wroteNoRow(e)) {
           return false;
         }
         throw e;
@@ -1189,7 +1193,7 @@ public final class JdbcIdempotency {
             protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
             r.scope().principal(), r.scope().operation(), r.key().value());
       } catch (SQLException e) {
-        if (KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+        if (KeyTableSql.wroteNoRow(e)) {
           throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion",
               KeyTableSql.NO_ROW_STATE, e);
         }

@@ -504,4 +504,60 @@ class PostgresMergedStatementsTest {
       assertThat(idem.execute(c, request("late"), x -> StoredResponse.of(201, "third")).replayed()).isTrue();
     }
   }
+
+  @ParameterizedTest
+  @EnumSource(JdbcIdempotency.Strategy.class)
+  void aBackendTerminatedInTheCarriedCommitsStatementCommitsNothingAndTheRetryRuns(JdbcIdempotency.Strategy strategy) throws Exception {
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").strategy(strategy).build();
+    try (Connection c = db.open()) {
+      idem.createSchema(c);
+      // The key statement's own backend ends while it runs: the COMMIT after it never runs.
+      exec("CREATE FUNCTION die() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+          + " IF NEW.idem_key = 'dies' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$");
+      exec("CREATE TRIGGER die_keys BEFORE INSERT OR UPDATE ON keys FOR EACH ROW WHEN (NEW.state = 'COMPLETED') EXECUTE FUNCTION die()");
+      Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> idem.execute(c, request("dies"), x -> {
+        insertEffectRow(x, "dies", "x");
+        return StoredResponse.of(201, "x");
+      }));
+      assertThat(t).isInstanceOf(IdemStoreException.class).hasMessageContaining("outcome is unknown");
+    }
+    assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
+    assertThat(count("SELECT COUNT(*) FROM keys")).isZero();
+    exec("DROP TRIGGER die_keys ON keys");
+    try (Connection c = db.open()) {
+      assertThat(idem.execute(c, request("dies"), x -> {
+        insertEffectRow(x, "dies", "y");
+        return StoredResponse.of(201, "y");
+      }).replayed()).isFalse();
+      assertIdle(c);
+    }
+    assertThat(count("SELECT COUNT(*) FROM fx")).isOne();
+  }
+
+  @ParameterizedTest
+  @EnumSource(JdbcIdempotency.Strategy.class)
+  void aDivisionByZeroOfTheApplicationsDeferredTriggerAtTheCarriedCommitIsNotTakenForAMissingKeyRow(
+      JdbcIdempotency.Strategy strategy) throws Exception {
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").strategy(strategy).build();
+    exec("CREATE FUNCTION check_fx() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        + " IF NEW.note = 'bad' THEN PERFORM 1 / 0; END IF; RETURN NULL; END $$");
+    exec("CREATE CONSTRAINT TRIGGER fx_check AFTER INSERT ON fx DEFERRABLE INITIALLY DEFERRED"
+        + " FOR EACH ROW EXECUTE FUNCTION check_fx()");
+    AtomicInteger runs = new AtomicInteger();
+    try (Connection c = db.open()) {
+      idem.createSchema(c);
+      Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> idem.execute(c, request("deferred-22012"), x -> {
+        runs.incrementAndGet();
+        insertEffectRow(x, "deferred-22012", "bad");
+        return StoredResponse.of(201, "x");
+      }));
+      assertThat(t).isInstanceOf(IdemStoreException.class);
+      assertIdle(c);
+      assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
+      assertThat(count("SELECT COUNT(*) FROM keys")).isZero();
+      // The application's own error at COMMIT: the effect ran once, and the failure says what failed.
+      assertThat(runs).hasValue(1);
+      assertThat(t).hasMessageNotContaining("disappeared").hasMessageNotContaining("after 5 rounds");
+    }
+  }
 }
