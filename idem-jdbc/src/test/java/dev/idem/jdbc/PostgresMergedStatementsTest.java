@@ -560,4 +560,44 @@ class PostgresMergedStatementsTest {
       assertThat(t).hasMessageNotContaining("disappeared").hasMessageNotContaining("after 5 rounds");
     }
   }
+
+  @Test
+  void leaseClaimsAndTransactionalCreatesRacingOnOneKeyGiveOneWinner() throws Exception {
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").build();
+    JdbcLeaseStore store = JdbcLeaseStore.builder(dataSource()).table("keys").build();
+    try (Connection c = db.open()) {
+      idem.createSchema(c);
+    }
+    for (int k = 0; k < 5; k++) {
+      String key = "mixed-" + k;
+      List<Object> results = race(RACERS, n -> {
+        if (n % 2 == 0) {
+          return store.claim(request(key), "owner-" + n, Duration.ofSeconds(30), Duration.ofHours(1));
+        }
+        try (Connection c = db.open()) {
+          Outcome o = idem.execute(c, request(key), x -> {
+            insertEffectRow(x, key, "tx-" + n);
+            Thread.sleep(20);
+            return StoredResponse.of(201, "tx-" + n);
+          });
+          assertIdle(c);
+          return o;
+        } catch (SQLException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      long leaseWins = results.stream().filter(r -> r instanceof ClaimResult
+          && ((ClaimResult) r).state() == ClaimResult.State.CLAIMED).count();
+      long txWins = results.stream().filter(r -> r instanceof Outcome && !((Outcome) r).replayed()).count();
+      assertThat(leaseWins + txWins).as(results.toString()).isOne();
+      assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isEqualTo(txWins);
+      for (Object r : results) {
+        if (r instanceof RuntimeException) {
+          assertThat(r).as("only a lease winner's claim leaves transactional racers in progress")
+              .isInstanceOf(RequestInProgressException.class);
+          assertThat(leaseWins).isOne();
+        }
+      }
+    }
+  }
 }
