@@ -600,4 +600,47 @@ class PostgresMergedStatementsTest {
       }
     }
   }
+
+  @Test
+  void racingCallersAtRepeatableReadCommitOneEffectAndTheLosersReplayOnRetry() throws Exception {
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").build();
+    try (Connection c = db.open()) {
+      idem.createSchema(c);
+    }
+    for (int k = 0; k < 3; k++) {
+      String key = "rr-" + k;
+      List<Object> results = race(RACERS, n -> {
+        try (Connection c = db.open()) {
+          c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+          for (int attempt = 0; ; attempt++) {
+            c.setAutoCommit(false);
+            try {
+              Outcome o = idem.execute(c, request(key), x -> {
+                insertEffectRow(x, key, "racer-" + n);
+                Thread.sleep(20);
+                return StoredResponse.of(201, "racer-" + n);
+              });
+              c.commit();
+              c.setAutoCommit(true);
+              return o;
+            } catch (IdemStoreException e) {
+              c.rollback();
+              c.setAutoCommit(true);
+              if (attempt >= 3) {
+                throw e;
+              }
+            }
+          }
+        } catch (SQLException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      assertThat(results).allMatch(r -> r instanceof Outcome, "all outcomes: " + results);
+      assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
+      String winner = note(key);
+      for (Object r : results) {
+        assertThat(body((Outcome) r)).isEqualTo(winner);
+      }
+    }
+  }
 }
