@@ -75,7 +75,9 @@ import javax.sql.DataSource;
  * store (the application's own 503, say) is returned as it is. In Idem's own transaction the
  * answer is recorded in a second transaction without running the effect again; in a caller's
  * transaction a savepoint that the claim's statement sets in the same round trip ({@code
- * idem_before_effect}) is rolled back to. An effect that wants to keep its other writes past an
+ * idem_before_effect}) is rolled back to; a call of Idem made inside an effect, on the same
+ * thread, releases the savepoints it set before it returns, so that the outer call's rollback still
+ * reaches its own. An effect that wants to keep its other writes past an
  * error on PostgreSQL sets a savepoint of its own around the statement that may fail.
  *
  * <p><b>Retention.</b> Every record lives at least {@link Builder#retention(Duration) retention}
@@ -85,7 +87,9 @@ import javax.sql.DataSource;
  * record counts as absent: its key starts a new operation.
  *
  * <p><b>Round trips.</b> On PostgreSQL the lookup that answers replays and the claim travel in one
- * round trip (with the savepoint when there is one), and in a transaction Idem owns the last key
+ * round trip (with the savepoint when there is one; on a connection marked {@linkplain
+ * Connection#isReadOnly() read-only} the lookup goes alone, since a read-only transaction refuses
+ * the claim's INSERT even when it would insert nothing), and in a transaction Idem owns the last key
  * statement (the completion, or with {@link Strategy#KEY_LAST} the completed record) carries the
  * {@code COMMIT}, and fails before it when it wrote no row, so nothing commits without its key. A
  * create in Idem's own transaction is then the effect's own statements and two round trips, with
@@ -117,6 +121,15 @@ public final class JdbcIdempotency {
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
   private static final int MAX_CLAIM_ROUNDS = ConflictRetry.MAX_ATTEMPTS;
+
+  /**
+   * How many effects are running on this thread after a claim that set {@link
+   * KeyTableSql#EFFECT_SAVEPOINT} (PostgreSQL, caller's transaction). A call made inside such an
+   * effect releases the savepoints it set before it returns: left in place, one of them would shadow
+   * the outer call's savepoint of the same name, and the outer call's rollback to it would keep the
+   * outer effect's writes made before the inner call.
+   */
+  private static final ThreadLocal<int[]> EFFECTS_AFTER_SAVEPOINT = ThreadLocal.withInitial(() -> new int[1]);
 
   private final String table;
   private final Duration retention;
@@ -271,7 +284,10 @@ public final class JdbcIdempotency {
     // On PostgreSQL, where the claim comes first, the read travels with the claim instead
     // (KeyTableSql.lookupAndClaim): one round trip fewer for a create, one more (the end of the
     // transaction) for a replay in a transaction of Idem's own.
-    boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST);
+    // Not on a read-only connection: its transaction refuses the claim's INSERT even when it would
+    // insert nothing, so a replay, which needs no write, would fail.
+    boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST)
+        && !readOnly(connection);
     if (!lookupWithClaim && (ownTransaction || dialect != Dialect.SQLITE)) {
       Outcome stored = answerIfLive(connection, sql, request);
       if (stored != null) {
@@ -539,6 +555,37 @@ public final class JdbcIdempotency {
   private Outcome claimAndRun(
       Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
       boolean ownTransaction) {
+    if (ownTransaction || dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
+      return claimAndRun(connection, dialect, sql, request, effect, ownTransaction, null);
+    }
+    // Inside another call's effect that relies on the same savepoint name: release ours on the way
+    // out, whatever happened (a replay sets one too, in the lookup's round trip).
+    int[] savepoints = new int[1];
+    try {
+      return claimAndRun(connection, dialect, sql, request, effect, false, savepoints);
+    } finally {
+      releaseEffectSavepoints(connection, savepoints[0]);
+    }
+  }
+
+  /** Releases the latest {@code count} savepoints named {@link KeyTableSql#EFFECT_SAVEPOINT}; quietly, as the transaction may be aborted. */
+  private static void releaseEffectSavepoints(Connection connection, int count) {
+    if (count == 0) {
+      return;
+    }
+    try (Statement st = connection.createStatement()) {
+      for (int i = 0; i < count; i++) {
+        st.execute("RELEASE SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
+      }
+    } catch (SQLException e) {
+      // an aborted transaction: the caller must roll it back anyway
+    }
+  }
+
+  /** @param savepoints when not {@code null}, counts the savepoints this call set */
+  private Outcome claimAndRun(
+      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
+      boolean ownTransaction, int[] savepoints) {
     // In a caller's transaction on PostgreSQL, a savepoint between the claim and the effect, set
     // by the claim's own round trip: an SQL error that the effect catches aborts the whole
     // transaction there, claim included, and only a rollback to it lets the effect's own answer
@@ -553,6 +600,9 @@ public final class JdbcIdempotency {
       try {
         if (round == 0 && sql.sql.lookupAndClaim != null) {
           ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect);
+          if (savepoints != null) {
+            savepoints[0]++;
+          }
           claimed = attempt.claimed();
           KeyRow seen = attempt.seen();
           // A live row the read saw answers; none (a duplicate committed between the read and the
@@ -560,6 +610,9 @@ public final class JdbcIdempotency {
           existing = claimed ? null : seen != null && !seen.orphaned() ? seen : sql.lookupLatest(connection, request);
         } else {
           claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
+          if (savepoints != null) {
+            savepoints[0]++;
+          }
           existing = claimed ? null : sql.lookupLatest(connection, request);
         }
       } catch (SQLException e) {
@@ -570,7 +623,18 @@ public final class JdbcIdempotency {
       }
       if (claimed) {
         boolean beforeEffect = savepointBeforeEffect;
-        StoredResponse response = runEffect(connection, effect, ownTransaction);
+        int[] effectsAfterSavepoint = EFFECTS_AFTER_SAVEPOINT.get();
+        StoredResponse response;
+        if (beforeEffect) {
+          effectsAfterSavepoint[0]++;
+        }
+        try {
+          response = runEffect(connection, effect, ownTransaction);
+        } finally {
+          if (beforeEffect) {
+            effectsAfterSavepoint[0]--;
+          }
+        }
         if (!responsePolicy.shouldStore(response)) {
           if (!ownTransaction) {
             // The caller owns the transaction and decides about the effect; the claim goes.
@@ -600,7 +664,7 @@ public final class JdbcIdempotency {
           }
         } catch (SQLException e) {
           if (dialect != Dialect.POSTGRESQL || !Transactions.isAborted(e)) {
-            if (commitWithCompletion && !KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+            if (commitWithCompletion && !KeyTableSql.wroteNoRow(e)) {
               throw storeFailure("storing the response or the commit failed, so the outcome is unknown; retry with the same"
                   + " key: it replays if the commit took effect", e);
             }
@@ -914,6 +978,15 @@ public final class JdbcIdempotency {
     }
   }
 
+  /** @return whether the connection is marked read-only (pgjdbc answers from its own flag, no round trip) */
+  private static boolean readOnly(Connection connection) {
+    try {
+      return connection.isReadOnly();
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
   /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
   private boolean autoCommit(Connection connection) {
     try {
@@ -1105,7 +1178,7 @@ public final class JdbcIdempotency {
             r.fingerprint().hex(), protection.clearStatus(response), encoded, retention.toMillis());
         return true;
       } catch (SQLException e) {
-        if (KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+        if (KeyTableSql.wroteNoRow(e)) {
           return false;
         }
         throw e;
@@ -1120,7 +1193,7 @@ public final class JdbcIdempotency {
             protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
             r.scope().principal(), r.scope().operation(), r.key().value());
       } catch (SQLException e) {
-        if (KeyTableSql.NO_ROW_STATE.equals(e.getSQLState())) {
+        if (KeyTableSql.wroteNoRow(e)) {
           throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion",
               KeyTableSql.NO_ROW_STATE, e);
         }

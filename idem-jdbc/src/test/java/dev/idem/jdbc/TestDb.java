@@ -74,6 +74,11 @@ final class TestDb {
     return c;
   }
 
+  /** @return a new connection with {@code params} (driver properties, {@code a=b&c=d}) added to the URL */
+  Connection open(String params) throws SQLException {
+    return DriverManager.getConnection(url + (url.contains("?") ? "&" : "?") + params);
+  }
+
   void drop() throws SQLException {
     if (name != null) {
       try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement()) {

@@ -113,22 +113,44 @@ public abstract class KeyTableSql {
 
   /**
    * PostgreSQL only ({@code null} elsewhere), in a transaction Idem owns: {@link #complete} and the
-   * {@code COMMIT} in one round trip. When the completion changes no row the statement fails with
-   * a division by zero (SQLState {@value #NO_ROW_STATE}) before the {@code COMMIT}, which the
-   * server then skips, so nothing commits without its key. Parameters: as {@link #complete}.
+   * {@code COMMIT} in one round trip. When the completion changes no row the statement fails (SQLState
+   * {@value #NO_ROW_STATE}, the message quoting {@value #NO_ROW_MARKER}; see {@link #wroteNoRow})
+   * before the {@code COMMIT}, which the server then skips, so nothing commits without its key.
+   * Parameters: as {@link #complete}.
    */
   public final String completeThenCommit;
 
   /**
    * PostgreSQL only ({@code null} elsewhere), in a transaction Idem owns: {@link #record} and the
    * {@code COMMIT} in one round trip; as {@link #completeThenCommit}, a record that inserts nothing
-   * (a racing duplicate's live record holds the key) fails with SQLState {@value #NO_ROW_STATE} and
+   * (a racing duplicate's live record holds the key) fails as {@link #wroteNoRow} tells, and
    * commits nothing. Parameters: as {@link #record}.
    */
   public final String recordThenCommit;
 
-  /** SQLState of {@link #completeThenCommit} and {@link #recordThenCommit} when they wrote no row: division by zero. */
-  public static final String NO_ROW_STATE = "22012";
+  /**
+   * SQLState of {@link #completeThenCommit} and {@link #recordThenCommit} when they wrote no row:
+   * invalid text representation, for a cast of {@link #NO_ROW_MARKER} to an integer.
+   */
+  public static final String NO_ROW_STATE = "22P02";
+
+  /** The text whose failed cast reports that the key statement wrote no row; the server's message quotes it. */
+  public static final String NO_ROW_MARKER = "idem: no key row written";
+
+  /**
+   * @return whether {@code e}, or an SQL error in its causes, is the failure of {@link
+   *     #completeThenCommit} or {@link #recordThenCommit} that wrote no row (and so did not commit),
+   *     rather than an error of the same kind raised by the application at the {@code COMMIT}
+   */
+  public static boolean wroteNoRow(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SQLException && NO_ROW_STATE.equals(((SQLException) t).getSQLState())
+          && t.getMessage() != null && t.getMessage().contains(NO_ROW_MARKER)) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   /** Deletes the key's row, whatever its state. Parameters: pk. */
   public final String delete;
@@ -244,9 +266,13 @@ public abstract class KeyTableSql {
     // live record for the duplicates that waited on it.
     this.complete = "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, " + laterExpiry + PK;
     if (savepointAfterClaim()) {
-      // One row written, or an error (1 / 0) that stops the COMMIT after it from running.
-      this.completeThenCommit = "WITH written AS (" + complete + " RETURNING 1) SELECT 1 / (SELECT COUNT(*) FROM written); COMMIT";
-      this.recordThenCommit = "WITH written AS (" + record + " RETURNING 1) SELECT 1 / (SELECT COUNT(*) FROM written); COMMIT";
+      // One row written, or an error that stops the COMMIT after it from running: a cast that fails
+      // on a marker of Idem's own, so that it is told apart from the same kind of error raised by
+      // the application at the COMMIT (a deferred trigger of its own, say).
+      String rowWritten = " RETURNING 1) SELECT CAST(CASE WHEN (SELECT COUNT(*) FROM written) = 1 THEN '1' ELSE '"
+          + NO_ROW_MARKER + "' END AS INTEGER); COMMIT";
+      this.completeThenCommit = "WITH written AS (" + complete + rowWritten;
+      this.recordThenCommit = "WITH written AS (" + record + rowWritten;
     } else {
       this.completeThenCommit = null;
       this.recordThenCommit = null;

@@ -1,0 +1,93 @@
+package dev.idem.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.StoredResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * PostgreSQL, caller's transaction: an effect that calls Idem again on its own connection (an
+ * idempotent operation inside another). The inner call sets the savepoint {@code
+ * idem_before_effect} in its claim's round trip, and since the lookup travels with the claim it sets
+ * it for a replay too. Left in place, it shadows the outer call's savepoint of the same name: when
+ * the outer effect then catches an SQL error and answers a client error, the rollback to the
+ * savepoint stops at the inner one, and the outer effect's writes made before the inner call
+ * commit with an answer that says they did not happen.
+ */
+class NestedReplayLeavesASavepointTest {
+
+  private TestDb db;
+
+  @BeforeEach
+  void create() throws Exception {
+    db = TestDb.create(TestDb.Kind.POSTGRESQL);
+    try (Connection c = db.open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY)");
+      st.execute("INSERT INTO fx VALUES ('taken')");
+    }
+  }
+
+  @AfterEach
+  void drop() throws Exception {
+    db.drop();
+  }
+
+  private static IdempotentRequest request(String key) {
+    return IdempotentRequest.ofJson("p", "op", key, "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static void insert(Connection c, String id) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.executeUpdate("INSERT INTO fx VALUES ('" + id + "')");
+    }
+  }
+
+  private long count(String sql) throws SQLException {
+    try (Connection c = db.open(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void anOuterClientErrorRollsBackTheOuterWritesAfterAnInnerCall(boolean innerReplays) throws Exception {
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").build();
+    try (Connection c = db.open()) {
+      idem.createSchema(c);
+      if (innerReplays) {
+        idem.execute(c, request("inner"), x -> StoredResponse.of(200, "inner"));
+      }
+      c.setAutoCommit(false);
+      Outcome outer = idem.execute(c, request("outer"), x -> {
+        insert(x, "outer-before-inner");
+        idem.execute(x, request("inner"), y -> {
+          insert(y, "inner-effect");
+          return StoredResponse.of(200, "inner");
+        });
+        try {
+          insert(x, "taken"); // a unique violation the effect catches and answers
+        } catch (SQLException e) {
+          return StoredResponse.of(409, "conflict");
+        }
+        return StoredResponse.of(201, "created");
+      });
+      assertThat(outer.response().status()).isEqualTo(409);
+      c.commit();
+      c.setAutoCommit(true);
+    }
+    // The 409 is stored without the outer effect's writes: none of them commits.
+    assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'outer-before-inner'")).isZero();
+    assertThat(count("SELECT COUNT(*) FROM keys WHERE idem_key = 'outer' AND status = 409")).isOne();
+  }
+}

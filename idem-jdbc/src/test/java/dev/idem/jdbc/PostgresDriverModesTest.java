@@ -1,0 +1,151 @@
+package dev.idem.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.StoredResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * PostgreSQL with pgjdbc settings that change how the merged statements travel: the simple query
+ * protocol ({@code preferQueryMode=simple}, parameters inlined, one Query message) and automatic
+ * savepoints ({@code autosave=always}, {@code cleanupSavepoints=true}). The carried {@code COMMIT}
+ * must still not run when the key statement wrote no row, and the connection must come back in
+ * auto-commit mode with no transaction open. And a connection marked read-only: a replay, which
+ * writes nothing, must not be refused because the lookup travels with the claim's INSERT.
+ */
+class PostgresDriverModesTest {
+
+  private TestDb db;
+
+  @BeforeEach
+  void create() throws Exception {
+    db = TestDb.create(TestDb.Kind.POSTGRESQL);
+    try (Connection c = db.open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY)");
+    }
+  }
+
+  @AfterEach
+  void drop() throws Exception {
+    db.drop();
+  }
+
+  private static IdempotentRequest request(String key) {
+    return IdempotentRequest.ofJson("p", "op", key, "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static void insert(Connection c, String id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO fx (id) VALUES (?)")) {
+      ps.setString(1, id);
+      ps.executeUpdate();
+    }
+  }
+
+  private long count(String sql) throws SQLException {
+    try (Connection c = db.open(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static long txid(Connection c) throws SQLException {
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT txid_current()")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static void assertIdle(Connection c) throws SQLException {
+    assertThat(c.getAutoCommit()).isTrue();
+    assertThat(txid(c)).isNotEqualTo(txid(c));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"preferQueryMode=simple", "autosave=always&cleanupSavepoints=true", "prepareThreshold=1"})
+  void theCarriedCommitHoldsInEveryDriverMode(String params) throws Exception {
+    for (JdbcIdempotency.Strategy strategy : JdbcIdempotency.Strategy.values()) {
+      String s = strategy.name();
+      JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").strategy(strategy).build();
+      try (Connection c = db.open(params); Connection other = db.open(params)) {
+        idem.createSchema(c);
+        for (int i = 0; i < 7; i++) { // past prepareThreshold: server-side prepared statements
+          String key = s + "-k" + i;
+          Outcome created = idem.execute(c, request(key), x -> {
+            insert(x, key);
+            return StoredResponse.of(201, key);
+          });
+          assertThat(created.replayed()).isFalse();
+          assertIdle(c);
+          Outcome replayed = idem.execute(c, request(key), x -> StoredResponse.of(500, "must not run"));
+          assertThat(replayed.replayed()).isTrue();
+          assertIdle(c);
+          // The caller's transaction too.
+          c.setAutoCommit(false);
+          assertThat(idem.execute(c, request(key), x -> StoredResponse.of(500, "must not run")).replayed()).isTrue();
+          Outcome inCaller = idem.execute(c, request(key + "-c"), x -> {
+            insert(x, key + "-c");
+            return StoredResponse.of(201, key);
+          });
+          assertThat(inCaller.replayed()).isFalse();
+          c.commit();
+          c.setAutoCommit(true);
+        }
+        if (strategy == JdbcIdempotency.Strategy.CLAIM_FIRST) {
+          assertThatThrownBy(() -> idem.execute(c, request("gone"), x -> {
+            insert(x, "gone");
+            try (Statement st = x.createStatement()) {
+              st.executeUpdate("DELETE FROM keys WHERE idem_key = 'gone'");
+            }
+            return StoredResponse.of(201, "gone");
+          })).isInstanceOf(IdemStoreException.class);
+          assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'gone'")).isZero();
+        } else {
+          JdbcIdempotency winner = JdbcIdempotency.builder().table("keys").build();
+          Outcome o = idem.execute(c, request("race"), x -> {
+            insert(x, "race-loser");
+            winner.execute(other, request("race"), w -> {
+              insert(w, "race-winner");
+              return StoredResponse.of(201, "winner");
+            });
+            return StoredResponse.of(201, "loser");
+          });
+          assertThat(o.replayed()).isTrue();
+          assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'race-loser'")).isZero();
+        }
+        assertIdle(c);
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void aReplayOnAReadOnlyConnectionIsNotRefusedByTheMergedClaimsInsert(boolean callersTransaction) throws Exception {
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").build();
+    try (Connection c = db.open()) {
+      idem.execute(c, request("ro"), x -> StoredResponse.of(201, "stored"));
+    }
+    try (Connection c = db.open()) {
+      c.setReadOnly(true);
+      c.setAutoCommit(!callersTransaction);
+      Outcome o = idem.execute(c, request("ro"), x -> StoredResponse.of(500, "must not run"));
+      assertThat(o.replayed()).isTrue();
+      assertThat(new String(o.response().body(), StandardCharsets.UTF_8)).isEqualTo("stored");
+      if (callersTransaction) {
+        c.commit();
+      }
+    }
+  }
+}
