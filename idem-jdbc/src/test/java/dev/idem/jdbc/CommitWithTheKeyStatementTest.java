@@ -1,21 +1,18 @@
 package dev.idem.jdbc;
 
+import static dev.idem.jdbc.PostgresEffectDb.insertEffectRow;
+import static dev.idem.jdbc.PostgresEffectDb.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdemStoreException;
-import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.StoredResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * PostgreSQL, in a transaction Idem owns: the last key statement (the completion with {@code
@@ -25,38 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 class CommitWithTheKeyStatementTest {
 
-  private TestDb db;
-
-  @BeforeEach
-  void create() throws Exception {
-    db = TestDb.create(TestDb.Kind.POSTGRESQL);
-    try (Connection c = db.open(); Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY)");
-    }
-  }
-
-  @AfterEach
-  void drop() throws Exception {
-    db.drop();
-  }
-
-  private static IdempotentRequest request(String key) {
-    return IdempotentRequest.ofJson("p", "op", key, "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
-  }
-
-  private static void insertEffectRow(Connection c, String id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO fx (id) VALUES (?)")) {
-      ps.setString(1, id);
-      ps.executeUpdate();
-    }
-  }
-
-  private long count(String sql) throws SQLException {
-    try (Connection c = db.open(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
+  @RegisterExtension final PostgresEffectDb db = new PostgresEffectDb("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY)");
 
   @Test
   void aCompletionThatFindsNoClaimCommitsNothing() throws Exception {
@@ -75,8 +41,8 @@ class CommitWithTheKeyStatementTest {
       })).isInstanceOf(IdemStoreException.class).hasMessageContaining("disappeared before completion");
       assertThat(c.getAutoCommit()).isTrue();
     }
-    assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
-    assertThat(count("SELECT COUNT(*) FROM carried_keys")).isZero();
+    assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
+    assertThat(db.count("SELECT COUNT(*) FROM carried_keys")).isZero();
   }
 
   @Test
@@ -99,7 +65,7 @@ class CommitWithTheKeyStatementTest {
       assertThat(new String(outcome.response().body(), StandardCharsets.UTF_8)).isEqualTo("winner");
       assertThat(c.getAutoCommit()).isTrue();
     }
-    assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'k-race-loser'")).isZero();
-    assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'k-race-winner'")).isOne();
+    assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = 'k-race-loser'")).isZero();
+    assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = 'k-race-winner'")).isOne();
   }
 }

@@ -1,17 +1,14 @@
 package dev.idem.jdbc;
 
+import static dev.idem.jdbc.PostgresEffectDb.insertEffectRow;
+import static dev.idem.jdbc.PostgresEffectDb.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.StoredResponse;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -26,38 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class NestedReplayLeavesASavepointTest {
 
-  private TestDb db;
-
-  @BeforeEach
-  void create() throws Exception {
-    db = TestDb.create(TestDb.Kind.POSTGRESQL);
-    try (Connection c = db.open(); Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY)");
-      st.execute("INSERT INTO fx VALUES ('taken')");
-    }
-  }
-
-  @AfterEach
-  void drop() throws Exception {
-    db.drop();
-  }
-
-  private static IdempotentRequest request(String key) {
-    return IdempotentRequest.ofJson("p", "op", key, "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
-  }
-
-  private static void insert(Connection c, String id) throws SQLException {
-    try (Statement st = c.createStatement()) {
-      st.executeUpdate("INSERT INTO fx VALUES ('" + id + "')");
-    }
-  }
-
-  private long count(String sql) throws SQLException {
-    try (Connection c = db.open(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
+  @RegisterExtension final PostgresEffectDb db = new PostgresEffectDb("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY); INSERT INTO fx VALUES ('taken')");
 
   @ParameterizedTest
   @ValueSource(booleans = {true, false})
@@ -70,13 +36,13 @@ class NestedReplayLeavesASavepointTest {
       }
       c.setAutoCommit(false);
       Outcome outer = idem.execute(c, request("outer"), x -> {
-        insert(x, "outer-before-inner");
+        insertEffectRow(x, "outer-before-inner");
         idem.execute(x, request("inner"), y -> {
-          insert(y, "inner-effect");
+          insertEffectRow(y, "inner-effect");
           return StoredResponse.of(200, "inner");
         });
         try {
-          insert(x, "taken"); // a unique violation the effect catches and answers
+          insertEffectRow(x, "taken"); // a unique violation the effect catches and answers
         } catch (SQLException e) {
           return StoredResponse.of(409, "conflict");
         }
@@ -87,7 +53,7 @@ class NestedReplayLeavesASavepointTest {
       c.setAutoCommit(true);
     }
     // The 409 is stored without the outer effect's writes: none of them commits.
-    assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'outer-before-inner'")).isZero();
-    assertThat(count("SELECT COUNT(*) FROM keys WHERE idem_key = 'outer' AND status = 409")).isOne();
+    assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = 'outer-before-inner'")).isZero();
+    assertThat(db.count("SELECT COUNT(*) FROM keys WHERE idem_key = 'outer' AND status = 409")).isOne();
   }
 }

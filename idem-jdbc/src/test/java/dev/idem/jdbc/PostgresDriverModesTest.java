@@ -1,20 +1,18 @@
 package dev.idem.jdbc;
 
+import static dev.idem.jdbc.PostgresEffectDb.assertIdle;
+import static dev.idem.jdbc.PostgresEffectDb.insertEffectRow;
+import static dev.idem.jdbc.PostgresEffectDb.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdemStoreException;
-import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.StoredResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,50 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class PostgresDriverModesTest {
 
-  private TestDb db;
-
-  @BeforeEach
-  void create() throws Exception {
-    db = TestDb.create(TestDb.Kind.POSTGRESQL);
-    try (Connection c = db.open(); Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY)");
-    }
-  }
-
-  @AfterEach
-  void drop() throws Exception {
-    db.drop();
-  }
-
-  private static IdempotentRequest request(String key) {
-    return IdempotentRequest.ofJson("p", "op", key, "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
-  }
-
-  private static void insert(Connection c, String id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO fx (id) VALUES (?)")) {
-      ps.setString(1, id);
-      ps.executeUpdate();
-    }
-  }
-
-  private long count(String sql) throws SQLException {
-    try (Connection c = db.open(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  private static long txid(Connection c) throws SQLException {
-    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT txid_current()")) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  private static void assertIdle(Connection c) throws SQLException {
-    assertThat(c.getAutoCommit()).isTrue();
-    assertThat(txid(c)).isNotEqualTo(txid(c));
-  }
+  @RegisterExtension final PostgresEffectDb db = new PostgresEffectDb("CREATE TABLE fx (id VARCHAR(64) PRIMARY KEY)");
 
   @ParameterizedTest
   @ValueSource(strings = {"preferQueryMode=simple", "autosave=always&cleanupSavepoints=true", "prepareThreshold=1"})
@@ -84,7 +39,7 @@ class PostgresDriverModesTest {
         for (int i = 0; i < 7; i++) { // past prepareThreshold: server-side prepared statements
           String key = s + "-k" + i;
           Outcome created = idem.execute(c, request(key), x -> {
-            insert(x, key);
+            insertEffectRow(x, key);
             return StoredResponse.of(201, key);
           });
           assertThat(created.replayed()).isFalse();
@@ -96,7 +51,7 @@ class PostgresDriverModesTest {
           c.setAutoCommit(false);
           assertThat(idem.execute(c, request(key), x -> StoredResponse.of(500, "must not run")).replayed()).isTrue();
           Outcome inCaller = idem.execute(c, request(key + "-c"), x -> {
-            insert(x, key + "-c");
+            insertEffectRow(x, key + "-c");
             return StoredResponse.of(201, key);
           });
           assertThat(inCaller.replayed()).isFalse();
@@ -105,25 +60,25 @@ class PostgresDriverModesTest {
         }
         if (strategy == JdbcIdempotency.Strategy.CLAIM_FIRST) {
           assertThatThrownBy(() -> idem.execute(c, request("gone"), x -> {
-            insert(x, "gone");
+            insertEffectRow(x, "gone");
             try (Statement st = x.createStatement()) {
               st.executeUpdate("DELETE FROM keys WHERE idem_key = 'gone'");
             }
             return StoredResponse.of(201, "gone");
           })).isInstanceOf(IdemStoreException.class);
-          assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'gone'")).isZero();
+          assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = 'gone'")).isZero();
         } else {
           JdbcIdempotency winner = JdbcIdempotency.builder().table("keys").build();
           Outcome o = idem.execute(c, request("race"), x -> {
-            insert(x, "race-loser");
+            insertEffectRow(x, "race-loser");
             winner.execute(other, request("race"), w -> {
-              insert(w, "race-winner");
+              insertEffectRow(w, "race-winner");
               return StoredResponse.of(201, "winner");
             });
             return StoredResponse.of(201, "loser");
           });
           assertThat(o.replayed()).isTrue();
-          assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'race-loser'")).isZero();
+          assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = 'race-loser'")).isZero();
         }
         assertIdle(c);
       }

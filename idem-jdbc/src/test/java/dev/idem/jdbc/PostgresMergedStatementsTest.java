@@ -1,16 +1,16 @@
 package dev.idem.jdbc;
 
+import static dev.idem.jdbc.PostgresEffectDb.assertIdle;
+import static dev.idem.jdbc.PostgresEffectDb.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemStoreException;
-import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -22,18 +22,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -47,24 +43,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class PostgresMergedStatementsTest {
 
   private static final int RACERS = 8;
-  private TestDb db;
-
-  @BeforeEach
-  void create() throws Exception {
-    db = TestDb.create(TestDb.Kind.POSTGRESQL);
-    try (Connection c = db.open(); Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE fx (id VARCHAR(64) NOT NULL, note VARCHAR(64))");
-    }
-  }
-
-  @AfterEach
-  void drop() throws Exception {
-    db.drop();
-  }
-
-  private static IdempotentRequest request(String key) {
-    return IdempotentRequest.ofJson("p", "op", key, "{\"a\":1}".getBytes(StandardCharsets.UTF_8));
-  }
+  @RegisterExtension final PostgresEffectDb db = new PostgresEffectDb("CREATE TABLE fx (id VARCHAR(64) NOT NULL, note VARCHAR(64))");
 
   private static void insertEffectRow(Connection c, String id, String note) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("INSERT INTO fx (id, note) VALUES (?, ?)")) {
@@ -74,54 +53,8 @@ class PostgresMergedStatementsTest {
     }
   }
 
-  private long count(String sql) throws SQLException {
-    try (Connection c = db.open(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  private void exec(String sql) throws SQLException {
-    try (Connection c = db.open(); Statement st = c.createStatement()) {
-      st.execute(sql);
-    }
-  }
-
   private static String body(Outcome o) {
     return new String(o.response().body(), StandardCharsets.UTF_8);
-  }
-
-  private static void assertIdle(Connection c) throws SQLException {
-    assertThat(c.getAutoCommit()).isTrue();
-    try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = pg_backend_pid()"
-            + " AND backend_xid IS NULL")) {
-      rs.next();
-      assertThat(rs.getLong(1)).isOne();
-    }
-    // No transaction left open: two statements run in two transactions.
-    assertThat(txid(c)).isNotEqualTo(txid(c));
-  }
-
-  private static long txid(Connection c) throws SQLException {
-    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT txid_current()")) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  private DataSource dataSource() {
-    return new DataSource() {
-      @Override public Connection getConnection() throws SQLException { return db.open(); }
-      @Override public Connection getConnection(String u, String p) throws SQLException { return db.open(); }
-      @Override public PrintWriter getLogWriter() { return null; }
-      @Override public void setLogWriter(PrintWriter out) {}
-      @Override public void setLoginTimeout(int seconds) {}
-      @Override public int getLoginTimeout() { return 0; }
-      @Override public Logger getParentLogger() { return Logger.getGlobal(); }
-      @Override public <T> T unwrap(Class<T> iface) throws SQLException { throw new SQLException("no"); }
-      @Override public boolean isWrapperFor(Class<?> iface) { return false; }
-    };
   }
 
   /** Runs {@code racers} tasks released together; returns their results or failures. */
@@ -176,7 +109,7 @@ class PostgresMergedStatementsTest {
         }
       });
       assertThat(results).allMatch(r -> r instanceof Outcome, "all outcomes: " + results);
-      assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
+      assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
       String winner = note(key);
       for (Object r : results) {
         assertThat(body((Outcome) r)).isEqualTo(winner);
@@ -199,7 +132,7 @@ class PostgresMergedStatementsTest {
     try (Connection c = db.open()) {
       idem.createSchema(c);
     }
-    TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, dataSource(), new dev.idem.core.IdemListener() { });
+    TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, db.dataSource(), new dev.idem.core.IdemListener() { });
     for (int k = 0; k < 5; k++) {
       String key = "runner-" + k;
       List<Object> results = race(RACERS, n -> engine.attempt(request(key), ctx -> {
@@ -211,7 +144,7 @@ class PostgresMergedStatementsTest {
         }
         return StoredResponse.of(201, "racer-" + n);
       }));
-      assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
+      assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
       String winner = note(key);
       int executed = 0;
       for (Object r : results) {
@@ -227,7 +160,7 @@ class PostgresMergedStatementsTest {
 
   @Test
   void racingLeaseClaimsGiveOneOwner() throws Exception {
-    JdbcLeaseStore store = JdbcLeaseStore.builder(dataSource()).table("keys").build();
+    JdbcLeaseStore store = JdbcLeaseStore.builder(db.dataSource()).table("keys").build();
     for (int k = 0; k < 5; k++) {
       String key = "lease-" + k;
       List<Object> results = race(RACERS, n -> store.claim(request(key), "owner-" + n, Duration.ofSeconds(30), Duration.ofHours(1)));
@@ -237,7 +170,7 @@ class PostgresMergedStatementsTest {
       assertThat(inProgress).isEqualTo(RACERS - 1);
     }
     // An expired record, raced: one owner again.
-    exec("UPDATE keys SET expires_at = 0");
+    db.exec("UPDATE keys SET expires_at = 0");
     List<Object> results = race(RACERS, n -> store.claim(request("lease-0"), "late-" + n, Duration.ofSeconds(30), Duration.ofHours(1)));
     assertThat(results.stream().filter(r -> ((ClaimResult) r).state() == ClaimResult.State.CLAIMED).count()).isOne();
   }
@@ -252,8 +185,8 @@ class PostgresMergedStatementsTest {
       idem.createSchema(c);
       idem.execute(c, request("expired"), x -> StoredResponse.of(201, "old"));
     }
-    exec("UPDATE keys SET expires_at = 0 WHERE idem_key = 'expired'");
-    exec("INSERT INTO keys (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+    db.exec("UPDATE keys SET expires_at = 0 WHERE idem_key = 'expired'");
+    db.exec("INSERT INTO keys (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
         + " SELECT 'p', 'op', 'orphan', fingerprint, 'IN_PROGRESS', 0, 9000000000000 FROM keys WHERE idem_key = 'expired'");
     for (String key : new String[] {"expired", "orphan"}) {
       List<Object> results = race(RACERS, n -> {
@@ -268,12 +201,12 @@ class PostgresMergedStatementsTest {
         }
       });
       assertThat(results).allMatch(r -> r instanceof Outcome, "all outcomes: " + results);
-      assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
+      assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
       String winner = note(key);
       for (Object r : results) {
         assertThat(body((Outcome) r)).isEqualTo(winner);
       }
-      assertThat(count("SELECT COUNT(*) FROM keys WHERE idem_key = '" + key + "' AND state = 'COMPLETED'"
+      assertThat(db.count("SELECT COUNT(*) FROM keys WHERE idem_key = '" + key + "' AND state = 'COMPLETED'"
           + " AND expires_at > 1700000000000")).isOne();
     }
   }
@@ -281,7 +214,7 @@ class PostgresMergedStatementsTest {
   @Test
   void aLiveLeaseClaimIsInProgressForTransactionalModeAndAnOrphanIsTakenByALease() throws Exception {
     JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").build();
-    JdbcLeaseStore store = JdbcLeaseStore.builder(dataSource()).table("keys").build();
+    JdbcLeaseStore store = JdbcLeaseStore.builder(db.dataSource()).table("keys").build();
     assertThat(store.claim(request("leased"), "owner", Duration.ofSeconds(30), Duration.ofHours(1)).state())
         .isEqualTo(ClaimResult.State.CLAIMED);
     AtomicInteger ran = new AtomicInteger();
@@ -301,7 +234,7 @@ class PostgresMergedStatementsTest {
     }
     assertThat(ran).hasValue(0);
     // An orphaned transactional claim: the lease store takes it over.
-    exec("INSERT INTO keys (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+    db.exec("INSERT INTO keys (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
         + " SELECT 'p', 'op', 'orph', fingerprint, 'IN_PROGRESS', 0, 9000000000000 FROM keys WHERE idem_key = 'leased'");
     ClaimResult r = store.claim(request("orph"), "owner2", Duration.ofSeconds(30), Duration.ofHours(1));
     assertThat(r.state()).isEqualTo(ClaimResult.State.CLAIMED);
@@ -312,8 +245,8 @@ class PostgresMergedStatementsTest {
   @ParameterizedTest
   @EnumSource(JdbcIdempotency.Strategy.class)
   void aDeferredConstraintFailingAtTheCarriedCommitLeavesNeitherEffectNorKey(JdbcIdempotency.Strategy strategy) throws Exception {
-    exec("CREATE TABLE dfx (id VARCHAR(64), CONSTRAINT dfx_u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)");
-    exec("INSERT INTO dfx VALUES ('taken')");
+    db.exec("CREATE TABLE dfx (id VARCHAR(64), CONSTRAINT dfx_u UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)");
+    db.exec("INSERT INTO dfx VALUES ('taken')");
     JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").strategy(strategy).build();
     try (Connection c = db.open()) {
       idem.createSchema(c);
@@ -325,9 +258,9 @@ class PostgresMergedStatementsTest {
         return StoredResponse.of(201, "first");
       })).isInstanceOf(IdemStoreException.class).hasRootCauseInstanceOf(SQLException.class);
       assertIdle(c);
-      assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
-      assertThat(count("SELECT COUNT(*) FROM keys")).isZero();
-      assertThat(count("SELECT COUNT(*) FROM dfx")).isOne();
+      assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
+      assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
+      assertThat(db.count("SELECT COUNT(*) FROM dfx")).isOne();
       // The same key again, now without the conflict: it runs, once.
       Outcome o = idem.execute(c, request("deferred"), x -> {
         insertEffectRow(x, "deferred", "second");
@@ -337,7 +270,7 @@ class PostgresMergedStatementsTest {
       assertThat(idem.execute(c, request("deferred"), x -> StoredResponse.of(500, "no")).replayed()).isTrue();
       assertIdle(c);
     }
-    assertThat(count("SELECT COUNT(*) FROM fx")).isOne();
+    assertThat(db.count("SELECT COUNT(*) FROM fx")).isOne();
   }
 
   @ParameterizedTest
@@ -379,8 +312,8 @@ class PostgresMergedStatementsTest {
       });
       assertThat(results).as(failures.toString()).allMatch(r -> r instanceof Outcome);
       for (int n = 0; n < 2; n++) {
-        assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + prefix + n + "'")).isOne();
-        assertThat(count("SELECT COUNT(*) FROM keys WHERE idem_key = '" + prefix + n + "' AND state = 'COMPLETED'")).isOne();
+        assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = '" + prefix + n + "'")).isOne();
+        assertThat(db.count("SELECT COUNT(*) FROM keys WHERE idem_key = '" + prefix + n + "' AND state = 'COMPLETED'")).isOne();
       }
     }
     assertThat(runs.get()).as("some rounds ran again after a serialization failure").isGreaterThan(8);
@@ -406,8 +339,8 @@ class PostgresMergedStatementsTest {
         return StoredResponse.of(201, "x");
       })).isInstanceOf(IdemStoreException.class);
     }
-    assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
-    assertThat(count("SELECT COUNT(*) FROM keys")).isZero();
+    assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
+    assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
     try (Connection c = db.open()) {
       assertThat(idem.execute(c, request("killed"), x -> {
         insertEffectRow(x, "killed", "y");
@@ -436,8 +369,8 @@ class PostgresMergedStatementsTest {
         return StoredResponse.of(201, "x");
       })).isInstanceOf(IdemStoreException.class);
       assertIdle(c);
-      assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
-      assertThat(count("SELECT COUNT(*) FROM keys")).isZero();
+      assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
+      assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
       try (Statement st = locker.createStatement()) {
         st.execute("DROP TRIGGER slow_keys ON keys");
       }
@@ -447,7 +380,7 @@ class PostgresMergedStatementsTest {
       }).replayed()).isFalse();
       assertIdle(c);
     }
-    assertThat(count("SELECT COUNT(*) FROM fx")).isOne();
+    assertThat(db.count("SELECT COUNT(*) FROM fx")).isOne();
   }
 
   // ------------------------------------------------------------------ caller's transaction, stricter isolation
@@ -460,7 +393,7 @@ class PostgresMergedStatementsTest {
       idem.execute(c, request("done"), x -> StoredResponse.of(201, "done"));
       idem.execute(c, request("old"), x -> StoredResponse.of(201, "old"));
     }
-    exec("UPDATE keys SET expires_at = 0 WHERE idem_key = 'old'");
+    db.exec("UPDATE keys SET expires_at = 0 WHERE idem_key = 'old'");
     for (int level : new int[] {Connection.TRANSACTION_REPEATABLE_READ, Connection.TRANSACTION_SERIALIZABLE}) {
       try (Connection c = db.open()) {
         c.setTransactionIsolation(level);
@@ -476,9 +409,9 @@ class PostgresMergedStatementsTest {
         c.commit();
         c.setAutoCommit(true);
       }
-      exec("UPDATE keys SET expires_at = 0 WHERE idem_key = 'old'");
+      db.exec("UPDATE keys SET expires_at = 0 WHERE idem_key = 'old'");
     }
-    assertThat(count("SELECT COUNT(*) FROM fx WHERE id = 'old'")).isEqualTo(2);
+    assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = 'old'")).isEqualTo(2);
   }
 
   @Test
@@ -512,18 +445,18 @@ class PostgresMergedStatementsTest {
     try (Connection c = db.open()) {
       idem.createSchema(c);
       // The key statement's own backend ends while it runs: the COMMIT after it never runs.
-      exec("CREATE FUNCTION die() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+      db.exec("CREATE FUNCTION die() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
           + " IF NEW.idem_key = 'dies' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$");
-      exec("CREATE TRIGGER die_keys BEFORE INSERT OR UPDATE ON keys FOR EACH ROW WHEN (NEW.state = 'COMPLETED') EXECUTE FUNCTION die()");
+      db.exec("CREATE TRIGGER die_keys BEFORE INSERT OR UPDATE ON keys FOR EACH ROW WHEN (NEW.state = 'COMPLETED') EXECUTE FUNCTION die()");
       Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> idem.execute(c, request("dies"), x -> {
         insertEffectRow(x, "dies", "x");
         return StoredResponse.of(201, "x");
       }));
       assertThat(t).isInstanceOf(IdemStoreException.class).hasMessageContaining("outcome is unknown");
     }
-    assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
-    assertThat(count("SELECT COUNT(*) FROM keys")).isZero();
-    exec("DROP TRIGGER die_keys ON keys");
+    assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
+    assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
+    db.exec("DROP TRIGGER die_keys ON keys");
     try (Connection c = db.open()) {
       assertThat(idem.execute(c, request("dies"), x -> {
         insertEffectRow(x, "dies", "y");
@@ -531,7 +464,7 @@ class PostgresMergedStatementsTest {
       }).replayed()).isFalse();
       assertIdle(c);
     }
-    assertThat(count("SELECT COUNT(*) FROM fx")).isOne();
+    assertThat(db.count("SELECT COUNT(*) FROM fx")).isOne();
   }
 
   @ParameterizedTest
@@ -539,9 +472,9 @@ class PostgresMergedStatementsTest {
   void aDivisionByZeroOfTheApplicationsDeferredTriggerAtTheCarriedCommitIsNotTakenForAMissingKeyRow(
       JdbcIdempotency.Strategy strategy) throws Exception {
     JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").strategy(strategy).build();
-    exec("CREATE FUNCTION check_fx() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    db.exec("CREATE FUNCTION check_fx() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         + " IF NEW.note = 'bad' THEN PERFORM 1 / 0; END IF; RETURN NULL; END $$");
-    exec("CREATE CONSTRAINT TRIGGER fx_check AFTER INSERT ON fx DEFERRABLE INITIALLY DEFERRED"
+    db.exec("CREATE CONSTRAINT TRIGGER fx_check AFTER INSERT ON fx DEFERRABLE INITIALLY DEFERRED"
         + " FOR EACH ROW EXECUTE FUNCTION check_fx()");
     AtomicInteger runs = new AtomicInteger();
     try (Connection c = db.open()) {
@@ -553,8 +486,8 @@ class PostgresMergedStatementsTest {
       }));
       assertThat(t).isInstanceOf(IdemStoreException.class);
       assertIdle(c);
-      assertThat(count("SELECT COUNT(*) FROM fx")).isZero();
-      assertThat(count("SELECT COUNT(*) FROM keys")).isZero();
+      assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
+      assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
       // The application's own error at COMMIT: the effect ran once, and the failure says what failed.
       assertThat(runs).hasValue(1);
       assertThat(t).hasMessageNotContaining("disappeared").hasMessageNotContaining("after 5 rounds");
@@ -564,7 +497,7 @@ class PostgresMergedStatementsTest {
   @Test
   void leaseClaimsAndTransactionalCreatesRacingOnOneKeyGiveOneWinner() throws Exception {
     JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").build();
-    JdbcLeaseStore store = JdbcLeaseStore.builder(dataSource()).table("keys").build();
+    JdbcLeaseStore store = JdbcLeaseStore.builder(db.dataSource()).table("keys").build();
     try (Connection c = db.open()) {
       idem.createSchema(c);
     }
@@ -590,7 +523,7 @@ class PostgresMergedStatementsTest {
           && ((ClaimResult) r).state() == ClaimResult.State.CLAIMED).count();
       long txWins = results.stream().filter(r -> r instanceof Outcome && !((Outcome) r).replayed()).count();
       assertThat(leaseWins + txWins).as(results.toString()).isOne();
-      assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isEqualTo(txWins);
+      assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isEqualTo(txWins);
       for (Object r : results) {
         if (r instanceof RuntimeException) {
           assertThat(r).as("only a lease winner's claim leaves transactional racers in progress")
@@ -636,7 +569,7 @@ class PostgresMergedStatementsTest {
         }
       });
       assertThat(results).allMatch(r -> r instanceof Outcome, "all outcomes: " + results);
-      assertThat(count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
+      assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = '" + key + "'")).isOne();
       String winner = note(key);
       for (Object r : results) {
         assertThat(body((Outcome) r)).isEqualTo(winner);
