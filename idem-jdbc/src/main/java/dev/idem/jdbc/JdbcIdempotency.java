@@ -1086,19 +1086,9 @@ public final class JdbcIdempotency {
     ClaimAttempt lookupAndClaim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
       Object[] key = key(r);
       Object[] params = concat(concat(key, key), new Object[] {r.fingerprint().hex(), claimExpiry(retention), key[0], key[1], key[2]});
-      try (PreparedStatement ps = KeyTableSql.prepare(c, savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, params)) {
-        if (!ps.execute()) {
-          throw new SQLException("the lookup before the claim returned no result set");
-        }
-        KeyRow seen;
-        try (ResultSet rs = ps.getResultSet()) {
-          seen = rs.next() ? live(KeyRow.read(rs)) : null;
-        }
-        if (ps.getMoreResults() || ps.getUpdateCount() < 0) {
-          throw new SQLException("the claim after the lookup returned no row count");
-        }
-        return new ClaimAttempt(ps.getUpdateCount() == 1, seen);
-      }
+      KeyTableSql.RowThenCount found =
+          KeyTableSql.readThenWrite(c, savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, params);
+      return new ClaimAttempt(found.written() == 1, found.row() == null ? null : live(found.row()));
     }
 
     /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */

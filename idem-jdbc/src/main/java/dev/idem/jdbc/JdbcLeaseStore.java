@@ -16,8 +16,6 @@ import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
@@ -114,8 +112,9 @@ public final class JdbcLeaseStore implements LeaseStore {
     for (int round = 0; round < MAX_ROUNDS; round++) {
       KeyRow row;
       if (round == 0 && sql.leaseReadThenInsert != null) {
-        ReadThenInsert first = readThenInsert(c, sql, p, o, k, fingerprint, owner, leaseMillis, keepMillis);
-        if (first.inserted()) {
+        KeyTableSql.RowThenCount first =
+            KeyTableSql.readThenWrite(c, sql.leaseReadThenInsert, p, o, k, p, o, k, fingerprint, owner, leaseMillis, keepMillis);
+        if (first.written() == 1) {
           return ClaimResult.claimed(r.fingerprint(), false);
         }
         row = first.row();
@@ -156,32 +155,6 @@ public final class JdbcLeaseStore implements LeaseStore {
       return ClaimResult.inProgress(recorded, Duration.ofMillis(row.leaseRemainingMillis()));
     }
     throw new SQLException("the record kept changing during " + MAX_ROUNDS + " claim attempts");
-  }
-
-  /**
-   * What {@link KeyTableSql#leaseReadThenInsert} found.
-   *
-   * @param row the record the read saw, or {@code null}
-   * @param inserted whether the insert made the claim
-   */
-  private record ReadThenInsert(KeyRow row, boolean inserted) {}
-
-  private static ReadThenInsert readThenInsert(Connection c, KeyTableSql sql, String p, String o, String k, String fingerprint,
-      String owner, long leaseMillis, long keepMillis) throws SQLException {
-    try (PreparedStatement ps = KeyTableSql.prepare(c, sql.leaseReadThenInsert, p, o, k, p, o, k, fingerprint, owner,
-        leaseMillis, keepMillis)) {
-      if (!ps.execute()) {
-        throw new SQLException("the read before the claim returned no result set");
-      }
-      KeyRow row;
-      try (ResultSet rs = ps.getResultSet()) {
-        row = rs.next() ? KeyRow.read(rs) : null;
-      }
-      if (ps.getMoreResults() || ps.getUpdateCount() < 0) {
-        throw new SQLException("the claim after the read returned no row count");
-      }
-      return new ReadThenInsert(row, ps.getUpdateCount() == 1);
-    }
   }
 
   /**

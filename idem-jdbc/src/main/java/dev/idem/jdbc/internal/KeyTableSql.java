@@ -408,6 +408,38 @@ public abstract class KeyTableSql {
     }
   }
 
+  /**
+   * What a {@link #readThenWrite} statement returned.
+   *
+   * @param row the row its read found, or {@code null}
+   * @param written how many rows its write changed
+   */
+  public record RowThenCount(KeyRow row, int written) {}
+
+  /**
+   * Runs one of the statements that read the key's row and then write, in one round trip ({@link
+   * #lookupAndClaim}, {@link #lookupAndClaimThenSavepoint}, {@link #leaseReadThenInsert}), with
+   * {@code params} bound as {@link #prepare} does.
+   *
+   * @return the read's row and the write's row count
+   * @throws SQLException if either fails, or the driver returns other results than a row set then a count
+   */
+  public static RowThenCount readThenWrite(Connection c, String sql, Object... params) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql, params)) {
+      if (!ps.execute()) {
+        throw new SQLException("the read before the write returned no result set");
+      }
+      KeyRow row;
+      try (ResultSet rs = ps.getResultSet()) {
+        row = rs.next() ? KeyRow.read(rs) : null;
+      }
+      if (ps.getMoreResults() || ps.getUpdateCount() < 0) {
+        throw new SQLException("the write after the read returned no row count");
+      }
+      return new RowThenCount(row, ps.getUpdateCount());
+    }
+  }
+
   /** SQLite 3.35 or later: upserts, a single writer. */
   private static final class Sqlite extends KeyTableSql {
     Sqlite(String table) {
