@@ -67,4 +67,22 @@ final class FilterPrincipals {
         };
     }
   }
+
+  /** @return where {@link #choose} takes the principal from, in words for the start-up log line */
+  static String describe(
+      IdemProperties properties, PrincipalResolver filterBean, IdemPrincipalResolver methodBean, List<PrincipalIntegration> integrations) {
+    if (filterBean != null) {
+      return "the application's PrincipalResolver bean";
+    }
+    if (methodBean != null) {
+      return "the application's IdemPrincipalResolver bean";
+    }
+    IdemProperties.PrincipalSource source = IdemPrincipals.source(properties);
+    if (source == IdemProperties.PrincipalSource.AUTO) {
+      return IdemPrincipals.find(integrations, IdemProperties.PrincipalSource.SPRING_SECURITY).isPresent()
+          ? "idem.principal=auto: Spring Security's authenticated user" : "no source";
+    }
+    return "idem.principal=" + source.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-')
+        + (source == IdemProperties.PrincipalSource.SHARED ? " (one scope for every caller)" : "");
+  }
 }

@@ -23,6 +23,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
@@ -40,6 +41,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -66,7 +68,11 @@ import redis.clients.jedis.UnifiedJedis;
  *       idem.required-key-routes} and {@code idem.optional-key-routes}, with the limits {@code
  *       idem.max-body-size} and {@code idem.max-response-size} and the problem types of {@code
  *       idem.problem-type-base};
- *   <li>with {@code idem.mode=transactional}, the filter in transactional mode (idem-jdbc's {@link
+ *   <li>the filter's mode ({@link ModeDecisions}): with {@code idem.mode=auto}, the default,
+ *       transactional when the application has one DataSource and a transaction manager of that
+ *       DataSource (JDBC or JPA), lease otherwise; logged once at start-up with the store and the
+ *       principal source;
+ *   <li>in transactional mode, the filter (idem-jdbc's {@link
  *       TransactionalIdempotency} on Spring's transactions, {@link SpringTransactionRunner}): the claim, the handler's writes and the response in one
  *       transaction of the application's DataSource; this needs spring-jdbc and spring-tx ({@code
  *       spring-boot-starter-jdbc}), and without them the application does not start;
@@ -205,14 +211,18 @@ public class IdemAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public LeaseIdempotency idemLeaseIdempotency(
-      IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners, Environment environment) {
+      IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners, Environment environment,
+      ObjectProvider<ModeDecision> mode) {
     IdemListener listener = listeners.getIfUnique(() -> IdemListener.NONE);
     InProgressPolicy inProgress = p.getInProgress() == IdemProperties.InProgress.WAIT
         ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
         : InProgressPolicy.failFast();
     LeaseIdempotency.Builder builder = LeaseIdempotency.builder(store).listener(listener).inProgress(inProgress);
     Duration lease = p.getLease();
-    if (p.getMode() == IdemProperties.Mode.TRANSACTIONAL && !environment.containsProperty("idem.lease")
+    ModeDecision decision = mode.getIfAvailable();
+    boolean transactional = decision != null ? decision.mode == IdemProperties.Mode.TRANSACTIONAL
+        : p.getMode() == IdemProperties.Mode.TRANSACTIONAL;
+    if (transactional && !environment.containsProperty("idem.lease")
         && p.getRetention() != null && lease != null && p.getRetention().compareTo(lease) <= 0) {
       lease = p.getRetention().dividedBy(2);
     }
@@ -233,7 +243,7 @@ public class IdemAutoConfiguration {
     /** The transactional engine of the key table. */
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
       JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema());
       configured("idem.protection", () -> builder.responseProtection(p.getProtection().build()));
@@ -253,26 +263,23 @@ public class IdemAutoConfiguration {
     }
 
     /**
-     * The filter's engine in transactional mode: idem-jdbc's transactional engine on Spring's
-     * transactions, told to the application's {@link IdemListener} (Micrometer's, when there is a
-     * registry).
+     * The filter's mode ({@code idem.mode}, auto by default; see {@link ModeDecisions}) and, in
+     * transactional mode, its engine: idem-jdbc's transactional engine on Spring's transactions,
+     * told to the application's {@link IdemListener} (Micrometer's, when there is a registry), or
+     * the application's own {@link TransactionalIdempotency} bean.
      */
     @Bean
-    @ConditionalOnProperty(prefix = "idem", name = "mode", havingValue = "transactional")
     @ConditionalOnClass(name = "jakarta.servlet.Filter")
-    TransactionalIdempotency idemTransactionalIdempotency(
+    ModeDecision idemModeDecision(
         ConfigurableListableBeanFactory beans,
+        IdemProperties p,
+        ObjectProvider<TransactionalIdempotency> own,
         ObjectProvider<JdbcIdempotency> jdbcIdempotency,
         ObjectProvider<DataSource> dataSource,
         ObjectProvider<PlatformTransactionManager> transactionManager,
         ObjectProvider<IdemListener> listeners) {
-      DataSource ds = dataSource.getIfUnique();
-      PlatformTransactionManager tm = transactionManager.getIfUnique();
-      JdbcIdempotency idem = jdbcIdempotency.getIfUnique();
-      if (ds == null || tm == null || idem == null) {
-        throw new IdemConfigurationException("idem.mode", TransactionalRequirements.missing(beans, ds, tm, idem), null);
-      }
-      return new TransactionalIdempotency(idem, new SpringTransactionRunner(ds, () -> tm), listeners.getIfUnique(() -> IdemListener.NONE));
+      return ModeDecisions.decide(beans, p, own.getIfUnique(), jdbcIdempotency.getIfUnique(), dataSource.getIfUnique(),
+          transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE));
     }
   }
 
@@ -436,19 +443,21 @@ public class IdemAutoConfiguration {
         IdemProperties p,
         ApplicationContext context,
         ObjectProvider<LeaseIdempotency> leaseEngine,
-        ObjectProvider<TransactionalIdempotency> transactionalEngine,
+        ObjectProvider<ModeDecision> modeDecision,
+        ObjectProvider<LeaseStore> store,
         ObjectProvider<PrincipalResolver> filterPrincipals,
         ObjectProvider<IdemPrincipalResolver> methodPrincipals,
         ObjectProvider<PrincipalIntegration> integrations) {
-      IdempotencyEngine engine;
-      if (p.getMode() == IdemProperties.Mode.TRANSACTIONAL) {
-        if (!springJdbcPresent(context)) {
-          throw new IdemConfigurationException("idem.mode", TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
-        }
-        engine = transactionalEngine.getObject();
+      ModeDecision mode;
+      if (springJdbcPresent(context)) {
+        mode = modeDecision.getObject();
+      } else if (p.getMode() == IdemProperties.Mode.TRANSACTIONAL) {
+        throw new IdemConfigurationException("idem.mode", TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
       } else {
-        engine = leaseEngine.getObject();
+        mode = ModeDecision.lease(p.getMode() == IdemProperties.Mode.LEASE ? "idem.mode=lease"
+            : "auto: spring-jdbc and spring-tx are not on the class path, so there is no transaction to join");
       }
+      IdempotencyEngine engine = mode.engine != null ? mode.engine : leaseEngine.getObject();
       IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
       for (String route : p.getRequiredKeyRoutes()) {
         String[] parts = route("idem.required-key-routes", route);
@@ -467,8 +476,16 @@ public class IdemAutoConfiguration {
       configured("idem.max-retry-after", () -> b.maxRetryAfter(p.getMaxRetryAfter()));
       configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
       configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
-      b.principalResolver(FilterPrincipals.choose(p, filterPrincipals.getIfAvailable(), methodPrincipals.getIfAvailable(), integrations.orderedStream().toList()));
-      return configured("idem.required-key-routes", b::build);
+      PrincipalResolver filterBean = filterPrincipals.getIfAvailable();
+      IdemPrincipalResolver methodBean = methodPrincipals.getIfAvailable();
+      List<PrincipalIntegration> sources = integrations.orderedStream().toList();
+      b.principalResolver(FilterPrincipals.choose(p, filterBean, methodBean, sources));
+      IdempotencyFilterConfig config = configured("idem.required-key-routes", b::build);
+      LOG.info("Idem: {} mode ({}); keys in {}; principal from {}",
+          mode.mode.name().toLowerCase(Locale.ROOT), mode.reason,
+          mode.mode == IdemProperties.Mode.TRANSACTIONAL ? "table " + p.getTable() + " of that DataSource" : describe(store.getIfAvailable()),
+          FilterPrincipals.describe(p, filterBean, methodBean, sources));
+      return config;
     }
 
     /** {@code about:blank} leaves the type out; anything else must be a valid base. */
@@ -521,6 +538,18 @@ public class IdemAutoConfiguration {
         return new IdemHandlerExceptionResolver(config);
       }
     }
+  }
+
+  /** @return the store in words for the start-up log line */
+  static String describe(LeaseStore store) {
+    LeaseStore s = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
+    if (s == null) {
+      return "no store";
+    }
+    if (s instanceof InMemoryLeaseStore) {
+      return "memory (lost on restart, not shared between instances)";
+    }
+    return s.getClass().getSimpleName();
   }
 
   /** {@code idem.max-response-size} in bytes, for the filter and for {@link Idempotent} methods. */

@@ -24,12 +24,15 @@ public class IdemProperties {
   private StoreType store = StoreType.AUTO;
 
   /**
-   * How the HTTP filter runs a handler: lease (the claim commits first; the handler may call
-   * anything; duplicates follow in-progress) or transactional (the claim, the handler's writes to
-   * the application's DataSource and the stored response commit in one transaction; duplicates wait
-   * on the key's row and replay; needs a DataSource and a transaction manager).
+   * How the HTTP filter runs a handler: auto (the default: transactional when the application has
+   * one DataSource and a transaction manager that manages it, JDBC or JPA, and idem.store is auto or
+   * jdbc; lease otherwise), transactional (the claim, the handler's writes to the application's
+   * DataSource and the stored response commit in one transaction; a duplicate waits for the first
+   * attempt up to idem.max-wait, or answers 409 at once with idem.in-progress=fail-fast) or lease
+   * (the claim commits first; for handlers whose effects are outside the database, such as a
+   * payment API). The chosen mode is logged once at start-up.
    */
-  private Mode mode = Mode.LEASE;
+  private Mode mode = Mode.AUTO;
 
   /** The key table for the jdbc store and for @Idempotent in transactional mode. */
   private String table = "idem_keys";
@@ -283,6 +286,14 @@ public class IdemProperties {
 
   /** How the HTTP filter runs handlers. */
   public enum Mode {
+    /**
+     * Transactional mode when the application has one DataSource (or a {@code @Primary} one) and a
+     * transaction manager that manages it (JDBC or JPA), and {@code idem.store} is auto or jdbc;
+     * lease mode when it has no DataSource, no transaction manager, or keeps keys in Redis or memory.
+     * A choice that cannot be made safely (two DataSources and none primary, a transaction manager
+     * of another DataSource) stops the start-up with what to change.
+     */
+    AUTO,
     /** Lease mode: for handlers with effects outside the database. */
     LEASE,
     /** Transactional mode: for handlers whose effects are writes to the application's DataSource. */

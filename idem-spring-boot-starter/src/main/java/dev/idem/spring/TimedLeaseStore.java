@@ -25,6 +25,11 @@ public final class TimedLeaseStore implements LeaseStore {
    * @param delegate the store to time
    * @param registry where the timer is registered
    */
+  /** @return the store this one times */
+  LeaseStore delegate() {
+    return delegate;
+  }
+
   public TimedLeaseStore(LeaseStore delegate, MeterRegistry registry) {
     this.delegate = delegate;
     this.registry = registry;

@@ -390,7 +390,8 @@ class IdemAutoConfigurationTest {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
         .withUserConfiguration(PaymentsConfig.class)
-        .withPropertyValues("idem.principal=shared")
+        // lease: with the default, auto, the start-up itself refuses (see the next test)
+        .withPropertyValues("idem.principal=shared", "idem.mode=lease")
         .run(ctx -> {
           assertThat(ctx).hasNotFailed().doesNotHaveBean(JdbcIdempotency.class);
           Payments payments = ctx.getBean(Payments.class);
@@ -401,6 +402,155 @@ class IdemAutoConfigurationTest {
           assertThat(payments.charges()).isZero();
           // outside a transaction, lease mode is what the method asks for
           assertThat(payments.charge("late-2", "acct-1", 100)).containsEntry("charge", 1);
+        });
+  }
+
+  @Test
+  void theDefaultModeWithALateDataSourceRefusesToStartInsteadOfFallingBackToLeaseMode() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
+        .withPropertyValues("idem.principal=servlet")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class).getMessage())
+              .startsWith("idem.mode: is auto")
+              .contains("the JdbcIdempotency bean could not be created")
+              .contains("idem.mode=lease");
+        });
+  }
+
+  /**
+   * Was: with no idem.mode the filter ran lease mode beside the application's DataSource and
+   * transaction manager, so a handler whose write committed before it failed ran again on the
+   * retry: two rows for one key.
+   */
+  @Test
+  void theDefaultModeWithADataSourceAndItsTransactionManagerIsTransactionalNotLease() {
+    withDatabase().withPropertyValues("idem.principal=servlet").run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine()).isInstanceOf(TransactionalIdempotency.class);
+      assertThat(ctx.getBean(ModeDecision.class).mode).isEqualTo(IdemProperties.Mode.TRANSACTIONAL);
+      assertThat(ctx.getBean(ModeDecision.class).reason).startsWith("auto: DataSource 'dataSource' with");
+    });
+  }
+
+  @Test
+  void theDefaultModeWithoutADataSourceIsLease() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withPropertyValues("idem.principal=servlet")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine()).isInstanceOf(LeaseIdempotency.class);
+          assertThat(ctx.getBean(ModeDecision.class).reason).isEqualTo("auto: the application has no DataSource");
+        });
+  }
+
+  @Test
+  void theDefaultModeWithADataSourceButNoTransactionManagerIsLease() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withUserConfiguration(DataSourceOnlyConfig.class)
+        .withPropertyValues("idem.principal=servlet")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine()).isInstanceOf(LeaseIdempotency.class);
+          assertThat(ctx.getBean(ModeDecision.class).reason).contains("no PlatformTransactionManager");
+        });
+  }
+
+  @Test
+  void theDefaultModeWithKeysInMemoryOrRedisIsLeaseEvenBesideADataSource() {
+    withDatabase().withPropertyValues("idem.principal=servlet", "idem.store=memory").run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine()).isInstanceOf(LeaseIdempotency.class);
+      assertThat(ctx.getBean(ModeDecision.class).reason).isEqualTo("auto: idem.store=memory keeps the keys outside the database");
+    });
+  }
+
+  @Test
+  void anExplicitLeaseModeBesideADataSourceIsLease() {
+    withDatabase().withPropertyValues("idem.principal=servlet", "idem.mode=lease").run(ctx ->
+        assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine()).isInstanceOf(LeaseIdempotency.class));
+  }
+
+  /** Two DataSources, the key table's @Primary, and a transaction manager of the other one. */
+  @Configuration(proxyBeanMethods = false)
+  static class TransactionManagerOfAnotherDataSourceConfig {
+    @Bean
+    @org.springframework.context.annotation.Primary
+    DataSource keysDataSource() {
+      SQLiteDataSource ds = new SQLiteDataSource();
+      ds.setUrl("jdbc:sqlite::memory:");
+      return ds;
+    }
+
+    @Bean
+    DataSource ordersDataSource() {
+      SQLiteDataSource ds = new SQLiteDataSource();
+      ds.setUrl("jdbc:sqlite::memory:");
+      return ds;
+    }
+
+    @Bean
+    PlatformTransactionManager ordersTransactionManager(@org.springframework.beans.factory.annotation.Qualifier("ordersDataSource") DataSource orders) {
+      return new DataSourceTransactionManager(orders);
+    }
+  }
+
+  @Test
+  void aTransactionManagerOfAnotherDataSourceThanTheKeyTablesRefusesTransactionalModeAndSaysWhy() {
+    for (String mode : new String[] {"auto", "transactional"}) {
+      new WebApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+          .withUserConfiguration(TransactionManagerOfAnotherDataSourceConfig.class)
+          .withPropertyValues("idem.principal=servlet", "idem.mode=" + mode)
+          .run(ctx -> {
+            assertThat(ctx).hasFailed();
+            assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class).getMessage())
+                .startsWith("idem.mode:")
+                .contains("the transaction manager 'ordersTransactionManager' (DataSourceTransactionManager) manages DataSource"
+                    + " 'ordersDataSource' while the key table is in DataSource 'keysDataSource'")
+                .contains("idem.mode=lease");
+          });
+    }
+  }
+
+  /** Two DataSources and none is @Primary. */
+  @Configuration(proxyBeanMethods = false)
+  static class TwoDataSourcesConfig {
+    @Bean
+    DataSource one() {
+      SQLiteDataSource ds = new SQLiteDataSource();
+      ds.setUrl("jdbc:sqlite::memory:");
+      return ds;
+    }
+
+    @Bean
+    DataSource two() {
+      SQLiteDataSource ds = new SQLiteDataSource();
+      ds.setUrl("jdbc:sqlite::memory:");
+      return ds;
+    }
+
+    @Bean
+    PlatformTransactionManager transactionManager(@org.springframework.beans.factory.annotation.Qualifier("one") DataSource one) {
+      return new DataSourceTransactionManager(one);
+    }
+  }
+
+  @Test
+  void twoDataSourcesWithoutAPrimaryRefuseTheDefaultModeNamingBoth() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withUserConfiguration(TwoDataSourcesConfig.class)
+        .withPropertyValues("idem.principal=servlet")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class).getMessage())
+              .startsWith("idem.mode: is auto")
+              .contains("there are 2 DataSource beans [one, two] and none is @Primary")
+              .contains("idem.mode=lease");
         });
   }
 }
