@@ -42,8 +42,14 @@ import javax.sql.DataSource;
  *       store failure, or a deadlock or serialization failure at the commit, is {@link
  *       AttemptResult.Kind#ROLLED_BACK}; a lost commit acknowledgement is {@link
  *       AttemptResult.Kind#COMMIT_UNKNOWN}; a failure of the request itself (its data refused at the
- *       commit, a transaction marked rollback-only, a success answered after an SQL error that
- *       aborted the transaction) is {@link AttemptResult.Kind#REQUEST_FAILED}.
+ *       commit, a success answered after a transaction was marked rollback-only, a success
+ *       answered after an SQL error that aborted the transaction) is {@link
+ *       AttemptResult.Kind#REQUEST_FAILED}.
+ *   <li>An effect that answers a client error (4xx that the response policy stores) after
+ *       something it called marked the transaction rollback-only (a JPA repository whose flush
+ *       hit a unique constraint, caught and answered as {@code 409}) has its answer stored without
+ *       its rolled-back writes, in a second transaction that claims the key again and runs
+ *       nothing; a retry replays it.
  *   <li>An effect that answers an SQL error it caught (a 409 for a taken e-mail address) has its
  *       answer stored on every database, PostgreSQL included (see {@link JdbcIdempotency}).
  *   <li>An effect whose response is a record without its body ({@link StoredResponse#bodyStored()}
@@ -182,6 +188,14 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       });
     } catch (RuntimeException e) {
       if (progress.answered) {
+        if (progress.returned && markedRollbackOnly(e) && isStoredClientError(progress.response)) {
+          // Something the effect called (a JPA repository whose flush hit a unique constraint)
+          // marked the transaction rollback-only, and the effect answered that failure as a client
+          // error (409 email already registered): that answer is what it meant, and its writes,
+          // rolled back, are not part of it. Record the answer alone, as after an SQL error that
+          // aborted a PostgreSQL transaction.
+          return answerAlone(request, progress.response);
+        }
         // The effect returned; whatever failed afterwards (storing the response, releasing the
         // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
         // must not reach the client as if they had happened.
@@ -193,6 +207,38 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       return beforeEffect(e);
     }
     return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
+  }
+
+  /**
+   * Records {@code answer} for the request in a new transaction, without running the effect: the
+   * claim again, then the answer. A duplicate that claimed the key between the two transactions
+   * ran the effect itself, and its answer is replayed instead.
+   */
+  private AttemptResult answerAlone(IdempotentRequest request, StoredResponse answer) {
+    boolean[] returned = new boolean[1];
+    try {
+      Outcome outcome = transactions.inTransaction((connection, transaction) -> {
+        Outcome o = keys.execute(connection, request, c -> answer);
+        returned[0] = true;
+        return o;
+      });
+      return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
+    } catch (RuntimeException e) {
+      if (e instanceof IdemException && !returned[0]) {
+        return beforeEffect(e); // the store failed, or the key was reused meanwhile
+      }
+      return afterAnswer(e, returned[0]);
+    }
+  }
+
+  /** @return whether the failure is a transaction that was rolled back because it was marked rollback-only */
+  private static boolean markedRollbackOnly(RuntimeException e) {
+    return e instanceof TransactionFailedException failed && failed.stage() == TransactionFailedException.Stage.ROLLBACK_ONLY;
+  }
+
+  /** @return whether the answer is a client error (4xx) that the response policy stores */
+  private boolean isStoredClientError(StoredResponse response) {
+    return response != null && response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
   }
 
   /** Idem's answer before the effect ran, or a failure that is neither Idem's nor the store's. */
@@ -278,12 +324,14 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     boolean started;
     boolean answered;
     boolean returned;
+    StoredResponse response;
 
     StoredResponse run(Effect effect, Connection connection) throws Exception {
       started = true;
-      StoredResponse response = effect.run(EffectContext.ofTransaction(connection));
+      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection));
       answered = true;
-      return response;
+      response = answer;
+      return answer;
     }
   }
 }

@@ -5,8 +5,11 @@ import dev.idem.jdbc.TransactionRunner;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
@@ -28,9 +31,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 final class SpringTransactionRunner implements TransactionRunner {
 
+  private static final Logger LOG = LoggerFactory.getLogger(SpringTransactionRunner.class);
+
   private final DataSource dataSource;
   private final Supplier<PlatformTransactionManager> transactionManager;
   private volatile TransactionTemplate transactions;
+  /** Whether a suspension of the request's transaction was logged at WARN already (then DEBUG). */
+  private final AtomicBoolean suspensionWarned = new AtomicBoolean();
 
   /**
    * @param dataSource the DataSource the handlers write to, never {@code null}
@@ -64,7 +71,7 @@ final class SpringTransactionRunner implements TransactionRunner {
       return transactions().execute(status -> {
         Connection connection = DataSourceUtils.getConnection(dataSource);
         if (TransactionSynchronizationManager.isSynchronizationActive()) {
-          TransactionSynchronizationManager.registerSynchronization(new RollBackAfterFailedCommit(connection));
+          TransactionSynchronizationManager.registerSynchronization(new RequestTransactionWatch(connection, suspensionWarned));
         }
         try {
           stage.begun = true;
@@ -116,17 +123,39 @@ final class SpringTransactionRunner implements TransactionRunner {
   }
 
   /**
-   * After a failed commit SQLite keeps the transaction open, and sqlite-jdbc's reset of auto-commit
+   * Watches the request's transaction.
+   *
+   * <p>After a failed commit SQLite keeps the transaction open, and sqlite-jdbc's reset of auto-commit
    * hides that from the pool, so the next borrower would find itself inside it (its writes committed
    * with this one's). Spring does not roll back after a failed commit unless told to
    * ({@code rollbackOnCommitFailure}), so this does, on the transaction's own connection. Elsewhere
    * the server has already ended the transaction and the rollback is a no-op.
+   *
+   * <p>A transaction that the handler starts with {@code REQUIRES_NEW} (or a {@code NOT_SUPPORTED}
+   * method) suspends the request's: what it writes commits on its own, outside the key's
+   * transaction, survives a failed request and is written again by its retry. Idem cannot undo it;
+   * the first suspension is logged at WARN, later ones at DEBUG.
    */
-  private static final class RollBackAfterFailedCommit implements TransactionSynchronization {
+  private static final class RequestTransactionWatch implements TransactionSynchronization {
     private final Connection connection;
+    private final AtomicBoolean warned;
 
-    RollBackAfterFailedCommit(Connection connection) {
+    RequestTransactionWatch(Connection connection, AtomicBoolean warned) {
       this.connection = connection;
+      this.warned = warned;
+    }
+
+    @Override
+    public void suspend() {
+      String message = "Idem: the handler suspended the request's transaction (a REQUIRES_NEW or NOT_SUPPORTED method):"
+          + " what it writes outside that transaction commits on its own, is not undone if the request fails, and is"
+          + " written again by a retry with the same key. Keep the request's writes in its transaction (REQUIRED, the"
+          + " default), or make the separate write idempotent itself";
+      if (warned.compareAndSet(false, true)) {
+        LOG.warn(message + " (logged once; later suspensions at DEBUG)");
+      } else {
+        LOG.debug(message);
+      }
     }
 
     @Override

@@ -1,0 +1,16 @@
+package dev.idem.spring.jpa;
+
+import dev.idem.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** MariaDB with open-session-in-view off. */
+class JpaOnMariaDbWithoutOpenInViewTest extends JpaTransactionalContract {
+  @RegisterExtension static final TestDatabase DB = TestDatabase.mariadb();
+
+  @DynamicPropertySource
+  static void properties(DynamicPropertyRegistry r) {
+    properties(r, DB, false);
+  }
+}

@@ -1,0 +1,222 @@
+package dev.idem.spring.jpa;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.spring.jpa.JpaApp.Accounts;
+import dev.idem.spring.jpa.JpaApp.Api;
+import dev.idem.spring.jpa.JpaApp.AuditEntries;
+import dev.idem.spring.jpa.JpaApp.Tickets;
+import dev.idem.testkit.TestDatabase;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+
+/**
+ * The everyday Spring Boot service (Spring MVC, Spring Data JPA on Hibernate, the starter with only
+ * {@code idem.principal} set) against a real database: each subclass names the database and
+ * whether open-session-in-view is on. Every test counts rows.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = JpaApp.class)
+@ExtendWith(OutputCaptureExtension.class)
+abstract class JpaTransactionalContract {
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  @LocalServerPort int port;
+  @Autowired Accounts accounts;
+  @Autowired Tickets tickets;
+  @Autowired AuditEntries audit;
+  @Autowired Api api;
+  @Autowired IdempotencyFilterConfig filter;
+
+  /** The service's properties: this database, OSIV on or off, and for Idem only the principal. */
+  static void properties(DynamicPropertyRegistry r, TestDatabase db, boolean openInView) {
+    r.add("spring.datasource.url", () -> db.target().url());
+    r.add("spring.datasource.hikari.maximum-pool-size", () -> "8");
+    r.add("spring.jpa.hibernate.ddl-auto", () -> "create");
+    r.add("spring.jpa.open-in-view", () -> Boolean.toString(openInView));
+    r.add("idem.principal", () -> "shared");
+  }
+
+  @BeforeEach
+  void reset() {
+    api.failNext.set(false);
+    api.runs.set(0);
+  }
+
+  private static String unique(String what) {
+    return what + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  HttpResponse<String> post(String path, String key, String body) throws IOException, InterruptedException {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .header("Content-Type", "text/plain")
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (key != null) {
+      request.header("Idempotency-Key", key);
+    }
+    return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static boolean replayed(HttpResponse<String> response) {
+    return response.headers().firstValue("Idempotent-Replayed").map("true"::equalsIgnoreCase).orElse(false);
+  }
+
+  @Test
+  void theDefaultModeBesideJpaIsTransactional() {
+    assertThat(filter.engine()).isInstanceOf(TransactionalIdempotency.class);
+  }
+
+  /**
+   * Was: with no idem.mode the starter ran lease mode; the repository's own transaction committed
+   * the account, the handler then threw, the claim was released and the retry saved a second
+   * account: two rows for one key.
+   */
+  @Test
+  void aHandlerThatSavedThenFailedLeavesNoRowAndItsRetryWritesOne() throws Exception {
+    String email = unique("then-fail") + "@example.com";
+    String key = unique("k");
+    api.failNext.set(true);
+    HttpResponse<String> failed = post("/accounts/then-fail", key, email);
+    assertThat(failed.statusCode()).isEqualTo(500);
+    assertThat(accounts.countByEmail(email)).isZero();
+
+    HttpResponse<String> retry = post("/accounts/then-fail", key, email);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    HttpResponse<String> again = post("/accounts/then-fail", key, email);
+    assertThat(again.statusCode()).isEqualTo(201);
+    assertThat(replayed(again)).isTrue();
+    assertThat(again.body()).isEqualTo(retry.body());
+    assertThat(accounts.countByEmail(email)).isEqualTo(1);
+    assertThat(api.runs.get()).isEqualTo(2);
+  }
+
+  /**
+   * Was: {@code 500 request-failed}. The repository marked the request's transaction rollback-only
+   * when its flush hit the unique constraint, and the handler's own answer, 409, was lost.
+   */
+  @Test
+  void aCaughtUniqueViolationAnswered409IsStoredAndReplayedInsteadOf500() throws Exception {
+    assertConflictAnsweredAndReplayed("/accounts");
+  }
+
+  @Test
+  void aCaughtUniqueViolationOfATransactionalServiceMethodAnswered409IsStoredAndReplayed() throws Exception {
+    assertConflictAnsweredAndReplayed("/accounts/service");
+  }
+
+  private void assertConflictAnsweredAndReplayed(String path) throws Exception {
+    String email = unique("taken") + "@example.com";
+    assertThat(post(path, unique("k"), email).statusCode()).isEqualTo(201);
+    String key = unique("k");
+    HttpResponse<String> conflict = post(path, key, email);
+    assertThat(conflict.statusCode()).isEqualTo(409);
+    assertThat(conflict.body()).isEqualTo("email already registered");
+    assertThat(replayed(conflict)).isFalse();
+
+    HttpResponse<String> retry = post(path, key, email);
+    assertThat(retry.statusCode()).isEqualTo(409);
+    assertThat(retry.body()).isEqualTo("email already registered");
+    assertThat(replayed(retry)).isTrue();
+    assertThat(api.runs.get()).isEqualTo(2); // the first create and the 409; the retry ran nothing
+    assertThat(accounts.countByEmail(email)).isEqualTo(1);
+  }
+
+  @Test
+  void aSuccessAnsweredAfterARollbackOnlyMarkingIsRefusedAndNeverStored() throws Exception {
+    String email = unique("lying") + "@example.com";
+    assertThat(post("/accounts", unique("k"), email).statusCode()).isEqualTo(201);
+    String key = unique("k");
+    HttpResponse<String> refused = post("/accounts/lying", key, email);
+    assertThat(refused.statusCode()).isEqualTo(500);
+    assertThat(refused.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(refused.body()).doesNotContain("created");
+
+    HttpResponse<String> retry = post("/accounts/lying", key, email);
+    assertThat(retry.statusCode()).isEqualTo(500);
+    assertThat(replayed(retry)).isFalse();
+    assertThat(api.runs.get()).isEqualTo(3); // nothing was stored, so the retry ran again
+    assertThat(accounts.countByEmail(email)).isEqualTo(1);
+  }
+
+  /**
+   * A plain {@code save} of a SEQUENCE entity: Hibernate sends the INSERT at the flush before the
+   * commit, after the handler answered 201. Its failure there must be a problem, never the 201.
+   */
+  @Test
+  void aDeferredInsertThatFailsAtTheFlushIsAProblemNotAStoredSuccessAndItsRetryRunsAgain() throws Exception {
+    String code = unique("ticket");
+    assertThat(post("/tickets", unique("k"), code).statusCode()).isEqualTo(201);
+    String key = unique("k");
+    HttpResponse<String> failed = post("/tickets", key, code);
+    assertThat(failed.statusCode()).isGreaterThanOrEqualTo(400);
+    assertThat(failed.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(failed.body()).doesNotContain("ticket " + code);
+
+    HttpResponse<String> retry = post("/tickets", key, code);
+    assertThat(retry.statusCode()).isEqualTo(failed.statusCode());
+    assertThat(replayed(retry)).isFalse();
+    assertThat(api.runs.get()).isEqualTo(3);
+    assertThat(tickets.countByCode(code)).isEqualTo(1);
+  }
+
+  @Test
+  void aDeferredInsertCommitsWithItsKeyAndItsRetryReplays() throws Exception {
+    String code = unique("ticket");
+    String key = unique("k");
+    HttpResponse<String> created = post("/tickets", key, code);
+    assertThat(created.statusCode()).isEqualTo(201);
+    HttpResponse<String> retry = post("/tickets", key, code);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(replayed(retry)).isTrue();
+    assertThat(api.runs.get()).isEqualTo(1);
+    assertThat(tickets.countByCode(code)).isEqualTo(1);
+  }
+
+  @Test
+  void aVersionConflictAnswered409IsStoredAndReplayed() throws Exception {
+    String email = unique("versioned") + "@example.com";
+    HttpResponse<String> created = post("/accounts", unique("k"), email);
+    long id = Long.parseLong(created.body().replace("account ", ""));
+    assertThat(post("/accounts/" + id + "/credits?version=0", unique("k"), "5").body()).isEqualTo("credits 5 version 1");
+
+    String key = unique("k");
+    HttpResponse<String> stale = post("/accounts/" + id + "/credits?version=0", key, "7");
+    assertThat(stale.statusCode()).isEqualTo(409);
+    assertThat(stale.body()).isEqualTo("stale version 0");
+    HttpResponse<String> retry = post("/accounts/" + id + "/credits?version=0", key, "7");
+    assertThat(retry.statusCode()).isEqualTo(409);
+    assertThat(replayed(retry)).isTrue();
+    assertThat(accounts.findById(id).orElseThrow().credits).isEqualTo(5);
+  }
+
+  /**
+   * A REQUIRES_NEW transaction inside the handler commits on its own, outside the request's: its
+   * write outlives the failed request, and each retry writes it again. Idem cannot undo it; it
+   * says so in the log.
+   */
+  @Test
+  void aRequiresNewWriteEscapesTheRequestsTransactionAndIsReportedInTheLog(CapturedOutput output) throws Exception {
+    String what = unique("audit");
+    String key = unique("k");
+    assertThat(post("/audited-failure", key, what).statusCode()).isEqualTo(500);
+    assertThat(audit.countByWhat(what)).isEqualTo(1);
+    assertThat(output.getOut() + output.getErr())
+        .contains("suspended the request's transaction")
+        .contains("REQUIRES_NEW");
+  }
+}
