@@ -126,6 +126,13 @@ import java.util.Objects;
  *       true}; never {@code Set-Cookie}, credentials or hop-by-hop fields.
  * </ol>
  *
+ * <p>Every answer to a request with a well-formed key (the handler's, a replay, and each problem
+ * below from 409, 413 and 422 to 503) carries the {@value #KEY_HEADER} field back exactly as the
+ * request's field value was sent (quoted or bare), as Stripe and Adyen do and their clients read.
+ * It comes from the request being answered, never from what was stored, and a field of that name
+ * set by the handler is dropped, so the answer carries it once. A missing or malformed key is not
+ * echoed.
+ *
  * <h2>Errors</h2>
  *
  * <p>Every error the filter produces itself is an RFC 9457 problem ({@code application/problem+json}
@@ -388,6 +395,9 @@ public final class IdempotencyFilter implements Filter {
       problem(cfg, res, KEY_MALFORMED, "Idempotency-Key is malformed", 400, key.problem());
       return;
     }
+    // Every answer to a keyed request, replays and refusals included, carries the key back as the
+    // client sent it; the handler's own field of that name and stored ones are never sent.
+    res.setHeader(KEY_HEADER, key.fieldValue());
     req.setAttribute(APPLIED, Boolean.TRUE); // forwards and error dispatches of this request pass through
 
     int max = cfg.maxBodyBytes();
