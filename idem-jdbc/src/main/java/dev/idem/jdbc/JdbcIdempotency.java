@@ -1298,7 +1298,11 @@ public final class JdbcIdempotency {
     /**
      * @param retention how long a record is kept after its completion; from one second to 3650
      *     days. After it, the same key is a new operation, so choose it longer than any client's
-     *     retry window.
+     *     retry window. The retention enforced, which is the expiry policy to publish to clients
+     *     (draft-ietf-httpapi-idempotency-key-header, section 2.3), is this plus up to
+     *     {@link JdbcIdempotency#EXPIRY_MARGIN}: a completed key is kept at least {@code retention} and at most {@code
+     *     retention + 1 minute} after its completion, by the database's clock (see
+     *     <b>Retention</b> on the class).
      * @throws IllegalArgumentException if out of range
      */
     public Builder retention(Duration retention) {
