@@ -81,8 +81,9 @@ import java.util.Objects;
  *       (normalised: {@code Application/JSON; charset=UTF-8} is {@code application/json}, but
  *       {@code text/plain} and a missing {@code Content-Type} are other media types), the {@code
  *       Content-Encoding}, and the body: canonical JSON for a JSON media type (member order,
- *       whitespace, escapes and number spelling do not matter; number values do, exactly), raw
- *       bytes otherwise. A body the container parsed counts by its parsed form ({@link
+ *       whitespace, escapes and number spelling do not matter; number values do, exactly), for
+ *       {@code application/x-www-form-urlencoded} its decoded fields sorted by name, fields of one
+ *       name in the order sent ({@link Fingerprint}, "Form payloads"), raw bytes otherwise. A body the container parsed counts by its parsed form ({@link
  *       Fingerprint.RequestBuilder#parsedBody}): multipart by each part's name, file name, content
  *       type and content in order, but not the boundary, which clients choose anew for each
  *       attempt; a form parsed earlier by its fields with their values in order. So the same bytes
