@@ -71,7 +71,7 @@ final class CheckCommand implements Callable<Integer> {
 
   @Option(names = "--count-sql", paramLabel = "<query>",
       description = "Count effects with this SQL query on --db; each ? is bound to the marker, for example"
-          + " \"SELECT COUNT(*) FROM notes WHERE title LIKE '%' || ? || '%'\".")
+          + " \"SELECT COUNT(*) FROM notes WHERE title LIKE '%%' || ? || '%%'\".")
   String countSql;
 
   @Option(names = "--db", paramLabel = "<JDBC URL>",

@@ -20,7 +20,10 @@ import picocli.CommandLine.Spec;
     versionProvider = IdemCommand.Version.class,
     description = {
       "Deletes expired idempotency records in batches that each commit on their own, and prints how many it removed.",
-      "Expired records already count as absent; purging reclaims space. Exits 2 if the database cannot be used."
+      "Expired records already count as absent; purging reclaims space. Exits 2 if the database cannot be used.",
+      "A record expires, in transactional mode, between the retention and the retention + 1 minute after its completion"
+          + " (JdbcIdempotency.EXPIRY_MARGIN); in lease mode, between the retention and the retention + the lease."
+          + " Publish that window as the API's key expiry (draft-ietf-httpapi-idempotency-key-header, section 2.3)."
     })
 final class PurgeCommand implements Callable<Integer> {
 

@@ -28,6 +28,15 @@ class PurgeCommandTest {
   }
 
   @Test
+  void purgeHelpPublishesTheRetentionPlusTheExpiryMargin() {
+    CliRun cli = new CliRun();
+    assertThat(cli.run("purge", "--help")).isZero();
+    assertThat(cli.out.toString().replaceAll("\\s+", " "))
+        .contains("between the retention and the retention + 1 minute after its completion")
+        .contains("section 2.3");
+  }
+
+  @Test
   void purgeRemovesExpiredRecordsAndPrintsTheCount() throws Exception {
     String url = "jdbc:sqlite:" + dir.resolve("keys.db");
     JdbcIdempotency idem = JdbcIdempotency.builder().build();

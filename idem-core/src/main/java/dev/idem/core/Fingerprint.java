@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.Digests;
+import dev.idem.core.internal.FormCanonicalizer;
 import dev.idem.core.internal.JsonCanonicalizer;
 import dev.idem.core.internal.JsonCanonicalizer.Canonical;
 import dev.idem.core.internal.MediaType;
@@ -49,6 +50,26 @@ import java.util.Objects;
  * U+0065 U+0301, both shown as é, differ); duplicate member names, lone surrogates, invalid UTF-8
  * and trailing data are refused rather than guessed at; one leading byte order mark is ignored
  * (RFC 8259 §8.1). Canonical forms are therefore equal exactly when the JSON values are equal.
+ *
+ * <h2>Form payloads</h2>
+ *
+ * A request body of {@code application/x-www-form-urlencoded} (without content coding, in no
+ * charset or an ASCII-compatible one: {@code utf-8}, {@code us-ascii}, {@code iso-8859-1}) is
+ * digested as its fields, so the same fields sent in another order are the same request:
+ *
+ * <ul>
+ *   <li>the body is split at each {@code &} into fields and each field at its first {@code =};
+ *       in names and values {@code +} is a space and {@code %XX} the byte it denotes, so {@code
+ *       a=%20} and {@code a=+} are equal (both a space) while {@code a=%2B} (a plus sign) is not;
+ *   <li>fields are sorted by their decoded name, byte by byte, and the sort is stable: fields of
+ *       one name keep their relative order, which applications read as a list ({@code
+ *       a=1&b=2&a=3} equals {@code b=2&a=1&a=3}, but not {@code a=3&b=2&a=1});
+ *   <li>names and values are digested length-prefixed, so an encoded delimiter never reads as one
+ *       ({@code a=1&b=2} and {@code a=1%26b%3D2} differ); {@code a} and {@code a=} differ, and
+ *       empty fields count;
+ *   <li>a body with a {@code %} not followed by two hexadecimal digits is compared byte for byte,
+ *       under a tag of its own, so it never equals a decoded one.
+ * </ul>
  *
  * <h2>Requests</h2>
  *
@@ -278,8 +299,11 @@ public final class Fingerprint {
    *       order (RFC 9110 §8.4)</td><td>the same bytes with and without {@code gzip} are different
    *       content</td></tr>
    *   <tr><td>{@link #body(byte[]) body}</td><td>for a non-empty body of a JSON media type in
-   *       UTF-8 without content coding, the canonical JSON form (see {@link Fingerprint}); any
-   *       other body byte for byte</td><td>what the request asks to be done</td></tr>
+   *       UTF-8 without content coding, the canonical JSON form (see {@link Fingerprint}); for a
+   *       non-empty {@code application/x-www-form-urlencoded} body without content coding, in no
+   *       charset or {@code utf-8}, {@code us-ascii} or {@code iso-8859-1}, its fields decoded and
+   *       sorted by name (see {@link Fingerprint}, "Form payloads"); any other body byte for
+   *       byte</td><td>what the request asks to be done</td></tr>
    * </table>
    *
    * <p>Not covered: the principal and the operation, which are the {@link Scope} (a key of another
@@ -392,12 +416,16 @@ public final class Fingerprint {
           && body.length > 0 && mediaType != null && mediaType.isUtf8Json() && codings == null;
       byte[] payload;
       int payloadLength;
+      byte[] form = null;
       if (json) {
         Canonical canonical = JsonCanonicalizer.canonicalForm(body);
         payload = canonical.array();
         payloadLength = canonical.length();
       } else {
-        payload = parsedBody != null ? parsedBody.digest : body;
+        if (parsedBody == null && body.length > 0 && mediaType != null && mediaType.isAsciiUrlEncodedForm() && codings == null) {
+          form = FormCanonicalizer.canonicalForm(body); // null for invalid percent-encoding: raw bytes
+        }
+        payload = parsedBody != null ? parsedBody.digest : form != null ? form : body;
         payloadLength = payload.length;
       }
 
@@ -412,7 +440,7 @@ public final class Fingerprint {
       at = part(head, at, 'T', target);
       at = part(head, at, 'C', typePart);
       at = part(head, at, 'E', codings);
-      head[at++] = (byte) (parsedBody != null ? 'P' : json ? 'J' : 'B');
+      head[at++] = (byte) (parsedBody != null ? 'P' : json ? 'J' : form != null ? 'F' : 'B');
       longBytes(head, at, payloadLength);
       MessageDigest md = Digests.newSha256();
       md.update(head);

@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Its clock is the one given to {@link #InMemoryLeaseStore(Clock)} (by default the system UTC
  * clock), which plays the role of a database's clock; a test can pass a controllable clock to move
- * time past a lease or a retention. Thread-safe: each record is updated atomically.
+ * time past a lease or a retention. A completion sets the record's expiry to exactly the retention
+ * after it, by that clock, so a completed key is kept exactly the retention (or until the process
+ * ends). Thread-safe: each record is updated atomically.
  *
  * <p>Each completed record keeps its response as the bytes a database would hold, written and read
  * through its {@link ResponseProtection} (in clear by default), so that code using protection can be

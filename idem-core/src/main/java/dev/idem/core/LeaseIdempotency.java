@@ -342,7 +342,11 @@ public final class LeaseIdempotency implements IdempotencyEngine {
 
     /**
      * @param retention how long a record is kept after completion, at most 3650 days; must be
-     *     longer than the lease (checked by {@link #build()})
+     *     longer than the lease (checked by {@link #build()}). What is enforced, the expiry policy
+     *     to publish (draft-ietf-httpapi-idempotency-key-header, section 2.3), is the store's:
+     *     {@link InMemoryLeaseStore} and the Redis store keep a completed key exactly {@code
+     *     retention} after its completion (by the JVM's, or Redis's, clock), the JDBC lease store
+     *     at least {@code retention} and at most {@code retention + lease}
      * @throws IllegalArgumentException if not positive or longer than 3650 days
      */
     public Builder retention(Duration retention) {

@@ -954,9 +954,10 @@ public final class JdbcIdempotency {
    * Whether the key table exists where this connection's unqualified statements look for it, asked
    * of the catalog, so an open transaction is never aborted (a failing SELECT would abort it on
    * PostgreSQL): in the connection's current database on MySQL and MariaDB ({@code
-   * getCatalog()}), in its current schema on PostgreSQL ({@code getSchema()}, the first schema of
-   * the {@code search_path}). A table of the same name in another database or schema does not
-   * count.
+   * getCatalog()}); on PostgreSQL, where the name resolves through the {@code search_path} ({@code
+   * to_regclass}, the first schema of the path that has it, as the statements resolve it; not
+   * merely the first schema of the path, which may exist without the table). A table of the same
+   * name in another database, or in a schema the statements would not reach, does not count.
    *
    * @param connection an open connection
    * @return {@code true} if the catalog shows the table; {@code false} if not, or if the catalog
@@ -965,14 +966,23 @@ public final class JdbcIdempotency {
   public boolean tableExists(Connection connection) {
     try {
       Dialect dialect = Dialect.of(connection);
+      if (dialect == Dialect.POSTGRESQL) {
+        // The unquoted name, folded and looked up along the search_path as the statements do; a
+        // plain or partitioned table only. to_regclass answers NULL, never an error, when absent.
+        try (PreparedStatement ps = connection.prepareStatement(
+            "SELECT COUNT(*) FROM pg_class WHERE oid = to_regclass(?) AND relkind IN ('r', 'p')")) {
+          ps.setString(1, table);
+          try (ResultSet rs = ps.executeQuery()) {
+            return rs.next() && rs.getInt(1) > 0;
+          }
+        }
+      }
       String catalog = dialect == Dialect.MYSQL ? connection.getCatalog() : null;
-      String schema = dialect == Dialect.POSTGRESQL ? connection.getSchema() : null;
       DatabaseMetaData md = connection.getMetaData();
       String escape = md.getSearchStringEscape();
       for (String name : new String[] {table, table.toLowerCase(Locale.ROOT), table.toUpperCase(Locale.ROOT)}) {
         String pattern = escape == null ? name : name.replace("_", escape + "_");
-        String schemaPattern = schema == null || escape == null ? schema : schema.replace("_", escape + "_");
-        try (ResultSet rs = md.getTables(catalog, schemaPattern, pattern, new String[] {"TABLE"})) {
+        try (ResultSet rs = md.getTables(catalog, null, pattern, new String[] {"TABLE"})) {
           if (rs.next()) {
             return true;
           }
@@ -1298,7 +1308,11 @@ public final class JdbcIdempotency {
     /**
      * @param retention how long a record is kept after its completion; from one second to 3650
      *     days. After it, the same key is a new operation, so choose it longer than any client's
-     *     retry window.
+     *     retry window. The retention enforced, which is the expiry policy to publish to clients
+     *     (draft-ietf-httpapi-idempotency-key-header, section 2.3), is this plus up to
+     *     {@link JdbcIdempotency#EXPIRY_MARGIN}: a completed key is kept at least {@code retention} and at most {@code
+     *     retention + 1 minute} after its completion, by the database's clock (see
+     *     <b>Retention</b> on the class).
      * @throws IllegalArgumentException if out of range
      */
     public Builder retention(Duration retention) {

@@ -50,7 +50,10 @@ import javax.sql.DataSource;
  * lease leaves that expiry alone (it is at least {@code retention} after the completion), and a
  * later one moves it to {@code retention} after the completion. So a completed record lives at
  * least {@code retention} after its completion and at most the lease longer, and the usual
- * completion rewrites no indexed column (on PostgreSQL a HOT update).
+ * completion rewrites no indexed column (on PostgreSQL a HOT update). That window, {@code
+ * retention} to {@code retention + lease} after the completion by the database's clock, is the
+ * expiry policy to publish to clients (draft-ietf-httpapi-idempotency-key-header, section 2.3;
+ * {@code retention} and {@code lease} are those of {@code LeaseIdempotency.Builder}).
  *
  * <p>A deadlock or serialization failure (see {@code ConflictRetry}: SQLState class 40) makes an
  * operation run again, up to five attempts in all. Every time comparison uses the database's clock

@@ -60,7 +60,11 @@ import redis.clients.jedis.resps.ScanResult;
  * {@code owner}, {@code lease_until} and {@code expires_at} (milliseconds since the Unix epoch on the
  * Redis server's clock) and, once completed, {@code response} (the bytes of {@link
  * StoredResponseCodec}). The hash also carries a Redis expiry ({@code PEXPIREAT}) at {@code
- * expires_at}, so Redis removes expired records by itself.
+ * expires_at}, so Redis removes expired records by itself. A completion sets {@code expires_at} to
+ * exactly the retention after it, so a completed key is kept exactly the retention on Redis's clock:
+ * the expiry policy to publish (draft-ietf-httpapi-idempotency-key-header, section 2.3), unless an
+ * eviction policy other than {@code noeviction}, a {@code FLUSHALL} or a failover that loses writes
+ * removes it sooner (see {@link RedisDurability}).
  *
  * <p><b>Atomicity and time.</b> {@link #claim}, {@link #complete} and {@link #release} are each one
  * Lua script ({@code EVALSHA}, falling back to {@code EVAL} when the server does not have the script

@@ -81,8 +81,9 @@ import java.util.Objects;
  *       (normalised: {@code Application/JSON; charset=UTF-8} is {@code application/json}, but
  *       {@code text/plain} and a missing {@code Content-Type} are other media types), the {@code
  *       Content-Encoding}, and the body: canonical JSON for a JSON media type (member order,
- *       whitespace, escapes and number spelling do not matter; number values do, exactly), raw
- *       bytes otherwise. A body the container parsed counts by its parsed form ({@link
+ *       whitespace, escapes and number spelling do not matter; number values do, exactly), for
+ *       {@code application/x-www-form-urlencoded} its decoded fields sorted by name, fields of one
+ *       name in the order sent ({@link Fingerprint}, "Form payloads"), raw bytes otherwise. A body the container parsed counts by its parsed form ({@link
  *       Fingerprint.RequestBuilder#parsedBody}): multipart by each part's name, file name, content
  *       type and content in order, but not the boundary, which clients choose anew for each
  *       attempt; a form parsed earlier by its fields with their values in order. So the same bytes
@@ -125,6 +126,13 @@ import java.util.Objects;
  *       fields ({@link IdempotencyFilterConfig#replayedHeaders()}), plus {@code Idempotent-Replayed:
  *       true}; never {@code Set-Cookie}, credentials or hop-by-hop fields.
  * </ol>
+ *
+ * <p>Every answer to a request with a well-formed key (the handler's, a replay, and each problem
+ * below from 409, 413 and 422 to 503) carries the {@value #KEY_HEADER} field back exactly as the
+ * request's field value was sent (quoted or bare), as Stripe and Adyen do and their clients read.
+ * It comes from the request being answered, never from what was stored, and a field of that name
+ * set by the handler is dropped, so the answer carries it once. A missing or malformed key is not
+ * echoed.
  *
  * <h2>Errors</h2>
  *
@@ -388,6 +396,9 @@ public final class IdempotencyFilter implements Filter {
       problem(cfg, res, KEY_MALFORMED, "Idempotency-Key is malformed", 400, key.problem());
       return;
     }
+    // Every answer to a keyed request, replays and refusals included, carries the key back as the
+    // client sent it; the handler's own field of that name and stored ones are never sent.
+    res.setHeader(KEY_HEADER, key.fieldValue());
     req.setAttribute(APPLIED, Boolean.TRUE); // forwards and error dispatches of this request pass through
 
     int max = cfg.maxBodyBytes();

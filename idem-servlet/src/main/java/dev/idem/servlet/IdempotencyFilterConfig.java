@@ -122,7 +122,7 @@ public final class IdempotencyFilterConfig {
    * 11), hop-by-hop and framing fields ({@code Connection}, {@code Keep-Alive}, {@code
    * Proxy-Connection}, {@code TE}, {@code Transfer-Encoding}, {@code Trailer}, {@code Upgrade}: RFC
    * 9110 section 7.6.1; {@code Content-Length}, recomputed from the stored body), and {@code
-   * Idempotent-Replayed}, which the filter adds itself. The first answer still carries every field
+   * Idempotent-Replayed} and {@code Idempotency-Key}, which the filter adds itself. The first answer still carries every field
    * the handler set, cookies included; only what is stored for replays is filtered.
    */
   public static final Set<String> NEVER_REPLAYED_HEADERS = HeaderRules.NEVER_STORED;
@@ -661,7 +661,7 @@ public final class IdempotencyFilterConfig {
         }
         if (HeaderRules.neverStored(n)) {
           throw new IllegalArgumentException(
-              n + " is never stored or replayed (credentials, session state, hop-by-hop or framing field)");
+              n + " is never stored or replayed (credentials, session state, hop-by-hop or framing field, or a field the filter sets itself)");
         }
         copy.add(n);
       }

@@ -238,6 +238,22 @@ class IdempotencyFilterBodiesTest {
   }
 
   @Test
+  void reorderedFormFieldsAreAReplayNotAReusedKey() throws Exception {
+    start(multipartConfig());
+    String type = "application/x-www-form-urlencoded";
+    HttpResponse<String> first = post("/form", "f-order", type, "title=One&tag=a&tag=b".getBytes(StandardCharsets.US_ASCII));
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+    HttpResponse<String> reordered = post("/form", "f-order", type, "tag=a&title=One&tag=b".getBytes(StandardCharsets.US_ASCII));
+    assertThat(reordered.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(reordered.body()).isEqualTo(first.body());
+    assertThat(post("/form", "f-order", type, "tag=b&title=One&tag=a".getBytes(StandardCharsets.US_ASCII)).statusCode())
+        .as("repeated fields in another order are another list").isEqualTo(422);
+    assertThat(post("/form", "f-order", type, "title=One%26tag%3Da&tag=b".getBytes(StandardCharsets.US_ASCII)).statusCode())
+        .as("an encoded delimiter is data").isEqualTo(422);
+    assertThat(app.calls("/form")).isEqualTo(1);
+  }
+
+  @Test
   void binaryIsReadableByteForByte() throws Exception {
     start(multipartConfig());
     byte[] bytes = new byte[512];

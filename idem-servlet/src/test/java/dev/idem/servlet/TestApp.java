@@ -161,6 +161,12 @@ final class TestApp extends HttpServlet {
           throw new IllegalStateException("the handler fails after writing " + n + " bytes");
         }
       }
+      case "/sets-key" -> {
+        // a handler that sets the response's Idempotency-Key itself (to another value)
+        res.setStatus(201);
+        res.setHeader("Idempotency-Key", "set-by-handler-" + call);
+        res.getWriter().write("created on run " + call);
+      }
       case "/echo" -> {
         res.setContentType("application/octet-stream");
         res.getOutputStream().write(body);

@@ -40,7 +40,14 @@ public class IdemProperties {
   /** Whether to create the key table at start-up (CREATE TABLE IF NOT EXISTS); false when migrations do. */
   private boolean createSchema = true;
 
-  /** How long a completed key is remembered; after it, the same key is a new operation. */
+  /**
+   * How long a completed key is remembered; after it, the same key is a new operation. The expiry
+   * policy to publish (draft-ietf-httpapi-idempotency-key-header, section 2.3) is what each store
+   * enforces: the jdbc store keeps a completed key at least this long after its completion and at
+   * most 1 minute longer in transactional mode, at most the lease longer in lease mode (by the
+   * database's clock); the redis store exactly this long (Redis's clock; an eviction policy other
+   * than noeviction may drop keys sooner); the memory store exactly this long, until a restart.
+   */
   private Duration retention = Duration.ofHours(24);
 
   /**

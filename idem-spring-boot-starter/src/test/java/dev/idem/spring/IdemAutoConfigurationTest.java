@@ -243,6 +243,16 @@ class IdemAutoConfigurationTest {
     }
   }
 
+  @Test
+  void retentionMetadataPublishesTheRetentionEachStoreEnforces() throws Exception {
+    try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).isNotNull();
+      String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(metadata).contains("at most 1 minute longer in transactional mode",
+          "at most the lease longer in lease mode", "draft-ietf-httpapi-idempotency-key-header, section 2.3");
+    }
+  }
+
   private ApplicationContextRunner filterOnly() {
     return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class));
   }

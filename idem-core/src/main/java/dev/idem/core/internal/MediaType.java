@@ -173,6 +173,21 @@ public final class MediaType {
     return isJson() && !parameters.containsKey("charset");
   }
 
+  /**
+   * Whether this is {@code application/x-www-form-urlencoded} in an ASCII-compatible charset (none
+   * named, {@code utf-8}, {@code us-ascii} or {@code iso-8859-1}), so that its delimiters, {@code +}
+   * and percent-encoding are the ASCII bytes whatever the fields hold.
+   *
+   * @return whether the body may be canonicalized as form fields
+   */
+  public boolean isAsciiUrlEncodedForm() {
+    if (!type.equals("application") || !subtype.equals("x-www-form-urlencoded")) {
+      return false;
+    }
+    String charset = parameters.get("charset");
+    return charset == null || charset.equals("utf-8") || charset.equals("us-ascii") || charset.equals("iso-8859-1");
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof MediaType m && m.canonical.equals(canonical);

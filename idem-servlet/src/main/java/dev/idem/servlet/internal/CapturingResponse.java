@@ -605,7 +605,8 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
 
   /**
    * Writes the captured response to the container's response as it is, cookies and every header
-   * field included (this is the first answer, not a replay), with a {@code Content-Length}.
+   * field included (this is the first answer, not a replay), with a {@code Content-Length}; but
+   * not an {@code Idempotency-Key} field the handler set, since the filter echoes the request's own.
    *
    * @param response the container's uncommitted response, never {@code null}
    * @throws IOException if writing fails
@@ -631,6 +632,9 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       String lower = f.name.toLowerCase(Locale.ROOT);
       if (lower.equals("transfer-encoding") || lower.equals("content-length")) {
         continue; // framing is the container's, for the bytes written here
+      }
+      if (lower.equals("idempotency-key")) {
+        continue; // the filter sets it itself, to the request's field: never twice, never another value
       }
       for (String v : f.values) {
         response.addHeader(f.name, v);

@@ -22,8 +22,10 @@ public final class HeaderRules {
    *       {@code Transfer-Encoding}, {@code Trailer}, {@code Upgrade} (RFC 9110 section 7.6.1, RFC
    *       9112 section 6.1) and {@code Content-Length} (recomputed from the stored body, RFC 9110
    *       section 8.6);
-   *   <li>{@code Idempotent-Replayed}, which the filter adds itself to every replay, and {@code
-   *       Idem-Body-Not-Stored} ({@link dev.idem.core.StoredResponse#BODY_NOT_STORED_HEADER}),
+   *   <li>{@code Idempotent-Replayed}, which the filter adds itself to every replay, {@code
+   *       Idempotency-Key}, which the filter sets itself on every keyed answer to the key field the
+   *       request carried (so a replay never sends back a value stored from another request's
+   *       field), and {@code Idem-Body-Not-Stored} ({@link dev.idem.core.StoredResponse#BODY_NOT_STORED_HEADER}),
    *       which only Idem writes, to mark an answer too large to store.
    * </ul>
    */
@@ -31,7 +33,7 @@ public final class HeaderRules {
       "set-cookie", "set-cookie2", "authorization", "proxy-authorization", "www-authenticate",
       "proxy-authenticate", "authentication-info", "proxy-authentication-info", "connection",
       "keep-alive", "proxy-connection", "te", "transfer-encoding", "trailer", "upgrade",
-      "content-length", "idempotent-replayed", "idem-body-not-stored");
+      "content-length", "idempotent-replayed", "idempotency-key", "idem-body-not-stored");
 
   private HeaderRules() {}
 

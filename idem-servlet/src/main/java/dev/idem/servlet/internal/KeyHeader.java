@@ -24,15 +24,26 @@ public final class KeyHeader {
   public static final class Result {
     private final IdempotencyKey key;
     private final String problem;
+    private final String fieldValue;
 
-    private Result(IdempotencyKey key, String problem) {
+    private Result(IdempotencyKey key, String problem, String fieldValue) {
       this.key = key;
       this.problem = problem;
+      this.fieldValue = fieldValue;
     }
 
     /** @return the key, or {@code null} when the field is absent or malformed */
     public IdempotencyKey key() {
       return key;
+    }
+
+    /**
+     * @return the field value as the client sent it (without surrounding whitespace, RFC 9110
+     *     section 5.5), quotes and escapes included, when it spells a well-formed key; {@code null}
+     *     when the field is absent or malformed. Printable US-ASCII only, so safe to send back.
+     */
+    public String fieldValue() {
+      return fieldValue;
     }
 
     /** @return why the field is malformed (safe to show to the client), or {@code null} */
@@ -46,7 +57,7 @@ public final class KeyHeader {
     }
   }
 
-  private static final Result ABSENT = new Result(null, null);
+  private static final Result ABSENT = new Result(null, null, null);
 
   /**
    * @param fieldValues every value of the field, as the container reports them (name matched
@@ -122,7 +133,7 @@ public final class KeyHeader {
       decoded = v;
     }
     try {
-      return new Result(IdempotencyKey.of(decoded), null);
+      return new Result(IdempotencyKey.of(decoded), null, v);
     } catch (InvalidIdempotencyKeyException e) {
       return malformed(e.getMessage());
     }
@@ -140,7 +151,7 @@ public final class KeyHeader {
   }
 
   private static Result malformed(String problem) {
-    return new Result(null, problem);
+    return new Result(null, problem, null);
   }
 
   private static String trimOws(String s) {

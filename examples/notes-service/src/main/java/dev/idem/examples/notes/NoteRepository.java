@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -67,18 +66,7 @@ public class NoteRepository {
    * collation.
    */
   private void addIdempotencyReference(String product) {
-    boolean present = Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) c -> {
-      for (String table : new String[] {"notes", "NOTES"}) {
-        try (ResultSet columns = c.getMetaData().getColumns(null, null, table, null)) {
-          while (columns.next()) {
-            if (columns.getString("COLUMN_NAME").equalsIgnoreCase("idem_ref")) {
-              return true;
-            }
-          }
-        }
-      }
-      return false;
-    }));
+    boolean present = hasIdempotencyReference(product);
     if (!present) {
       String type = product.contains("mariadb") || product.contains("mysql") ? "CHAR(64) CHARACTER SET ascii COLLATE ascii_bin" : "CHAR(64)";
       jdbc.execute("ALTER TABLE notes ADD COLUMN idem_ref " + type + " NULL");
@@ -92,6 +80,29 @@ public class NoteRepository {
     } else {
       jdbc.execute("CREATE UNIQUE INDEX IF NOT EXISTS notes_idem_ref ON notes (idem_ref)");
     }
+  }
+
+  /**
+   * Whether the {@code notes} table that this connection's unqualified statements use has {@code
+   * idem_ref}: on MariaDB/MySQL the table of the current database ({@code DATABASE()}), on
+   * PostgreSQL the one {@code notes} resolves to through the {@code search_path} ({@code
+   * to_regclass}), on SQLite the main database's. A {@code notes} table in another database or
+   * schema of the same server never counts: reading every database's metadata made the service
+   * skip adding the column when another database had one, and then fail to create the index.
+   */
+  private boolean hasIdempotencyReference(String product) {
+    String sql;
+    if (product.contains("postgres")) {
+      sql = "SELECT COUNT(*) FROM pg_attribute WHERE attrelid = to_regclass('notes') AND attname = 'idem_ref'"
+          + " AND attnum > 0 AND NOT attisdropped";
+    } else if (product.contains("mariadb") || product.contains("mysql")) {
+      sql = "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'notes'"
+          + " AND column_name = 'idem_ref'";
+    } else {
+      sql = "SELECT COUNT(*) FROM pragma_table_info('notes') WHERE name = 'idem_ref' COLLATE NOCASE";
+    }
+    Integer columns = jdbc.queryForObject(sql, Integer.class);
+    return columns != null && columns > 0;
   }
 
   /**
