@@ -140,7 +140,13 @@ public final class JdbcIdempotency {
   private final Strategy strategy;
   private final ResponseProtection protection;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
+  /** MySQL's statements for a MariaDB server, whose claim can bound its lock wait. */
+  private final Statements mariaDbStatements;
   private final Map<Dialect, Boolean> schemaReady = new ConcurrentHashMap<>();
+  /** The bound of a claim's wait for a concurrent attempt's row; {@code null}: the database's own. */
+  private final Duration claimLockWait;
+  /** Whether the MySQL-dialect server is MariaDB: decided at the first bounded claim there. */
+  private volatile Boolean mariaDb;
 
   private JdbcIdempotency(Builder b) {
     this.table = b.table;
@@ -154,6 +160,8 @@ public final class JdbcIdempotency {
     for (Dialect d : Dialect.values()) {
       statements.put(d, new Statements(KeyTableSql.of(d, table), protection));
     }
+    this.mariaDbStatements = new Statements(KeyTableSql.mariaDb(table), protection);
+    this.claimLockWait = b.claimLockWait;
   }
 
   /** @return a builder with the defaults: table {@code idem_keys}, retention 24 h, schema on demand */
@@ -185,6 +193,15 @@ public final class JdbcIdempotency {
   public Strategy strategy() {
     return strategy;
   }
+  /**
+   * @return how long a claim waits for a concurrent attempt's uncommitted row of the same key before
+   *     it gives up with {@link RequestInProgressException}, or {@code null} when the database's own
+   *     lock wait applies ({@link Builder#claimLockWait})
+   */
+  public Duration claimLockWait() {
+    return claimLockWait;
+  }
+
 
   /**
    * The order of the writes in a transaction that Idem owns. Both give one committed effect per
@@ -280,7 +297,7 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     Dialect dialect = Dialect.of(connection);
-    Statements sql = statements.get(dialect);
+    Statements sql = statementsFor(connection, dialect);
     boolean ownTransaction = autoCommit(connection);
     ensureSchema(connection, dialect, ownTransaction);
     // Fast path for replays: one primary-key read that takes no lock. A replay must not lock the
@@ -307,6 +324,25 @@ public final class JdbcIdempotency {
       return runThenRecord(connection, dialect, sql, request, effect);
     }
     return claimFirst(connection, dialect, sql, request, effect);
+  }
+
+  /** @return the statements for the connection's database: on a MariaDB server with a bounded claim wait, MariaDB's */
+  private Statements statementsFor(Connection connection, Dialect dialect) {
+    if (dialect != Dialect.MYSQL || claimLockWait == null) {
+      return statements.get(dialect);
+    }
+    Boolean known = mariaDb;
+    if (known == null) {
+      try {
+        java.sql.DatabaseMetaData meta = connection.getMetaData();
+        String product = meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion();
+        known = product.toLowerCase(java.util.Locale.ROOT).contains("mariadb");
+      } catch (SQLException e) {
+        throw storeFailure("cannot read the database's product name", e);
+      }
+      mariaDb = known;
+    }
+    return known ? mariaDbStatements : statements.get(dialect);
   }
 
   /**
@@ -600,12 +636,15 @@ public final class JdbcIdempotency {
     boolean savepointBeforeEffect = !ownTransaction && dialect == Dialect.POSTGRESQL;
     // In Idem's own transaction on PostgreSQL the completion carries the COMMIT (one round trip).
     boolean commitWithCompletion = ownTransaction && sql.sql.completeThenCommit != null;
+    // A bounded claim gives up on a concurrent attempt's uncommitted row instead of waiting for its
+    // transaction to end (holding this connection): RequestInProgressException, nothing written.
+    String wait = claimLockWait != null && sql.sql.boundedClaim != null ? Math.max(1, claimLockWait.toMillis()) + "ms" : null;
     for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       boolean claimed;
       KeyRow existing;
       try {
         if (round == 0 && sql.sql.lookupAndClaim != null) {
-          ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect);
+          ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect, wait);
           if (savepoints != null) {
             savepoints[0]++;
           }
@@ -615,13 +654,18 @@ public final class JdbcIdempotency {
           // claim, or the row it saw expired) means reading again, as after a plain claim.
           existing = claimed ? null : seen != null && !seen.orphaned() ? seen : sql.lookupLatest(connection, request);
         } else {
-          claimed = sql.claim(connection, request, retention, savepointBeforeEffect);
+          claimed = sql.claim(connection, request, retention, savepointBeforeEffect, wait);
           if (savepoints != null) {
             savepoints[0]++;
           }
           existing = claimed ? null : sql.lookupLatest(connection, request);
         }
       } catch (SQLException e) {
+        if (wait != null && sql.sql.isClaimWaitExceeded(e)) {
+          // Another attempt with this key holds its row in a transaction still open: it is in
+          // progress. On PostgreSQL the error aborted this transaction, which the caller rolls back.
+          throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+        }
         if (ownTransaction && Transactions.isTransientConflict(e)) {
           throw new ClaimConflict(e);
         }
@@ -1077,10 +1121,22 @@ public final class JdbcIdempotency {
      *     the claim, sent with it (pgjdbc sends the statements of one prepared statement in one round trip)
      */
     boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
+      return claim(c, r, retention, savepoint, null);
+    }
+
+    /**
+     * @param wait the bound of the claim's lock wait as PostgreSQL writes it ({@code "5ms"}), or
+     *     {@code null} for an unbounded claim; only where {@link KeyTableSql#boundedClaim} exists
+     */
+    boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, String wait) throws SQLException {
       String fingerprint = r.fingerprint().hex();
       long keep = claimExpiry(retention);
-      return insertOrTakeOver(c, r, savepoint ? sql.claimThenSavepoint : sql.claim, new Object[] {fingerprint, keep},
-          sql.takeover, new Object[] {fingerprint, keep});
+      if (wait == null) {
+        return insertOrTakeOver(c, r, savepoint ? sql.claimThenSavepoint : sql.claim, new Object[] {fingerprint, keep}, 0, null,
+            sql.takeover, new Object[] {fingerprint, keep});
+      }
+      return insertOrTakeOver(c, r, savepoint ? sql.boundedClaimThenSavepoint : sql.boundedClaim, new Object[] {fingerprint, keep},
+          sql.boundResultSets(), sql.boundTakesWait() ? wait : null, sql.takeover, new Object[] {fingerprint, keep});
     }
 
     /** @return how long after the claim its record expires: the retention and {@link #EXPIRY_MARGIN} */
@@ -1093,11 +1149,14 @@ public final class JdbcIdempotency {
      *
      * @return whether the row is now this request's, and the live row the read saw
      */
-    ClaimAttempt lookupAndClaim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
+    ClaimAttempt lookupAndClaim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, String wait)
+        throws SQLException {
       Object[] key = key(r);
       Object[] params = concat(concat(key, key), new Object[] {r.fingerprint().hex(), claimExpiry(retention), key[0], key[1], key[2]});
-      KeyTableSql.RowThenCount found =
-          KeyTableSql.readThenWrite(c, savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, params);
+      KeyTableSql.RowThenCount found = wait == null
+          ? KeyTableSql.readThenWrite(c, savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, params)
+          : KeyTableSql.readThenWriteAfter(c, savepoint ? sql.boundedLookupAndClaimThenSavepoint : sql.boundedLookupAndClaim,
+              sql.boundResultSets(), concat(new Object[] {wait}, params));
       return new ClaimAttempt(found.written() == 1, found.row() == null ? null : live(found.row()));
     }
 
@@ -1107,7 +1166,7 @@ public final class JdbcIdempotency {
       byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
       Integer status = protection.clearStatus(response);
       long keep = retention.toMillis();
-      return insertOrTakeOver(c, r, sql.record, new Object[] {fingerprint, status, encoded, keep},
+      return insertOrTakeOver(c, r, sql.record, new Object[] {fingerprint, status, encoded, keep}, 0, null,
           sql.recordTakeover, new Object[] {fingerprint, status, encoded, keep});
     }
 
@@ -1119,12 +1178,13 @@ public final class JdbcIdempotency {
      *
      * @return whether the row is now this request's
      */
-    private boolean insertOrTakeOver(
-        Connection c, IdempotentRequest r, String insert, Object[] values, String takeover, Object[] takeoverValues)
-        throws SQLException {
+    private boolean insertOrTakeOver(Connection c, IdempotentRequest r, String insert, Object[] values, int resultSetsBefore,
+        String firstParameter, String takeover, Object[] takeoverValues) throws SQLException {
       boolean inserted;
       try {
-        inserted = KeyTableSql.update(c, insert, concat(key(r), values)) == 1;
+        Object[] params = concat(key(r), values);
+        inserted = KeyTableSql.updateAfter(c, insert, resultSetsBefore,
+            firstParameter == null ? params : concat(new Object[] {firstParameter}, params)) == 1;
       } catch (SQLException e) {
         // INSERT IGNORE reports a duplicate as 0 rows; a duplicate-key error here would come from a
         // server or proxy that does not honour IGNORE, and means the same.
@@ -1249,8 +1309,40 @@ public final class JdbcIdempotency {
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
     private Strategy strategy = Strategy.CLAIM_FIRST;
     private ResponseProtection protection = ResponseProtection.none();
+    private Duration claimLockWait;
 
     private Builder() {}
+
+    /**
+     * Bounds how long a claim waits for a concurrent attempt of the same key whose transaction has
+     * not ended (its uncommitted row): past {@code wait} the claim gives up, nothing is written,
+     * and {@link #execute} throws {@link RequestInProgressException}, so that a duplicate does not
+     * hold a connection and a transaction for as long as the first attempt runs. The transactional
+     * engine then answers at once or waits outside any transaction ({@link
+     * TransactionalIdempotency}'s {@link dev.idem.core.InProgressPolicy}).
+     *
+     * <p>Where it applies: PostgreSQL ({@code lock_timeout}, set for the claim's statement alone, in
+     * its round trip, and put back to the session's value after it) and MariaDB ({@code SET
+     * STATEMENT innodb_lock_wait_timeout = 0 FOR} the claim: MariaDB counts in whole seconds, so the
+     * claim does not wait at all there, whatever {@code wait} is). On MySQL, which has no
+     * per-statement bound for InnoDB's lock wait, the server's {@code innodb_lock_wait_timeout}
+     * applies (50 s by default, then {@link IdemStoreException}). On SQLite, where one writer at a
+     * time holds the whole database, the busy timeout applies ({@link #sqliteBusyTimeout}). In a
+     * caller's transaction on PostgreSQL, the failed claim aborts that transaction: the caller must
+     * roll it back, as after any exception of {@link #execute}.
+     *
+     * @param wait 0 to 60 seconds ({@code 0} is one millisecond on PostgreSQL, whose 0 means no
+     *     bound), or {@code null} (the default) for the database's own lock wait
+     * @return this builder
+     * @throws IllegalArgumentException if {@code wait} is negative or longer than 60 seconds
+     */
+    public Builder claimLockWait(Duration wait) {
+      if (wait != null && (wait.isNegative() || wait.compareTo(Duration.ofSeconds(60)) > 0)) {
+        throw new IllegalArgumentException("claimLockWait must be between 0 and 60s, was " + wait);
+      }
+      this.claimLockWait = wait == null ? null : wait.isZero() ? Duration.ofMillis(1) : wait;
+      return this;
+    }
 
     /**
      * Protects stored responses at rest: each response (status, header fields, body) is written

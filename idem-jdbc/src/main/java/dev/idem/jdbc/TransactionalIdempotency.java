@@ -10,11 +10,13 @@ import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InProgressPolicy;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -33,7 +35,11 @@ import javax.sql.DataSource;
  *       claim would wait for the single write lock), elsewhere as the transaction's first statement.
  *       The dialect is detected once, on the first attempt that gets a connection.
  *   <li>A concurrent duplicate blocks on the key's row until the first transaction ends, then
- *       replays it (or, if it rolled back, runs itself).
+ *       replays it (or, if it rolled back, runs itself); with {@link
+ *       JdbcIdempotency.Builder#claimLockWait} its claim gives up instead, holding the connection no
+ *       longer than that bound, and the {@link InProgressPolicy} answers {@link
+ *       AttemptResult.Kind#IN_PROGRESS} at once or attempts again, without a connection between
+ *       attempts, up to its wait.
  *   <li>A response that the response policy does not store (5xx, 408, 425, 429) rolls the whole
  *       transaction back, the effect's writes included: {@link AttemptResult.Kind#RELEASED}.
  *   <li>An effect that throws rolls everything back; the exception reaches the caller.
@@ -63,21 +69,49 @@ import javax.sql.DataSource;
  */
 public final class TransactionalIdempotency implements IdempotencyEngine {
 
+  /** The first pause of a duplicate that waits outside any transaction; pauses double up to {@link #MAX_PAUSE}. */
+  static final Duration FIRST_PAUSE = Duration.ofMillis(10);
+  /** The longest pause between two attempts of a waiting duplicate. */
+  static final Duration MAX_PAUSE = Duration.ofMillis(250);
+
   private final JdbcIdempotency keys;
   private final TransactionRunner transactions;
   private final IdemListener listener;
+  private final InProgressPolicy inProgress;
   private volatile Boolean lookupFirst;
 
   /**
+   * The engine with {@link InProgressPolicy#failFast()}: a duplicate whose claim gives up (only
+   * with {@link JdbcIdempotency.Builder#claimLockWait}) is answered at once.
+   *
    * @param keys the key table's engine, never {@code null}
    * @param transactions runs the attempts' transactions, never {@code null}
    * @param listener told of every attempt's result, never {@code null} ({@link IdemListener#NONE})
    * @throws NullPointerException if an argument is {@code null}
    */
   public TransactionalIdempotency(JdbcIdempotency keys, TransactionRunner transactions, IdemListener listener) {
+    this(keys, transactions, listener, InProgressPolicy.failFast());
+  }
+
+  /**
+   * @param keys the key table's engine, never {@code null}
+   * @param transactions runs the attempts' transactions, never {@code null}
+   * @param listener told of every attempt's result, never {@code null} ({@link IdemListener#NONE})
+   * @param inProgress what a duplicate does when its claim met a concurrent attempt's row and gave
+   *     up ({@link JdbcIdempotency.Builder#claimLockWait}): {@link AttemptResult.Kind#IN_PROGRESS}
+   *     at once (HTTP 409 with {@code Retry-After}, as the IETF Idempotency-Key draft, section
+   *     2.6, recommends for a request still being processed), or attempts again outside any
+   *     transaction, holding no connection between attempts (pauses from 10 ms doubling to 250 ms),
+   *     until the first attempt's answer replays or {@link InProgressPolicy#maxWait()} has passed.
+   *     Without a claim bound the claim itself waits on the row, and this policy never applies.
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public TransactionalIdempotency(JdbcIdempotency keys, TransactionRunner transactions, IdemListener listener,
+      InProgressPolicy inProgress) {
     this.keys = Objects.requireNonNull(keys, "keys");
     this.transactions = Objects.requireNonNull(transactions, "transactions");
     this.listener = Objects.requireNonNull(listener, "listener");
+    this.inProgress = Objects.requireNonNull(inProgress, "inProgress");
   }
 
   /**
@@ -108,6 +142,9 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     AttemptResult result = attemptOnce(request, effect);
+    if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
+      result = waitForFirstAttempt(request, effect, result);
+    }
     try {
       listener.attempted(request, result);
     } catch (RuntimeException ignored) {
@@ -239,6 +276,39 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   /** @return whether the answer is a client error (4xx) that the response policy stores */
   private boolean isStoredClientError(StoredResponse response) {
     return response != null && response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
+  }
+
+  /**
+   * A duplicate whose claim gave up on the first attempt's row: attempts again, each in a new
+   * transaction, pausing between them without a connection, until it is answered otherwise or the
+   * policy's wait has passed.
+   */
+  private AttemptResult waitForFirstAttempt(IdempotentRequest request, Effect effect, AttemptResult first) {
+    try {
+      listener.waiting(request);
+    } catch (RuntimeException ignored) {
+      // a listener must not change the result
+    }
+    long deadline = System.nanoTime() + inProgress.maxWait().toNanos();
+    long pause = FIRST_PAUSE.toNanos();
+    AttemptResult result = first;
+    while (result.kind() == AttemptResult.Kind.IN_PROGRESS) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return result;
+      }
+      // Jitter: duplicates that gave up together do not come back together.
+      long sleep = Math.min(left, pause / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(pause / 2 + 1));
+      try {
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(sleep);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return result;
+      }
+      pause = Math.min(pause * 2, MAX_PAUSE.toNanos());
+      result = attemptOnce(request, effect);
+    }
+    return result;
   }
 
   /** Idem's answer before the effect ran, or a failure that is neither Idem's nor the store's. */

@@ -115,6 +115,12 @@ public class IdemAutoConfiguration {
   static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
   static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
 
+  /**
+   * How long a claim in transactional mode waits on a running duplicate's row before the duplicate
+   * is answered by {@code idem.in-progress}: short, so that waiting duplicates hold no connection.
+   */
+  static final Duration CLAIM_LOCK_WAIT = Duration.ofMillis(10);
+
   /** Why transactional mode cannot run without spring-jdbc and spring-tx, and what to add. */
   static final String TRANSACTIONAL_NEEDS_SPRING_JDBC = "transactional runs each request in a Spring transaction on the"
       + " application's DataSource and needs spring-jdbc and spring-tx on the class path: add spring-boot-starter-jdbc"
@@ -214,9 +220,7 @@ public class IdemAutoConfiguration {
       IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners, Environment environment,
       ObjectProvider<ModeDecision> mode) {
     IdemListener listener = listeners.getIfUnique(() -> IdemListener.NONE);
-    InProgressPolicy inProgress = p.getInProgress() == IdemProperties.InProgress.WAIT
-        ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
-        : InProgressPolicy.failFast();
+    InProgressPolicy inProgress = inProgressPolicy(p);
     LeaseIdempotency.Builder builder = LeaseIdempotency.builder(store).listener(listener).inProgress(inProgress);
     Duration lease = p.getLease();
     ModeDecision decision = mode.getIfAvailable();
@@ -245,7 +249,9 @@ public class IdemAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(DataSource.class)
     JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
-      JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema());
+      // A duplicate of a running request gives up on its row after this instead of holding a
+      // pooled connection for as long as the first attempt runs (PostgreSQL, MariaDB).
+      JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema()).claimLockWait(CLAIM_LOCK_WAIT);
       configured("idem.protection", () -> builder.responseProtection(p.getProtection().build()));
       configured("idem.table", () -> builder.table(p.getTable()));
       configured("idem.retention", () -> builder.retention(p.getRetention()));
@@ -279,7 +285,7 @@ public class IdemAutoConfiguration {
         ObjectProvider<PlatformTransactionManager> transactionManager,
         ObjectProvider<IdemListener> listeners) {
       return ModeDecisions.decide(beans, p, own.getIfUnique(), jdbcIdempotency.getIfUnique(), dataSource.getIfUnique(),
-          transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE));
+          transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE), inProgressPolicy(p));
     }
   }
 
@@ -538,6 +544,13 @@ public class IdemAutoConfiguration {
         return new IdemHandlerExceptionResolver(config);
       }
     }
+  }
+
+  /** @return {@code idem.in-progress} and {@code idem.max-wait}, for both modes */
+  static InProgressPolicy inProgressPolicy(IdemProperties p) {
+    return p.getInProgress() == IdemProperties.InProgress.WAIT
+        ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
+        : InProgressPolicy.failFast();
   }
 
   /** @return the store in words for the start-up log line */

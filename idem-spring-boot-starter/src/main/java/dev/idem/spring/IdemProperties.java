@@ -57,11 +57,17 @@ public class IdemProperties {
    */
   private Duration lease = Duration.ofSeconds(30);
 
-  /** What a duplicate does while the first request runs: fail-fast (409 with Retry-After) or wait. */
-  private InProgress inProgress = InProgress.FAIL_FAST;
+  /**
+   * What a duplicate does while the first request with its key runs: fail-fast (409 with
+   * Retry-After at once, as the IETF Idempotency-Key draft recommends) or wait (up to idem.max-wait,
+   * then the first request's answer, or 409). In both modes: in transactional mode on PostgreSQL and
+   * MariaDB a waiting duplicate holds no connection and no transaction between its attempts; on
+   * SQLite, whose one writer holds the whole database, it waits the busy timeout instead.
+   */
+    private InProgress inProgress = InProgress.FAIL_FAST;
 
-  /** With in-progress=wait: how long a duplicate waits for the first request before 409. */
-  private Duration maxWait = Duration.ofSeconds(5);
+  /** With in-progress=wait: how long a duplicate waits for the first request before 409 (both modes). */
+    private Duration maxWait = Duration.ofSeconds(5);
 
   /** The largest request body the filter buffers; a larger one gets 413. */
   private DataSize maxBodySize = DataSize.ofMegabytes(1);

@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdemListener;
+import dev.idem.core.InProgressPolicy;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import java.util.Arrays;
@@ -44,12 +45,13 @@ final class ModeDecisions {
    * @param dataSource the unique or primary DataSource, or {@code null}
    * @param transactionManager the unique or primary transaction manager, or {@code null}
    * @param listener told of every result
+   * @param inProgress what a duplicate of a running request does ({@code idem.in-progress})
    * @return the decision, never {@code null}
    * @throws IdemConfigurationException ({@code idem.mode}) when transactional mode was asked for and
    *     cannot run, or when {@code auto} cannot tell safely which mode fits
    */
   static ModeDecision decide(ListableBeanFactory beans, IdemProperties p, TransactionalIdempotency own, JdbcIdempotency keys,
-      DataSource dataSource, PlatformTransactionManager transactionManager, IdemListener listener) {
+      DataSource dataSource, PlatformTransactionManager transactionManager, IdemListener listener, InProgressPolicy inProgress) {
     IdemProperties.Mode asked = p.getMode() == null ? IdemProperties.Mode.AUTO : p.getMode();
     if (asked == IdemProperties.Mode.LEASE) {
       return ModeDecision.lease("idem.mode=lease");
@@ -93,7 +95,7 @@ final class ModeDecisions {
     String how = (auto ? "auto: " : "idem.mode=transactional: ") + "DataSource '" + dsName + "' with "
         + transactionManager.getClass().getSimpleName() + " '" + tmName + "'";
     return ModeDecision.transactional( how,
-        new TransactionalIdempotency(keys, new SpringTransactionRunner(dataSource, () -> transactionManager), listener));
+        new TransactionalIdempotency(keys, new SpringTransactionRunner(dataSource, () -> transactionManager), listener, inProgress));
   }
 
   /** @return the DataSource the transaction manager runs its transactions on, or {@code null} when it does not say */

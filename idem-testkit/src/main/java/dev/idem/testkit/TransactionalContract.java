@@ -3,7 +3,11 @@ package dev.idem.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.AttemptResult;
+import dev.idem.core.Effect;
 import dev.idem.core.EffectFailedException;
+import dev.idem.core.IdemListener;
+import dev.idem.core.InProgressPolicy;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
@@ -14,9 +18,11 @@ import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.StoredResponseUnreadableException;
+import dev.idem.jdbc.DataSourceTransactionRunner;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcEffect;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.lab.EffectTable;
 import dev.idem.lab.JdbcTarget;
 import dev.idem.lab.Lab;
@@ -1257,6 +1263,270 @@ public abstract class TransactionalContract {
         .filter(r -> r.scenario().equals(scenario) && r.variant().equals(variant))
         .findFirst()
         .orElseThrow();
+  }
+
+  // ---------------------------------------------------------------- bounded claims (in progress)
+
+  /** The transactional engine on plain JDBC, with the claim's lock wait bounded. */
+  private TransactionalIdempotency boundedEngine(InProgressPolicy inProgress, javax.sql.DataSource dataSource) {
+    JdbcIdempotency bounded = builder().table(idem.table()).claimLockWait(Duration.ofMillis(20)).build();
+    try (Connection c = target().open()) {
+      // before the attempts: created inside the first attempt's transaction, the table would keep
+      // the duplicate's CREATE TABLE IF NOT EXISTS waiting on that transaction's catalog lock
+      bounded.createSchema(c);
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return new TransactionalIdempotency(bounded, new DataSourceTransactionRunner(dataSource), IdemListener.NONE, inProgress);
+  }
+
+  private void assumeClaimsCanBeBounded() throws SQLException {
+    try (Connection c = target().open()) {
+      Dialect d = Dialect.detect(c);
+      String product = c.getMetaData().getDatabaseProductName() + " " + c.getMetaData().getDatabaseProductVersion();
+      Assumptions.assumeTrue(d == Dialect.POSTGRESQL || product.toLowerCase(java.util.Locale.ROOT).contains("mariadb"),
+          "a claim's lock wait is bounded on PostgreSQL and MariaDB only; SQLite's single writer waits its busy timeout");
+    }
+  }
+
+  /** An effect that inserts its row, then holds its transaction open until {@code release}. */
+  private Effect held(CountDownLatch entered, CountDownLatch release, String payload) {
+    return ctx -> {
+      invocations.incrementAndGet();
+      long id = effects.insert(ctx.connection().orElseThrow(), "t", payload);
+      entered.countDown();
+      if (!release.await(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the test never released the first attempt");
+      }
+      return StoredResponse.builder(201).body("{\"id\":" + id + "}").build();
+    };
+  }
+
+  /**
+   * Was: a duplicate of a running request waited on its row lock for as long as the first attempt
+   * ran, holding a pooled connection and a transaction; 30 such duplicates of a 4 s request made an
+   * unrelated create wait 2.7 s for a connection.
+   */
+  @Test
+  void aBoundedClaimAnswersInProgressAtOnceInsteadOfWaitingOnTheFirstAttemptsRow() throws Exception {
+    assumeClaimsCanBeBounded();
+    IdempotentRequest request = request("alice", "k-busy", "{\"value\":1}");
+    TransactionalIdempotency engine = boundedEngine(InProgressPolicy.failFast(), target().dataSource());
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ExecutorService first = Executors.newSingleThreadExecutor();
+    try {
+      Future<AttemptResult> running = first.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":1}")));
+      assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+      AttemptResult duplicate = engine.attempt(request, ctx -> {
+        throw new AssertionError("a duplicate of a running attempt must not run");
+      });
+      assertThat(duplicate.kind()).as(failureOf(duplicate)).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
+      assertThat(duplicate.retryAfter()).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+      assertThat(running.isDone()).as("the first attempt still runs").isFalse();
+      release.countDown();
+      assertThat(running.get(30, TimeUnit.SECONDS).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    } finally {
+      release.countDown();
+      first.shutdownNow();
+    }
+    AttemptResult retry = engine.attempt(request, ctx -> {
+      throw new AssertionError("a completed key must be replayed");
+    });
+    assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(invocations).hasValue(1);
+  }
+
+  @Test
+  void aWaitingDuplicateReplaysTheFirstAnswerHoldingNoConnectionBetweenItsAttempts() throws Exception {
+    assumeClaimsCanBeBounded();
+    IdempotentRequest request = request("alice", "k-wait", "{\"value\":2}");
+    ConnectionCounter counter = new ConnectionCounter(target().dataSource());
+    TransactionalIdempotency engine = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofSeconds(30)), counter);
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      Future<AttemptResult> running = threads.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":2}")));
+      assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+      Future<AttemptResult> waiting = threads.submit(() -> {
+        counter.watchThisThread();
+        return engine.attempt(request, ctx -> {
+          throw new AssertionError("a duplicate of a running attempt must not run");
+        });
+      });
+      // The duplicate gives up on the row, lets its connection go, and tries again: three attempts
+      // while the first still holds its transaction.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (counter.watchedOpens() < 3 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(counter.watchedOpens()).isGreaterThanOrEqualTo(3);
+      assertThat(waiting.isDone()).isFalse();
+      release.countDown();
+      assertThat(running.get(30, TimeUnit.SECONDS).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      AttemptResult answered = waiting.get(30, TimeUnit.SECONDS);
+      assertThat(answered.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      assertThat(answered.outcome().orElseThrow().response().bodyAsString()).isEqualTo(running.get().outcome().orElseThrow().response().bodyAsString());
+      assertThat(counter.watchedMostOpenAtOnce()).as("connections the waiting duplicate held at once").isEqualTo(1);
+    } finally {
+      release.countDown();
+      threads.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(invocations).hasValue(1);
+  }
+
+  @Test
+  void aWaitingDuplicateAnswersInProgressWhenItsWaitRunsOut() throws Exception {
+    assumeClaimsCanBeBounded();
+    IdempotentRequest request = request("alice", "k-slow", "{\"value\":3}");
+    TransactionalIdempotency engine = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofMillis(200)), target().dataSource());
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ExecutorService first = Executors.newSingleThreadExecutor();
+    try {
+      Future<AttemptResult> running = first.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":3}")));
+      assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+      AttemptResult duplicate = engine.attempt(request, ctx -> {
+        throw new AssertionError("a duplicate of a running attempt must not run");
+      });
+      assertThat(duplicate.kind()).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
+      assertThat(running.isDone()).isFalse();
+      release.countDown();
+      assertThat(running.get(30, TimeUnit.SECONDS).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    } finally {
+      release.countDown();
+      first.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  /** The bound is the claim's alone: the effect's statements wait as the session says. */
+  @Test
+  void aBoundedClaimLeavesTheSessionsLockWaitToTheEffect() throws Exception {
+    assumeClaimsCanBeBounded();
+    IdempotentRequest request = request("alice", "k-session", "{\"value\":4}");
+    TransactionalIdempotency engine = boundedEngine(InProgressPolicy.failFast(), target().dataSource());
+    String[] seen = new String[2];
+    try (Connection c = target().open()) {
+      boolean postgres = Dialect.detect(c) == Dialect.POSTGRESQL;
+      String show = postgres ? "SHOW lock_timeout" : "SELECT @@innodb_lock_wait_timeout";
+      seen[0] = scalar(c, show);
+      AttemptResult result = engine.attempt(request, ctx -> {
+        seen[1] = scalar(ctx.connection().orElseThrow(), show);
+        return StoredResponse.builder(201).body("{}").build();
+      });
+      assertThat(result.kind()).as(failureOf(result)).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(seen[1]).as("the lock wait the effect runs with").isEqualTo(seen[0]);
+      c.setAutoCommit(false);
+      AttemptResult joined = engine.attemptIn(c, request("alice", "k-session-joined", "{}"), ctx -> {
+        seen[1] = scalar(ctx.connection().orElseThrow(), show);
+        return StoredResponse.builder(201).body("{}").build();
+      });
+      c.commit();
+      assertThat(joined.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(seen[1]).as("in the caller's transaction").isEqualTo(seen[0]);
+      assertThat(scalar(c, show)).as("after the caller's transaction").isEqualTo(seen[0]);
+    }
+  }
+
+  private static String failureOf(AttemptResult result) {
+    java.io.StringWriter out = new java.io.StringWriter();
+    result.failure().ifPresent(f -> f.printStackTrace(new java.io.PrintWriter(out)));
+    return out.toString();
+  }
+
+  private static String scalar(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /** Counts the connections one watched thread opens, and the most it holds open at once. */
+  private static final class ConnectionCounter implements javax.sql.DataSource {
+    private final javax.sql.DataSource delegate;
+    private volatile Thread watched;
+    private final AtomicInteger opens = new AtomicInteger();
+    private final AtomicInteger open = new AtomicInteger();
+    private final AtomicInteger mostOpen = new AtomicInteger();
+
+    ConnectionCounter(javax.sql.DataSource delegate) {
+      this.delegate = delegate;
+    }
+
+    void watchThisThread() {
+      watched = Thread.currentThread();
+    }
+
+    int watchedOpens() {
+      return opens.get();
+    }
+
+    int watchedMostOpenAtOnce() {
+      return mostOpen.get();
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+      Connection c = delegate.getConnection();
+      if (Thread.currentThread() != watched) {
+        return c;
+      }
+      opens.incrementAndGet();
+      mostOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
+      boolean[] closed = new boolean[1];
+      return (Connection) java.lang.reflect.Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+          (proxy, method, args) -> {
+            if (method.getName().equals("close") && !closed[0]) {
+              closed[0] = true;
+              open.decrementAndGet();
+            }
+            try {
+              return method.invoke(c, args);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+              throw e.getCause();
+            }
+          });
+    }
+
+    @Override
+    public Connection getConnection(String user, String password) throws SQLException {
+      throw new SQLException("not supported");
+    }
+
+    @Override
+    public java.io.PrintWriter getLogWriter() {
+      return null;
+    }
+
+    @Override
+    public void setLogWriter(java.io.PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {}
+
+    @Override
+    public int getLoginTimeout() {
+      return 0;
+    }
+
+    @Override
+    public java.util.logging.Logger getParentLogger() {
+      return java.util.logging.Logger.getGlobal();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+      throw new SQLException("not a wrapper");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) {
+      return false;
+    }
   }
 
   private static IdempotentRequest request(String principal, String key, String json) {

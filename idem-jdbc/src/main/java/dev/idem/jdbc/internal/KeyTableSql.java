@@ -81,6 +81,26 @@ public abstract class KeyTableSql {
   public final String lookupAndClaimThenSavepoint;
 
   /**
+   * {@link #claim} with its wait for a concurrent attempt's uncommitted row of the same key bounded
+   * ({@link #boundsClaimWait()}), or {@code null} where the database has no bound Idem can set for
+   * one statement. PostgreSQL: {@code lock_timeout} is set for the claim alone (first parameter: the
+   * wait as text, such as {@code "5ms"}) and put back to the session's value after it, in the same
+   * round trip; results: two rows of {@code set_config}, the claim's count, one row. MariaDB: {@code
+   * SET STATEMENT innodb_lock_wait_timeout = 0 FOR} the claim (no wait; no parameter of its own).
+   * Past the bound the claim fails with {@link #isClaimWaitExceeded}: PostgreSQL 55P03, MariaDB 1205.
+   */
+  public final String boundedClaim;
+
+  /** {@link #boundedClaim} then {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT} (PostgreSQL), one round trip. */
+  public final String boundedClaimThenSavepoint;
+
+  /** {@link #lookupAndClaim} with the claim's wait bounded as in {@link #boundedClaim} (PostgreSQL only). */
+  public final String boundedLookupAndClaim;
+
+  /** {@link #boundedLookupAndClaim} then {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT}, one round trip. */
+  public final String boundedLookupAndClaimThenSavepoint;
+
+  /**
    * {@code KEY_LAST}: the key's row, completed, with its response; replacing an expired or orphaned
    * row like {@link #claim}. Parameters: pk, fingerprint, status (NULL when protected), response,
    * retention (ms).
@@ -248,6 +268,13 @@ public abstract class KeyTableSql {
               + " expires_at = " + now + " + ?" + PK + " AND (" + replaceable + ")";
     }
     this.claimThenSavepoint = savepointAfterClaim() ? claim + "; SAVEPOINT " + EFFECT_SAVEPOINT : claim;
+    // The bound is put back before the savepoint: a rollback to the savepoint would otherwise undo
+    // the restore and leave the claim's short lock_timeout on the effect's statements.
+    String before = boundBefore();
+    String after = boundAfter();
+    this.boundedClaim = before == null ? null : before + claim + after;
+    this.boundedClaimThenSavepoint = boundedClaim == null ? null
+        : savepointAfterClaim() ? boundedClaim + "; SAVEPOINT " + EFFECT_SAVEPOINT : boundedClaim;
     if (savepointAfterClaim()) {
       // The claim of lookupAndClaim: as claim, but only when no live, irreplaceable row exists.
       String conditionalClaim = "INSERT INTO " + t + " AS k"
@@ -257,9 +284,14 @@ public abstract class KeyTableSql {
           + " AND NOT (state = 'IN_PROGRESS' AND lease_until IS NULL))" + replaceOnConflict;
       this.lookupAndClaim = read + "; " + conditionalClaim;
       this.lookupAndClaimThenSavepoint = lookupAndClaim + "; SAVEPOINT " + EFFECT_SAVEPOINT;
+      this.boundedLookupAndClaim = before == null ? null : before + read + "; " + conditionalClaim + after;
+      this.boundedLookupAndClaimThenSavepoint = boundedLookupAndClaim == null ? null
+          : boundedLookupAndClaim + "; SAVEPOINT " + EFFECT_SAVEPOINT;
     } else {
       this.lookupAndClaim = null;
       this.lookupAndClaimThenSavepoint = null;
+      this.boundedLookupAndClaim = null;
+      this.boundedLookupAndClaimThenSavepoint = null;
     }
     String laterExpiry = "expires_at = CASE WHEN expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END";
     // Retention counts from completion, so an effect slower than the retention still leaves a
@@ -340,6 +372,44 @@ public abstract class KeyTableSql {
   /** @return the clause that makes a read see, and lock shared, the latest committed row ({@code ""} if none is needed) */
   protected String sharedLock() {
     return "";
+  }
+
+  /** @return what goes before a claim to bound its lock wait, or {@code null} when this database has no such bound */
+  protected String boundBefore() {
+    return null;
+  }
+
+  /** @return what goes after a claim that {@link #boundBefore} bounded ({@code ""} when nothing) */
+  protected String boundAfter() {
+    return "";
+  }
+
+  /** @return how many result sets {@link #boundBefore} adds before the claim's own results */
+  public int boundResultSets() {
+    return 0;
+  }
+
+  /** @return whether {@link #boundedClaim} takes the wait as its first parameter (PostgreSQL) */
+  public boolean boundTakesWait() {
+    return false;
+  }
+
+  /**
+   * @return whether {@code e} says the bounded claim gave up waiting for a concurrent attempt's row
+   *     lock: PostgreSQL 55P03 (lock_not_available), MySQL/MariaDB 1205 (lock wait timeout)
+   */
+  public final boolean isClaimWaitExceeded(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SQLException sql) {
+        if (dialect == Dialect.POSTGRESQL && "55P03".equals(sql.getSQLState())) {
+          return true;
+        }
+        if (dialect == Dialect.MYSQL && sql.getErrorCode() == 1205) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** @return whether the claim can set a savepoint in its own round trip (PostgreSQL) */
@@ -440,6 +510,75 @@ public abstract class KeyTableSql {
     }
   }
 
+  /**
+   * As {@link #update}, for a statement whose count follows {@code resultSets} result sets (a
+   * {@link #boundedClaim} on PostgreSQL); the results after the count are not read.
+   *
+   * @return the count
+   * @throws SQLException if the statement fails, or returns other results than those
+   */
+  public static int updateAfter(Connection c, String sql, int resultSets, Object... params) throws SQLException {
+    if (resultSets == 0) {
+      return update(c, sql, params);
+    }
+    try (PreparedStatement ps = prepare(c, sql, params)) {
+      boolean resultSet = ps.execute();
+      for (int i = 0; i < resultSets; i++) {
+        if (!resultSet) {
+          throw new SQLException("the statements before the claim returned no result set");
+        }
+        ps.getResultSet().close();
+        resultSet = ps.getMoreResults();
+      }
+      if (resultSet || ps.getUpdateCount() < 0) {
+        throw new SQLException("the claim returned no row count");
+      }
+      return ps.getUpdateCount();
+    }
+  }
+
+  /**
+   * As {@link #readThenWrite}, for a statement whose read follows {@code resultSets} result sets (a
+   * {@link #boundedLookupAndClaim}).
+   */
+  public static RowThenCount readThenWriteAfter(Connection c, String sql, int resultSets, Object... params) throws SQLException {
+    if (resultSets == 0) {
+      return readThenWrite(c, sql, params);
+    }
+    try (PreparedStatement ps = prepare(c, sql, params)) {
+      boolean resultSet = ps.execute();
+      for (int i = 0; i < resultSets; i++) {
+        if (!resultSet) {
+          throw new SQLException("the statements before the read returned no result set");
+        }
+        ps.getResultSet().close();
+        resultSet = ps.getMoreResults();
+      }
+      if (!resultSet) {
+        throw new SQLException("the read before the write returned no result set");
+      }
+      KeyRow row;
+      try (ResultSet rs = ps.getResultSet()) {
+        row = rs.next() ? KeyRow.read(rs) : null;
+      }
+      if (ps.getMoreResults() || ps.getUpdateCount() < 0) {
+        throw new SQLException("the write after the read returned no row count");
+      }
+      return new RowThenCount(row, ps.getUpdateCount());
+    }
+  }
+
+  /**
+   * MySQL's statements for a MariaDB server: the same, plus a claim whose lock wait is bounded for
+   * that statement alone ({@code SET STATEMENT ... FOR}, MariaDB 10.1.2 and later; MySQL has no
+   * equivalent for InnoDB's lock wait).
+   *
+   * @param table a plain identifier, already validated
+   */
+  public static KeyTableSql mariaDb(String table) {
+    return new Mariadb(table);
+  }
+
   /** SQLite 3.35 or later: upserts, a single writer. */
   private static final class Sqlite extends KeyTableSql {
     Sqlite(String table) {
@@ -458,10 +597,46 @@ public abstract class KeyTableSql {
       return true;
     }
 
+    /**
+     * Saves the session's lock_timeout in a setting of Idem's own and sets the bound, both for the
+     * transaction only (set_config's third argument), so that nothing outlives a rollback.
+     */
+    @Override
+    protected String boundBefore() {
+      return "SELECT set_config('idem.saved_lock_timeout', current_setting('lock_timeout'), true);"
+          + " SELECT set_config('lock_timeout', ?, true); ";
+    }
+
+    @Override
+    protected String boundAfter() {
+      return "; SELECT set_config('lock_timeout', current_setting('idem.saved_lock_timeout'), true)";
+    }
+
+    @Override
+    public int boundResultSets() {
+      return 2;
+    }
+
+    @Override
+    public boolean boundTakesWait() {
+      return true;
+    }
+  }
+
+  /** MariaDB 10.5 or later: MySQL's statements, and a bounded claim (0: no wait at all). */
+  private static final class Mariadb extends Mysql {
+    Mariadb(String table) {
+      super(table);
+    }
+
+    @Override
+    protected String boundBefore() {
+      return "SET STATEMENT innodb_lock_wait_timeout = 0 FOR ";
+    }
   }
 
   /** MySQL 8 and MariaDB 10.5 or later, InnoDB. */
-  private static final class Mysql extends KeyTableSql {
+  private static class Mysql extends KeyTableSql {
     Mysql(String table) {
       super(Dialect.MYSQL, table);
     }

@@ -214,6 +214,22 @@ public class JpaApp {
       }
     }
 
+    /** Holds {@code /slow} requests until the test opens it. */
+    volatile java.util.concurrent.CountDownLatch slowGate = new java.util.concurrent.CountDownLatch(0);
+    final java.util.concurrent.CountDownLatch[] slowEntered = {new java.util.concurrent.CountDownLatch(1)};
+
+    /** Inserts a ticket, then waits for the test's gate: the first attempt of a slow request. */
+    @PostMapping("/slow")
+    ResponseEntity<String> slow(@RequestBody String code) throws InterruptedException {
+      runs.incrementAndGet();
+      tickets.saveAndFlush(new Ticket(code));
+      slowEntered[0].countDown();
+      if (!slowGate.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the test never opened the gate");
+      }
+      return ResponseEntity.status(201).body("ticket " + code);
+    }
+
     /** Writes an audit entry in a REQUIRES_NEW transaction, then fails. */
     @PostMapping("/audited-failure")
     ResponseEntity<String> auditedFailure(@RequestBody String what) {

@@ -46,7 +46,9 @@ abstract class JpaTransactionalContract {
   /** The service's properties: this database, OSIV on or off, and for Idem only the principal. */
   static void properties(DynamicPropertyRegistry r, TestDatabase db, boolean openInView) {
     r.add("spring.datasource.url", () -> db.target().url());
-    r.add("spring.datasource.hikari.maximum-pool-size", () -> "8");
+    // a small pool, as in production under load: waiting duplicates must not take it
+    r.add("spring.datasource.hikari.maximum-pool-size", () -> "4");
+    r.add("spring.datasource.hikari.connection-timeout", () -> "10000");
     r.add("spring.jpa.hibernate.ddl-auto", () -> "create");
     r.add("spring.jpa.open-in-view", () -> Boolean.toString(openInView));
     r.add("idem.principal", () -> "shared");
@@ -218,5 +220,51 @@ abstract class JpaTransactionalContract {
     assertThat(output.getOut() + output.getErr())
         .contains("suspended the request's transaction")
         .contains("REQUIRES_NEW");
+  }
+
+  /**
+   * Was: each duplicate of a running request waited on its row lock holding a pooled connection,
+   * with no bound: 48 waiting retries took the whole pool and an unrelated create waited 5.2 s.
+   * Here twelve duplicates of a request that holds its transaction, on a pool of four, while an
+   * unrelated create must go through: the duplicates are answered 409 at once (the default,
+   * idem.in-progress=fail-fast) and hold no connection.
+   */
+  @Test
+  void duplicatesOfARunningRequestGet409AtOnceAndLeaveThePoolToOtherRequests() throws Exception {
+    String code = unique("slow");
+    String key = unique("k");
+    api.slowGate = new java.util.concurrent.CountDownLatch(1);
+    api.slowEntered[0] = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(13);
+    try {
+      java.util.concurrent.Future<HttpResponse<String>> first = clients.submit(() -> post("/slow", key, code));
+      assertThat(api.slowEntered[0].await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      java.util.List<java.util.concurrent.Future<HttpResponse<String>>> duplicates = new java.util.ArrayList<>();
+      for (int i = 0; i < 12; i++) {
+        duplicates.add(clients.submit(() -> post("/slow", key, code)));
+      }
+      for (java.util.concurrent.Future<HttpResponse<String>> duplicate : duplicates) {
+        HttpResponse<String> answer = duplicate.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(answer.statusCode()).isEqualTo(409);
+        assertThat(answer.headers().firstValue("Retry-After")).isPresent();
+        assertThat(answer.body()).contains("in-progress");
+      }
+      // the first request still holds its transaction and its connection
+      assertThat(first.isDone()).isFalse();
+      String other = unique("other") + "@example.com";
+      HttpResponse<String> unrelated = post("/accounts", unique("k"), other);
+      assertThat(unrelated.statusCode()).isEqualTo(201);
+      assertThat(first.isDone()).isFalse();
+
+      api.slowGate.countDown();
+      assertThat(first.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+    } finally {
+      api.slowGate.countDown();
+      clients.shutdownNow();
+    }
+    HttpResponse<String> retry = post("/slow", key, code);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(replayed(retry)).isTrue();
+    assertThat(tickets.countByCode(code)).isEqualTo(1);
   }
 }
