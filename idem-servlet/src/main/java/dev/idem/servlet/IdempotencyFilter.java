@@ -753,7 +753,31 @@ public final class IdempotencyFilter implements Filter {
   private static void problem(IdempotencyFilterConfig cfg, HttpServletResponse res, String name, String title, int status, String detail)
       throws IOException {
     String type = cfg.problemType(name);
-    new Problem(type, type == null ? Problem.reasonPhrase(status) : title, status, detail).writeTo(res);
+    render(cfg.problemRenderer(), new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, Map.of()),
+        res);
+  }
+
+  /**
+   * Writes {@code problem} with the configured renderer; one that fails before it wrote anything is
+   * replaced, for this answer, by RFC 9457 problem details, so that a broken renderer never turns a
+   * refusal into a 500 with a stack trace.
+   *
+   * @param renderer the configured renderer
+   * @param problem what to answer
+   * @param res the uncommitted response
+   * @throws IOException if writing fails
+   */
+  public static void render(ProblemRenderer renderer, IdemProblem problem, HttpServletResponse res) throws IOException {
+    try {
+      renderer.render(problem, res);
+    } catch (RuntimeException e) {
+      if (res.isCommitted()) {
+        throw e;
+      }
+      LOG.log(Level.WARNING, "idempotency filter: the application's ProblemRenderer failed; answering with RFC 9457 problem details", e);
+      res.resetBuffer();
+      ProblemRenderer.rfc9457().render(problem, res);
+    }
   }
 
   /**
@@ -772,12 +796,13 @@ public final class IdempotencyFilter implements Filter {
       members.put("originalLocation", location);
     }
     String type = cfg.problemType(RESPONSE_TOO_LARGE);
-    new Problem(type, type == null ? Problem.reasonPhrase(500) : "The stored response is too large to replay", 500,
+    render(cfg.problemRenderer(), new IdemProblem(RESPONSE_TOO_LARGE, type,
+        type == null ? Problem.reasonPhrase(500) : "The stored response is too large to replay", 500,
         "the request with this Idempotency-Key was already processed and answered with status " + stored.status()
             + (bytes >= 0 ? " and a body of " + bytes + " bytes" : "") + ", too large to be stored for replays;"
             + " it is not run again, and its answer cannot be sent again"
             + (location != null ? ": the answer's Location was " + location : ": look its result up another way"),
-        members).writeTo(res);
+        members), res);
   }
 
   private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletResponse res, String detail) throws IOException {

@@ -137,6 +137,7 @@ public final class IdempotencyFilterConfig {
   private final String anonymousPrincipal;
   private final Set<String> replayedHeaders;
   private final Duration maxRetryAfter;
+  private final ProblemRenderer problemRenderer;
 
   private IdempotencyFilterConfig(Builder b, List<Route> routes) {
     this.engine = b.engine;
@@ -150,6 +151,12 @@ public final class IdempotencyFilterConfig {
     headers.addAll(b.replayedHeaders);
     this.replayedHeaders = Collections.unmodifiableSet(headers);
     this.maxRetryAfter = b.maxRetryAfter;
+    this.problemRenderer = b.problemRenderer;
+  }
+
+  /** @return what writes Idem's own answers ({@link ProblemRenderer#rfc9457()} unless set); never {@code null} */
+  public ProblemRenderer problemRenderer() {
+    return problemRenderer;
   }
 
   /**
@@ -429,6 +436,7 @@ public final class IdempotencyFilterConfig {
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
     private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
+    private ProblemRenderer problemRenderer = ProblemRenderer.rfc9457();
 
     private Builder(IdempotencyEngine engine) {
       this.engine = engine;
@@ -688,6 +696,20 @@ public final class IdempotencyFilterConfig {
         throw new IllegalArgumentException("maxRetryAfter must be a whole number of seconds from 1s to 1h, was " + max);
       }
       this.maxRetryAfter = max;
+      return this;
+    }
+
+    /**
+     * Writes Idem's own answers (its refusals and failures, never the handler's answers) in the
+     * application's error format instead of RFC 9457 problem details.
+     *
+     * @param renderer the renderer, never {@code null}; {@link ProblemRenderer#rfc9457()} is the
+     *     default
+     * @return this builder
+     * @throws NullPointerException if {@code renderer} is {@code null}
+     */
+    public Builder problemRenderer(ProblemRenderer renderer) {
+      this.problemRenderer = Objects.requireNonNull(renderer, "renderer");
       return this;
     }
 

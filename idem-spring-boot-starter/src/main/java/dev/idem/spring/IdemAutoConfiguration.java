@@ -17,6 +17,7 @@ import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
 import dev.idem.servlet.PrincipalResolver;
+import dev.idem.servlet.ProblemRenderer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.sql.Connection;
@@ -453,7 +454,8 @@ public class IdemAutoConfiguration {
         ObjectProvider<LeaseStore> store,
         ObjectProvider<PrincipalResolver> filterPrincipals,
         ObjectProvider<IdemPrincipalResolver> methodPrincipals,
-        ObjectProvider<PrincipalIntegration> integrations) {
+        ObjectProvider<PrincipalIntegration> integrations,
+        ObjectProvider<ProblemRenderer> problemRenderer) {
       ModeDecision mode;
       if (springJdbcPresent(context)) {
         mode = modeDecision.getObject();
@@ -482,6 +484,7 @@ public class IdemAutoConfiguration {
       configured("idem.max-retry-after", () -> b.maxRetryAfter(p.getMaxRetryAfter()));
       configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
       configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
+      problemRenderer.ifUnique(b::problemRenderer); // the application's own error format, else RFC 9457
       PrincipalResolver filterBean = filterPrincipals.getIfAvailable();
       IdemPrincipalResolver methodBean = methodPrincipals.getIfAvailable();
       List<PrincipalIntegration> sources = integrations.orderedStream().toList();

@@ -563,4 +563,32 @@ class IdemAutoConfigurationTest {
               .contains("idem.mode=lease");
         });
   }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnErrorFormatConfig {
+    @Bean
+    dev.idem.servlet.ProblemRenderer ownErrorFormat() {
+      return (problem, response) -> {
+        response.setStatus(problem.status());
+        response.setContentType("application/json");
+        response.getWriter().write("{\"code\":\"" + problem.name() + "\"}");
+      };
+    }
+  }
+
+  @Test
+  void anApplicationsProblemRendererBeanWritesIdemsRefusalsForTheFilterAndIdempotentMethods() {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withUserConfiguration(OwnErrorFormatConfig.class)
+        .withPropertyValues("idem.principal=servlet")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).problemRenderer()).isSameAs(ctx.getBean("ownErrorFormat"));
+        });
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withPropertyValues("idem.principal=servlet")
+        .run(ctx -> assertThat(ctx.getBean(IdempotencyFilterConfig.class).problemRenderer()).isNotNull());
+  }
 }
