@@ -17,7 +17,9 @@ import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.UnexpectedRollbackException;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
-import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionCallback;
 
 /**
  * A {@link TransactionRunner} on Spring's {@link PlatformTransactionManager}: the work runs in a
@@ -35,7 +37,7 @@ final class SpringTransactionRunner implements TransactionRunner {
 
   private final DataSource dataSource;
   private final Supplier<PlatformTransactionManager> transactionManager;
-  private volatile TransactionTemplate transactions;
+  private volatile PlatformTransactionManager manager;
   /** Whether a suspension of the request's transaction was logged at WARN already (then DEBUG). */
   private final AtomicBoolean suspensionWarned = new AtomicBoolean();
 
@@ -54,13 +56,39 @@ final class SpringTransactionRunner implements TransactionRunner {
     return dataSource;
   }
 
-  private TransactionTemplate transactions() {
-    TransactionTemplate template = transactions;
-    if (template == null) {
-      template = new TransactionTemplate(Objects.requireNonNull(transactionManager.get(), "transactionManager"));
-      transactions = template;
+  private PlatformTransactionManager manager() {
+    PlatformTransactionManager tm = manager;
+    if (tm == null) {
+      tm = Objects.requireNonNull(transactionManager.get(), "transactionManager");
+      manager = tm;
     }
-    return template;
+    return tm;
+  }
+
+  /**
+   * As Spring's {@code TransactionTemplate.execute} with the default definition, except for a
+   * rollback that fails after the work failed (a connection the database had closed): the template
+   * logs "Application exception overridden by rollback exception" at ERROR and throws the
+   * rollback's failure; here the work's failure is thrown, the rollback's suppressed in it and
+   * logged at DEBUG, since the filter classifies and logs the failure once, at its level.
+   */
+  private <T> T execute(TransactionCallback<T> action) {
+    PlatformTransactionManager tm = manager();
+    TransactionStatus status = tm.getTransaction(TransactionDefinition.withDefaults());
+    T result;
+    try {
+      result = action.doInTransaction(status);
+    } catch (RuntimeException | Error failure) {
+      try {
+        tm.rollback(status);
+      } catch (RuntimeException | Error rollbackFailure) {
+        failure.addSuppressed(rollbackFailure);
+        LOG.debug("the rollback after a failed request failed too (the connection is gone, so nothing committed)", rollbackFailure);
+      }
+      throw failure;
+    }
+    tm.commit(status);
+    return result;
   }
 
   @Override
@@ -68,7 +96,7 @@ final class SpringTransactionRunner implements TransactionRunner {
     Objects.requireNonNull(work, "work");
     Stage stage = new Stage();
     try {
-      return transactions().execute(status -> {
+      return execute(status -> {
         Connection connection = DataSourceUtils.getConnection(dataSource);
         if (TransactionSynchronizationManager.isSynchronizationActive()) {
           TransactionSynchronizationManager.registerSynchronization(new RequestTransactionWatch(connection, suspensionWarned));

@@ -11,7 +11,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.DefaultTransactionStatus;
@@ -69,6 +72,30 @@ class SpringTransactionRunnerTest {
       throw claimFailed;
     })).isSameAs(claimFailed)
         .satisfies(e -> assertThat(e.getSuppressed()).singleElement().isInstanceOf(TransactionSystemException.class));
+  }
+
+  /**
+   * Was: under database faults Spring's TransactionTemplate logged "Application exception
+   * overridden by rollback exception" at ERROR for every request whose rollback failed (543 lines
+   * in one run), beside the filter's own line for the failure it had classified and answered.
+   */
+  @Test
+  @ExtendWith(OutputCaptureExtension.class)
+  void aRollbackThatFailsAfterTheWorkFailedIsNotLoggedAtError(CapturedOutput output) {
+    SQLiteDataSource ds = dataSource(dir.resolve("e.db"));
+    DataSourceTransactionManager tm = new DataSourceTransactionManager(ds) {
+      @Override
+      protected void doRollback(DefaultTransactionStatus status) {
+        throw new TransactionSystemException("JDBC rollback failed", new SQLException("This connection has been closed.", "08003"));
+      }
+    };
+    SpringTransactionRunner runner = new SpringTransactionRunner(ds, () -> tm);
+    for (int i = 0; i < 3; i++) {
+      assertThatThrownBy(() -> runner.inTransaction((connection, transaction) -> {
+        throw new IdemStoreException("claim failed: terminating connection due to administrator command", null);
+      })).isInstanceOf(IdemStoreException.class);
+    }
+    assertThat(output.getAll()).doesNotContain("Application exception overridden by rollback exception").doesNotContain("ERROR");
   }
 
   @Test
