@@ -120,13 +120,23 @@ public class NotesController {
    * fault: 500, never "retry later".
    */
   @ExceptionHandler(DataAccessException.class)
-  public ResponseEntity<ProblemDetail> databaseFailed(DataAccessException e) {
+  public ResponseEntity<ProblemDetail> databaseFailed(DataAccessException e, HttpServletRequest request) {
     SqlFailure kind = SqlFailure.of(e);
     String state = sqlState(e);
     switch (kind) {
       case TRANSIENT:
+        if (request.getAttribute(IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE) != null && mayHaveWritten(e, state)) {
+          // Lease mode: the insert is its own transaction, and the connection broke after it was
+          // sent, so it may have committed. Say so; the retry with the same key finds the note by
+          // its key's reference (or saves it once).
+          LOG.warn("the connection broke while a note was being saved [SQLState {}]: {}", state, e.getMessage());
+          return problem(HttpStatus.SERVICE_UNAVAILABLE, "Outcome of the request is unknown",
+              "the notes database failed while the note was being saved, so whether it was saved is not known; retry with the"
+                  + " same Idempotency-Key: the retry returns the note if it was saved, and saves it once if it was not");
+        }
         LOG.warn("database unavailable [SQLState {}]: {}", state, e.getMessage());
-        return problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable", "the notes database cannot be used right now; retry later");
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, "Database unavailable",
+            "the notes database cannot be used right now and the request was not carried out; retry later");
       case REJECTED:
         LOG.info("the database refused a note [SQLState {}]", state);
         if (state != null && state.startsWith("23")) {
@@ -138,6 +148,20 @@ public class NotesController {
         LOG.error("database failure [SQLState {}]", state, e);
         return problem(HttpStatus.INTERNAL_SERVER_ERROR, "Database failure", "the notes service failed to use its database");
     }
+  }
+
+  /**
+   * Whether a transient failure may have come after the statement reached the database, so that
+   * its write may have committed: a connection that broke or was terminated (SQLState class 08, or
+   * PostgreSQL's 57P01 to 57P03, or a failure without SQLState, as drivers report a socket that
+   * closed). Not when no connection could be had at all, nor for a deadlock, a serialization
+   * failure or a lock timeout, where the database undid the statement.
+   */
+  static boolean mayHaveWritten(DataAccessException e, String state) {
+    if (e instanceof org.springframework.jdbc.CannotGetJdbcConnectionException) {
+      return false;
+    }
+    return state == null || state.startsWith("08") || state.startsWith("57P");
   }
 
   /** @return the SQLState of the first {@link SQLException} behind {@code e}, or {@code null} */
