@@ -12,6 +12,7 @@ import dev.idem.core.internal.Digests;
 import dev.idem.core.internal.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.redis.RedisStoreClient.Script;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,30 +21,16 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import redis.clients.jedis.CommandArguments;
-import redis.clients.jedis.CommandObjects;
-import redis.clients.jedis.Connection;
-import redis.clients.jedis.ConnectionPool;
-import redis.clients.jedis.JedisCluster;
-import redis.clients.jedis.Protocol;
-import redis.clients.jedis.RedisClusterClient;
-import redis.clients.jedis.ScanIteration;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisConnectionException;
-import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.exceptions.JedisException;
-import redis.clients.jedis.exceptions.JedisNoScriptException;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
 
 /**
  * A {@link LeaseStore} on Redis (a standalone server, or Redis Cluster), through a Jedis {@link
- * UnifiedJedis} client: {@code RedisClient}, {@code RedisClusterClient}, or the older {@code
- * JedisPooled} and {@code JedisCluster}.
+ * UnifiedJedis} client ({@code RedisClient}, {@code RedisClusterClient}, or the older {@code
+ * JedisPooled} and {@code JedisCluster}), or through any other client that implements {@link
+ * RedisStoreClient} (the Spring Boot starter's runs on Spring Data Redis, with Lettuce or Jedis).
+ * Built on a {@link RedisStoreClient}, the store does not touch Jedis's classes.
  *
  * <pre>{@code
  * RedisClient redis = RedisClient.create("redis://127.0.0.1:6379");
@@ -102,7 +89,6 @@ public final class RedisLeaseStore implements LeaseStore {
 
   private static final int MAX_OWNER_TOKEN_LENGTH = 64;
   private static final int MAX_PURGE_BATCH = 100_000;
-  private static final CommandObjects COMMANDS = new CommandObjects();
 
   /*
    * The Lua scripts are resource files next to this class (src/main/resources/dev/idem/redis), read
@@ -110,24 +96,22 @@ public final class RedisLeaseStore implements LeaseStore {
    * clock), COMPLETE and RELEASE then read-owner.lua (the record's state, owner and expiry); the top
    * of each file says what its KEYS and ARGV are and what it returns.
    */
-  private static final Script CLAIM = Script.load("claim", "prelude.lua", "claim.lua");
-  private static final Script COMPLETE = Script.load("complete", "prelude.lua", "read-owner.lua", "complete.lua");
-  private static final Script RELEASE = Script.load("release", "prelude.lua", "read-owner.lua", "release.lua");
-  private static final Script PURGE = Script.load("purge", "prelude.lua", "purge.lua");
+  private static final Script CLAIM = load("claim", true, "prelude.lua", "claim.lua");
+  private static final Script COMPLETE = load("complete", false, "prelude.lua", "read-owner.lua", "complete.lua");
+  private static final Script RELEASE = load("release", false, "prelude.lua", "read-owner.lua", "release.lua");
+  private static final Script PURGE = load("purge", false, "prelude.lua", "purge.lua");
 
-  private final UnifiedJedis redis;
+  private final RedisStoreClient redis;
   private final String keyPrefix;
   private final String scanPattern;
   private final ResponseProtection protection;
   private final RedisDurability durability;
-  private final DurableScripts durable;
 
   private RedisLeaseStore(Builder b) {
     this.redis = b.redis;
     this.protection = b.protection;
     this.keyPrefix = b.keyPrefix;
     this.durability = b.durability;
-    this.durable = durability.isNone() ? null : new DurableScripts(redis, durability);
     this.scanPattern = escapeGlob(keyPrefix) + "{" + "?".repeat(64) + "}";
   }
 
@@ -140,7 +124,20 @@ public final class RedisLeaseStore implements LeaseStore {
    * @throws NullPointerException if {@code redis} is {@code null}
    */
   public static Builder builder(UnifiedJedis redis) {
-    return new Builder(redis);
+    return new Builder(new JedisStoreClient(Objects.requireNonNull(redis, "redis")));
+  }
+
+  /**
+   * Starts a builder for a store on another Redis client (a name of its own, so that {@code
+   * builder(null)} stays unambiguous): the store sends its scripts and commands
+   * through {@code client} and keeps every rule itself (see {@link RedisStoreClient}).
+   *
+   * @param client the client's implementation of the store's commands, never {@code null}
+   * @return a new builder, never {@code null}
+   * @throws NullPointerException if {@code client} is {@code null}
+   */
+  public static Builder builderFor(RedisStoreClient client) {
+    return new Builder(client);
   }
 
   /** @return the durability mode, {@link RedisDurability#none()} unless the builder set one */
@@ -204,7 +201,7 @@ public final class RedisLeaseStore implements LeaseStore {
         utf8(ownerToken),
         utf8(Long.toString(lease.toMillis())),
         utf8(Long.toString(retention.toMillis())),
-        utf8(durable == null ? "0" : "1"));
+        utf8(durability.isNone() ? "0" : "1"));
     return toClaimResult(reply, recordKey, request);
   }
 
@@ -255,9 +252,9 @@ public final class RedisLeaseStore implements LeaseStore {
   }
 
   private List<byte[]> read(String recordKey, String... fields) {
-    byte[][] names = new byte[fields.length][];
-    for (int i = 0; i < fields.length; i++) {
-      names[i] = utf8(fields[i]);
+    List<byte[]> names = new java.util.ArrayList<>(fields.length);
+    for (String field : fields) {
+      names.add(utf8(field));
     }
     try {
       List<byte[]> values = redis.hmget(utf8(recordKey), names);
@@ -265,7 +262,9 @@ public final class RedisLeaseStore implements LeaseStore {
         throw new IdemStoreException("Redis HMGET on " + recordKey + " gave an unexpected reply", null);
       }
       return values;
-    } catch (JedisException e) {
+    } catch (IdemStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
       throw new IdemStoreException("Redis read of " + recordKey + " failed: " + e.getMessage(), e);
     }
   }
@@ -317,94 +316,13 @@ public final class RedisLeaseStore implements LeaseStore {
     if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
     }
-    Map<String, ConnectionPool> clusterNodes = clusterNodes(redis);
-    if (clusterNodes != null) {
-      return purgeClusterMasters(clusterNodes, batchSize);
-    }
-    long removed = 0;
     try {
-      ScanIteration scan = redis.scanIteration(batchSize, scanPattern);
-      while (!scan.isIterationCompleted()) {
-        for (String found : scan.nextBatchList()) {
-          removed += toCount(run(PURGE, found), PURGE, found);
-        }
-      }
-    } catch (JedisException e) {
+      return redis.scan(scanPattern, batchSize, found -> toCount(run(PURGE, found), PURGE, found));
+    } catch (IdemStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
       throw new IdemStoreException("Redis purge failed while scanning " + scanPattern + ": " + e.getMessage(), e);
     }
-    return removed;
-  }
-
-  /** @return the cluster client's nodes ("host:port" to pool), or null for a client of one server */
-  private static Map<String, ConnectionPool> clusterNodes(UnifiedJedis redis) {
-    if (redis instanceof RedisClusterClient c) {
-      return c.getClusterNodes();
-    }
-    if (redis instanceof JedisCluster c) {
-      return c.getClusterNodes();
-    }
-    return null;
-  }
-
-  /**
-   * Scans every master (a replica holds copies only, and its keys cannot be deleted there); a
-   * node that cannot be reached is skipped. If a skipped node still owns slots as a master (per
-   * {@code CLUSTER NODES} of a reachable master), the sweep was partial: the records deleted stay
-   * deleted, and {@link IdemStoreException} names the masters not swept and the count.
-   */
-  private long purgeClusterMasters(Map<String, ConnectionPool> nodes, int batchSize) {
-    long removed = 0;
-    List<String> unreachable = new ArrayList<>();
-    String topology = null;
-    for (Map.Entry<String, ConnectionPool> node : nodes.entrySet()) {
-      try (Connection c = node.getValue().getResource()) {
-        Object role = c.executeCommand(Protocol.Command.ROLE);
-        if (!(role instanceof List<?> r) || r.isEmpty() || !(r.get(0) instanceof byte[] name)
-            || !"master".equals(new String(name, StandardCharsets.US_ASCII))) {
-          continue;
-        }
-        if (topology == null) {
-          Object text = c.executeCommand(new CommandArguments(Protocol.Command.CLUSTER).add("NODES"));
-          topology = text instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(text);
-        }
-        String cursor = ScanParams.SCAN_POINTER_START;
-        ScanParams params = new ScanParams().match(scanPattern).count(batchSize);
-        do {
-          ScanResult<String> page = c.executeCommand(COMMANDS.scan(cursor, params));
-          for (String found : page.getResult()) {
-            removed += toCount(run(PURGE, found), PURGE, found);
-          }
-          cursor = page.getCursor();
-        } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
-      } catch (JedisConnectionException e) {
-        unreachable.add(node.getKey());
-      } catch (JedisException e) {
-        throw new IdemStoreException("Redis purge failed on " + node.getKey() + " after deleting " + removed
-            + " records: " + e.getMessage(), e);
-      }
-    }
-    List<String> missed = new ArrayList<>();
-    for (String hostPort : unreachable) {
-      if (topology == null || ownsSlots(topology, hostPort)) {
-        missed.add(hostPort);
-      }
-    }
-    if (!missed.isEmpty()) {
-      throw new IdemStoreException("Redis purge was partial: deleted " + removed + " records, but the masters "
-          + missed + " could not be reached; their expired records are left (Redis still expires them by itself)", null);
-    }
-    return removed;
-  }
-
-  /** True if CLUSTER NODES lists {@code host:port} as a master with at least one slot range. */
-  private static boolean ownsSlots(String clusterNodes, String hostPort) {
-    for (String line : clusterNodes.split("\n")) {
-      String[] f = line.trim().split(" ");
-      if (f.length > 8 && f[1].startsWith(hostPort + "@") && f[2].contains("master")) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /**
@@ -422,23 +340,61 @@ public final class RedisLeaseStore implements LeaseStore {
   private Object run(Script script, String recordKey, byte[]... args) {
     List<byte[]> keys = List.of(utf8(recordKey));
     List<byte[]> argv = List.of(args);
-    if (durable != null && script != PURGE) {
-      return durable.run(script.name, script.sha1, script.source, recordKey, keys, argv);
+    if (!durability.isNone() && script != PURGE) {
+      return runDurably(script, recordKey, keys, argv);
     }
     try {
-      try {
-        return redis.evalsha(script.sha1, keys, argv);
-      } catch (JedisNoScriptException e) {
-        return redis.eval(script.source, keys, argv);
-      } catch (JedisDataException e) {
-        if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) {
-          throw e;
-        }
-        return redis.eval(script.source, keys, argv);
-      }
-    } catch (JedisException e) {
-      throw new IdemStoreException("Redis " + script.name + " failed on " + recordKey + ": " + e.getMessage(), e);
+      return redis.eval(script, keys, argv);
+    } catch (IdemStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * Runs a script and then {@code WAIT} (or {@code WAITAOF}) on the same connection ({@link
+   * RedisStoreClient#evalAndWait}).
+   *
+   * @return the script's reply, once {@link RedisDurability#replicas()} replicas acknowledged it
+   * @throws IdemStoreException if the script failed, or its write was not acknowledged in time (an
+   *     unknown outcome: the write may or may not survive a failover)
+   */
+  private Object runDurably(Script script, String recordKey, List<byte[]> keys, List<byte[]> argv) {
+    RedisStoreClient.Acknowledged a;
+    try {
+      a = redis.evalAndWait(script, keys, argv, durability);
+    } catch (RuntimeException e) {
+      redis.refreshRoute(keys.get(0));
+      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + " (durability " + durability
+          + "); the outcome is unknown: " + describe(e), e);
+    }
+    if (a.scriptFailure() != null) { // an error of the script itself (IDEMCORRUPT, ...): no write
+      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": "
+          + a.scriptFailure().getMessage(), a.scriptFailure());
+    }
+    boolean enough = a.replicas() >= durability.replicas() && (!durability.aof() || a.masterFsynced() >= 1);
+    if (!enough) {
+      String what = durability.aof()
+          ? "fsynced by " + (a.masterFsynced() >= 1 ? "the master and " : "not the master but ") + a.replicas() + " of "
+              + durability.replicas() + " replicas"
+          : "acknowledged by " + a.replicas() + " of " + durability.replicas() + " replicas";
+      throw new IdemStoreException("Redis " + script.name() + " on " + recordKey + " was " + what + " within "
+          + durability.timeout().toMillis() + " ms; the outcome is unknown (a failover may lose it),"
+          + " repeat it with the same owner token", null);
+    }
+    return a.reply();
+  }
+
+  private static String describe(RuntimeException e) {
+    String message = e.getMessage();
+    for (Throwable t = e; t != null && message != null; t = t.getCause()) {
+      String m = t.getMessage();
+      if (m != null && m.contains("unknown command") && m.toUpperCase(java.util.Locale.ROOT).contains("WAITAOF")) {
+        return message + " (WAITAOF needs Redis 7.2 or later; use RedisDurability.replicas on this server)";
+      }
+    }
+    return message;
   }
 
   private ClaimResult toClaimResult(Object reply, String recordKey, IdempotentRequest request) {
@@ -496,7 +452,7 @@ public final class RedisLeaseStore implements LeaseStore {
 
   private static IdemStoreException unexpected(Script script, String recordKey, Object reply) {
     String shape = reply == null ? "null" : reply.getClass().getSimpleName();
-    return new IdemStoreException("Redis " + script.name + " on " + recordKey + " gave an unexpected reply (" + shape + ")", null);
+    return new IdemStoreException("Redis " + script.name() + " on " + recordKey + " gave an unexpected reply (" + shape + ")", null);
   }
 
   // ------------------------------------------------------------------ validation and helpers
@@ -546,37 +502,28 @@ public final class RedisLeaseStore implements LeaseStore {
     return b.toString();
   }
 
-  /** A Lua script with its SHA-1, as {@code EVALSHA} wants it (40 lowercase hex digits). */
-  private static final class Script {
-    final String name;
-    final byte[] source;
-    final byte[] sha1;
-
-    private Script(String name, byte[] source) {
-      this.name = name;
-      this.source = source;
-      this.sha1 = utf8(Digests.hex(digest("SHA-1").digest(source)));
-    }
-
-    /**
-     * @param name the script's name in error messages
-     * @param files resource files in this class's package, concatenated in order
-     * @throws IllegalStateException if a file is missing from the class path or unreadable
-     */
-    static Script load(String name, String... files) {
-      ByteArrayOutputStream source = new ByteArrayOutputStream();
-      for (String file : files) {
-        try (InputStream in = RedisLeaseStore.class.getResourceAsStream(file)) {
-          if (in == null) {
-            throw new IllegalStateException("the Lua script " + file + " is missing from the class path");
-          }
-          in.transferTo(source);
-        } catch (IOException e) {
-          throw new UncheckedIOException("cannot read the Lua script " + file, e);
+  /**
+   * A Lua script with its SHA-1, as {@code EVALSHA} wants it (40 lowercase hex digits).
+   *
+   * @param name the script's name in error messages
+   * @param returnsArray whether it replies with an array (else an integer)
+   * @param files resource files in this class's package, concatenated in order
+   * @throws IllegalStateException if a file is missing from the class path or unreadable
+   */
+  private static Script load(String name, boolean returnsArray, String... files) {
+    ByteArrayOutputStream source = new ByteArrayOutputStream();
+    for (String file : files) {
+      try (InputStream in = RedisLeaseStore.class.getResourceAsStream(file)) {
+        if (in == null) {
+          throw new IllegalStateException("the Lua script " + file + " is missing from the class path");
         }
+        in.transferTo(source);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read the Lua script " + file, e);
       }
-      return new Script(name, source.toByteArray());
     }
+    byte[] bytes = source.toByteArray();
+    return new Script(name, bytes, utf8(Digests.hex(digest("SHA-1").digest(bytes))), returnsArray);
   }
 
   /**
@@ -584,13 +531,13 @@ public final class RedisLeaseStore implements LeaseStore {
    * the store it builds is.
    */
   public static final class Builder {
-    private final UnifiedJedis redis;
+    private final RedisStoreClient redis;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private ResponseProtection protection = ResponseProtection.none();
     private RedisDurability durability = RedisDurability.none();
 
-    private Builder(UnifiedJedis redis) {
-      this.redis = Objects.requireNonNull(redis, "redis");
+    private Builder(RedisStoreClient redis) {
+      this.redis = Objects.requireNonNull(redis, "client");
     }
 
     /**

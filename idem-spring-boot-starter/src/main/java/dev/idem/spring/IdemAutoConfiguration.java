@@ -54,13 +54,16 @@ import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
  * Configures Idem from the {@code idem.*} properties ({@link IdemProperties}):
  *
  * <ul>
- *   <li>a {@link LeaseStore}: Redis when a Jedis {@code UnifiedJedis} bean exists, else the
+ *   <li>a {@link LeaseStore}: Redis when idem-redis is on the class path and the application has a
+ *       Jedis {@code UnifiedJedis} bean or Spring Data Redis's {@code RedisConnectionFactory}
+ *       (spring-boot-starter-data-redis, configured by {@code spring.data.redis.*}), else the
  *       application's {@link DataSource} ({@link JdbcLeaseStore}), else memory (with a warning), or
  *       the one {@code idem.store} names; timed by Micrometer when a {@link MeterRegistry} exists;
  *   <li>the lease-mode engine; both engines tell the {@link IdemListener}, so the Micrometer
@@ -88,7 +91,7 @@ import redis.clients.jedis.UnifiedJedis;
  *
  * Every bean can be replaced by one of the application's own. A wrong value stops the start-up
  * with {@link IdemConfigurationException}. Optional libraries (spring-jdbc and spring-tx, the
- * Servlet API and Spring MVC, Spring Security, Jedis, Micrometer) are only touched from nested
+ * Servlet API and Spring MVC, Spring Security, Jedis, Spring Data Redis, Micrometer) are only touched from nested
  * configurations guarded by {@link ConditionalOnClass} with class names, so the application starts
  * with any subset of them.
  *
@@ -153,10 +156,11 @@ public class IdemAutoConfiguration {
     switch (type) {
       case REDIS:
         if (redis == null) {
-          throw new IdemConfigurationException("idem.store", "is redis, but there is no redis.clients.jedis.UnifiedJedis bean (and idem-redis on the class path)", null);
+          throw new IdemConfigurationException("idem.store", missingRedis(context), null);
         }
+        Object durability = configured("idem.redis.durability", () -> RedisStores.durability(p.getRedis().getDurability()));
         return configured("idem.redis.key-prefix", () -> RedisStores.create(redis, p.getRedis().getKeyPrefix(), p.getProtection().build(),
-            configured("idem.redis.durability", () -> RedisStores.durability(p.getRedis().getDurability()))));
+            durability));
       case JDBC:
         if (dataSource == null) {
           throw new IdemConfigurationException("idem.store", "is jdbc, but the application has no DataSource", null);
@@ -171,28 +175,69 @@ public class IdemAutoConfiguration {
     }
   }
 
-  /** The application's Jedis client, when Jedis and idem-redis are on the context's class path. */
+  static final String UNIFIED_JEDIS = "redis.clients.jedis.UnifiedJedis";
+  static final String REDIS_CONNECTION_FACTORY = "org.springframework.data.redis.connection.RedisConnectionFactory";
+  static final String REDIS_LEASE_STORE = "dev.idem.redis.RedisLeaseStore";
+
+  /**
+   * The Redis client of the store, when idem-redis is on the context's class path: the
+   * application's own Jedis {@code UnifiedJedis} bean if it has one (it wins), else Spring Data
+   * Redis's {@code RedisConnectionFactory} (from spring-boot-starter-data-redis, configured by
+   * {@code spring.data.redis.*}, Lettuce or Jedis), else {@code null}.
+   */
   private static Object redisClient(ApplicationContext context) {
-    ClassLoader loader = context.getClassLoader() != null ? context.getClassLoader() : IdemAutoConfiguration.class.getClassLoader();
-    if (!ClassUtils.isPresent("redis.clients.jedis.UnifiedJedis", loader) || !ClassUtils.isPresent("dev.idem.redis.RedisLeaseStore", loader)) {
+    ClassLoader loader = loader(context);
+    if (!ClassUtils.isPresent(REDIS_LEASE_STORE, loader)) {
       return null;
     }
-    try {
-      return context.getBeanProvider(ClassUtils.forName("redis.clients.jedis.UnifiedJedis", loader)).getIfUnique();
-    } catch (ClassNotFoundException | LinkageError e) {
-      return null;
+    for (String type : new String[] {UNIFIED_JEDIS, REDIS_CONNECTION_FACTORY}) {
+      if (!ClassUtils.isPresent(type, loader)) {
+        continue;
+      }
+      try {
+        Object client = context.getBeanProvider(ClassUtils.forName(type, loader)).getIfUnique();
+        if (client != null) {
+          return client;
+        }
+      } catch (ClassNotFoundException | LinkageError e) {
+        // not usable on this class path
+      }
     }
+    return null;
   }
 
-  /** Builds the Redis store; loaded only when Jedis and idem-redis are present. */
+  /** What idem.store=redis lacks, as the dependencies to add. */
+  private static String missingRedis(ApplicationContext context) {
+    ClassLoader loader = loader(context);
+    String settings = " (Spring Boot then connects with the spring.data.redis.* settings, through Lettuce or, with"
+        + " spring.data.redis.client-type=jedis, Jedis), or declare a Jedis UnifiedJedis bean";
+    if (!ClassUtils.isPresent(REDIS_LEASE_STORE, loader)) {
+      return "is redis, but dev.idem:idem-redis is not on the class path: add the dependencies dev.idem:idem-redis and"
+          + " org.springframework.boot:spring-boot-starter-data-redis" + settings;
+    }
+    if (!ClassUtils.isPresent(REDIS_CONNECTION_FACTORY, loader)) {
+      return "is redis, but the application has no Redis connection: add the dependency"
+          + " org.springframework.boot:spring-boot-starter-data-redis" + settings;
+    }
+    return "is redis, but the application has no single RedisConnectionFactory bean (is Spring Boot's Redis"
+        + " auto-configuration of spring-boot-starter-data-redis excluded, or are there several factories?): keep one,"
+        + " mark one @Primary, or declare a Jedis UnifiedJedis bean";
+  }
+
+  private static ClassLoader loader(ApplicationContext context) {
+    return context.getClassLoader() != null ? context.getClassLoader() : IdemAutoConfiguration.class.getClassLoader();
+  }
+
+  /** Builds the Redis store; loaded only when idem-redis is present. */
   private static final class RedisStores {
     static LeaseStore create(Object client, String keyPrefix, ResponseProtection protection, Object durability) {
-      RedisLeaseStore.Builder builder = RedisLeaseStore.builder((UnifiedJedis) client)
-          .responseProtection(protection);
+      RedisDurability d = (RedisDurability) durability;
+      RedisLeaseStore.Builder builder = JedisStores.is(client) ? JedisStores.builder(client) : SpringDataRedisStores.builder(client, d);
+      builder.responseProtection(protection);
       if (keyPrefix != null) {
         builder.keyPrefix(keyPrefix);
       }
-      return builder.durability((RedisDurability) durability).build();
+      return builder.durability(d).build();
     }
 
     /** idem.redis.durability.*: replicas 0 is none; otherwise replicas(n, timeout), with aof WAITAOF. */
@@ -206,6 +251,33 @@ public class IdemAutoConfiguration {
       return d.isAof()
           ? RedisDurability.replicasAndAof(d.getReplicas(), d.getTimeout())
           : RedisDurability.replicas(d.getReplicas(), d.getTimeout());
+    }
+  }
+
+  /** The application's Jedis client; loaded only when it is one. */
+  private static final class JedisStores {
+    static boolean is(Object client) {
+      for (Class<?> c = client.getClass(); c != null; c = c.getSuperclass()) {
+        if (c.getName().equals(UNIFIED_JEDIS)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    static RedisLeaseStore.Builder builder(Object client) {
+      return RedisLeaseStore.builder((UnifiedJedis) client);
+    }
+  }
+
+  /** Spring Data Redis's connection factory; loaded only when it is one. */
+  private static final class SpringDataRedisStores {
+    static RedisLeaseStore.Builder builder(Object client, RedisDurability durability) {
+      RedisConnectionFactory factory = (RedisConnectionFactory) client;
+      if (!durability.isNone() && SpringDataRedisStoreClient.clusterAware(factory)) {
+        throw new IdemConfigurationException("idem.redis.durability", SpringDataRedisStoreClient.CLUSTER_DURABILITY, null);
+      }
+      return RedisLeaseStore.builderFor(new SpringDataRedisStoreClient(factory));
     }
   }
 

@@ -287,11 +287,19 @@ public class IdemProperties {
 
   /** The store kinds. */
   public enum StoreType {
-    /** Redis when a Jedis UnifiedJedis bean exists, else JDBC when a DataSource exists, else memory. */
+    /**
+     * Redis when idem-redis is on the class path and the application has a Jedis UnifiedJedis bean
+     * or Spring Data Redis's RedisConnectionFactory (spring-boot-starter-data-redis), else JDBC when
+     * a DataSource exists, else memory.
+     */
     AUTO,
     /** The application's DataSource. */
     JDBC,
-    /** The application's Jedis UnifiedJedis bean. */
+    /**
+     * Redis (needs idem-redis): the application's Jedis UnifiedJedis bean if it has one, else the
+     * RedisConnectionFactory Spring Boot configures from spring.data.redis.* (spring-boot-starter-data-redis,
+     * Lettuce or Jedis).
+     */
     REDIS,
     /** In the JVM's memory: for tests and single-instance demos only. */
     MEMORY

@@ -32,6 +32,13 @@ public final class BootLine {
         .map(BootLine::load).toArray(Class<?>[]::new);
   }
 
+  /** Spring Data Redis: the connection factory from spring.data.redis.* (Lettuce or Jedis), and its templates. */
+  public static Class<?>[] redis() {
+    return new Class<?>[] {load(BOOT_4
+        ? "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"
+        : "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration")};
+  }
+
   /** {@code classes} followed by {@code more}. */
   public static Class<?>[] plus(Class<?>[] classes, Class<?>... more) {
     Class<?>[] all = Arrays.copyOf(classes, classes.length + more.length);
