@@ -6,20 +6,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.FingerprintPropertiesTest.J;
 import dev.idem.core.FingerprintPropertiesTest.JArr;
+import dev.idem.core.FingerprintPropertiesTest.JBool;
+import dev.idem.core.FingerprintPropertiesTest.JNull;
 import dev.idem.core.FingerprintPropertiesTest.JNum;
 import dev.idem.core.FingerprintPropertiesTest.JObj;
+import dev.idem.core.FingerprintPropertiesTest.JStr;
 import dev.idem.core.internal.JsonCanonicalizer;
 import dev.idem.core.internal.JsonCanonicalizer.Canonical;
+import dev.idem.core.testing.Gen;
+import dev.idem.core.testing.Properties;
+import java.math.BigDecimal;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -87,93 +89,154 @@ class CanonicalFastPathTest {
 
   // ---- properties ------------------------------------------------------------------------------
 
-  @Provide
-  Arbitrary<J> json() {
-    return FingerprintPropertiesTest.value(3);
+  @Test
+  void canonicalFormsTakeTheFastPathUnlessTheyUseUnrecognisedSpellings() {
+    Properties.forAll(
+        "canonicalFormsTakeTheFastPathUnlessTheyUseUnrecognisedSpellings",
+        1000,
+        FingerprintPropertiesTest::doc,
+        FingerprintPropertiesTest.DOC_EDGES,
+        c -> {
+          J value = c.value();
+          byte[] canonical =
+              JsonCanonicalizer.canonicalize(
+                  FingerprintPropertiesTest.noisy(value, new Random(c.seed())).getBytes(UTF_8));
+          boolean fast = agree(canonical);
+          assertThat(fast || unrecognised(value) || depth(value) > 64)
+              .as("a canonical form the check should recognise: %s", new String(canonical, UTF_8))
+              .isTrue();
+        });
   }
 
-  @Property
-  void canonicalFormsTakeTheFastPathUnlessTheyUseUnrecognisedSpellings(
-      @ForAll("json") J value, @ForAll long seed) {
-    byte[] canonical =
-        JsonCanonicalizer.canonicalize(
-            FingerprintPropertiesTest.noisy(value, new Random(seed)).getBytes(UTF_8));
-    boolean fast = agree(canonical);
-    assertThat(fast || unrecognised(value) || depth(value) > 64)
-        .as("a canonical form the check should recognise: %s", new String(canonical, UTF_8))
-        .isTrue();
+  @Test
+  void compactAndNoisySpellingsAgree() {
+    Properties.forAll(
+        "compactAndNoisySpellingsAgree",
+        1000,
+        FingerprintPropertiesTest::doc,
+        FingerprintPropertiesTest.DOC_EDGES,
+        c -> {
+          agree(FingerprintPropertiesTest.compact(c.value()).getBytes(UTF_8));
+          agree(FingerprintPropertiesTest.noisy(c.value(), new Random(c.seed())).getBytes(UTF_8));
+        });
   }
 
-  @Property
-  void compactAndNoisySpellingsAgree(@ForAll("json") J value, @ForAll long seed) {
-    agree(FingerprintPropertiesTest.compact(value).getBytes(UTF_8));
-    agree(FingerprintPropertiesTest.noisy(value, new Random(seed)).getBytes(UTF_8));
-  }
+  /** A value, the seed that spells it, and where and which byte of {@link #NOISE} to change. */
+  record Mutation(J value, long seed, int where, int what) {}
 
-  @Property(tries = 2000)
-  void oneByteFromCanonicalAgrees(
-      @ForAll("json") J value, @ForAll long seed, @ForAll int where, @ForAll int what) {
-    Random random = new Random(seed);
-    byte[] canonical =
-        JsonCanonicalizer.canonicalize(
-            FingerprintPropertiesTest.noisy(value, random).getBytes(UTF_8));
-    int at = Math.floorMod(where, canonical.length + 1);
-    byte noise = NOISE[Math.floorMod(what, NOISE.length)];
-    // replaced, inserted, deleted, or swapped with the next byte
-    if (at < canonical.length) {
-      byte[] replaced = canonical.clone();
-      replaced[at] = noise;
-      agree(replaced);
-      byte[] deleted = new byte[canonical.length - 1];
-      System.arraycopy(canonical, 0, deleted, 0, at);
-      System.arraycopy(canonical, at + 1, deleted, at, canonical.length - at - 1);
-      agree(deleted);
+  @Test
+  void oneByteFromCanonicalAgrees() {
+    List<Mutation> edges = new ArrayList<>();
+    // every noise byte at every place of a document with every kind of token
+    J every =
+        new JObj(
+            List.of(
+                Map.entry("a", new JArr(List.of(new JNum(new BigDecimal("-12.5")), new JNull()))),
+                Map.entry("b\u00e9", new JStr("x\"\\\n\ud83d\ude00")),
+                Map.entry("c", new JBool(true)),
+                Map.entry("d", new JObj(List.of(Map.entry("", new JBool(false))))),
+                Map.entry("e", new JNum(new BigDecimal("1e400")))));
+    int length = JsonCanonicalizer.canonicalize(FingerprintPropertiesTest.compact(every)
+        .getBytes(UTF_8)).length;
+    for (int where = 0; where <= length; where++) {
+      for (int what = 0; what < NOISE.length; what++) {
+        edges.add(new Mutation(every, 0, where, what));
+      }
     }
-    if (at + 1 < canonical.length) {
-      byte[] swapped = canonical.clone();
-      swapped[at] = canonical[at + 1];
-      swapped[at + 1] = canonical[at];
-      agree(swapped);
+    // every edge value with the int boundaries as places and bytes
+    int k = 0;
+    for (J value : FingerprintPropertiesTest.JSON_EDGES) {
+      for (int where : Gen.INT_EDGES) {
+        edges.add(new Mutation(value, k, where, k++));
+      }
     }
-    byte[] inserted = new byte[canonical.length + 1];
-    System.arraycopy(canonical, 0, inserted, 0, at);
-    inserted[at] = noise;
-    System.arraycopy(canonical, at, inserted, at + 1, canonical.length - at);
-    agree(inserted);
+    Properties.forAll(
+        "oneByteFromCanonicalAgrees",
+        2000,
+        r -> new Mutation(FingerprintPropertiesTest.value(r, 3), r.nextLong(), Gen.ints(r),
+            Gen.ints(r)),
+        edges,
+        c -> {
+          Random random = new Random(c.seed());
+          byte[] canonical =
+              JsonCanonicalizer.canonicalize(
+                  FingerprintPropertiesTest.noisy(c.value(), random).getBytes(UTF_8));
+          int at = Math.floorMod(c.where(), canonical.length + 1);
+          byte noise = NOISE[Math.floorMod(c.what(), NOISE.length)];
+          // replaced, inserted, deleted, or swapped with the next byte
+          if (at < canonical.length) {
+            byte[] replaced = canonical.clone();
+            replaced[at] = noise;
+            agree(replaced);
+            byte[] deleted = new byte[canonical.length - 1];
+            System.arraycopy(canonical, 0, deleted, 0, at);
+            System.arraycopy(canonical, at + 1, deleted, at, canonical.length - at - 1);
+            agree(deleted);
+          }
+          if (at + 1 < canonical.length) {
+            byte[] swapped = canonical.clone();
+            swapped[at] = canonical[at + 1];
+            swapped[at + 1] = canonical[at];
+            agree(swapped);
+          }
+          byte[] inserted = new byte[canonical.length + 1];
+          System.arraycopy(canonical, 0, inserted, 0, at);
+          inserted[at] = noise;
+          System.arraycopy(canonical, at, inserted, at + 1, canonical.length - at);
+          agree(inserted);
+        });
   }
 
-  @Provide
-  Arbitrary<String> numberTexts() {
-    Arbitrary<String> sign = Arbitraries.of("", "", "-");
-    Arbitrary<String> integer =
-        Arbitraries.frequencyOf(
-            Tuple.of(2, Arbitraries.just("0")),
-            Tuple.of(3, Arbitraries.strings().numeric().ofMinLength(1).ofMaxLength(25)),
-            Tuple.of(1, Arbitraries.of("00", "01", "")));
-    Arbitrary<String> fraction =
-        Arbitraries.frequencyOf(
-            Tuple.of(3, Arbitraries.just("")),
-            Tuple.of(1, Arbitraries.just(".")),
-            Tuple.of(
-                3,
-                Arbitraries.strings().withChars("0000123456789").ofMinLength(1).ofMaxLength(12)
-                    .map(f -> "." + f)));
-    Arbitrary<String> exponent =
-        Arbitraries.frequencyOf(
-            Tuple.of(4, Arbitraries.just("")),
-            Tuple.of(
-                1,
-                Arbitraries.of("e", "E", "e+", "e-", "E-")
-                    .flatMap(
-                        e -> Arbitraries.strings().numeric().ofMaxLength(3).map(d -> e + d))));
-    return Combinators.combine(sign, integer, fraction, exponent).as((s, i, f, e) -> s + i + f + e);
+  private static final String[] INTEGER_EDGES = {"0", "1", "9", "00", "01", "", "9".repeat(25)};
+  private static final String[] FRACTION_EDGES = {"", ".", ".0", ".5", ".000000000000", ".99"};
+  private static final String[] EXPONENT_EDGES = {
+    "", "e", "E", "e+", "e-", "E-", "e0", "E0", "e+0", "e-0", "e999", "E-999", "e1", "e-1"
+  };
+
+  /** A number as JSON text, often not valid: sign, integer part, fraction and exponent. */
+  static String numberText(SplittableRandom r) {
+    String sign = Gen.oneOf(r, "", "", "-");
+    String integer =
+        switch (Gen.weighted(r, 2, 3, 1)) {
+          case 0 -> "0";
+          case 1 -> Gen.chars(r, "0123456789", 1, 25);
+          default -> Gen.oneOf(r, "00", "01", "");
+        };
+    String fraction =
+        switch (Gen.weighted(r, 3, 1, 3)) {
+          case 0 -> "";
+          case 1 -> ".";
+          default -> "." + Gen.chars(r, "0000123456789", 1, 12);
+        };
+    String exponent =
+        Gen.weighted(r, 4, 1) == 0
+            ? ""
+            : Gen.oneOf(r, "e", "E", "e+", "e-", "E-") + Gen.chars(r, "0123456789", 0, 3);
+    return sign + integer + fraction + exponent;
   }
 
-  @Property(tries = 2000)
-  void numbersAgreeAloneInArraysAndAsMemberValues(@ForAll("numberTexts") String number) {
-    agree(number.getBytes(UTF_8));
-    agree(("[" + number + "," + number + "]").getBytes(UTF_8));
-    agree(("{\"a\":" + number + ",\"b\":[" + number + "]}").getBytes(UTF_8));
+  @Test
+  void numbersAgreeAloneInArraysAndAsMemberValues() {
+    List<String> edges = new ArrayList<>();
+    for (String sign : new String[] {"", "-"}) {
+      for (String integer : INTEGER_EDGES) {
+        for (String fraction : FRACTION_EDGES) {
+          for (String exponent : EXPONENT_EDGES) {
+            edges.add(sign + integer + fraction + exponent);
+          }
+        }
+      }
+    }
+    Properties.forAll(
+        "numbersAgreeAloneInArraysAndAsMemberValues",
+        2000,
+        CanonicalFastPathTest::numberText,
+        edges,
+        number -> {
+          agree(number.getBytes(UTF_8));
+          agree(("[" + number + "," + number + "]").getBytes(UTF_8));
+          agree(("{\"a\":" + number + ",\"b\":[" + number + "]}").getBytes(UTF_8));
+        });
   }
 
   // ---- the model: what the check is allowed not to recognise ----------------------------------

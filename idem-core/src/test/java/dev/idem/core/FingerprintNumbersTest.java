@@ -6,21 +6,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.testing.Gen;
+import dev.idem.core.testing.Properties;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Assume;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
+import java.util.SplittableRandom;
+import java.util.function.ToIntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,52 +33,120 @@ class FingerprintNumbersTest {
 
   // ---- generators, shared with FingerprintPropertiesTest ---------------------------------------
 
+  private static final BigInteger TEN_60 = BigInteger.TEN.pow(60);
+
   /**
    * Decimal values where a double-based canonical form goes wrong: integers around 2^53, 2^63 and
    * 2^64, long decimals, exact expansions of doubles, exponents far past the double range, zeros of
    * any scale; and ordinary small numbers.
    */
-  static Arbitrary<BigDecimal> decimals() {
-    Arbitrary<BigDecimal> small =
-        Arbitraries.integers().between(-1000, 1000).map(BigDecimal::valueOf);
-    Arbitrary<BigDecimal> longs = Arbitraries.longs().map(BigDecimal::valueOf);
-    Arbitrary<BigDecimal> aroundPowersOfTwo =
-        Arbitraries.of(TWO_53, TWO_63, TWO_64)
-            .flatMap(
-                p ->
-                    Arbitraries.integers()
-                        .between(-2000, 2000)
-                        .map(d -> p.add(BigInteger.valueOf(d))))
-            .flatMap(b -> Arbitraries.of(b, b.negate()))
-            .map(BigDecimal::new);
-    Arbitrary<BigDecimal> doubles =
-        Arbitraries.longs()
-            .map(Double::longBitsToDouble)
-            .filter(Double::isFinite)
-            .flatMap(d -> Arbitraries.of(new BigDecimal(Double.toString(d)), new BigDecimal(d)));
-    Arbitrary<BigDecimal> longDecimals =
-        Arbitraries.bigIntegers()
-            .between(BigInteger.TEN.pow(60).negate(), BigInteger.TEN.pow(60))
-            .flatMap(u -> Arbitraries.integers().between(-40, 60).map(s -> new BigDecimal(u, s)));
-    Arbitrary<BigDecimal> hugeExponents =
-        Arbitraries.longs()
-            .flatMap(
-                u ->
-                    Arbitraries.integers()
-                        .between(400, 999_999_000)
-                        .flatMap(s -> Arbitraries.of(s, -s))
-                        .map(s -> new BigDecimal(BigInteger.valueOf(u), s)));
-    Arbitrary<BigDecimal> zeros =
-        Arbitraries.integers().between(-50, 50).map(s -> BigDecimal.ZERO.setScale(s));
-    return Arbitraries.frequencyOf(
-        Tuple.of(3, small),
-        Tuple.of(2, longs),
-        Tuple.of(2, aroundPowersOfTwo),
-        Tuple.of(3, doubles),
-        Tuple.of(2, longDecimals),
-        Tuple.of(2, hugeExponents),
-        Tuple.of(1, zeros));
+  static BigDecimal decimal(SplittableRandom r) {
+    return switch (Gen.weighted(r, 3, 2, 2, 3, 2, 2, 1)) {
+      case 0 -> BigDecimal.valueOf(Gen.between(r, -1000, 1000));
+      case 1 -> BigDecimal.valueOf(Gen.longs(r));
+      case 2 -> {
+        BigInteger b =
+            Gen.oneOf(r, TWO_53, TWO_63, TWO_64).add(BigInteger.valueOf(Gen.between(r, -2000, 2000)));
+        yield new BigDecimal(r.nextBoolean() ? b : b.negate());
+      }
+      case 3 -> {
+        double d = Double.NaN;
+        while (!Double.isFinite(d)) {
+          d = Double.longBitsToDouble(Gen.longs(r));
+        }
+        yield r.nextBoolean() ? new BigDecimal(Double.toString(d)) : new BigDecimal(d);
+      }
+      case 4 -> new BigDecimal(Gen.between(r, TEN_60.negate(), TEN_60), Gen.between(r, -40, 60));
+      case 5 -> {
+        int scale =
+            switch (r.nextInt(3)) {
+              case 0 -> Gen.between(r, 400, 1000);
+              case 1 -> Gen.between(r, 999_998_000, 999_999_000);
+              default -> Gen.between(r, 400, 999_999_000);
+            };
+        yield new BigDecimal(BigInteger.valueOf(Gen.longs(r)), r.nextBoolean() ? scale : -scale);
+      }
+      default -> BigDecimal.ZERO.setScale(Gen.between(r, -50, 50));
+    };
   }
+
+  /** The boundaries of each kind of value {@link #decimal} draws, to check every run. */
+  static final List<BigDecimal> DECIMAL_EDGES = decimalEdges();
+
+  private static List<BigDecimal> decimalEdges() {
+    Set<BigDecimal> edges = new LinkedHashSet<>(); // BigDecimal.equals tells scales apart
+    for (int small : new int[] {0, 1, -1, 2, -2, 999, -999, 1000, -1000}) {
+      edges.add(BigDecimal.valueOf(small));
+    }
+    for (long l : Gen.LONG_EDGES) {
+      edges.add(BigDecimal.valueOf(l));
+    }
+    for (BigInteger p : List.of(TWO_53, TWO_63, TWO_64)) {
+      for (int d : new int[] {-2000, -1, 0, 1, 2000}) {
+        BigInteger b = p.add(BigInteger.valueOf(d));
+        edges.add(new BigDecimal(b));
+        edges.add(new BigDecimal(b.negate()));
+      }
+    }
+    List<Double> doubles = new ArrayList<>();
+    for (long bits : Gen.LONG_EDGES) {
+      doubles.add(Double.longBitsToDouble(bits));
+    }
+    doubles.addAll(
+        List.of(
+            Double.MIN_VALUE, -Double.MIN_VALUE, Double.MIN_NORMAL, Double.MAX_VALUE,
+            -Double.MAX_VALUE, 0.1, -0.0, 0.3, 1e21, 1e-7, 9007199254740993.0));
+    for (double d : doubles) {
+      if (Double.isFinite(d)) {
+        edges.add(new BigDecimal(Double.toString(d)));
+        edges.add(new BigDecimal(d));
+      }
+    }
+    for (BigInteger u : List.of(TEN_60.negate(), BigInteger.ONE.negate(), BigInteger.ZERO,
+        BigInteger.ONE, TEN_60)) {
+      for (int scale : new int[] {-40, 0, 60}) {
+        edges.add(new BigDecimal(u, scale));
+      }
+    }
+    for (long u : new long[] {0, 1, -1, Long.MIN_VALUE, Long.MAX_VALUE}) {
+      for (int scale : new int[] {400, -400, 999_999_000, -999_999_000}) {
+        edges.add(new BigDecimal(BigInteger.valueOf(u), scale));
+      }
+    }
+    for (int scale : new int[] {-50, -1, 0, 1, 50}) {
+      edges.add(BigDecimal.ZERO.setScale(scale));
+    }
+    return List.copyOf(edges);
+  }
+
+  /**
+   * For each {@code k} below {@code n}, the smallest seed whose {@link Random} answers {@code k}
+   * to {@code firstChoice}: seeds that make every branch of a spelling or a mutation an edge case.
+   */
+  static List<Long> seedsCovering(int n, ToIntFunction<Random> firstChoice) {
+    Long[] seeds = new Long[n];
+    int found = 0;
+    for (long seed = 0; found < n; seed++) {
+      int k = firstChoice.applyAsInt(new Random(seed));
+      if (seeds[k] == null) {
+        seeds[k] = seed;
+        found++;
+      }
+    }
+    return List.of(seeds);
+  }
+
+  /** Seeds that start {@link #spelling} on each of its eight cases. */
+  static final List<Long> SPELLING_SEEDS =
+      seedsCovering(
+          8,
+          r -> {
+            r.nextBoolean();
+            return r.nextInt(8);
+          });
+
+  /** Seeds that start {@link #neighbour} on each of its cases. */
+  static final List<Long> NEIGHBOUR_SEEDS = seedsCovering(4, r -> r.nextInt(4));
 
   /** One of many JSON spellings of {@code v}, all denoting exactly {@code v}. */
   static String spelling(BigDecimal v, Random r) {
@@ -165,11 +231,6 @@ class FingerprintNumbersTest {
     return out.toString();
   }
 
-  @Provide
-  Arbitrary<BigDecimal> values() {
-    return decimals();
-  }
-
   private static String canon(String json) {
     return new String(JsonCanonicalizer.canonicalize(json.getBytes(UTF_8)), UTF_8);
   }
@@ -180,39 +241,95 @@ class FingerprintNumbersTest {
 
   // ---- properties ------------------------------------------------------------------------------
 
-  @Property(tries = 3000)
-  void theCanonicalFormIsTheExactValue(@ForAll("values") BigDecimal v, @ForAll long seed) {
-    String spelled = spelling(v, new Random(seed));
-    String canonical = canon(spelled);
-    assertThat(canonical).as(spelled).isEqualTo(reference(v));
-    assertThat(new BigDecimal(canonical)).as(spelled).isEqualByComparingTo(v);
+  /** A value and the seed of the {@link Random} that spells it. */
+  record Spelled(BigDecimal value, long seed) {}
+
+  /** Two values and the seed of the {@link Random} that spells them. */
+  record Pair(BigDecimal a, BigDecimal b, long seed) {}
+
+  private static Spelled spelled(SplittableRandom r) {
+    return new Spelled(decimal(r), r.nextLong());
   }
 
-  @Property(tries = 3000)
-  void equalValuesInAnySpellingHaveEqualFingerprints(
-      @ForAll("values") BigDecimal v, @ForAll long seed) {
-    Random random = new Random(seed);
-    String a = spelling(v, random);
-    String b = spelling(v, random);
-    assertThat(account(b)).as("%s vs %s", a, b).isEqualTo(account(a));
+  /** Every edge value with each of {@code seeds}. */
+  private static List<Spelled> edges(List<Long> seeds) {
+    List<Spelled> out = new ArrayList<>();
+    for (BigDecimal v : DECIMAL_EDGES) {
+      for (long seed : seeds) {
+        out.add(new Spelled(v, seed));
+      }
+    }
+    return out;
   }
 
-  @Property(tries = 3000)
-  void differentValuesHaveDifferentFingerprints(
-      @ForAll("values") BigDecimal a, @ForAll("values") BigDecimal b, @ForAll long seed) {
-    Assume.that(a.compareTo(b) != 0);
-    Random random = new Random(seed);
-    assertThat(account(spelling(b, random))).isNotEqualTo(account(spelling(a, random)));
+  @Test
+  void theCanonicalFormIsTheExactValue() {
+    Properties.forAll(
+        "theCanonicalFormIsTheExactValue",
+        3000,
+        FingerprintNumbersTest::spelled,
+        edges(SPELLING_SEEDS),
+        c -> {
+          String spelled = spelling(c.value(), new Random(c.seed()));
+          String canonical = canon(spelled);
+          assertThat(canonical).as(spelled).isEqualTo(reference(c.value()));
+          assertThat(new BigDecimal(canonical)).as(spelled).isEqualByComparingTo(c.value());
+        });
   }
 
-  @Property(tries = 3000)
-  void nearbyValuesHaveDifferentFingerprints(@ForAll("values") BigDecimal v, @ForAll long seed) {
-    Random random = new Random(seed);
-    BigDecimal w = neighbour(v, random);
-    Assume.that(w.compareTo(v) != 0);
-    String a = spelling(v, random);
-    String b = spelling(w, random);
-    assertThat(account(b)).as("%s vs %s", a, b).isNotEqualTo(account(a));
+  @Test
+  void equalValuesInAnySpellingHaveEqualFingerprints() {
+    Properties.forAll(
+        "equalValuesInAnySpellingHaveEqualFingerprints",
+        3000,
+        FingerprintNumbersTest::spelled,
+        edges(SPELLING_SEEDS),
+        c -> {
+          Random random = new Random(c.seed());
+          String a = spelling(c.value(), random);
+          String b = spelling(c.value(), random);
+          assertThat(account(b)).as("%s vs %s", a, b).isEqualTo(account(a));
+        });
+  }
+
+  @Test
+  void differentValuesHaveDifferentFingerprints() {
+    // every two edge values, each spelled by some case of spelling()
+    List<Pair> edges = new ArrayList<>();
+    for (int i = 0; i < DECIMAL_EDGES.size(); i++) {
+      for (int j = i + 1; j < DECIMAL_EDGES.size(); j++) {
+        long seed = SPELLING_SEEDS.get((i + j) % SPELLING_SEEDS.size());
+        edges.add(new Pair(DECIMAL_EDGES.get(i), DECIMAL_EDGES.get(j), seed));
+      }
+    }
+    Properties.forAll(
+        "differentValuesHaveDifferentFingerprints",
+        3000,
+        r -> new Pair(decimal(r), decimal(r), r.nextLong()),
+        edges,
+        c -> {
+          Properties.assume(c.a().compareTo(c.b()) != 0);
+          Random random = new Random(c.seed());
+          assertThat(account(spelling(c.b(), random)))
+              .isNotEqualTo(account(spelling(c.a(), random)));
+        });
+  }
+
+  @Test
+  void nearbyValuesHaveDifferentFingerprints() {
+    Properties.forAll(
+        "nearbyValuesHaveDifferentFingerprints",
+        3000,
+        FingerprintNumbersTest::spelled,
+        edges(NEIGHBOUR_SEEDS),
+        c -> {
+          Random random = new Random(c.seed());
+          BigDecimal w = neighbour(c.value(), random);
+          Properties.assume(w.compareTo(c.value()) != 0);
+          String a = spelling(c.value(), random);
+          String b = spelling(w, random);
+          assertThat(account(b)).as("%s vs %s", a, b).isNotEqualTo(account(a));
+        });
   }
 
   // ---- regressions: issue inputs and their neighbours -------------------------------------------

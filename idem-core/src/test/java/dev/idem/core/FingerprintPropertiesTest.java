@@ -5,21 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.testing.Gen;
+import dev.idem.core.testing.Properties;
 import java.math.BigDecimal;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.stream.Collectors;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
 import org.junit.jupiter.api.Test;
 
 class FingerprintPropertiesTest {
@@ -44,53 +42,150 @@ class FingerprintPropertiesTest {
 
   // ---- generators ------------------------------------------------------------------------------
 
-  @Provide
-  Arbitrary<J> json() {
-    return value(3);
+  /** A JSON value nested at most {@code depth} containers deep. */
+  static J value(SplittableRandom r, int depth) {
+    int kind = depth == 0 ? 0 : Gen.weighted(r, 4, 1, 2);
+    return switch (kind) {
+      case 0 -> leaf(r);
+      case 1 -> new JArr(Gen.listOf(r, 4, x -> value(x, depth - 1)));
+      default -> {
+        int size = Gen.listOf(r, 5, x -> 0).size();
+        Map<String, J> members = new LinkedHashMap<>();
+        for (int tries = 0; members.size() < size && tries < 4 * size; tries++) {
+          members.putIfAbsent(string(r), value(r, depth - 1));
+        }
+        yield new JObj(new ArrayList<>(members.entrySet()));
+      }
+    };
   }
 
-  static Arbitrary<J> value(int depth) {
-    Arbitrary<J> leaf =
-        Arbitraries.frequencyOf(
-            Tuple.of(1, Arbitraries.just(new JNull())),
-            Tuple.of(1, Arbitraries.of(true, false).map(JBool::new)),
-            Tuple.of(3, numbers()),
-            Tuple.of(3, strings().map(JStr::new)));
-    if (depth == 0) {
-      return leaf;
-    }
-    Arbitrary<J> inner = value(depth - 1);
-    Arbitrary<J> arrays = inner.list().ofMaxSize(4).map(JArr::new);
-    Arbitrary<J> objects =
-        Arbitraries.maps(strings(), inner)
-            .ofMaxSize(5)
-            .map(m -> new JObj(new ArrayList<>(m.entrySet())));
-    return Arbitraries.frequencyOf(Tuple.of(4, leaf), Tuple.of(1, arrays), Tuple.of(2, objects));
+  private static J leaf(SplittableRandom r) {
+    return switch (Gen.weighted(r, 1, 1, 3, 3)) {
+      case 0 -> new JNull();
+      case 1 -> new JBool(r.nextBoolean());
+      case 2 -> new JNum(FingerprintNumbersTest.decimal(r));
+      default -> new JStr(string(r));
+    };
   }
 
-  private static Arbitrary<J> numbers() {
-    return FingerprintNumbersTest.decimals().map(JNum::new);
-  }
-
-  static Arbitrary<String> strings() {
-    Arbitrary<Integer> codePoints =
-        Arbitraries.frequencyOf(
-            Tuple.of(8, Arbitraries.integers().between(0x20, 0x7E)),
-            Tuple.of(2, Arbitraries.of((int) '"', (int) '\\', (int) '/', 0x7F)),
-            Tuple.of(2, Arbitraries.integers().between(0, 0x1F)),
-            Tuple.of(
-                2,
-                Arbitraries.integers().between(0x80, 0xFFFF).filter(c -> c < 0xD800 || c > 0xDFFF)),
-            Tuple.of(1, Arbitraries.integers().between(0x10000, 0x10FFFF)));
-    return codePoints
-        .list()
-        .ofMaxSize(8)
-        .map(
-            cps -> {
-              StringBuilder sb = new StringBuilder();
-              cps.forEach(sb::appendCodePoint);
-              return sb.toString();
+  /** Up to 8 code points: mostly ASCII, with escapes, controls, the BMP and supplementary ones. */
+  static String string(SplittableRandom r) {
+    return Gen.string(
+        r,
+        8,
+        x ->
+            switch (Gen.weighted(x, 8, 2, 2, 2, 1)) {
+              case 0 -> Gen.between(x, 0x20, 0x7E);
+              case 1 -> Gen.oneOf(x, (int) '"', (int) '\\', (int) '/', 0x7F);
+              case 2 -> Gen.between(x, 0, 0x1F);
+              case 3 -> {
+                int c = 0xD800;
+                while (c >= 0xD800 && c <= 0xDFFF) { // a lone surrogate is no code point
+                  c = Gen.between(x, 0x80, 0xFFFF);
+                }
+                yield c;
+              }
+              default -> Gen.between(x, 0x10000, 0x10FFFF);
             });
+  }
+
+  /**
+   * Strings at the boundaries of what {@link #string} draws: empty, one code point of each kind
+   * and at each end of its range (every control, the short escapes, the last code point before the
+   * surrogates and the first after, the byte order mark, U+FFFF, U+10000, U+10FFFF), and the
+   * longest strings of controls, quotes and supplementary code points.
+   */
+  static final List<String> STRING_EDGES =
+      List.of(
+          "", " ", "~", "a", "\"", "\\", "/", "\u007f", "\u0000", "\u0001", "\b", "\t", "\n",
+          "\f", "\r", "\u001f", "\u0080", "\u00e9", "\u07ff", "\u0800", "\ud7ff", "\ue000",
+          "\ufeff", "\ufffe", "\uffff", "\ud800\udc00", "\ud83d\ude00", "\udbff\udfff",
+          "\u0000".repeat(8), "\u001f\n\"\\/\u007f\u0001\t", "\"".repeat(8), "\\".repeat(8),
+          "\udbff\udfff".repeat(8), "a\"\\/\u0000\u00e9\ud83d\ude00\uffff", "~".repeat(8));
+
+  /**
+   * Values at the boundaries of what {@link #value} draws: every scalar edge, empty and full
+   * containers, each edge string as a member name, names whose UTF-16 and UTF-8 orders differ,
+   * nesting as deep as the generator goes, and far deeper (64 and 65 levels, each side of what the
+   * fast path follows).
+   */
+  static final List<J> JSON_EDGES = jsonEdges();
+
+  private static List<J> jsonEdges() {
+    List<J> leaves = new ArrayList<>();
+    leaves.add(new JNull());
+    leaves.add(new JBool(true));
+    leaves.add(new JBool(false));
+    for (BigDecimal d : FingerprintNumbersTest.DECIMAL_EDGES) {
+      leaves.add(new JNum(d));
+    }
+    for (String string : STRING_EDGES) {
+      leaves.add(new JStr(string));
+    }
+    List<J> out = new ArrayList<>(leaves);
+    out.add(new JArr(List.of()));
+    out.add(new JObj(List.of()));
+    for (J leaf : leaves) {
+      out.add(new JArr(List.of(leaf)));
+    }
+    out.add(new JArr(leaves.subList(0, 4)));
+    out.add(new JArr(List.of(new JArr(List.of()), new JObj(List.of()), new JNull(), new JNull())));
+    for (String name : STRING_EDGES) {
+      out.add(new JObj(List.of(Map.entry(name, new JNull()))));
+    }
+    out.add(
+        new JObj(
+            List.of(
+                Map.entry("\ue000", new JNum(BigDecimal.valueOf(2))),
+                Map.entry("\ud800\udc00", new JNum(BigDecimal.ONE)),
+                Map.entry("", new JStr("")),
+                Map.entry("\u0000", new JArr(List.of())),
+                Map.entry("\uffff", new JObj(List.of())))));
+    out.add(
+        new JObj(
+            List.of(
+                Map.entry("b", new JNull()),
+                Map.entry("a", new JNull()),
+                Map.entry("aa", new JNull()),
+                Map.entry("A", new JNull()),
+                Map.entry("\u00e9", new JNull()))));
+    J arrays = new JStr("");
+    J objects = new JNum(BigDecimal.ZERO);
+    for (int level = 1; level <= 65; level++) {
+      arrays = new JArr(List.of(arrays));
+      objects = new JObj(List.of(Map.entry(level % 2 == 0 ? "a" : "", objects)));
+      if (level <= 3 || level == 64 || level == 65) {
+        out.add(arrays);
+        out.add(objects);
+      }
+    }
+    out.add(
+        new JArr(
+            List.of(
+                new JObj(
+                    List.of(Map.entry("\"", new JArr(List.of(new JObj(List.of()), new JNull()))))),
+                new JNum(new BigDecimal("-0.000")))));
+    return List.copyOf(out);
+  }
+
+  /** A value and the seed of the {@link Random} that spells it. */
+  record Doc(J value, long seed) {}
+
+  static Doc doc(SplittableRandom r) {
+    return new Doc(value(r, 3), r.nextLong());
+  }
+
+  /** Each edge value, spelled with each of a few edge seeds. */
+  static final List<Doc> DOC_EDGES = docEdges();
+
+  private static List<Doc> docEdges() {
+    List<Doc> out = new ArrayList<>();
+    for (J value : JSON_EDGES) {
+      for (long seed : new long[] {0, -1, Long.MIN_VALUE, Long.MAX_VALUE}) {
+        out.add(new Doc(value, seed));
+      }
+    }
+    return List.copyOf(out);
   }
 
   // ---- serializers -----------------------------------------------------------------------------
@@ -288,45 +383,91 @@ class FingerprintPropertiesTest {
 
   // ---- properties ------------------------------------------------------------------------------
 
-  @Property
-  void equivalentSpellingsHaveEqualFingerprints(@ForAll("json") J value, @ForAll long seed) {
-    String plain = compact(value);
-    String noisy = noisy(value, new Random(seed));
-    assertThat(fp(noisy)).as("%s%nvs%n%s", plain, noisy).isEqualTo(fp(plain));
-    assertThat(JsonCanonicalizer.canonicalize(noisy.getBytes(UTF_8)))
-        .isEqualTo(JsonCanonicalizer.canonicalize(plain.getBytes(UTF_8)));
+  @Test
+  void equivalentSpellingsHaveEqualFingerprints() {
+    Properties.forAll(
+        "equivalentSpellingsHaveEqualFingerprints",
+        1000,
+        FingerprintPropertiesTest::doc,
+        DOC_EDGES,
+        c -> {
+          String plain = compact(c.value());
+          String noisy = noisy(c.value(), new Random(c.seed()));
+          assertThat(fp(noisy)).as("%s%nvs%n%s", plain, noisy).isEqualTo(fp(plain));
+          assertThat(JsonCanonicalizer.canonicalize(noisy.getBytes(UTF_8)))
+              .isEqualTo(JsonCanonicalizer.canonicalize(plain.getBytes(UTF_8)));
+        });
   }
 
-  @Property
-  void anyChangeChangesTheFingerprint(
-      @ForAll("json") J value, @ForAll long seed, @ForAll int pick) {
-    Random random = new Random(seed);
-    int target = Math.floorMod(pick, count(value));
-    J changed = mutate(value, new int[] {target}, random);
-    String original = noisy(value, random);
-    String other = noisy(changed, random);
-    assertThat(fp(other)).as("%s%nvs%n%s", original, other).isNotEqualTo(fp(original));
-  }
+  /** A value, the seed of the {@link Random} that changes and spells it, and which node changes. */
+  record Change(J value, long seed, int pick) {}
 
-  @Property
-  void canonicalFormIsAFixedPoint(@ForAll("json") J value, @ForAll long seed) {
-    byte[] once = JsonCanonicalizer.canonicalize(noisy(value, new Random(seed)).getBytes(UTF_8));
-    byte[] twice = JsonCanonicalizer.canonicalize(once);
-    assertThat(twice).isEqualTo(once);
-    assertThat(Fingerprint.ofBytes(once)).isEqualTo(Fingerprint.ofJson(once));
-  }
-
-  @Property
-  void canonicalFormIsCompactValidUtf8(@ForAll("json") J value, @ForAll long seed) {
-    byte[] canonical =
-        JsonCanonicalizer.canonicalize(noisy(value, new Random(seed)).getBytes(UTF_8));
-    String text = new String(canonical, UTF_8);
-    assertThat(text.getBytes(UTF_8)).isEqualTo(canonical); // no replacement characters
-    assertThat(text).doesNotContain("\n", "\r", "\t");
-    if (value instanceof JStr || value instanceof JNum) {
-      return;
+  @Test
+  void anyChangeChangesTheFingerprint() {
+    // each edge value changed at every node, and with the int boundaries as picks
+    List<Change> edges = new ArrayList<>();
+    int k = 0;
+    for (J value : JSON_EDGES) {
+      List<Integer> picks = new ArrayList<>(Gen.INT_EDGES);
+      for (int node = 3; node < count(value); node++) {
+        picks.add(node);
+      }
+      for (int pick : picks) {
+        long seed = FingerprintNumbersTest.NEIGHBOUR_SEEDS.get(k++ % 4);
+        edges.add(new Change(value, seed, pick));
+      }
     }
-    assertThat(text).isEqualTo(text.strip());
+    Properties.forAll(
+        "anyChangeChangesTheFingerprint",
+        1000,
+        r -> new Change(value(r, 3), r.nextLong(), Gen.ints(r)),
+        edges,
+        c -> {
+          Random random = new Random(c.seed());
+          int target = Math.floorMod(c.pick(), count(c.value()));
+          J changed = mutate(c.value(), new int[] {target}, random);
+          String original = noisy(c.value(), random);
+          String other = noisy(changed, random);
+          assertThat(fp(other)).as("%s%nvs%n%s", original, other).isNotEqualTo(fp(original));
+        });
+  }
+
+  @Test
+  void canonicalFormIsAFixedPoint() {
+    Properties.forAll(
+        "canonicalFormIsAFixedPoint",
+        1000,
+        FingerprintPropertiesTest::doc,
+        DOC_EDGES,
+        c -> {
+          byte[] once =
+              JsonCanonicalizer.canonicalize(
+                  noisy(c.value(), new Random(c.seed())).getBytes(UTF_8));
+          byte[] twice = JsonCanonicalizer.canonicalize(once);
+          assertThat(twice).isEqualTo(once);
+          assertThat(Fingerprint.ofBytes(once)).isEqualTo(Fingerprint.ofJson(once));
+        });
+  }
+
+  @Test
+  void canonicalFormIsCompactValidUtf8() {
+    Properties.forAll(
+        "canonicalFormIsCompactValidUtf8",
+        1000,
+        FingerprintPropertiesTest::doc,
+        DOC_EDGES,
+        c -> {
+          J value = c.value();
+          byte[] canonical =
+              JsonCanonicalizer.canonicalize(noisy(value, new Random(c.seed())).getBytes(UTF_8));
+          String text = new String(canonical, UTF_8);
+          assertThat(text.getBytes(UTF_8)).isEqualTo(canonical); // no replacement characters
+          assertThat(text).doesNotContain("\n", "\r", "\t");
+          if (value instanceof JStr || value instanceof JNum) {
+            return;
+          }
+          assertThat(text).isEqualTo(text.strip());
+        });
   }
 
   // ---- examples --------------------------------------------------------------------------------
