@@ -1342,8 +1342,8 @@ public abstract class TransactionalContract {
   void aWaitingDuplicateReplaysTheFirstAnswerHoldingNoConnectionBetweenItsAttempts() throws Exception {
     assumeClaimsCanBeBounded();
     IdempotentRequest request = request("alice", "k-wait", "{\"value\":2}");
-    ConnectionCounter counter = new ConnectionCounter(target().dataSource());
-    TransactionalIdempotency engine = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofSeconds(30)), counter);
+    ConnectionCounter counter = new ConnectionCounter(target());
+    TransactionalIdempotency engine = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofSeconds(30)), counter.dataSource);
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -1446,15 +1446,15 @@ public abstract class TransactionalContract {
   }
 
   /** Counts the connections one watched thread opens, and the most it holds open at once. */
-  private static final class ConnectionCounter implements javax.sql.DataSource {
-    private final javax.sql.DataSource delegate;
+  private static final class ConnectionCounter {
     private volatile Thread watched;
     private final AtomicInteger opens = new AtomicInteger();
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicInteger mostOpen = new AtomicInteger();
+    final javax.sql.DataSource dataSource;
 
-    ConnectionCounter(javax.sql.DataSource delegate) {
-      this.delegate = delegate;
+    ConnectionCounter(JdbcTarget target) {
+      this.dataSource = dev.idem.lab.SimpleDataSource.of(() -> counted(target.open()));
     }
 
     void watchThisThread() {
@@ -1469,9 +1469,7 @@ public abstract class TransactionalContract {
       return mostOpen.get();
     }
 
-    @Override
-    public Connection getConnection() throws SQLException {
-      Connection c = delegate.getConnection();
+    private Connection counted(Connection c) {
       if (Thread.currentThread() != watched) {
         return c;
       }
@@ -1490,42 +1488,6 @@ public abstract class TransactionalContract {
               throw e.getCause();
             }
           });
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) throws SQLException {
-      throw new SQLException("not supported");
-    }
-
-    @Override
-    public java.io.PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(java.io.PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public java.util.logging.Logger getParentLogger() {
-      return java.util.logging.Logger.getGlobal();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 

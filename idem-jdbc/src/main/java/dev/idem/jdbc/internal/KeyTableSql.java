@@ -495,20 +495,9 @@ public abstract class KeyTableSql {
    * @throws SQLException if either fails, or the driver returns other results than a row set then a count
    */
   public static RowThenCount readThenWrite(Connection c, String sql, Object... params) throws SQLException {
-    try (PreparedStatement ps = prepare(c, sql, params)) {
-      if (!ps.execute()) {
-        throw new SQLException("the read before the write returned no result set");
-      }
-      KeyRow row;
-      try (ResultSet rs = ps.getResultSet()) {
-        row = rs.next() ? KeyRow.read(rs) : null;
-      }
-      if (ps.getMoreResults() || ps.getUpdateCount() < 0) {
-        throw new SQLException("the write after the read returned no row count");
-      }
-      return new RowThenCount(row, ps.getUpdateCount());
-    }
+    return readThenWriteAfter(c, sql, 0, params);
   }
+
 
   /**
    * As {@link #update}, for a statement whose count follows {@code resultSets} result sets (a
@@ -522,39 +511,21 @@ public abstract class KeyTableSql {
       return update(c, sql, params);
     }
     try (PreparedStatement ps = prepare(c, sql, params)) {
-      boolean resultSet = ps.execute();
-      for (int i = 0; i < resultSets; i++) {
-        if (!resultSet) {
-          throw new SQLException("the statements before the claim returned no result set");
-        }
-        ps.getResultSet().close();
-        resultSet = ps.getMoreResults();
-      }
-      if (resultSet || ps.getUpdateCount() < 0) {
+      if (executeSkipping(ps, resultSets) || ps.getUpdateCount() < 0) {
         throw new SQLException("the claim returned no row count");
       }
       return ps.getUpdateCount();
     }
   }
 
+
   /**
    * As {@link #readThenWrite}, for a statement whose read follows {@code resultSets} result sets (a
    * {@link #boundedLookupAndClaim}).
    */
   public static RowThenCount readThenWriteAfter(Connection c, String sql, int resultSets, Object... params) throws SQLException {
-    if (resultSets == 0) {
-      return readThenWrite(c, sql, params);
-    }
     try (PreparedStatement ps = prepare(c, sql, params)) {
-      boolean resultSet = ps.execute();
-      for (int i = 0; i < resultSets; i++) {
-        if (!resultSet) {
-          throw new SQLException("the statements before the read returned no result set");
-        }
-        ps.getResultSet().close();
-        resultSet = ps.getMoreResults();
-      }
-      if (!resultSet) {
+      if (!executeSkipping(ps, resultSets)) {
         throw new SQLException("the read before the write returned no result set");
       }
       KeyRow row;
@@ -567,6 +538,26 @@ public abstract class KeyTableSql {
       return new RowThenCount(row, ps.getUpdateCount());
     }
   }
+
+  /**
+   * Executes {@code ps} and closes the first {@code resultSets} result sets (the bound's {@code
+   * set_config} rows before a bounded claim).
+   *
+   * @return whether the result after them is a result set
+   * @throws SQLException if the statement fails, or returns fewer result sets first
+   */
+  private static boolean executeSkipping(PreparedStatement ps, int resultSets) throws SQLException {
+    boolean resultSet = ps.execute();
+    for (int i = 0; i < resultSets; i++) {
+      if (!resultSet) {
+        throw new SQLException("the statements before the claim returned no result set");
+      }
+      ps.getResultSet().close();
+      resultSet = ps.getMoreResults();
+    }
+    return resultSet;
+  }
+
 
   /**
    * MySQL's statements for a MariaDB server: the same, plus a claim whose lock wait is bounded for
