@@ -124,6 +124,32 @@ class SpringDataRedisStoreTest {
     }
   }
 
+  /**
+   * spring.data.redis.cluster.nodes: Spring's cluster connection runs the store's scripts on the
+   * node that owns each record's slot (the braces of the record's key are its hash tag), with
+   * Lettuce and with Jedis. A Redis Cluster of three masters started from the machine's
+   * redis-server on loopback ports.
+   */
+  @Test
+  void theRedisStoreRunsOnSpringDataRedisClusterNodesWithBothClients() {
+    if (!dev.idem.testkit.RedisClusterProcesses.available()) {
+      String message = "redis-server and redis-cli are not on the PATH: the Redis Cluster test needs them";
+      if (dev.idem.testkit.TestDatabase.underCi()) {
+        throw new IllegalStateException(message + "; under CI=true a missing service is a failure");
+      }
+      org.junit.jupiter.api.Assumptions.abort(message);
+    }
+    try (dev.idem.testkit.RedisClusterProcesses cluster = dev.idem.testkit.RedisClusterProcesses.start(3, 0)) {
+      String nodes = cluster.ports().stream().map(p -> "127.0.0.1:" + p).collect(java.util.stream.Collectors.joining(","));
+      for (String client : List.of("lettuce", "jedis")) {
+        app("idem.store=redis", "spring.data.redis.cluster.nodes=" + nodes, "spring.data.redis.client-type=" + client).run(ctx -> {
+          assertThat(ctx).as(client).hasNotFailed();
+          worksEndToEnd(ctx, false);
+        });
+      }
+    }
+  }
+
   @Test
   void durableWritesOnSpringDataRedisWaitOnTheScriptsOwnConnection() {
     // the server has no replica: WAIT 1 answers 0 after the timeout, and the write is an unknown outcome, not a success
