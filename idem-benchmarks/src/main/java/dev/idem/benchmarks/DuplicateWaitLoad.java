@@ -48,10 +48,13 @@ import java.util.stream.Stream;
  *
  * <ol>
  *   <li>{@code baseline}: the creates alone;
- *   <li>{@code fail-fast}: with the duplicates, the claim bounded (the starter's 10 ms) and
- *       in-progress answered at once;
- *   <li>{@code wait}: the same, duplicates waiting inside the engine up to 5 s between attempts
- *       that hold no connection;
+ *   <li>{@code fail-fast}: with the duplicates in the same instance (one engine), answered in
+ *       progress at once;
+ *   <li>{@code wait}: the same, duplicates waiting in memory for the first attempt, up to 5 s;
+ *   <li>{@code fail-fast, other instances} and {@code wait, other instances}: each duplicate on an
+ *       engine of its own, as if on another instance of the service, so that it meets the first
+ *       attempt in the database only: the claim bounded at 10 ms (the starter's), then 409 at once,
+ *       or attempts again without a connection between them, up to 5 s;
  *   <li>{@code unbounded}: the claim without a bound, as before the fix: each duplicate waits on the
  *       first attempt's row holding a pooled connection.
  * </ol>
@@ -138,13 +141,24 @@ public final class DuplicateWaitLoad {
           TransactionalIdempotency waiting =
               new TransactionalIdempotency(bounded, runner, IdemListener.NONE, InProgressPolicy.waitUpTo(Duration.ofSeconds(5)));
           TransactionalIdempotency before = new TransactionalIdempotency(unbounded, runner, IdemListener.NONE);
+          // "other instances": each duplicate thread has an engine of its own, as if it reached
+          // another instance of the service: it meets the first attempt only in the database
+          java.util.function.Supplier<TransactionalIdempotency> otherFailFast = () -> new TransactionalIdempotency(
+              JdbcIdempotency.builder().claimLockWait(Duration.ofMillis(10)).build(), runner, IdemListener.NONE, InProgressPolicy.failFast());
+          java.util.function.Supplier<TransactionalIdempotency> otherWaiting = () -> new TransactionalIdempotency(
+              JdbcIdempotency.builder().claimLockWait(Duration.ofMillis(10)).build(), runner, IdemListener.NONE,
+              InProgressPolicy.waitUpTo(Duration.ofSeconds(5)));
           phases.add(run("baseline", "unrelated creates alone", failFast, null, effects, clients, 0, slow, seconds));
-          phases.add(run("fail-fast", duplicates + " duplicates, claim bounded at 10 ms, 409 at once", failFast, failFast, effects,
+          phases.add(run("fail-fast", duplicates + " duplicates in the same instance, 409 at once", failFast, () -> failFast, effects,
               clients, duplicates, slow, seconds));
-          phases.add(run("wait", duplicates + " duplicates, claim bounded at 10 ms, waiting up to 5 s without a connection", failFast,
-              waiting, effects, clients, duplicates, slow, seconds));
-          phases.add(run("unbounded", duplicates + " duplicates, claim waiting on the row (before the fix)", failFast, before, effects,
+          phases.add(run("wait", duplicates + " duplicates in the same instance, waiting up to 5 s", failFast, () -> waiting, effects,
               clients, duplicates, slow, seconds));
+          phases.add(run("fail-fast, other instances", duplicates + " duplicates each on an instance of its own, claim bounded at"
+              + " 10 ms, 409 at once", failFast, otherFailFast, effects, clients, duplicates, slow, seconds));
+          phases.add(run("wait, other instances", duplicates + " duplicates each on an instance of its own, claim bounded at 10 ms,"
+              + " attempts again without a connection up to 5 s", failFast, otherWaiting, effects, clients, duplicates, slow, seconds));
+          phases.add(run("unbounded", duplicates + " duplicates, claim waiting on the row (before the fix)", failFast, () -> before,
+              effects, clients, duplicates, slow, seconds));
         }
       } finally {
         try (Connection admin = DriverManager.getConnection(adminUrl); Statement st = admin.createStatement()) {
@@ -161,7 +175,8 @@ public final class DuplicateWaitLoad {
     }
   }
 
-  private static Phase run(String name, String what, TransactionalIdempotency creates, TransactionalIdempotency duplicatesEngine,
+  private static Phase run(String name, String what, TransactionalIdempotency creates,
+      java.util.function.Supplier<TransactionalIdempotency> duplicatesEngine,
       EffectTable effects, int clients, int duplicates, Duration slow, int seconds) throws Exception {
     AtomicBoolean measuring = new AtomicBoolean();
     AtomicBoolean stop = new AtomicBoolean();
@@ -205,11 +220,12 @@ public final class DuplicateWaitLoad {
       });
     }
     for (int i = 0; i < duplicates; i++) {
+      TransactionalIdempotency engine = duplicates == 0 ? null : duplicatesEngine.get();
       threads.submit(() -> {
         while (!stop.get()) {
           int r = round.get();
           IdempotentRequest request = new IdempotentRequest(SCOPE, IdempotencyKey.of(prefix + "-slow-" + r), PAYLOAD);
-          AttemptResult result = duplicatesEngine.attempt(request, slowEffect);
+          AttemptResult result = engine.attempt(request, slowEffect);
           if (measuring.get()) {
             duplicateAttempts.incrementAndGet();
           }

@@ -17,6 +17,11 @@ import dev.idem.core.StoredResponse;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -39,7 +44,9 @@ import javax.sql.DataSource;
  *       JdbcIdempotency.Builder#claimLockWait} its claim gives up instead, holding the connection no
  *       longer than that bound, and the {@link InProgressPolicy} answers {@link
  *       AttemptResult.Kind#IN_PROGRESS} at once or attempts again, without a connection between
- *       attempts, up to its wait.
+ *       attempts, up to its wait. A duplicate of an attempt running in this engine (this JVM) does
+ *       not reach the database at all: in progress at once, or a wait in memory for that attempt to
+ *       end, then the replay.
  *   <li>A response that the response policy does not store (5xx, 408, 425, 429) rolls the whole
  *       transaction back, the effect's writes included: {@link AttemptResult.Kind#RELEASED}.
  *   <li>An effect that throws rolls everything back; the exception reaches the caller.
@@ -78,6 +85,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   private final TransactionRunner transactions;
   private final IdemListener listener;
   private final InProgressPolicy inProgress;
+  /** The attempts running in this engine, by scope and key; see {@link #attemptBeside}. */
+  private final ConcurrentHashMap<InFlight, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
   private volatile Boolean lookupFirst;
 
   /**
@@ -141,9 +150,14 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   public AttemptResult attempt(IdempotentRequest request, Effect effect) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    AttemptResult result = attemptOnce(request, effect);
-    if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
-      result = waitForFirstAttempt(request, effect, result);
+    AttemptResult result;
+    if (keys.claimLockWait() != null && !lookupFirstQuietly()) {
+      result = attemptBeside(request, effect);
+    } else {
+      result = attemptOnce(request, effect);
+      if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
+        result = waitForFirstAttempt(request, effect, result);
+      }
     }
     try {
       listener.attempted(request, result);
@@ -278,18 +292,96 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     return response != null && response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
   }
 
+  /** A request's scope and key, for the attempts in flight in this engine. */
+  private record InFlight(String principal, String operation, String key) {
+    static InFlight of(IdempotentRequest request) {
+      return new InFlight(request.scope().principal(), request.scope().operation(), request.key().value());
+    }
+  }
+
+  /**
+   * With bounded claims: a duplicate of an attempt that runs in this engine (this JVM) does not ask
+   * the database at all. With fail-fast it is answered in progress at once; with a wait it waits
+   * for that attempt to end, holding nothing, and then attempts (a replay, or a run when the first
+   * released its key). Attempts of other instances are met by the bounded claim, and then the
+   * policy attempts again after pauses ({@link #waitForFirstAttempt}). The database stays the
+   * arbiter: this only spares it the duplicates' attempts.
+   */
+  private AttemptResult attemptBeside(IdempotentRequest request, Effect effect) {
+    InFlight key = InFlight.of(request);
+    long deadline = System.nanoTime() + inProgress.maxWait().toNanos();
+    boolean toldWaiting = false;
+    while (true) {
+      CompletableFuture<Void> mine = new CompletableFuture<>();
+      CompletableFuture<Void> running = inFlight.putIfAbsent(key, mine);
+      if (running == null) {
+        AttemptResult result;
+        try {
+          result = attemptOnce(request, effect);
+        } finally {
+          inFlight.remove(key, mine);
+          mine.complete(null);
+        }
+        if (result.kind() != AttemptResult.Kind.IN_PROGRESS || inProgress.maxWait().isZero()) {
+          return result;
+        }
+        // Another instance holds the key: attempt again after pauses, up to what is left of the wait.
+        long left = deadline - System.nanoTime();
+        return left <= 0 ? result : waitForFirstAttempt(request, effect, result, left, !toldWaiting);
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
+      }
+      if (!toldWaiting) {
+        toldWaiting = true;
+        try {
+          listener.waiting(request);
+        } catch (RuntimeException ignored) {
+          // a listener must not change the result
+        }
+      }
+      try {
+        running.get(left, TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
+      } catch (ExecutionException e) {
+        // never completed exceptionally; attempt again
+      }
+    }
+  }
+
+  /** {@link #lookupFirst()}, or {@code false} when the dialect cannot be told yet (the attempt will say why). */
+  private boolean lookupFirstQuietly() {
+    try {
+      return lookupFirst();
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
   /**
    * A duplicate whose claim gave up on the first attempt's row: attempts again, each in a new
    * transaction, pausing between them without a connection, until it is answered otherwise or the
    * policy's wait has passed.
    */
   private AttemptResult waitForFirstAttempt(IdempotentRequest request, Effect effect, AttemptResult first) {
-    try {
-      listener.waiting(request);
-    } catch (RuntimeException ignored) {
-      // a listener must not change the result
+    return waitForFirstAttempt(request, effect, first, inProgress.maxWait().toNanos(), true);
+  }
+
+  private AttemptResult waitForFirstAttempt(IdempotentRequest request, Effect effect, AttemptResult first, long waitNanos,
+      boolean tellWaiting) {
+    if (tellWaiting) {
+      try {
+        listener.waiting(request);
+      } catch (RuntimeException ignored) {
+        // a listener must not change the result
+      }
     }
-    long deadline = System.nanoTime() + inProgress.maxWait().toNanos();
+    long deadline = System.nanoTime() + waitNanos;
     long pause = FIRST_PAUSE.toNanos();
     AttemptResult result = first;
     while (result.kind() == AttemptResult.Kind.IN_PROGRESS) {

@@ -1312,15 +1312,20 @@ public abstract class TransactionalContract {
     assumeClaimsCanBeBounded();
     IdempotentRequest request = request("alice", "k-busy", "{\"value\":1}");
     TransactionalIdempotency engine = boundedEngine(InProgressPolicy.failFast(), target().dataSource());
+    // the duplicate arrives at another instance of the service: its claim meets the first's row
+    TransactionalIdempotency otherInstance = boundedEngine(InProgressPolicy.failFast(), target().dataSource());
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ExecutorService first = Executors.newSingleThreadExecutor();
     try {
       Future<AttemptResult> running = first.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":1}")));
       assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
-      AttemptResult duplicate = engine.attempt(request, ctx -> {
+      AttemptResult duplicate = otherInstance.attempt(request, ctx -> {
         throw new AssertionError("a duplicate of a running attempt must not run");
       });
+      assertThat(engine.attempt(request, ctx -> {
+        throw new AssertionError("a duplicate of a running attempt must not run");
+      }).kind()).as("a duplicate in the same instance").isEqualTo(AttemptResult.Kind.IN_PROGRESS);
       assertThat(duplicate.kind()).as(failureOf(duplicate)).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
       assertThat(duplicate.retryAfter()).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
       assertThat(running.isDone()).as("the first attempt still runs").isFalse();
@@ -1344,6 +1349,8 @@ public abstract class TransactionalContract {
     IdempotentRequest request = request("alice", "k-wait", "{\"value\":2}");
     ConnectionCounter counter = new ConnectionCounter(target());
     TransactionalIdempotency engine = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofSeconds(30)), counter.dataSource);
+    // the duplicate arrives at another instance: it cannot see the first attempt but in the database
+    TransactionalIdempotency otherInstance = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofSeconds(30)), counter.dataSource);
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -1352,7 +1359,7 @@ public abstract class TransactionalContract {
       assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
       Future<AttemptResult> waiting = threads.submit(() -> {
         counter.watchThisThread();
-        return engine.attempt(request, ctx -> {
+        return otherInstance.attempt(request, ctx -> {
           throw new AssertionError("a duplicate of a running attempt must not run");
         });
       });
@@ -1378,21 +1385,63 @@ public abstract class TransactionalContract {
     assertThat(invocations).hasValue(1);
   }
 
+  /**
+   * Duplicates that reach the instance running the first attempt wait for it in memory: no
+   * connection, no statement, until it ends; then each replays its answer.
+   */
+  @Test
+  void waitingDuplicatesInTheSameInstanceOpenNoConnectionUntilTheFirstAttemptEnds() throws Exception {
+    assumeClaimsCanBeBounded();
+    IdempotentRequest request = request("alice", "k-local", "{\"value\":5}");
+    ConnectionCounter counter = new ConnectionCounter(target());
+    TransactionalIdempotency engine = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofSeconds(30)), counter.dataSource);
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      Future<AttemptResult> running = threads.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":5}")));
+      assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+      CountDownLatch waitingStarted = new CountDownLatch(1);
+      Future<AttemptResult> waiting = threads.submit(() -> {
+        counter.watchThisThread();
+        waitingStarted.countDown();
+        return engine.attempt(request, ctx -> {
+          throw new AssertionError("a duplicate of a running attempt must not run");
+        });
+      });
+      assertThat(waitingStarted.await(30, TimeUnit.SECONDS)).isTrue();
+      Thread.sleep(300); // long enough for several polls, had the duplicate polled the database
+      assertThat(counter.watchedOpens()).as("connections the waiting duplicate opened while the first ran").isZero();
+      assertThat(waiting.isDone()).isFalse();
+      release.countDown();
+      assertThat(running.get(30, TimeUnit.SECONDS).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(waiting.get(30, TimeUnit.SECONDS).kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+    } finally {
+      release.countDown();
+      threads.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(invocations).hasValue(1);
+  }
+
   @Test
   void aWaitingDuplicateAnswersInProgressWhenItsWaitRunsOut() throws Exception {
     assumeClaimsCanBeBounded();
     IdempotentRequest request = request("alice", "k-slow", "{\"value\":3}");
     TransactionalIdempotency engine = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofMillis(200)), target().dataSource());
+    TransactionalIdempotency otherInstance = boundedEngine(InProgressPolicy.waitUpTo(Duration.ofMillis(200)), target().dataSource());
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ExecutorService first = Executors.newSingleThreadExecutor();
     try {
       Future<AttemptResult> running = first.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":3}")));
       assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
-      AttemptResult duplicate = engine.attempt(request, ctx -> {
-        throw new AssertionError("a duplicate of a running attempt must not run");
-      });
-      assertThat(duplicate.kind()).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
+      for (TransactionalIdempotency at : List.of(otherInstance, engine)) {
+        AttemptResult duplicate = at.attempt(request, ctx -> {
+          throw new AssertionError("a duplicate of a running attempt must not run");
+        });
+        assertThat(duplicate.kind()).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
+      }
       assertThat(running.isDone()).isFalse();
       release.countDown();
       assertThat(running.get(30, TimeUnit.SECONDS).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
