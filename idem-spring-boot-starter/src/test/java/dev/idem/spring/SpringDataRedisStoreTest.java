@@ -150,6 +150,90 @@ class SpringDataRedisStoreTest {
     }
   }
 
+  /**
+   * spring.data.redis.sentinel.*: Spring's factory asks the Sentinel for the master and runs the
+   * store there, with Lettuce and with Jedis. A master and one Sentinel started from the machine's
+   * redis-server on free loopback ports.
+   */
+  @Test
+  void theRedisStoreRunsOnAMasterFoundThroughSentinelWithBothClients(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    if (dev.idem.testkit.RedisClusterProcesses.serverExecutable() == null) {
+      String message = "redis-server is not on the PATH: the Sentinel test needs it";
+      if (dev.idem.testkit.TestDatabase.underCi()) {
+        throw new IllegalStateException(message + "; under CI=true a missing service is a failure");
+      }
+      org.junit.jupiter.api.Assumptions.abort(message);
+    }
+    String server = dev.idem.testkit.RedisClusterProcesses.serverExecutable();
+    int masterPort = freePort();
+    int sentinelPort = freePort();
+    java.nio.file.Path conf = dir.resolve("sentinel.conf");
+    java.nio.file.Files.writeString(conf, "port " + sentinelPort + "\nbind 127.0.0.1\ndir " + dir + "\n"
+        + "sentinel monitor idem-master 127.0.0.1 " + masterPort + " 1\n");
+    Process master = new ProcessBuilder(server, "--port", Integer.toString(masterPort), "--bind", "127.0.0.1", "--save", "",
+        "--appendonly", "no", "--dir", dir.toString()).redirectErrorStream(true).redirectOutput(dir.resolve("master.log").toFile()).start();
+    Process sentinel = null;
+    try {
+      awaitPing(masterPort);
+      sentinel = new ProcessBuilder(server, conf.toString(), "--sentinel").redirectErrorStream(true)
+          .redirectOutput(dir.resolve("sentinel.log").toFile()).start();
+      awaitPing(sentinelPort);
+      String nodes = "127.0.0.1:" + sentinelPort;
+      for (String client : List.of("lettuce", "jedis")) {
+        app("idem.store=redis", "spring.data.redis.sentinel.master=idem-master", "spring.data.redis.sentinel.nodes=" + nodes,
+            "spring.data.redis.client-type=" + client).run(ctx -> {
+              assertThat(ctx).as(client).hasNotFailed();
+              RedisConnectionFactory factory = ctx.getBean(RedisConnectionFactory.class);
+              assertThat(factory.getClass().getMethod("getSentinelConfiguration").invoke(factory)).as(client).isNotNull();
+              worksEndToEnd(ctx, false);
+            });
+      }
+      // the records are on the master the Sentinel named (two keys per client), not on the server at 6379
+      assertThat(command(masterPort, "DBSIZE")).isEqualTo(":4");
+    } finally {
+      if (sentinel != null) {
+        sentinel.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+      master.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private static int freePort() throws java.io.IOException {
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
+  /** @return the first line of the server's answer to an inline command */
+  private static String command(int port, String command) throws java.io.IOException {
+    try (java.net.Socket socket = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+      socket.setSoTimeout(5000);
+      socket.getOutputStream().write((command + "\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      return new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))
+          .readLine();
+    }
+  }
+
+  /** Waits up to 20 s for a PONG on the port. */
+  private static void awaitPing(int port) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (System.nanoTime() < deadline) {
+      try (java.net.Socket socket = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+        socket.setSoTimeout(1000);
+        socket.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        byte[] reply = new byte[7];
+        if (socket.getInputStream().read(reply) > 0 && new String(reply, java.nio.charset.StandardCharsets.US_ASCII).startsWith("+PONG")) {
+          return;
+        }
+      } catch (java.io.IOException notYet) {
+        // not listening yet
+      }
+      Thread.sleep(50);
+    }
+    throw new IllegalStateException("nothing answered PING on 127.0.0.1:" + port + " within 20 s");
+  }
+
   @Test
   void durableWritesOnSpringDataRedisWaitOnTheScriptsOwnConnection() {
     // the server has no replica: WAIT 1 answers 0 after the timeout, and the write is an unknown outcome, not a success
