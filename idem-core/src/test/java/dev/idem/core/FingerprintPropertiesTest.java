@@ -434,12 +434,13 @@ class FingerprintPropertiesTest {
 
   @Test
   void canonicalFormIsAFixedPoint() {
+    // tag::for-all[]
     Properties.forAll(
-        "canonicalFormIsAFixedPoint",
-        1000,
-        FingerprintPropertiesTest::doc,
-        DOC_EDGES,
-        c -> {
+        "canonicalFormIsAFixedPoint",   // name, shown on failure
+        1000,                           // generated cases, at least
+        FingerprintPropertiesTest::doc, // Function<SplittableRandom, T>
+        DOC_EDGES,                      // List<T>: fixed edge cases, checked first
+        c -> {                          // the property, on each case c (c.value(), c.seed())
           byte[] once =
               JsonCanonicalizer.canonicalize(
                   noisy(c.value(), new Random(c.seed())).getBytes(UTF_8));
@@ -447,6 +448,7 @@ class FingerprintPropertiesTest {
           assertThat(twice).isEqualTo(once);
           assertThat(Fingerprint.ofBytes(once)).isEqualTo(Fingerprint.ofJson(once));
         });
+    // end::for-all[]
   }
 
   @Test

@@ -20,7 +20,13 @@ public class IdemProperties {
   /** Whether Idem is configured at all. */
   private boolean enabled = true;
 
-  /** Which store keeps keys and stored responses: auto, jdbc, redis or memory. */
+  /**
+   * Which store keeps keys and stored responses: auto (Redis when idem-redis is on the class path
+   * and the application has a Jedis UnifiedJedis bean or Spring Data Redis's RedisConnectionFactory,
+   * else the DataSource, else memory with a warning), jdbc, redis (the UnifiedJedis bean if there is
+   * one, else the RedisConnectionFactory configured by spring.data.redis.*; with neither the
+   * application does not start) or memory.
+   */
   private StoreType store = StoreType.AUTO;
 
   /**
@@ -92,7 +98,7 @@ public class IdemProperties {
   /** Routes that require an Idempotency-Key, as "METHOD pattern", e.g. "POST /notes"; a missing key gets 400. */
   private List<String> requiredKeyRoutes = new ArrayList<>();
 
-  /** Routes where a key is optional, as "METHOD pattern"; a request without a key runs normally. */
+  /** Routes where a key is optional, as "METHOD pattern" (default POST /** and PATCH /**); a request with a key is deduplicated, one without runs normally. */
   private List<String> optionalKeyRoutes = new ArrayList<>(List.of("POST /**", "PATCH /**"));
 
   /**
@@ -177,7 +183,7 @@ public class IdemProperties {
      * (the default) waits for none. 1 to 64 otherwise.
      */
     private int replicas;
-    /** The longest wait per write, 1 ms to 1 min (default 1s); keep it well under idem.lease. */
+    /** The longest wait per write, 1 ms to 1 min (default 1s); keep it well under idem.lease and under the Redis client's socket timeout. */
     private Duration timeout = Duration.ofSeconds(1);
     /** Also wait for the master and the replicas to fsync their AOF (WAITAOF, Redis 7.2+). */
     private boolean aof;
