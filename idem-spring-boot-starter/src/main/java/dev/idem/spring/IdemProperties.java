@@ -98,7 +98,11 @@ public class IdemProperties {
   /** Routes that require an Idempotency-Key, as "METHOD pattern", e.g. "POST /notes"; a missing key gets 400. */
   private List<String> requiredKeyRoutes = new ArrayList<>();
 
-  /** Routes where a key is optional, as "METHOD pattern" (default POST /** and PATCH /**); a request with a key is deduplicated, one without runs normally. */
+  /**
+   * Routes where a key is optional, as "METHOD pattern" (default POST /** and PATCH /**); a request
+   * with a key is deduplicated, one without runs normally. idem.required-key-routes are matched
+   * first and leave this default in place for every other route.
+   */
   private List<String> optionalKeyRoutes = new ArrayList<>(List.of("POST /**", "PATCH /**"));
 
   /**
