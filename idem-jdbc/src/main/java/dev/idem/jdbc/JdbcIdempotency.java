@@ -204,19 +204,26 @@ public final class JdbcIdempotency {
 
 
   /**
-   * The order of the writes in a transaction that Idem owns. Both give one committed effect per
-   * scope and key, replay without running the effect, and reject a reused key; they differ in what
-   * a concurrent duplicate does while the first request is in flight, and in cost. In a caller's
-   * transaction ({@code getAutoCommit() == false}) Idem always claims first, whatever the strategy:
-   * it cannot undo an effect there without rolling back the caller's own work.
+   * The order of the writes in a transaction that Idem owns: its own ({@code execute} on a
+   * connection in auto-commit mode) or the one a {@link TransactionRunner} opens for {@link
+   * TransactionalIdempotency} (the servlet filter's and the Spring starter's transactional mode).
+   * Both give one committed effect per scope and key, replay without running the effect, and reject
+   * a reused key; they differ in what a concurrent duplicate does while the first request is in
+   * flight, and in cost. In a caller's transaction ({@code execute} on a connection with {@code
+   * getAutoCommit() == false}, {@link TransactionalIdempotency#attemptIn}) Idem always claims
+   * first, whatever the strategy: it cannot undo an effect there without rolling back the caller's
+   * own work.
    *
    * <p>{@code docs/benchmarks.md} measures both, next to the same two orders written by hand. On
    * PostgreSQL both take the same round trips (three for a create with one statement of its own);
    * {@code KEY_LAST} measured 10 to 25 % more creates per second, as it writes the key's row once
-   * instead of inserting and then updating it. {@link #CLAIM_FIRST} stays the default all the same:
-   * it never runs an effect that will be rolled back for a duplicate, never holds the effect's locks
-   * while a duplicate waits, and is the only order the servlet filter can use (an answer that
-   * streams to the client needs its key claimed before its first byte).
+   * instead of inserting and then updating it. In a runner's transaction {@code KEY_LAST} also
+   * answers a replay with one primary-key read outside any transaction, and sets no savepoint; an
+   * answer that streams to the client claims its key before its first byte ({@link
+   * dev.idem.core.EffectContext#ensureClaimed()}). {@link #CLAIM_FIRST} stays this builder's
+   * default: it never runs an effect that will be rolled back for a duplicate, and never holds the
+   * effect's locks while a duplicate waits. The Spring starter defaults to {@code KEY_LAST}
+   * ({@code idem.strategy}), measured in {@code docs/benchmarks-http.md}.
    */
   public enum Strategy {
     /**
@@ -505,6 +512,99 @@ public final class JdbcIdempotency {
     }
     throw new IdemStoreException(
         "could not record " + LogRef.of(request.scope(), request.key()) + " after " + MAX_CLAIM_ROUNDS + " rounds", null);
+  }
+
+  /**
+   * The effect of {@link #runThenRecord(Connection, IdempotentRequest, KeyLastEffect)}: it gets the
+   * transaction's connection and the claim that {@link dev.idem.core.EffectContext#ensureClaimed()}
+   * runs.
+   */
+  @FunctionalInterface
+  interface KeyLastEffect {
+    StoredResponse run(Connection connection, Runnable claim) throws Exception;
+  }
+
+  /**
+   * {@link Strategy#KEY_LAST} in a transaction that a {@link TransactionRunner} opened for {@link
+   * TransactionalIdempotency}, which has already looked for a live record: the effect, then the
+   * key's row inserted completed, with its response; the runner commits. One key statement in all
+   * (none for an answer the response policy does not store: the runner rolls back).
+   *
+   * <p>Where duplicates meet: the row's insert waits for a concurrent writer of the same key and,
+   * once that one committed, inserts nothing. This attempt then throws {@link KeyTaken} ({@link
+   * KeyTaken.Reason#RECORDED}), the runner rolls back, effect included, and {@link
+   * TransactionalIdempotency} answers from the winner's record. With {@link
+   * Builder#claimLockWait} the insert gives up on a row held by a transaction still open instead
+   * ({@link KeyTaken.Reason#IN_PROGRESS}). An effect that calls {@code ensureClaimed} (an answer
+   * about to stream to the client) claims the key at that moment, and the completion is then an
+   * update of its claim.
+   *
+   * @throws KeyTaken as above, or {@link KeyTaken.Reason#ABORTED_BY_EFFECT} on PostgreSQL when an
+   *     SQL error the effect caught had aborted the transaction
+   * @throws IdemStoreException if a key statement failed (a deadlock or serialization failure, SQLState
+   *     class 40, among them: the caller finds it in the cause)
+   * @throws EffectFailedException if the effect threw a checked exception
+   * @throws RuntimeException the effect's own unchecked exception, as it is
+   */
+  Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLastEffect effect) {
+    Dialect dialect = Dialect.of(connection);
+    Statements sql = statementsFor(connection, dialect);
+    ensureSchema(connection, dialect, false);
+    String wait = claimLockWait != null && sql.sql.boundedClaim != null ? Math.max(1, claimLockWait.toMillis()) + "ms" : null;
+    boolean[] claimed = new boolean[1];
+    // What the claim met, kept: the effect must not go on as if it held the key, even when it
+    // catches the exception and answers (a web framework's error handling would).
+    RuntimeException[] lost = new RuntimeException[1];
+    Runnable claim = () -> {
+      if (lost[0] != null) {
+        throw lost[0];
+      }
+      if (claimed[0]) {
+        return;
+      }
+      try {
+        if (!sql.claim(connection, request, retention, false, wait)) {
+          lost[0] = KeyTaken.recorded(request.key());
+        }
+      } catch (SQLException e) {
+        lost[0] = wait != null && sql.sql.isClaimWaitExceeded(e) ? KeyTaken.inProgress(request.key()) : storeFailure("claim failed", e);
+      }
+      if (lost[0] != null) {
+        throw lost[0];
+      }
+      claimed[0] = true;
+    };
+    StoredResponse response;
+    try {
+      response = runEffect(connection, c -> effect.run(c, claim), false);
+    } catch (RuntimeException e) {
+      if (lost[0] != null) {
+        throw lost[0];
+      }
+      throw e;
+    }
+    if (lost[0] != null) {
+      throw lost[0];
+    }
+    if (!responsePolicy.shouldStore(response)) {
+      return Outcome.executed(response, false, false); // the runner rolls back, the claim if any with it
+    }
+    try {
+      if (claimed[0]) {
+        sql.complete(connection, request, response, retention);
+      } else if (!sql.record(connection, request, response, retention, wait)) {
+        throw KeyTaken.recorded(request.key());
+      }
+    } catch (SQLException e) {
+      if (wait != null && sql.sql.isClaimWaitExceeded(e)) {
+        throw KeyTaken.inProgress(request.key());
+      }
+      if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
+        throw KeyTaken.abortedByEffect(request.key(), response, e);
+      }
+      throw storeFailure("storing the key and its response failed", e);
+    }
+    return Outcome.executed(response);
   }
 
   /**
@@ -1162,12 +1262,25 @@ public final class JdbcIdempotency {
 
     /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */
     boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
+      return record(c, r, response, retention, null);
+    }
+
+    /**
+     * @param wait the bound of the insert's lock wait as PostgreSQL writes it ({@code "5ms"}), or
+     *     {@code null} for an unbounded insert; only where {@link KeyTableSql#boundedRecord} exists
+     */
+    boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention, String wait)
+        throws SQLException {
       String fingerprint = r.fingerprint().hex();
       byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
       Integer status = protection.clearStatus(response);
       long keep = retention.toMillis();
-      return insertOrTakeOver(c, r, sql.record, new Object[] {fingerprint, status, encoded, keep}, 0, null,
-          sql.recordTakeover, new Object[] {fingerprint, status, encoded, keep});
+      Object[] values = {fingerprint, status, encoded, keep};
+      if (wait == null) {
+        return insertOrTakeOver(c, r, sql.record, values, 0, null, sql.recordTakeover, values);
+      }
+      return insertOrTakeOver(c, r, sql.boundedRecord, values, sql.boundResultSets(), sql.boundTakesWait() ? wait : null,
+          sql.recordTakeover, values);
     }
 
     /**

@@ -14,6 +14,7 @@ import dev.idem.core.InProgressPolicy;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.internal.ConflictRetry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -28,11 +29,28 @@ import javax.sql.DataSource;
 
 /**
  * Transactional mode as an {@link IdempotencyEngine}: each attempt runs in one transaction of a
- * {@link TransactionRunner}, in which the key's claim, everything the effect writes on the
+ * {@link TransactionRunner}, in which the key's record, everything the effect writes on the
  * transaction's connection ({@link EffectContext#connection()}, or, with the Spring runner,
  * whatever joins Spring's transaction) and the stored response commit together, so a create costs
  * one write transaction and a failure anywhere leaves nothing behind. The key table is {@link
- * JdbcIdempotency}'s.
+ * JdbcIdempotency}'s, and so is the order of the writes ({@link JdbcIdempotency#strategy()}):
+ *
+ * <ul>
+ *   <li>{@link JdbcIdempotency.Strategy#CLAIM_FIRST}: the claim, the effect, the completion of the
+ *       claim; a duplicate's claim meets the first attempt's row, so the effect runs once in all.
+ *   <li>{@link JdbcIdempotency.Strategy#KEY_LAST}: a replay is one primary-key read on a connection
+ *       in auto-commit, before any transaction; a create runs the effect, then inserts the key's row
+ *       completed, one key statement in all. A concurrent duplicate may run its effect too; its
+ *       insert meets the winner's row (waiting for its transaction to end), and it rolls back, effect
+ *       included, and replays the winner. An effect whose answer is about to stream to the client
+ *       claims the key first ({@link EffectContext#ensureClaimed()}); a duplicate that meets that
+ *       claim rolls back and replays too, even if its effect caught the refusal and answered. An
+ *       effect that fails, or answers a status that is not stored, while a winner's record appeared
+ *       is answered from that record. A deadlock or serialization failure of a duplicate (SQLState
+ *       class 40) runs it again in claim-first order.
+ * </ul>
+ *
+ * <p>In both orders:
  *
  * <ul>
  *   <li>A retry of a completed request is answered from one primary-key read without a lock: on
@@ -207,7 +225,124 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     return result;
   }
 
+  /** One attempt, in the order of the key table engine's {@link JdbcIdempotency#strategy()}. */
   private AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
+    return keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect);
+  }
+
+  /**
+   * {@link JdbcIdempotency.Strategy#KEY_LAST}: a replay is one primary-key read on a connection in
+   * auto-commit, before any transaction; a create runs the effect and then inserts the key's row
+   * completed, in one transaction of the runner ({@link JdbcIdempotency#runThenRecord(Connection,
+   * IdempotentRequest, JdbcIdempotency.KeyLastEffect)}). A duplicate that met a winner's record
+   * rolls back, effect included, and reads the winner's answer in the next round.
+   */
+  private AttemptResult attemptKeyLast(IdempotentRequest request, Effect effect) {
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+      Optional<Outcome> stored;
+      try {
+        stored = lookOutside(request);
+      } catch (IdemException e) {
+        return beforeEffect(e);
+      }
+      if (stored.isPresent()) {
+        return AttemptResult.of(stored.get());
+      }
+      Progress progress = new Progress();
+      Outcome outcome;
+      try {
+        outcome = transactions.inTransaction((connection, transaction) -> {
+          Outcome o = keys.runThenRecord(connection, request, (c, claim) -> progress.run(effect, c, claim));
+          if (!o.stored()) {
+            transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
+          }
+          progress.returned = true;
+          return o;
+        });
+      } catch (KeyTaken taken) {
+        switch (taken.reason) {
+          case RECORDED:
+            continue; // rolled back; the next round's read answers from the winner's record
+          case IN_PROGRESS:
+            return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
+          case ABORTED_BY_EFFECT:
+          default:
+            // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
+            // its final answer, recorded alone; any other answer describes writes that are gone.
+            if (isStoredClientError(taken.response)) {
+              return answerAlone(request, taken.response);
+            }
+            return AttemptResult.rolledBack(new IdemStoreException("the effect answered " + taken.response.status()
+                + " after an SQL error that aborted its transaction; nothing was committed or stored", taken.getCause()), false);
+        }
+      } catch (RuntimeException e) {
+        if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
+          // A deadlock or serialization failure (SQLState class 40), most likely against a racing
+          // duplicate still running: the database undid this run. Running the effect first again
+          // would meet the same racers in the same locks; claiming first waits for the winner.
+          return attemptClaimFirst(request, effect);
+        }
+        if (progress.answered) {
+          if (progress.returned && markedRollbackOnly(e) && isStoredClientError(progress.response)) {
+            return answerAlone(request, progress.response); // see attemptClaimFirst
+          }
+          return afterAnswer(e, progress.returned);
+        }
+        if (progress.started) {
+          // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
+          // constraint of its own): rolled back now, the winner's record, if any, answers.
+          AttemptResult winner = progress.claimed ? null : winnerQuietly(request);
+          if (winner != null) {
+            return winner;
+          }
+          throw e; // the effect's own failure
+        }
+        return beforeEffect(e);
+      }
+      Outcome o = Objects.requireNonNull(outcome, "outcome");
+      if (!o.stored() && !progress.claimed) {
+        // An answer that is not stored (a 5xx) may be the effect's failure on a racing winner's
+        // rows, caught and answered: the winner's record, if any, answers instead.
+        AttemptResult winner = winnerQuietly(request);
+        if (winner != null) {
+          return winner;
+        }
+      }
+      return AttemptResult.of(o);
+    }
+    return AttemptResult.storeFailed(new IdemStoreException("could not record the key after " + MAX_ROUNDS
+        + " rounds: its record kept changing", null));
+  }
+
+  /** The most rounds of {@link #attemptKeyLast}. */
+  private static final int MAX_ROUNDS = 5;
+
+  /**
+   * Reads the request's live record on a connection of its own, outside any transaction.
+   *
+   * @throws IdempotencyKeyReusedException, RequestInProgressException, IdemStoreException as {@link JdbcIdempotency#replay}
+   */
+  private Optional<Outcome> lookOutside(IdempotentRequest request) {
+    try (Connection connection = transactions.dataSource().getConnection()) {
+      return keys.replay(connection, request);
+    } catch (SQLException e) {
+      throw new IdemStoreException("cannot get a connection to look for a stored response: " + e.getMessage(), e);
+    }
+  }
+
+  /** @return the answer a winner's live record gives (replay, key reused, in progress), or {@code null} if none or unreadable */
+  private AttemptResult winnerQuietly(IdempotentRequest request) {
+    try {
+      Optional<Outcome> stored = lookOutside(request);
+      return stored.map(AttemptResult::of).orElse(null);
+    } catch (IdempotencyKeyReusedException | RequestInProgressException e) {
+      return beforeEffect(e);
+    } catch (RuntimeException e) {
+      return null; // the original failure is the one to report
+    }
+  }
+
+  private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect) {
     try {
       if (lookupFirst()) {
         // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
@@ -486,11 +621,24 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     boolean started;
     boolean answered;
     boolean returned;
+    /** Key-last: the effect claimed the key before it returned ({@link EffectContext#ensureClaimed()}). */
+    boolean claimed;
     StoredResponse response;
 
     StoredResponse run(Effect effect, Connection connection) throws Exception {
       started = true;
       StoredResponse answer = effect.run(EffectContext.ofTransaction(connection));
+      answered = true;
+      response = answer;
+      return answer;
+    }
+
+    StoredResponse run(Effect effect, Connection connection, Runnable claim) throws Exception {
+      started = true;
+      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection, () -> {
+        claim.run();
+        claimed = true;
+      }));
       answered = true;
       response = answer;
       return answer;

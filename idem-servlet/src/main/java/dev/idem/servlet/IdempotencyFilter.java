@@ -504,6 +504,8 @@ public final class IdempotencyFilter implements Filter {
     CapturingResponse captured;
     /** What the handler threw after part of its answer had reached the client, or as it ended. */
     Throwable failure;
+    /** Whether the key, claimed as the answer began to stream, turned out to be another attempt's. */
+    boolean claimLost;
 
     Run(IdempotencyFilterConfig cfg, IdempotentRequest idempotent, BufferedRequest request, HttpServletResponse response,
         FilterChain chain) {
@@ -519,10 +521,24 @@ public final class IdempotencyFilter implements Filter {
       context.lease().ifPresent(lease -> request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, lease));
       context.connection().ifPresent(connection -> request.setAttribute(CONNECTION_ATTRIBUTE, connection));
       captured = new CapturingResponse(response, request.getRequestURI(), cfg.maxResponseBytes());
+      claimLost = false;
+      // An answer that streams to the client needs its key first: in key-last order the engine
+      // claims it now, and refuses when another attempt holds it or has answered.
+      captured.beforeOverflow(() -> {
+        try {
+          context.ensureClaimed();
+        } catch (RuntimeException e) {
+          claimLost = true;
+          throw e;
+        }
+      });
       try {
         chain.doFilter(request, captured);
         captured.finish(); // the writer's last characters may still push the body past the limit
       } catch (Throwable t) {
+        if (claimLost) {
+          throw t; // nothing reached the client; the engine answers from the attempt that holds the key
+        }
         failure = t;
         if (!captured.overflowed()) {
           throw t; // nothing reached the client: the engine keeps nothing of the attempt (contract rule 6)

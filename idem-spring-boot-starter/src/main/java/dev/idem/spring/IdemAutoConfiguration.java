@@ -328,6 +328,8 @@ public class IdemAutoConfiguration {
       configured("idem.protection", () -> builder.responseProtection(p.getProtection().build()));
       configured("idem.table", () -> builder.table(p.getTable()));
       configured("idem.retention", () -> builder.retention(p.getRetention()));
+      builder.strategy(p.getStrategy() == IdemProperties.Strategy.CLAIM_FIRST
+          ? JdbcIdempotency.Strategy.CLAIM_FIRST : JdbcIdempotency.Strategy.KEY_LAST);
       JdbcIdempotency idem = builder.build();
       if (p.isCreateSchema()) {
         // At start-up, on a connection of its own: created inside a caller's transaction, the table

@@ -72,6 +72,16 @@ public class IdemProperties {
    */
     private InProgress inProgress = InProgress.FAIL_FAST;
 
+  /**
+   * Transactional mode: the order of the key's write in the handler's transaction. key-last runs
+   * the handler, then inserts the key's row completed with its answer: one key statement per create
+   * (the answer, if it streams past max-response-size, claims the key before its first byte). A
+   * concurrent duplicate may run the handler too, but only one run commits: the other rolls back and
+   * replays the winner's answer. claim-first inserts a claim before the handler and completes it
+   * after: one statement more per create, and a duplicate never runs the handler.
+   */
+  private Strategy strategy = Strategy.KEY_LAST;
+
   /** With in-progress=wait: how long a duplicate waits for the first request before 409 (both modes). */
     private Duration maxWait = Duration.ofSeconds(5);
 
@@ -331,6 +341,14 @@ public class IdemProperties {
     TRANSACTIONAL
   }
 
+  /** Transactional mode: the order of the key's write in the handler's transaction. */
+  public enum Strategy {
+    /** The handler, then the key's row completed with its answer: one key statement per create. */
+    KEY_LAST,
+    /** The key's claim, then the handler, then the claim completed: a duplicate never runs the handler. */
+    CLAIM_FIRST
+  }
+
   /** What a duplicate does while the claim is held. */
   public enum InProgress {
     /** Answer 409 with Retry-After at once. */
@@ -393,6 +411,14 @@ public class IdemProperties {
 
   public void setLease(Duration lease) {
     this.lease = lease;
+  }
+
+  public Strategy getStrategy() {
+    return strategy;
+  }
+
+  public void setStrategy(Strategy strategy) {
+    this.strategy = strategy;
   }
 
   public InProgress getInProgress() {

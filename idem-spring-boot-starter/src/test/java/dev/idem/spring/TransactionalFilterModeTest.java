@@ -200,7 +200,8 @@ class TransactionalFilterModeTest {
    */
   @Test
   void aFailureToStoreTheResponseAnswers503NotTheHandlersAnswer() throws Exception {
-    jdbc.execute("CREATE TRIGGER refuse_completion BEFORE UPDATE ON idem_keys BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    // key-last (the starter's default) stores the key and its response with an INSERT after the handler
+    jdbc.execute("CREATE TRIGGER refuse_completion BEFORE INSERT ON idem_keys BEGIN SELECT RAISE(ABORT, 'refused'); END");
     try {
       HttpResponse<String> r = post(UUID.randomUUID().toString(), "f", "ok");
       assertThat(r.statusCode()).isEqualTo(503);
@@ -265,6 +266,44 @@ class TransactionalFilterModeTest {
       assertThat(retry.body()).contains("response-too-large-to-replay", "\"originalStatus\":201", "\"originalBodyBytes\":4096");
     }
     assertThat(count("items")).as("the handler ran once").isEqualTo(1);
+  }
+
+  /**
+   * Key-last (the starter's default): the handler runs before the key is recorded, so an answer
+   * over the cap, which streams to the client before the handler returns, claims the key just
+   * before its first byte. Racing duplicates must never stream an answer of their own: one client
+   * gets the handler's answer, every other the stored record's problem, and one row commits.
+   */
+  @Test
+  void concurrentDuplicatesOfAnAnswerOverTheCapStreamOnlyOneAnswer() throws Exception {
+    String key = UUID.randomUUID().toString();
+    int racers = 6;
+    CyclicBarrier barrier = new CyclicBarrier(racers);
+    ExecutorService pool = Executors.newFixedThreadPool(racers);
+    List<HttpResponse<String>> responses = new ArrayList<>();
+    try {
+      List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+      for (int i = 0; i < racers; i++) {
+        futures.add(pool.submit(() -> {
+          barrier.await(10, TimeUnit.SECONDS);
+          return post(key, "s", "big");
+        }));
+      }
+      for (Future<HttpResponse<String>> f : futures) {
+        responses.add(f.get(60, TimeUnit.SECONDS));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(responses).filteredOn(r -> r.statusCode() == 201).hasSize(1)
+        .allSatisfy(r -> assertThat(r.body()).isEqualTo("x".repeat(4096)));
+    assertThat(responses).filteredOn(r -> r.statusCode() != 201)
+        .allSatisfy(r -> {
+          assertThat(r.statusCode()).isEqualTo(500);
+          assertThat(r.body()).contains("response-too-large-to-replay");
+        });
+    assertThat(count("items")).as("one handler run committed").isEqualTo(1);
+    assertThat(count("idem_keys")).isEqualTo(1);
   }
 
   private HttpResponse<String> post(String key, String name, String outcome) throws Exception {

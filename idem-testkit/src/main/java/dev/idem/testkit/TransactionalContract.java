@@ -1265,6 +1265,317 @@ public abstract class TransactionalContract {
         .orElseThrow();
   }
 
+  // ---------------------------------------------------------------- a TransactionRunner's transaction
+
+  /**
+   * Transactional mode as the servlet filter and the Spring starter run it: {@link
+   * TransactionalIdempotency} opening each attempt's transaction on a runner, in the contract's order.
+   */
+  private TransactionalIdempotency runnerEngine() {
+    JdbcIdempotency keys = builder().table(idem.table()).build();
+    try (Connection c = target().open()) {
+      keys.createSchema(c); // before the attempts, as the starter does at start-up
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return new TransactionalIdempotency(keys, new DataSourceTransactionRunner(target().dataSource()), IdemListener.NONE);
+  }
+
+  /** An effect that inserts its row and answers 201 with its id, after {@code pauseMillis}. */
+  private Effect creating(String payload, long pauseMillis) {
+    return ctx -> {
+      invocations.incrementAndGet();
+      long id = effects.insert(ctx.connection().orElseThrow(), "t", payload);
+      if (pauseMillis > 0) {
+        Thread.sleep(pauseMillis);
+      }
+      return StoredResponse.builder(201).header("Location", "/things/" + id).body("{\"id\":" + id + "}").build();
+    };
+  }
+
+  private List<AttemptResult> raceAttempts(int racers, java.util.concurrent.Callable<AttemptResult> attempt) throws Exception {
+    CyclicBarrier barrier = new CyclicBarrier(racers);
+    ExecutorService pool = Executors.newFixedThreadPool(racers);
+    try {
+      List<Future<AttemptResult>> futures = new ArrayList<>();
+      for (int i = 0; i < racers; i++) {
+        futures.add(pool.submit(() -> {
+          barrier.await(30, TimeUnit.SECONDS);
+          return attempt.call();
+        }));
+      }
+      List<AttemptResult> results = new ArrayList<>();
+      for (Future<AttemptResult> f : futures) {
+        results.add(f.get(120, TimeUnit.SECONDS));
+      }
+      return results;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static String body(AttemptResult result) {
+    return result.outcome().orElseThrow(() -> new AssertionError("no outcome: " + result)).response().bodyAsString();
+  }
+
+  @Test
+  void inARunnersTransactionALostResponseRetryReplaysAndTheEffectCommitsOnce() throws Exception {
+    TransactionalIdempotency engine = runnerEngine();
+    IdempotentRequest request = request("alice", "k-runner-lost", "{\"value\":1}");
+    AttemptResult first = engine.attempt(request, creating("{\"value\":1}", 0));
+    AttemptResult retry = engine.attempt(request, ctx -> {
+      throw new AssertionError("a stored answer must be replayed, not run again");
+    });
+    assertThat(first.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+    assertThat(retry.outcome().orElseThrow().response()).isEqualTo(first.outcome().orElseThrow().response());
+    assertThat(effectCount()).isEqualTo(1);
+    assertThat(recordCountNow()).isEqualTo(1);
+  }
+
+  @Test
+  void inARunnersTransactionConcurrentDuplicatesCommitOneEffectAndAllGetItsAnswer() throws Exception {
+    TransactionalIdempotency engine = runnerEngine();
+    IdempotentRequest request = request("alice", "k-runner-race", "{\"value\":2}");
+    List<AttemptResult> results = raceAttempts(8, () -> engine.attempt(request, creating("{\"value\":2}", 50)));
+    assertThat(results).extracting(AttemptResult::kind)
+        .containsOnly(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED)
+        .filteredOn(k -> k == AttemptResult.Kind.EXECUTED).hasSize(1);
+    assertThat(results).extracting(TransactionalContract::body).containsOnly(body(results.get(0)));
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  /**
+   * An effect with a unique constraint of its own: under key-last a racing duplicate's effect fails
+   * on the winner's row (or deadlocks on it) before it reaches the key; it must still get the
+   * winner's answer, never the failure.
+   */
+  @Test
+  void inARunnersTransactionADuplicateWhoseEffectFailsOnTheWinnersRowsReplaysTheWinner() throws Exception {
+    String unique = "uniq_" + suffix;
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + unique + " (name VARCHAR(100) PRIMARY KEY)");
+    }
+    try {
+      TransactionalIdempotency engine = runnerEngine();
+      IdempotentRequest request = request("alice", "k-runner-unique", "{\"name\":\"x\"}");
+      List<AttemptResult> results = raceAttempts(8, () -> engine.attempt(request, ctx -> {
+        Connection conn = ctx.connection().orElseThrow();
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + unique + " (name) VALUES ('x')")) {
+          ps.executeUpdate();
+        }
+        long id = effects.insert(conn, "t", "{}");
+        Thread.sleep(100);
+        return StoredResponse.of(201, "{\"id\":" + id + "}");
+      }));
+      assertThat(results).extracting(AttemptResult::kind)
+          .containsOnly(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED)
+          .filteredOn(k -> k == AttemptResult.Kind.EXECUTED).hasSize(1);
+      assertThat(results).extracting(TransactionalContract::body).containsOnly(body(results.get(0)));
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + unique);
+      }
+    }
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  /**
+   * The filter claims the key just before the first byte of an answer that streams to the client
+   * ({@link dev.idem.core.EffectContext#ensureClaimed()}). A duplicate that runs meanwhile must
+   * never answer on its own, even when its handler catches the refusal and answers something: it
+   * replays the first attempt's answer, and only the first attempt's writes commit.
+   */
+  @Test
+  void inARunnersTransactionAnAnswerThatClaimedTheKeyIsTheOneADuplicateReplays() throws Exception {
+    TransactionalIdempotency engine = runnerEngine();
+    IdempotentRequest request = request("alice", "k-runner-stream", "{\"value\":3}");
+    CountDownLatch claimed = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean refused = new java.util.concurrent.atomic.AtomicBoolean();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      Future<AttemptResult> first = pool.submit(() -> engine.attempt(request, ctx -> {
+        long id = effects.insert(ctx.connection().orElseThrow(), "t", "first");
+        ctx.ensureClaimed();
+        ctx.ensureClaimed(); // a second call returns at once
+        claimed.countDown();
+        if (!release.await(30, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("never released");
+        }
+        return StoredResponse.of(201, "{\"id\":" + id + "}");
+      }));
+      assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+      Future<AttemptResult> second = pool.submit(() -> engine.attempt(request, ctx -> {
+        effects.insert(ctx.connection().orElseThrow(), "t", "second");
+        try {
+          ctx.ensureClaimed();
+        } catch (dev.idem.core.RequestInProgressException e) {
+          refused.set(true);
+          return StoredResponse.of(500, "the handler caught the refusal and answered");
+        }
+        return StoredResponse.of(201, "{\"id\":-1}");
+      }));
+      Thread.sleep(300); // the duplicate is now running, or waiting for the first's locks
+      release.countDown();
+      AttemptResult one = first.get(60, TimeUnit.SECONDS);
+      AttemptResult two = second.get(60, TimeUnit.SECONDS);
+      assertThat(one.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(two.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      assertThat(body(two)).isEqualTo(body(one));
+    } finally {
+      pool.shutdownNow();
+    }
+    if (strategy() == JdbcIdempotency.Strategy.KEY_LAST) {
+      assertThat(refused).as("key-last: the duplicate's claim met the first attempt's").isTrue();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    try (Connection c = target().open(); PreparedStatement ps = c.prepareStatement(
+        "SELECT COUNT(*) FROM " + effects.name() + " WHERE payload = 'second'")) {
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("the duplicate's writes were rolled back").isZero();
+      }
+    }
+  }
+
+  /**
+   * Key-last records the key after the effect: a duplicate from another instance that runs while
+   * the first attempt's effect still runs (and has not claimed the key) can record first. Then it is
+   * the winner: the first attempt rolls back, effect included, and replays the duplicate's answer.
+   * One committed effect, one answer for both.
+   */
+  @Test
+  void underKeyLastADuplicateThatRecordsFirstWinsAndTheFirstAttemptReplaysIt() throws Exception {
+    Assumptions.assumeTrue(strategy() == JdbcIdempotency.Strategy.KEY_LAST, "claim-first: the first attempt holds the key from its start");
+    try (Connection c = target().open()) {
+      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE,
+          "SQLite has one writer: no duplicate writes while the first attempt's transaction has written");
+    }
+    TransactionalIdempotency engine = runnerEngine();
+    TransactionalIdempotency otherInstance = runnerEngine();
+    IdempotentRequest request = request("alice", "k-runner-overtaken", "{\"value\":8}");
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ExecutorService first = Executors.newSingleThreadExecutor();
+    try {
+      Future<AttemptResult> running = first.submit(() -> engine.attempt(request, ctx -> {
+        long id = effects.insert(ctx.connection().orElseThrow(), "slow", "{}");
+        entered.countDown();
+        if (!release.await(30, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("never released");
+        }
+        return StoredResponse.of(201, "{\"id\":" + id + "}");
+      }));
+      assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+      AttemptResult duplicate = otherInstance.attempt(request, creating("{\"value\":8}", 0));
+      assertThat(duplicate.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      release.countDown();
+      AttemptResult overtaken = running.get(30, TimeUnit.SECONDS);
+      assertThat(overtaken.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      assertThat(body(overtaken)).isEqualTo(body(duplicate));
+    } finally {
+      release.countDown();
+      first.shutdownNow();
+    }
+    assertThat(effectCount()).isEqualTo(1);
+    try (Connection c = target().open()) {
+      assertThat(effects.count(c, "slow")).as("the overtaken attempt's write was rolled back").isZero();
+    }
+  }
+
+  @Test
+  void inARunnersTransactionAFailureAnswerIsReleasedWithItsWritesAndARetryRunsAgain() throws Exception {
+    TransactionalIdempotency engine = runnerEngine();
+    IdempotentRequest request = request("alice", "k-runner-503", "{\"value\":4}");
+    AttemptResult failed = engine.attempt(request, ctx -> {
+      effects.insert(ctx.connection().orElseThrow(), "t", "{\"value\":4}");
+      return StoredResponse.of(503, "try later");
+    });
+    assertThat(failed.kind()).isEqualTo(AttemptResult.Kind.RELEASED);
+    assertThat(effectCount()).isZero();
+    AttemptResult again = engine.attempt(request, creating("{\"value\":4}", 0));
+    assertThat(again.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  @Test
+  void inARunnersTransactionAnEffectThatThrowsLeavesNothingAndTheExceptionReachesTheCaller() throws Exception {
+    TransactionalIdempotency engine = runnerEngine();
+    IdempotentRequest request = request("alice", "k-runner-throws", "{\"value\":5}");
+    assertThatThrownBy(() -> engine.attempt(request, ctx -> {
+      effects.insert(ctx.connection().orElseThrow(), "t", "{\"value\":5}");
+      throw new IllegalStateException("the handler's bug");
+    })).isInstanceOf(IllegalStateException.class).hasMessage("the handler's bug");
+    assertThat(effectCount()).isZero();
+    assertThat(recordCountNow()).isZero();
+    assertThat(engine.attempt(request, creating("{\"value\":5}", 0)).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+  }
+
+  @Test
+  void inARunnersTransactionAKeyReusedWithAnotherPayloadIsRefusedAndRunsNothing() throws Exception {
+    TransactionalIdempotency engine = runnerEngine();
+    assertThat(engine.attempt(request("alice", "k-runner-reuse", "{\"value\":6}"), creating("{\"value\":6}", 0)).kind())
+        .isEqualTo(AttemptResult.Kind.EXECUTED);
+    AttemptResult reused = engine.attempt(request("alice", "k-runner-reuse", "{\"value\":7}"), ctx -> {
+      throw new AssertionError("a reused key must not run");
+    });
+    assertThat(reused.kind()).isEqualTo(AttemptResult.Kind.KEY_REUSED);
+    assertThat(effectCount()).isEqualTo(1);
+  }
+
+  /**
+   * A handler that catches its own unique violation and answers 409: on PostgreSQL the error
+   * aborted the transaction, so the key cannot be recorded beside it; the answer is stored alone
+   * and replayed. A success answered after such an error is refused on PostgreSQL, where its writes
+   * cannot commit.
+   */
+  @Test
+  void inARunnersTransactionAClientErrorAfterACaughtSqlErrorIsStoredAndASuccessOnlyWhereItsWritesCommit() throws Exception {
+    String users = "users_" + suffix;
+    boolean postgres;
+    try (Connection c = target().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
+      st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
+      postgres = Dialect.detect(c) == Dialect.POSTGRESQL;
+    }
+    try {
+      TransactionalIdempotency engine = runnerEngine();
+      IdempotentRequest signup = request("alice", "k-runner-signup", "{\"email\":\"ann@example.com\"}");
+      AttemptResult first = engine.attempt(signup, ctx -> register(ctx.connection().orElseThrow(), users, "ann@example.com"));
+      assertThat(first.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(first.outcome().orElseThrow().response().status()).isEqualTo(409);
+      AttemptResult again = engine.attempt(signup, ctx -> {
+        throw new AssertionError("a stored answer must be replayed, not run again");
+      });
+      assertThat(again.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      assertThat(again.outcome().orElseThrow().response().status()).isEqualTo(409);
+
+      IdempotentRequest success = request("alice", "k-runner-success", "{\"email\":\"ann@example.com\"}");
+      AttemptResult answered = engine.attempt(success, ctx -> {
+        register(ctx.connection().orElseThrow(), users, "ann@example.com");
+        return StoredResponse.of(201, "registered anyway");
+      });
+      if (postgres) {
+        assertThat(answered.kind()).as("the request's own failure: a retry would do the same").isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
+        assertThat(answered.outcome()).isEmpty();
+      } else {
+        assertThat(answered.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      }
+      assertThat(recordCountNow()).isEqualTo(postgres ? 1 : 2);
+    } finally {
+      try (Connection c = target().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + users);
+      }
+    }
+  }
+
+  private long recordCountNow() throws SQLException {
+    try (Connection c = target().open()) {
+      return recordCount(c);
+    }
+  }
+
   // ---------------------------------------------------------------- bounded claims (in progress)
 
   /** The transactional engine on plain JDBC, with the claim's lock wait bounded. */
@@ -1289,11 +1600,40 @@ public abstract class TransactionalContract {
     }
   }
 
+  /**
+   * The effect of a duplicate from another instance that arrives while the first attempt runs.
+   * Claim-first never runs it: its claim meets the first attempt's row. Key-last may run it (the key
+   * is recorded after the effect), and its write must be rolled back ({@link #duplicateWrites()}).
+   */
+  private Effect duplicateOfARunningAttempt() {
+    if (strategy() == JdbcIdempotency.Strategy.CLAIM_FIRST) {
+      return ctx -> {
+        throw new AssertionError("a duplicate of a running attempt must not run");
+      };
+    }
+    return ctx -> {
+      effects.insert(ctx.connection().orElseThrow(), "dup", "{}");
+      return StoredResponse.of(201, "{\"id\":-1}");
+    };
+  }
+
+  /** @return the committed writes of {@link #duplicateOfARunningAttempt()} */
+  private long duplicateWrites() throws SQLException {
+    try (Connection c = target().open()) {
+      return effects.count(c, "dup");
+    }
+  }
+
   /** An effect that inserts its row, then holds its transaction open until {@code release}. */
   private Effect held(CountDownLatch entered, CountDownLatch release, String payload) {
     return ctx -> {
       invocations.incrementAndGet();
       long id = effects.insert(ctx.connection().orElseThrow(), "t", payload);
+      // Claim-first holds the key's row already. Key-last records it after the effect, so a
+      // duplicate would find nothing to meet: the first attempt claims it now, as the filter does
+      // before an answer streams (see underKeyLastADuplicateThatRecordsFirstWins... for the race
+      // without it).
+      ctx.ensureClaimed();
       entered.countDown();
       if (!release.await(30, TimeUnit.SECONDS)) {
         throw new IllegalStateException("the test never released the first attempt");
@@ -1320,9 +1660,7 @@ public abstract class TransactionalContract {
     try {
       Future<AttemptResult> running = first.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":1}")));
       assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
-      AttemptResult duplicate = otherInstance.attempt(request, ctx -> {
-        throw new AssertionError("a duplicate of a running attempt must not run");
-      });
+      AttemptResult duplicate = otherInstance.attempt(request, duplicateOfARunningAttempt());
       assertThat(engine.attempt(request, ctx -> {
         throw new AssertionError("a duplicate of a running attempt must not run");
       }).kind()).as("a duplicate in the same instance").isEqualTo(AttemptResult.Kind.IN_PROGRESS);
@@ -1341,6 +1679,7 @@ public abstract class TransactionalContract {
     assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
     assertThat(effectCount()).isEqualTo(1);
     assertThat(invocations).hasValue(1);
+    assertThat(duplicateWrites()).as("writes of the duplicate's run").isZero();
   }
 
   @Test
@@ -1359,9 +1698,7 @@ public abstract class TransactionalContract {
       assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
       Future<AttemptResult> waiting = threads.submit(() -> {
         counter.watchThisThread();
-        return otherInstance.attempt(request, ctx -> {
-          throw new AssertionError("a duplicate of a running attempt must not run");
-        });
+        return otherInstance.attempt(request, duplicateOfARunningAttempt());
       });
       // The duplicate gives up on the row, lets its connection go, and tries again: three attempts
       // while the first still holds its transaction.
@@ -1383,6 +1720,7 @@ public abstract class TransactionalContract {
     }
     assertThat(effectCount()).isEqualTo(1);
     assertThat(invocations).hasValue(1);
+    assertThat(duplicateWrites()).as("writes of the duplicate's runs").isZero();
   }
 
   /**
@@ -1437,9 +1775,7 @@ public abstract class TransactionalContract {
       Future<AttemptResult> running = first.submit(() -> engine.attempt(request, held(entered, release, "{\"value\":3}")));
       assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
       for (TransactionalIdempotency at : List.of(otherInstance, engine)) {
-        AttemptResult duplicate = at.attempt(request, ctx -> {
-          throw new AssertionError("a duplicate of a running attempt must not run");
-        });
+        AttemptResult duplicate = at.attempt(request, duplicateOfARunningAttempt());
         assertThat(duplicate.kind()).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
       }
       assertThat(running.isDone()).isFalse();
@@ -1450,6 +1786,7 @@ public abstract class TransactionalContract {
       first.shutdownNow();
     }
     assertThat(effectCount()).isEqualTo(1);
+    assertThat(duplicateWrites()).as("writes of the duplicates' runs").isZero();
   }
 
   /** The bound is the claim's alone: the effect's statements wait as the session says. */

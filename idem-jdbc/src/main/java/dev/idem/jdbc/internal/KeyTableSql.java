@@ -91,6 +91,13 @@ public abstract class KeyTableSql {
    */
   public final String boundedClaim;
 
+  /**
+   * {@link #record} with its lock wait bounded as in {@link #boundedClaim}, or {@code null} where
+   * this database has no such bound (SQLite). Same parameters as {@link #boundedClaim}'s, with
+   * {@link #record}'s values.
+   */
+  public final String boundedRecord;
+
   /** {@link #boundedClaim} then {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT} (PostgreSQL), one round trip. */
   public final String boundedClaimThenSavepoint;
 
@@ -273,6 +280,7 @@ public abstract class KeyTableSql {
     String before = boundBefore();
     String after = boundAfter();
     this.boundedClaim = before == null ? null : before + claim + after;
+    this.boundedRecord = before == null ? null : before + record + after;
     this.boundedClaimThenSavepoint = boundedClaim == null ? null
         : savepointAfterClaim() ? boundedClaim + "; SAVEPOINT " + EFFECT_SAVEPOINT : boundedClaim;
     if (savepointAfterClaim()) {

@@ -111,6 +111,19 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     this.bufferSize = 8192;
   }
 
+  /** Runs before the first byte reaches the container's response; see {@link #beforeOverflow(Runnable)}. */
+  private Runnable beforeOverflow = () -> {};
+
+  /**
+   * @param hook run once the body is about to overflow, before anything reaches the container's
+   *     response (the transactional filter claims the key there); if it throws, the write that
+   *     overflowed throws the same exception and the capture stays as it was; never {@code null}
+   * @throws NullPointerException if {@code hook} is {@code null}
+   */
+  public void beforeOverflow(Runnable hook) {
+    this.beforeOverflow = java.util.Objects.requireNonNull(hook, "hook");
+  }
+
   // ---- status -------------------------------------------------------------------------------
 
   @Override
@@ -653,6 +666,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    * the buffer, and sends everything after straight through. Commits the capture.
    */
   private void overflow() throws IOException {
+    beforeOverflow.run(); // may throw: then nothing has reached the container's response
     HttpServletResponse real = (HttpServletResponse) getResponse();
     writeHead(real);
     OutputStream out = real.getOutputStream();
