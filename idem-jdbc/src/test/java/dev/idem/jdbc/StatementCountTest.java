@@ -259,4 +259,36 @@ class StatementCountTest {
     assertThat(ds.statements()).isEqualTo(kind == TestDb.Kind.SQLITE ? 1 : 2);
     assertNotLocked(kind, ds, "tx_counted", r);
   }
+
+  /**
+   * The same path with {@link JdbcIdempotency.Strategy#KEY_LAST} (the Spring starter's default):
+   * the shape of a hand-written key-last transaction. A create is the lookup on a connection in
+   * auto-commit, then the runner's transaction: the effect's INSERT, the key's row inserted
+   * completed, the commit; one key statement in the transaction, no savepoint, no completion
+   * UPDATE. A replay is the lookup alone, on every database.
+   */
+  @ParameterizedTest
+  @EnumSource(TestDb.Kind.class)
+  void keyLastInTheRunnersTransactionIsOneKeyStatementPerCreateAndOneReadPerReplay(TestDb.Kind kind) throws Exception {
+    CountingDataSource ds = dataSource(kind);
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_key_last").strategy(JdbcIdempotency.Strategy.KEY_LAST).build();
+    TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, ds, dev.idem.core.IdemListener.NONE);
+    dev.idem.core.Effect effect = context -> insertNote(context.connection().orElseThrow());
+    engine.attempt(request(), effect); // creates and checks the table
+
+    ds.reset();
+    IdempotentRequest r = request();
+    assertThat(engine.attempt(r, effect).kind()).isEqualTo(dev.idem.core.AttemptResult.Kind.EXECUTED);
+    report("runner key-last create", kind, ds);
+    // lookup, the effect's INSERT, the key's INSERT, commit
+    assertThat(ds.statements()).isEqualTo(4);
+    assertThat(ds.calls).noneMatch(call -> call.contains("SAVEPOINT") || call.startsWith("UPDATE "));
+
+    ds.reset();
+    assertThat(engine.attempt(r, effect).kind()).isEqualTo(dev.idem.core.AttemptResult.Kind.REPLAYED);
+    report("runner key-last replay", kind, ds);
+    assertThat(ds.statements()).isEqualTo(1);
+    assertThat(ds.autoCommitChanges()).as("no transaction for a replay").isZero();
+    assertNotLocked(kind, ds, "tx_key_last", r);
+  }
 }
