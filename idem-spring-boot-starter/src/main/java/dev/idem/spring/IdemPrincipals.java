@@ -22,7 +22,7 @@ import org.springframework.util.ReflectionUtils;
  * </ol>
  *
  * With no source, the application does not start if a bean has {@code @Idempotent} methods
- * ({@link IdemAutoConfiguration}); a call that finds none anyway fails with {@link
+ * ({@link IdemMethodConfiguration}); a call that finds none anyway fails with {@link
  * IdemConfigurationException}. Stateless.
  */
 final class IdemPrincipals {

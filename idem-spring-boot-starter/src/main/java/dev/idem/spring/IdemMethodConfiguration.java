@@ -1,0 +1,169 @@
+package dev.idem.spring;
+
+import static dev.idem.spring.IdemSettings.maxResponseBytes;
+import static dev.idem.spring.IdemTransactionalConfiguration.DATA_SOURCE_UTILS;
+import static dev.idem.spring.IdemTransactionalConfiguration.TRANSACTION_MANAGER;
+
+import dev.idem.core.IdemListener;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
+import java.lang.reflect.Method;
+import javax.sql.DataSource;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
+import org.springframework.util.function.SingletonSupplier;
+
+/**
+ * {@link Idempotent} service methods: the advisor that runs them through the engines ({@link
+ * IdempotentMethodInterceptor}), joining the caller's Spring transaction when there is one on the
+ * application's DataSource ({@link MethodTransactions}, only with spring-jdbc and spring-tx), and
+ * the start-up check that refuses a bean with such methods when no principal source or no Jackson
+ * is there.
+ */
+@Configuration(proxyBeanMethods = false)
+class IdemMethodConfiguration {
+
+  /**
+   * Refuses to start when a bean has {@code @Idempotent} methods and no principal source is
+   * configured, or when {@code idem.principal} names a source that is not on the class path.
+   */
+  @Bean
+  static SmartInitializingSingleton idemPrincipalCheck(
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<IdemProperties> properties,
+      ObjectProvider<IdemPrincipalResolver> resolvers,
+      ObjectProvider<PrincipalIntegration> integrations) {
+    return () -> {
+      IdemPrincipalResolver resolver = IdemPrincipals.forMethods(properties.getObject(), resolvers.getIfAvailable(), integrations.orderedStream().toList());
+      if (resolver == null) {
+        IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {
+          throw IdemPrincipals.noSource("the @Idempotent methods of bean '" + name + "'");
+        });
+      }
+      if (!JsonCodecs.jacksonPresent(beans.getBeanClassLoader())) {
+        IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {
+          throw new IllegalStateException(JsonCodecs.NO_JACKSON + " (the @Idempotent methods of bean '" + name + "')");
+        });
+      }
+    };
+  }
+
+  /** {@link Idempotent} methods. */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  @ConditionalOnMissingBean(name = "idempotentMethodAdvisor")
+  public static DefaultPointcutAdvisor idempotentMethodAdvisor(
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<LeaseIdempotency> lease,
+      ObjectProvider<JdbcIdempotency> transactional,
+      ObjectProvider<DataSource> dataSource,
+      ObjectProvider<IdemPrincipalResolver> principals,
+      ObjectProvider<PrincipalIntegration> integrations,
+      ObjectProvider<IdemProperties> properties,
+      ObjectProvider<IdemListener> listeners,
+      ObjectProvider<MethodTransactions> transactions) {
+    MethodInterceptor advice = new FirstCallInterceptor(beans, lease, transactional, dataSource, principals, integrations, properties,
+        listeners, transactions);
+    DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true), advice);
+    advisor.setOrder(Ordered.LOWEST_PRECEDENCE - 10); // inside @Transactional's advice, so the transaction is open
+    return advisor;
+  }
+
+  /**
+   * The {@link IdempotentMethodInterceptor}, built at the first call rather than with the advisor,
+   * so that the advisor does not force early bean creation; once built it is kept. Until it can be
+   * built (no principal source, no Jackson) every call fails, saying what is missing.
+   */
+  private static final class FirstCallInterceptor implements MethodInterceptor {
+    private final ConfigurableListableBeanFactory beans;
+    private final ObjectProvider<IdemPrincipalResolver> principals;
+    private final ObjectProvider<PrincipalIntegration> integrations;
+    private final ObjectProvider<IdemProperties> properties;
+    private final SingletonSupplier<IdempotentMethodInterceptor> interceptor;
+
+    FirstCallInterceptor(ConfigurableListableBeanFactory beans, ObjectProvider<LeaseIdempotency> lease,
+        ObjectProvider<JdbcIdempotency> transactional, ObjectProvider<DataSource> dataSource,
+        ObjectProvider<IdemPrincipalResolver> principals, ObjectProvider<PrincipalIntegration> integrations,
+        ObjectProvider<IdemProperties> properties, ObjectProvider<IdemListener> listeners,
+        ObjectProvider<MethodTransactions> transactions) {
+      this.beans = beans;
+      this.principals = principals;
+      this.integrations = integrations;
+      this.properties = properties;
+      this.interceptor = SingletonSupplier.ofNullable(() -> {
+        IdemProperties p = properties.getObject();
+        IdemPrincipalResolver resolver = resolver();
+        JsonCodec json = resolver == null ? null : JsonCodecs.choose(beans, beans.getBeanClassLoader());
+        if (json == null) {
+          return null; // nothing kept: the call says what is missing
+        }
+        JdbcIdempotency keys = transactional.getIfAvailable();
+        DataSource ds = dataSource.getIfAvailable();
+        MethodTransactions joins = transactions.getIfAvailable();
+        TransactionalIdempotency joining = keys != null && ds != null && joins != null
+            ? joins.engine(keys, ds, listeners.getIfUnique(() -> IdemListener.NONE))
+            : null;
+        return new IdempotentMethodInterceptor(lease.getObject(), joining, ds, json, resolver, p.getAnonymousPrincipal(),
+            maxResponseBytes(p));
+      });
+    }
+
+    private IdemPrincipalResolver resolver() {
+      return IdemPrincipals.forMethods(properties.getObject(), principals.getIfAvailable(), integrations.orderedStream().toList());
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+      IdempotentMethodInterceptor target = interceptor.get();
+      if (target == null) {
+        throw missing(invocation.getMethod());
+      }
+      return target.invoke(invocation);
+    }
+
+    private RuntimeException missing(Method method) {
+      if (resolver() == null) {
+        return IdemPrincipals.noSource("@Idempotent method " + method);
+      }
+      return new IllegalStateException(JsonCodecs.NO_JACKSON + " (@Idempotent method " + method + ")");
+    }
+  }
+
+  /**
+   * How {@link Idempotent} methods join the caller's Spring transaction; a bean only with
+   * spring-jdbc and spring-tx on the class path. Names no type of either.
+   */
+  interface MethodTransactions {
+    /**
+     * @param keys the key table's engine
+     * @param dataSource the application's DataSource
+     * @param listener told of every result
+     * @return the engine that joins the caller's transaction
+     */
+    TransactionalIdempotency engine(JdbcIdempotency keys, DataSource dataSource, IdemListener listener);
+  }
+
+  /** Spring's transactions for {@link Idempotent} methods ({@link SpringTransactions}). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {TRANSACTION_MANAGER, DATA_SOURCE_UTILS})
+  static class SpringTransactionsConfiguration {
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static MethodTransactions idemMethodTransactions(ConfigurableListableBeanFactory beans) {
+      return (keys, dataSource, listener) -> SpringTransactions.engine(keys, dataSource, beans, listener);
+    }
+  }
+}

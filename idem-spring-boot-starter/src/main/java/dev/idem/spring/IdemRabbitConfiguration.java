@@ -1,0 +1,27 @@
+package dev.idem.spring;
+
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.jdbc.JdbcIdempotency;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * {@link IdemRabbitListeners} for {@code @RabbitListener} methods, only when spring-rabbit and
+ * idem-outbox (with the RabbitMQ client) are on the class path.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(name = {"org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter",
+    "dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer", "com.rabbitmq.client.Channel"})
+class IdemRabbitConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  IdemRabbitListeners idemRabbitListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
+      ObjectProvider<LeaseIdempotency> leases) {
+    return new IdemRabbitListeners(jdbc, dataSource, leases);
+  }
+}

@@ -1,0 +1,51 @@
+package dev.idem.spring;
+
+import dev.idem.core.InProgressPolicy;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import java.util.function.Supplier;
+
+/**
+ * The {@code idem.*} values that more than one of the starter's configurations reads, checked the
+ * same way everywhere: a value an Idem builder refuses stops the start-up with {@link
+ * IdemConfigurationException}, naming the property. Stateless.
+ */
+final class IdemSettings {
+
+  private IdemSettings() {}
+
+  /**
+   * @param property the property the value comes from, named in the refusal
+   * @param build builds (or checks) with the value; an {@link IllegalArgumentException} or {@link
+   *     NullPointerException} from it is the property's fault
+   * @return what {@code build} returned
+   * @throws IdemConfigurationException if {@code build} refused the value
+   */
+  static <T> T configured(String property, Supplier<T> build) {
+    try {
+      return build.get();
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new IdemConfigurationException(property, e.getMessage(), e);
+    }
+  }
+
+  /** @return {@code idem.in-progress} and {@code idem.max-wait}, for both modes */
+  static InProgressPolicy inProgressPolicy(IdemProperties p) {
+    return p.getInProgress() == IdemProperties.InProgress.WAIT
+        ? configured("idem.max-wait", () -> InProgressPolicy.waitUpTo(p.getMaxWait()))
+        : InProgressPolicy.failFast();
+  }
+
+  /** {@code idem.max-response-size} in bytes, for the filter and for {@link Idempotent} methods. */
+  static int maxResponseBytes(IdemProperties p) {
+    return configured("idem.max-response-size", () -> {
+      if (p.getMaxResponseSize() == null) {
+        throw new IllegalArgumentException("must be set, between 0B and 64MB");
+      }
+      long bytes = p.getMaxResponseSize().toBytes();
+      if (bytes < 0 || bytes > IdempotencyFilterConfig.MAX_RESPONSE_BYTES_LIMIT) {
+        throw new IllegalArgumentException("must be between 0B and 64MB, was " + p.getMaxResponseSize());
+      }
+      return (int) bytes;
+    });
+  }
+}

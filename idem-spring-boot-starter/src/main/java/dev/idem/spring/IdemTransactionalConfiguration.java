@@ -1,0 +1,144 @@
+package dev.idem.spring;
+
+import static dev.idem.spring.IdemSettings.configured;
+import static dev.idem.spring.IdemSettings.inProgressPolicy;
+
+import dev.idem.core.IdemListener;
+import dev.idem.core.IdemStoreException;
+import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * Transactional mode: the key table's engine ({@link JdbcIdempotency}) for {@link Idempotent}
+ * methods inside Spring transactions and for the filter, and the filter's {@link ModeDecision}
+ * ({@code idem.mode}, see {@link ModeDecisions}), in {@link SpringJdbcConfiguration}, only with
+ * spring-jdbc and spring-tx ({@code spring-boot-starter-jdbc}). Without them {@code
+ * idem.mode=transactional} refuses to start ({@link TransactionalModeRequirements}) and the filter
+ * runs in lease mode ({@link #withoutSpringJdbc}).
+ */
+@Configuration(proxyBeanMethods = false)
+class IdemTransactionalConfiguration {
+
+  static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
+  static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
+
+  /**
+   * How long a claim in transactional mode waits on a running duplicate's row before the duplicate
+   * is answered by {@code idem.in-progress}: short, so that waiting duplicates hold no connection.
+   */
+  static final Duration CLAIM_LOCK_WAIT = Duration.ofMillis(10);
+
+  /** Why transactional mode cannot run without spring-jdbc and spring-tx, and what to add. */
+  static final String TRANSACTIONAL_NEEDS_SPRING_JDBC = "transactional runs each request in a Spring transaction on the"
+      + " application's DataSource and needs spring-jdbc and spring-tx on the class path: add spring-boot-starter-jdbc"
+      + " (it brings both, the DataSource and its transaction manager), or set idem.mode=lease";
+
+  /**
+   * The filter's mode without spring-jdbc and spring-tx, that is without a {@link ModeDecision}
+   * bean: lease, or a refusal for {@code idem.mode=transactional}.
+   *
+   * @throws IdemConfigurationException ({@code idem.mode}) for {@code idem.mode=transactional}
+   */
+  static ModeDecision withoutSpringJdbc(IdemProperties p) {
+    if (p.getMode() == IdemProperties.Mode.TRANSACTIONAL) {
+      throw new IdemConfigurationException("idem.mode", TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
+    }
+    return ModeDecision.lease(p.getMode() == IdemProperties.Mode.LEASE ? "idem.mode=lease"
+        : "auto: spring-jdbc and spring-tx are not on the class path, so there is no transaction to join");
+  }
+
+  /**
+   * The transactional engine for {@link Idempotent} methods inside Spring transactions and for the
+   * filter with {@code idem.mode=transactional}: only with spring-jdbc and spring-tx.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {TRANSACTION_MANAGER, DATA_SOURCE_UTILS})
+  static class SpringJdbcConfiguration {
+
+    /** The transactional engine of the key table. */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(DataSource.class)
+    JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
+      // A duplicate of a running request gives up on its row after this instead of holding a
+      // pooled connection for as long as the first attempt runs (PostgreSQL, MariaDB).
+      JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema()).claimLockWait(CLAIM_LOCK_WAIT);
+      configured("idem.protection", () -> builder.responseProtection(p.getProtection().build()));
+      configured("idem.table", () -> builder.table(p.getTable()));
+      configured("idem.retention", () -> builder.retention(p.getRetention()));
+      builder.strategy(p.getStrategy() == IdemProperties.Strategy.CLAIM_FIRST
+          ? JdbcIdempotency.Strategy.CLAIM_FIRST : JdbcIdempotency.Strategy.KEY_LAST);
+      JdbcIdempotency idem = builder.build();
+      if (p.isCreateSchema()) {
+        // At start-up, on a connection of its own: created inside a caller's transaction, the table
+        // would vanish if that transaction rolled back.
+        try (Connection c = dataSource.getConnection()) {
+          idem.createSchema(c);
+        } catch (SQLException e) {
+          throw new IdemStoreException("cannot create the idempotency table " + p.getTable() + ": " + e.getMessage(), e);
+        }
+      }
+      return idem;
+    }
+
+    /**
+     * The filter's mode ({@code idem.mode}, auto by default; see {@link ModeDecisions}) and, in
+     * transactional mode, its engine: idem-jdbc's transactional engine on Spring's transactions,
+     * told to the application's {@link IdemListener} (Micrometer's, when there is a registry), or
+     * the application's own {@link TransactionalIdempotency} bean.
+     */
+    @Bean
+    @ConditionalOnClass(name = "jakarta.servlet.Filter")
+    ModeDecision idemModeDecision(
+        ConfigurableListableBeanFactory beans,
+        IdemProperties p,
+        ObjectProvider<TransactionalIdempotency> own,
+        ObjectProvider<JdbcIdempotency> jdbcIdempotency,
+        ObjectProvider<DataSource> dataSource,
+        ObjectProvider<PlatformTransactionManager> transactionManager,
+        ObjectProvider<IdemListener> listeners) {
+      return ModeDecisions.decide(beans, p, own.getIfUnique(), jdbcIdempotency.getIfUnique(), dataSource.getIfUnique(),
+          transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE), inProgressPolicy(p));
+    }
+
+  }
+
+  /**
+   * {@code idem.mode=transactional} without spring-jdbc or spring-tx: refuses to start, naming what
+   * to add, in every kind of application (the filter's configuration checks it again, for
+   * applications that initialize beans lazily).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnProperty(prefix = "idem", name = "mode", havingValue = "transactional")
+  @Conditional(SpringJdbcMissing.class)
+  static class TransactionalModeRequirements {
+    TransactionalModeRequirements() {
+      throw new IdemConfigurationException("idem.mode", TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
+    }
+  }
+
+  /** Matches when spring-jdbc or spring-tx (or both) are not on the class path. */
+  static final class SpringJdbcMissing extends NoneNestedConditions {
+    SpringJdbcMissing() {
+      super(ConfigurationPhase.PARSE_CONFIGURATION);
+    }
+
+    @ConditionalOnClass(name = {TRANSACTION_MANAGER, DATA_SOURCE_UTILS})
+    static class SpringJdbcPresent {}
+  }
+}

@@ -1,0 +1,151 @@
+package dev.idem.spring;
+
+import static dev.idem.spring.IdemSettings.configured;
+import static dev.idem.spring.IdemSettings.maxResponseBytes;
+
+import dev.idem.core.IdempotencyEngine;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.servlet.IdempotencyFilter;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.servlet.KeyRequirement;
+import dev.idem.servlet.PrincipalResolver;
+import dev.idem.servlet.ProblemRenderer;
+import java.net.URI;
+import java.util.List;
+import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+
+/**
+ * The {@link IdempotencyFilter} on Spring MVC: its configuration from the properties, in the mode
+ * of the {@link ModeDecision} ({@link IdemTransactionalConfiguration}), with the one start-up log
+ * line {@code Idem: <mode> mode (...)}; on a servlet web application its registration, and {@link
+ * IdemHandlerExceptionResolver}, which answers the refusals of {@link Idempotent} methods in Spring
+ * MVC as the filter's problem details. Only with the Servlet API on the class path.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(name = "jakarta.servlet.Filter")
+class IdemWebConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
+
+  /** The filter's configuration, from the properties. */
+  @Bean
+  @ConditionalOnMissingBean
+  IdempotencyFilterConfig idemFilterConfig(
+      IdemProperties p,
+      ObjectProvider<LeaseIdempotency> leaseEngine,
+      ObjectProvider<ModeDecision> modeDecision,
+      ObjectProvider<LeaseStore> store,
+      ObjectProvider<PrincipalResolver> filterPrincipals,
+      ObjectProvider<IdemPrincipalResolver> methodPrincipals,
+      ObjectProvider<PrincipalIntegration> integrations,
+      ObjectProvider<ProblemRenderer> problemRenderer) {
+    // A ModeDecision bean exists exactly when spring-jdbc and spring-tx are on the class path.
+    ModeDecision decided = modeDecision.getIfAvailable();
+    ModeDecision mode = decided != null ? decided : IdemTransactionalConfiguration.withoutSpringJdbc(p);
+    IdempotencyEngine engine = mode.engine != null ? mode.engine : leaseEngine.getObject();
+    IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
+    for (String route : p.getRequiredKeyRoutes()) {
+      String[] parts = route("idem.required-key-routes", route);
+      configured("idem.required-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.REQUIRED));
+    }
+    for (String route : p.getOptionalKeyRoutes()) {
+      String[] parts = route("idem.optional-key-routes", route);
+      configured("idem.optional-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.OPTIONAL));
+    }
+    long bytes = p.getMaxBodySize().toBytes();
+    if (bytes > Integer.MAX_VALUE) {
+      throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
+    }
+    configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
+    b.maxResponseBytes(maxResponseBytes(p));
+    configured("idem.max-retry-after", () -> b.maxRetryAfter(p.getMaxRetryAfter()));
+    configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
+    configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
+    problemRenderer.ifUnique(b::problemRenderer); // the application's own error format, else RFC 9457
+    PrincipalResolver filterBean = filterPrincipals.getIfAvailable();
+    IdemPrincipalResolver methodBean = methodPrincipals.getIfAvailable();
+    List<PrincipalIntegration> sources = integrations.orderedStream().toList();
+    b.principalResolver(FilterPrincipals.choose(p, filterBean, methodBean, sources));
+    IdempotencyFilterConfig config = configured("idem.required-key-routes", b::build);
+    LOG.info("Idem: {} mode ({}); keys in {}; principal from {}",
+        mode.mode.name().toLowerCase(Locale.ROOT), mode.reason,
+        mode.mode == IdemProperties.Mode.TRANSACTIONAL ? "table " + p.getTable() + " of that DataSource" : describe(store.getIfAvailable()),
+        FilterPrincipals.describe(p, filterBean, methodBean, sources));
+    return config;
+  }
+
+  /** {@code about:blank} leaves the type out; anything else must be a valid base. */
+  private static IdempotencyFilterConfig.Builder problemTypeBase(IdempotencyFilterConfig.Builder b, URI base) {
+    if (base == null) {
+      throw new IllegalArgumentException("must be an absolute URI ending in '/' (or ':' for a URN), or about:blank to leave the problem type out");
+    }
+    if (base.toString().equalsIgnoreCase("about:blank")) {
+      return b.aboutBlankProblemTypes();
+    }
+    return b.problemTypeBase(base);
+  }
+
+  private static String[] route(String property, String route) {
+    String[] parts = route == null ? new String[0] : route.trim().split("\\s+");
+    if (parts.length != 2) {
+      throw new IdemConfigurationException(property, "each route is \"METHOD /path-pattern\", e.g. \"POST /notes\"; got \"" + route + "\"", null);
+    }
+    parts[0] = parts[0].toUpperCase(Locale.ROOT);
+    return parts;
+  }
+
+  /** @return the store in words for the start-up log line */
+  static String describe(LeaseStore store) {
+    LeaseStore s = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
+    if (s == null) {
+      return "no store";
+    }
+    if (s instanceof InMemoryLeaseStore) {
+      return "memory (lost on restart, not shared between instances)";
+    }
+    return s.getClass().getSimpleName();
+  }
+
+  /** Registers the filter, and Idem's answers for Spring MVC, on a servlet web application. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "org.springframework.boot.web.servlet.FilterRegistrationBean")
+  static class FilterRegistrationConfiguration {
+    @Bean
+    @ConditionalOnMissingBean(name = "idempotencyFilter")
+    FilterRegistrationBean<IdempotencyFilter> idempotencyFilter(IdempotencyFilterConfig config) {
+      if (config.principalResolver() == FilterPrincipals.NONE) {
+        throw IdemPrincipals.noSource("the Idempotency-Key filter");
+      }
+      FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter(config));
+      registration.setName("idempotencyFilter");
+      registration.addUrlPatterns("/*");
+      // After security filters (which set the principal), before the application's own handlers.
+      registration.setOrder(Ordered.LOWEST_PRECEDENCE - 100);
+      return registration;
+    }
+
+    /** 422 / 400 / 409 / 503 problem details for {@link Idempotent} methods in Spring MVC. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
+    static class MvcConfiguration {
+      @Bean
+      @ConditionalOnMissingBean
+      IdemHandlerExceptionResolver idemHandlerExceptionResolver(IdempotencyFilterConfig config) {
+        return new IdemHandlerExceptionResolver(config);
+      }
+    }
+  }
+}
