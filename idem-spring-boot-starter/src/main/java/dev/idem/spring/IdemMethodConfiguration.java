@@ -116,7 +116,7 @@ class IdemMethodConfiguration {
         TransactionalIdempotency joining = keys != null && ds != null && joins != null
             ? joins.engine(keys, ds, listeners.getIfUnique(() -> IdemListener.NONE))
             : null;
-        return new IdempotentMethodInterceptor(lease.getObject(), joining, ds, json, resolver, p.getAnonymousPrincipal(),
+        return new IdempotentMethodInterceptor(lease.getObject(), joining, joins != null, ds, json, resolver, p.getAnonymousPrincipal(),
             maxResponseBytes(p));
       });
     }

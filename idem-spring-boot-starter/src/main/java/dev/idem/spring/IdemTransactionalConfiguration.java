@@ -21,12 +21,14 @@ import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
 /**
  * Transactional mode: the key table's engine ({@link JdbcIdempotency}) for {@link Idempotent}
  * methods inside Spring transactions and for the filter, and the filter's {@link ModeDecision}
- * ({@code idem.mode}, see {@link ModeDecisions}), in {@link SpringJdbcConfiguration}, only with
+ * ({@code idem.mode}, see {@link ModeDecisions}; JPA's transaction manager is recognised with
+ * spring-orm), in {@link SpringJdbcConfiguration}, only with
  * spring-jdbc and spring-tx ({@code spring-boot-starter-jdbc}). Without them {@code
  * idem.mode=transactional} refuses to start ({@link TransactionalModeRequirements}) and the filter
  * runs in lease mode ({@link #withoutSpringJdbc}).
@@ -111,11 +113,21 @@ class IdemTransactionalConfiguration {
         ObjectProvider<JdbcIdempotency> jdbcIdempotency,
         ObjectProvider<DataSource> dataSource,
         ObjectProvider<PlatformTransactionManager> transactionManager,
-        ObjectProvider<IdemListener> listeners) {
+        ObjectProvider<IdemListener> listeners,
+        ObjectProvider<ModeDecisions.JpaDataSource> jpa) {
       return ModeDecisions.decide(beans, p, own.getIfUnique(), jdbcIdempotency.getIfUnique(), dataSource.getIfUnique(),
-          transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE), inProgressPolicy(p));
+          transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE), inProgressPolicy(p), jpa.getIfAvailable());
     }
 
+    /** JPA's transaction manager's DataSource, for the mode decision: only with spring-orm. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.orm.jpa.JpaTransactionManager")
+    static class JpaConfiguration {
+      @Bean
+      static ModeDecisions.JpaDataSource idemJpaDataSource() {
+        return tm -> tm instanceof JpaTransactionManager jpa ? jpa.getDataSource() : null;
+      }
+    }
   }
 
   /**

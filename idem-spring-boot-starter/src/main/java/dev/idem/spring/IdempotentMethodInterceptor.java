@@ -29,7 +29,6 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotatedMethod;
-import org.springframework.util.ClassUtils;
 
 /**
  * Runs {@link Idempotent} methods through Idem: transactional mode inside a Spring transaction on
@@ -61,9 +60,6 @@ import org.springframework.util.ClassUtils;
  * (Jackson 2 or Jackson 3, whichever the application has) is internal to the starter.
  */
 public final class IdempotentMethodInterceptor implements MethodInterceptor {
-
-  private static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
-  private static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
 
   private static final ThreadLocal<LeaseContext> LEASE_CONTEXT = new ThreadLocal<>();
 
@@ -99,12 +95,13 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
 
   /**
    * Same as the full constructor with the anonymous principal {@value
-   * IdempotencyFilterConfig#DEFAULT_ANONYMOUS_PRINCIPAL} and results stored up to {@link
-   * IdempotencyFilterConfig#DEFAULT_MAX_RESPONSE_BYTES} bytes.
+   * IdempotencyFilterConfig#DEFAULT_ANONYMOUS_PRINCIPAL}, results stored up to {@link
+   * IdempotencyFilterConfig#DEFAULT_MAX_RESPONSE_BYTES} bytes, and Spring's transactions taken to
+   * be there when a transactional engine is given.
    */
   IdempotentMethodInterceptor(
       LeaseIdempotency lease, TransactionalIdempotency transactional, DataSource dataSource, JsonCodec json, IdemPrincipalResolver principals) {
-    this(lease, transactional, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL,
+    this(lease, transactional, transactional != null, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL,
         IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
   }
 
@@ -113,6 +110,8 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @param transactional the transactional engine, which joins the caller's Spring transaction, or
    *     {@code null} without a DataSource; used only when spring-jdbc and spring-tx are on the class path (without them there is no Spring
    *     transaction to join)
+   * @param springTransactions whether spring-jdbc and spring-tx are on the application's class path
+   *     (the configuration knows: {@link IdemMethodConfiguration.MethodTransactions} is a bean then)
    * @param dataSource the application's DataSource, or {@code null}
    * @param json writes arguments and results and reads stored results (Jackson 2 or 3), never
    *     {@code null}
@@ -123,16 +122,14 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @throws NullPointerException if a required argument is {@code null}
    * @throws IllegalArgumentException if {@code maxResponseBytes} is negative
    */
-  IdempotentMethodInterceptor(LeaseIdempotency lease, TransactionalIdempotency transactional, DataSource dataSource, JsonCodec json,
-      IdemPrincipalResolver principals, String anonymousPrincipal, int maxResponseBytes) {
+  IdempotentMethodInterceptor(LeaseIdempotency lease, TransactionalIdempotency transactional, boolean springTransactions,
+      DataSource dataSource, JsonCodec json, IdemPrincipalResolver principals, String anonymousPrincipal, int maxResponseBytes) {
     if (maxResponseBytes < 0) {
       throw new IllegalArgumentException("maxResponseBytes must not be negative, was " + maxResponseBytes);
     }
     this.lease = Objects.requireNonNull(lease, "lease");
-    ClassLoader loader = IdempotentMethodInterceptor.class.getClassLoader();
-    boolean springJdbc = ClassUtils.isPresent(TRANSACTION_MANAGER, loader) && ClassUtils.isPresent(DATA_SOURCE_UTILS, loader);
-    this.transactional = springJdbc && dataSource != null ? transactional : null;
-    this.transactionalEngineMissing = springJdbc && dataSource != null && transactional == null;
+    this.transactional = springTransactions && dataSource != null ? transactional : null;
+    this.transactionalEngineMissing = springTransactions && dataSource != null && transactional == null;
     this.dataSource = dataSource;
     this.json = Objects.requireNonNull(json, "json");
     this.principals = Objects.requireNonNull(principals, "principals");

@@ -10,10 +10,8 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
-import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
-import org.springframework.util.ClassUtils;
 
 /**
  * Decides the filter's {@link ModeDecision} from {@code idem.mode} and the application's beans
@@ -24,18 +22,24 @@ import org.springframework.util.ClassUtils;
  * <p>Transactional mode is chosen only when the key table and the handler's writes are sure to
  * share one transaction: the DataSource is the unique (or {@code @Primary}) one, and the unique (or
  * {@code @Primary}) transaction manager manages that DataSource ({@link
- * DataSourceTransactionManager}, {@code JdbcTransactionManager}, or JPA's {@link
- * JpaTransactionManager}). Lease mode would let a handler's committed write survive a failed
+ * DataSourceTransactionManager}, {@code JdbcTransactionManager}, or JPA's {@code
+ * JpaTransactionManager}, read through {@link JpaDataSource}, a bean only with spring-orm). Lease mode would let a handler's committed write survive a failed
  * request and run again on the retry, so {@code auto} falls back to it only where there is no
  * transaction to join at all; where the choice is ambiguous it refuses to start and says what to
  * set.
  */
 final class ModeDecisions {
 
-  private static final boolean JPA_PRESENT =
-      ClassUtils.isPresent("org.springframework.orm.jpa.JpaTransactionManager", ModeDecisions.class.getClassLoader());
-
   private ModeDecisions() {}
+
+  /**
+   * The DataSource of JPA's transaction manager; a bean only with spring-orm on the class path
+   * ({@link IdemTransactionalConfiguration}), so that nothing else touches spring-orm's types.
+   */
+  interface JpaDataSource {
+    /** @return the DataSource {@code tm} runs on if it is JPA's transaction manager, else {@code null} */
+    DataSource of(PlatformTransactionManager tm);
+  }
 
   /**
    * @param beans the application's beans, to count DataSources and transaction managers
@@ -46,12 +50,14 @@ final class ModeDecisions {
    * @param transactionManager the unique or primary transaction manager, or {@code null}
    * @param listener told of every result
    * @param inProgress what a duplicate of a running request does ({@code idem.in-progress})
+   * @param jpa JPA's transaction manager's DataSource, or {@code null} without spring-orm
    * @return the decision, never {@code null}
    * @throws IdemConfigurationException ({@code idem.mode}) when transactional mode was asked for and
    *     cannot run, or when {@code auto} cannot tell safely which mode fits
    */
   static ModeDecision decide(ListableBeanFactory beans, IdemProperties p, TransactionalIdempotency own, JdbcIdempotency keys,
-      DataSource dataSource, PlatformTransactionManager transactionManager, IdemListener listener, InProgressPolicy inProgress) {
+      DataSource dataSource, PlatformTransactionManager transactionManager, IdemListener listener, InProgressPolicy inProgress,
+      JpaDataSource jpa) {
     IdemProperties.Mode asked = p.getMode() == null ? IdemProperties.Mode.AUTO : p.getMode();
     if (asked == IdemProperties.Mode.LEASE) {
       return ModeDecision.lease("idem.mode=lease");
@@ -76,7 +82,7 @@ final class ModeDecisions {
       throw new IdemConfigurationException("idem.mode", auto ? "is auto, and the application has " + Arrays.toString(dataSources)
           + " DataSource bean(s) but Idem cannot run it in transactional mode: " + why : why, null);
     }
-    DataSource managed = managedDataSource(transactionManager);
+    DataSource managed = managedDataSource(transactionManager, jpa);
     String tmName = beanName(beans, PlatformTransactionManager.class, transactionManager);
     String dsName = beanName(beans, DataSource.class, dataSource);
     if (managed != null && unwrap(managed) != unwrap(dataSource)) {
@@ -99,12 +105,13 @@ final class ModeDecisions {
   }
 
   /** @return the DataSource the transaction manager runs its transactions on, or {@code null} when it does not say */
-  static DataSource managedDataSource(PlatformTransactionManager tm) {
+  static DataSource managedDataSource(PlatformTransactionManager tm, JpaDataSource jpa) {
     if (tm instanceof DataSourceTransactionManager jdbc) {
       return jdbc.getDataSource();
     }
-    if (JPA_PRESENT && Jpa.handles(tm)) {
-      return Jpa.dataSource(tm);
+    DataSource ofJpa = jpa == null ? null : jpa.of(tm);
+    if (ofJpa != null) {
+      return ofJpa;
     }
     if (tm instanceof ResourceTransactionManager resource && resource.getResourceFactory() instanceof DataSource ds) {
       return ds;
@@ -131,16 +138,5 @@ final class ModeDecisions {
       }
     }
     return Objects.toString(instance);
-  }
-
-  /** JPA's transaction manager, only with spring-orm on the class path. */
-  private static final class Jpa {
-    static boolean handles(PlatformTransactionManager tm) {
-      return tm instanceof JpaTransactionManager;
-    }
-
-    static DataSource dataSource(PlatformTransactionManager tm) {
-      return ((JpaTransactionManager) tm).getDataSource();
-    }
   }
 }
