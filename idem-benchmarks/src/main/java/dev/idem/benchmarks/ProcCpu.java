@@ -196,6 +196,11 @@ final class ProcCpu {
     } catch (IOException | SecurityException e) {
       return null;
     }
+    return parse(pid, line);
+  }
+
+  /** @return the stat of process {@code pid} from its {@code /proc/<pid>/stat} line, or {@code null} if malformed */
+  static Stat parse(long pid, String line) {
     int open = line.indexOf('(');
     int close = line.lastIndexOf(')');
     if (open < 0 || close < open) {
