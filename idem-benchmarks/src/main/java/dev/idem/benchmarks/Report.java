@@ -171,8 +171,10 @@ final class Report {
     shapeSection(md);
     jmhSection(md);
     md.append("## HTTP\n\n");
-    md.append("The notes service with the Idempotency-Key filter and without it (`--idem.enabled=false`), create and"
-        + " replay paths, is measured by a second command, which writes [benchmarks-http.md](benchmarks-http.md):\n\n"
+    md.append("The notes service without Idem (`--idem.enabled=false`), with a hand-written key-last transaction (the"
+        + " floor) and with the Idempotency-Key filter in transactional and in lease mode, create and replay paths,"
+        + " throughput and CPU per request (app and database), on SQLite, PostgreSQL and MariaDB with their defaults and"
+        + " with asynchronous commits, is measured by a second command, which writes [benchmarks-http.md](benchmarks-http.md):\n\n"
         + "```sh\njava -cp idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs\n```\n\n");
     workloadSection(md);
     notesSection(md);

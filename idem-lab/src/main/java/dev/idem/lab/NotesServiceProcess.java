@@ -122,6 +122,11 @@ public final class NotesServiceProcess implements AutoCloseable {
     return base;
   }
 
+  /** @return the operating system's id of the service's JVM process (the HTTP benchmark reads its CPU time) */
+  public long pid() {
+    return process.pid();
+  }
+
   /** Stops the process, forcibly after 10 seconds. Idempotent. */
   @Override
   public void close() {
