@@ -119,6 +119,23 @@ public final class Fingerprint {
   }
 
   /**
+   * The canonical form that {@link #ofJson(byte[])} digests (RFC 8785 with exact numbers, as the
+   * class describes): for a client that sends its bodies canonical, or to see why two bodies are,
+   * or are not, the same request. {@code ofJson(json)} equals {@code ofBytes(canonicalJson(json))},
+   * and a text in canonical form is its own canonical form. Accepts what {@link #ofJson(byte[])}
+   * accepts.
+   *
+   * @param utf8Json one JSON text in UTF-8, never {@code null}; not modified
+   * @return a new array with the canonical form in UTF-8, never {@code null}
+   * @throws NullPointerException if {@code utf8Json} is {@code null}
+   * @throws InvalidPayloadException if {@code utf8Json} is not valid UTF-8 JSON as {@link
+   *     #ofJson(byte[])} requires; the message names the problem and its byte offset
+   */
+  public static byte[] canonicalJson(byte[] utf8Json) {
+    return JsonCanonicalizer.canonicalize(Objects.requireNonNull(utf8Json, "utf8Json"));
+  }
+
+  /**
    * Fingerprints an opaque payload: SHA-256 over its bytes exactly as given.
    *
    * @param payload the payload, never {@code null} (use an empty array for no body); not modified

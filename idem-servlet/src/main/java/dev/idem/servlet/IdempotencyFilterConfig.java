@@ -6,6 +6,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.PathPattern;
+import dev.idem.servlet.internal.Problem;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +15,7 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -261,6 +263,30 @@ public final class IdempotencyFilterConfig {
    */
   public String problemType(String name) {
     return problemTypeBase == null ? null : problemTypeBase + name;
+  }
+
+  /**
+   * One of Idem's own problems as this configuration shapes it, for the filter and for
+   * integrations that answer Idem's exceptions in the same shape (the Spring Boot starter's {@code
+   * @Idempotent} methods): its type is {@link #problemType(String) problemType(name)} and its title
+   * {@code title}; with about:blank problem types it has no type and the status code's reason
+   * phrase as its title (RFC 9457 section 4.2.1), such as {@code "Conflict"} for 409. Stateless and
+   * thread-safe.
+   *
+   * @param name the problem's name, such as {@code "request-in-progress"}; never {@code null}
+   * @param title the problem type's title in English, used when problem types have a base; never
+   *     {@code null}
+   * @param status the HTTP status code, 400 to 599
+   * @param detail the explanation of this occurrence in English, never {@code null}
+   * @param extensions more members in order (see {@link IdemProblem}), never {@code null}, copied
+   * @return the problem, never {@code null}
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws IllegalArgumentException if {@code status} is not 400 to 599
+   */
+  public IdemProblem problem(String name, String title, int status, String detail, Map<String, Object> extensions) {
+    Objects.requireNonNull(title, "title");
+    String type = problemType(Objects.requireNonNull(name, "name"));
+    return new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, extensions);
   }
 
   /** @return who a request's key belongs to; never {@code null} */

@@ -9,8 +9,6 @@ import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
-import dev.idem.servlet.IdemProblem;
-import dev.idem.servlet.internal.Problem;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -141,8 +139,6 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
   }
 
   private void writeProblem(HttpServletResponse response, String name, String title, int status, String detail) throws IOException {
-    String type = config.problemType(name);
-    IdempotencyFilter.render(config.problemRenderer(),
-        new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, java.util.Map.of()), response);
+    IdempotencyFilter.render(config.problemRenderer(), config.problem(name, title, status, detail, java.util.Map.of()), response);
   }
 }

@@ -12,7 +12,6 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
-import dev.idem.servlet.internal.Principals;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -182,7 +181,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       throw new IdempotencyKeyMissingException(method.getDeclaringClass().getSimpleName() + "." + method.getName());
     }
     String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
-    String principal = Principals.scopePrincipal(principals.currentPrincipal(), anonymousPrincipal);
+    String principal = Scope.principalPart(principals.currentPrincipal(), anonymousPrincipal);
     IdempotentRequest request = new IdempotentRequest(
         Scope.of(principal, operation), IdempotencyKey.of((String) args[keyIndex]), Fingerprint.ofJson(json.write(payload)));
 
