@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Who and which operation an idempotency key belongs to: the authenticated principal plus the
@@ -65,7 +66,7 @@ public record Scope(String principal, String operation) {
    *     {@code null} or empty; never {@code null}
    * @throws NullPointerException if {@code anonymous} is {@code null}
    */
-  public static String principalPart(String resolved, String anonymous) {
+  public static String principalPart(@Nullable String resolved, String anonymous) {
     Objects.requireNonNull(anonymous, "anonymous");
     if (resolved == null || resolved.isEmpty()) {
       return anonymous;

@@ -20,6 +20,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link IdempotencyFilter} does: which requests it deduplicates (routes), with which engine,
@@ -134,7 +135,7 @@ public final class IdempotencyFilterConfig {
   private final int maxBodyBytes;
   private final int maxResponseBytes;
   /** The base as given, or {@code null} for about:blank problems. */
-  private final URI problemTypeBase;
+  private final @Nullable URI problemTypeBase;
   private final PrincipalResolver principalResolver;
   private final String anonymousPrincipal;
   private final Set<String> replayedHeaders;
@@ -216,7 +217,7 @@ public final class IdempotencyFilterConfig {
    *     be {@code null}
    * @return the route, or {@code null} when the filter lets the request pass untouched
    */
-  public Route routeFor(String method, String path) {
+  public @Nullable Route routeFor(@Nullable String method, @Nullable String path) {
     for (Route r : routes) {
       if (r.matches(method, path)) {
         return r;
@@ -261,7 +262,7 @@ public final class IdempotencyFilterConfig {
    * @return the base followed by {@code name}, or {@code null} for about:blank problems (leave
    *     the {@code type} member out, RFC 9457 section 3.1.1)
    */
-  public String problemType(String name) {
+  public @Nullable String problemType(String name) {
     return problemTypeBase == null ? null : problemTypeBase + name;
   }
 
@@ -329,7 +330,7 @@ public final class IdempotencyFilterConfig {
    *     zero
    * @return seconds, from 1 to {@code maxRetryAfter().toSeconds()}
    */
-  public long retryAfterSeconds(Duration leaseRemaining) {
+  public long retryAfterSeconds(@Nullable Duration leaseRemaining) {
     long millis = leaseRemaining == null || leaseRemaining.isNegative() ? 0 : saturatedMillis(leaseRemaining);
     long seconds = millis / 1000 + (millis % 1000 == 0 ? 0 : 1);
     return Math.max(1, Math.min(seconds, maxRetryAfter.toSeconds()));
@@ -426,12 +427,12 @@ public final class IdempotencyFilterConfig {
      * @param path the decoded path inside the context, may be {@code null} (no match)
      * @return whether this route applies to the request
      */
-    public boolean matches(String method, String path) {
+    public boolean matches(@Nullable String method, @Nullable String path) {
       return this.method.equals(method) && compiled.matches(path);
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
       return o instanceof Route r && r.method.equals(method) && r.pattern.equals(pattern)
           && r.requirement == requirement;
     }
@@ -457,7 +458,7 @@ public final class IdempotencyFilterConfig {
     private final List<Route> routes = new ArrayList<>();
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
-    private URI problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
+    private @Nullable URI problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
     private PrincipalResolver principalResolver = PrincipalResolver.userPrincipal();
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);

@@ -24,6 +24,7 @@ import java.util.Optional;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -150,7 +151,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    *     {@code String}
    */
   @Override
-  public Object invoke(MethodInvocation invocation) throws Throwable {
+  public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
     Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(invocation.getThis());
     Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
     Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
