@@ -3,7 +3,7 @@ package dev.idem.benchmarks;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.StoredResponseCodec;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * When and how often {@link IdempotentHttpClient} retries one operation. Immutable and thread-safe.
@@ -183,7 +184,7 @@ public final class ClientRetryPolicy {
    * @param body the answer's body bytes, never {@code null}
    * @return whether the answer says the key was reused
    */
-  public boolean isKeyReused(int status, String contentType, byte[] body) {
+  public boolean isKeyReused(int status, @Nullable String contentType, byte[] body) {
     if (status != 422 || keyReusedProblemTypes.isEmpty() || !isProblemJson(contentType)) {
       return false;
     }

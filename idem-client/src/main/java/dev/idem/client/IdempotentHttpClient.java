@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An HTTP client that retries an operation safely: one operation has one idempotency key, made
@@ -331,7 +332,7 @@ public final class IdempotentHttpClient {
    * @param failure why it did not finish (for example {@link OutcomeUnknownException} again), or
    *     {@code null}
    */
-  public record Resumed(String key, OperationResult result, RuntimeException failure) {}
+  public record Resumed(String key, @Nullable OperationResult result, @Nullable RuntimeException failure) {}
 
   /**
    * @param resumed one element per readable entry

@@ -3,6 +3,7 @@ package dev.idem.client;
 import dev.idem.core.IdemException;
 import java.time.Duration;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every attempt of an operation failed in a way that may hide a success: a timeout, a dropped
@@ -26,7 +27,7 @@ public class OutcomeUnknownException extends IdemException {
    * @param reason why the client stopped
    * @param cause the last failure, may be {@code null}
    */
-  public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, Throwable cause) {
+  public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, @Nullable Throwable cause) {
     this(key, attempts, lastStatus, reason, cause, null);
   }
 
@@ -39,7 +40,7 @@ public class OutcomeUnknownException extends IdemException {
    * @param retryAfter the wait the server asked for in its last answer ({@code Retry-After}), or
    *     {@code null} when it asked for none
    */
-  public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, Throwable cause, Duration retryAfter) {
+  public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, @Nullable Throwable cause, @Nullable Duration retryAfter) {
     super("outcome unknown after " + attempts + " attempt(s) with idempotency key '" + key + "' (" + reason
         + (lastStatus > 0 ? ", last status " + lastStatus : "") + "); the effect may exist: resume with the same key", cause);
     this.key = key;

@@ -1,20 +1,23 @@
 package dev.idem.client;
 
-import dev.idem.core.internal.Digests;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -164,7 +167,16 @@ public final class PendingJournal {
   }
 
   private Path fileOf(String key) {
-    return directory.resolve(Digests.sha256Hex(key) + SUFFIX);
+    return directory.resolve(sha256Hex(key) + SUFFIX);
+  }
+
+  /** The SHA-256 of the key's UTF-8 bytes in 64 lower-case hex digits: a file name for any key. */
+  private static String sha256Hex(String key) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
   }
 
   /**

@@ -10,6 +10,7 @@ import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Parses the {@code Retry-After} response header field (RFC 9110 section 10.2.3): either a number
@@ -36,7 +37,7 @@ public final class RetryAfter {
    *     empty when the value is absent or malformed (a malformed value is ignored, as RFC 9110 lets a
    *     recipient do)
    */
-  public static Optional<Duration> parse(String value, Instant now) {
+  public static Optional<Duration> parse(@Nullable String value, Instant now) {
     return parse(value, null, now);
   }
 
@@ -52,7 +53,7 @@ public final class RetryAfter {
    * @param now the client's current time, used when {@code date} is absent or malformed
    * @return the delay, as for {@link #parse(String, Instant)}
    */
-  public static Optional<Duration> parse(String value, String date, Instant now) {
+  public static Optional<Duration> parse(@Nullable String value, @Nullable String date, Instant now) {
     if (value == null) {
       return Optional.empty();
     }

@@ -3,6 +3,7 @@ package dev.idem.core;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an {@link IdempotencyEngine} did with one attempt: its {@link Kind}, the {@link Outcome} when
@@ -70,10 +71,10 @@ public final class AttemptResult {
   }
 
   private final Kind kind;
-  private final Outcome outcome;
-  private final RuntimeException failure;
+  private final @Nullable Outcome outcome;
+  private final @Nullable RuntimeException failure;
   private final Duration retryAfter;
-  private final String reason;
+  private final @Nullable String reason;
 
   private AttemptResult(Kind kind, Outcome outcome, RuntimeException failure, Duration retryAfter, String reason) {
     this.kind = kind;

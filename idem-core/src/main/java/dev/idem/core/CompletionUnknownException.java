@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Lease mode: the effect ran, but its response could not be stored. Every completion of the claim
@@ -37,7 +38,7 @@ public class CompletionUnknownException extends IdemStoreException {
    *     second), never {@code null} or negative
    * @param cause the store's last failure, may be {@code null}
    */
-  public CompletionUnknownException(IdempotencyKey key, Duration retryAfter, Throwable cause) {
+  public CompletionUnknownException(IdempotencyKey key, Duration retryAfter, @Nullable Throwable cause) {
     super("the effect for idempotency key '" + key + "' ran, but its response could not be stored: whether it is stored is unknown;"
         + " retry with the same key after " + Objects.requireNonNull(retryAfter, "retryAfter").toSeconds()
         + " s (a retry replays the stored response, or takes the claim over as a recovery)", cause);

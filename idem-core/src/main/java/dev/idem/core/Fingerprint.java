@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SHA-256 digest of what makes two requests the same request: two requests that reuse an
@@ -119,6 +120,23 @@ public final class Fingerprint {
   }
 
   /**
+   * The canonical form that {@link #ofJson(byte[])} digests (RFC 8785 with exact numbers, as the
+   * class describes): for a client that sends its bodies canonical, or to see why two bodies are,
+   * or are not, the same request. {@code ofJson(json)} equals {@code ofBytes(canonicalJson(json))},
+   * and a text in canonical form is its own canonical form. Accepts what {@link #ofJson(byte[])}
+   * accepts.
+   *
+   * @param utf8Json one JSON text in UTF-8, never {@code null}; not modified
+   * @return a new array with the canonical form in UTF-8, never {@code null}
+   * @throws NullPointerException if {@code utf8Json} is {@code null}
+   * @throws InvalidPayloadException if {@code utf8Json} is not valid UTF-8 JSON as {@link
+   *     #ofJson(byte[])} requires; the message names the problem and its byte offset
+   */
+  public static byte[] canonicalJson(byte[] utf8Json) {
+    return JsonCanonicalizer.canonicalize(Objects.requireNonNull(utf8Json, "utf8Json"));
+  }
+
+  /**
    * Fingerprints an opaque payload: SHA-256 over its bytes exactly as given.
    *
    * @param payload the payload, never {@code null} (use an empty array for no body); not modified
@@ -166,7 +184,7 @@ public final class Fingerprint {
    * @param mediaType a media type or {@code Content-Type} value; may be {@code null}
    * @return {@code true} if it denotes JSON; {@code false} for {@code null} or anything else
    */
-  public static boolean isJson(String mediaType) {
+  public static boolean isJson(@Nullable String mediaType) {
     if (mediaType == null) {
       return false;
     }
@@ -247,7 +265,7 @@ public final class Fingerprint {
    * @return whether {@code other} is a fingerprint with the same digest
    */
   @Override
-  public boolean equals(Object other) {
+  public boolean equals(@Nullable Object other) {
     return other instanceof Fingerprint && Arrays.equals(digest, ((Fingerprint) other).digest);
   }
 
@@ -334,7 +352,7 @@ public final class Fingerprint {
      * @param method the request method as sent, such as {@code POST}; {@code null} for absent
      * @return this builder
      */
-    public RequestBuilder method(String method) {
+    public RequestBuilder method(@Nullable String method) {
       this.method = method;
       return this;
     }
@@ -346,7 +364,7 @@ public final class Fingerprint {
      *     null}. {@code null} for absent
      * @return this builder
      */
-    public RequestBuilder target(String target) {
+    public RequestBuilder target(@Nullable String target) {
       this.target = target;
       return this;
     }
@@ -356,7 +374,7 @@ public final class Fingerprint {
      *     request has none
      * @return this builder
      */
-    public RequestBuilder contentType(String contentType) {
+    public RequestBuilder contentType(@Nullable String contentType) {
       this.contentType = contentType;
       return this;
     }
@@ -366,7 +384,7 @@ public final class Fingerprint {
      *     joined with {@code ,}; {@code null} (or no codings) when the request has none
      * @return this builder
      */
-    public RequestBuilder contentEncoding(String contentEncoding) {
+    public RequestBuilder contentEncoding(@Nullable String contentEncoding) {
       this.contentEncoding = contentEncoding;
       return this;
     }

@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one unchecked root of every exception Idem throws.
  *
@@ -20,7 +22,7 @@ public class IdemException extends RuntimeException {
    * @param message what went wrong, never {@code null}
    * @param cause the underlying failure, may be {@code null}
    */
-  public IdemException(String message, Throwable cause) {
+  public IdemException(String message, @Nullable Throwable cause) {
     super(message, cause);
   }
 }

@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The store failed or could not be reached (connection refused, lock timeout, I/O error). The
  * transaction that was in progress was rolled back, so no half-written record is left behind;
@@ -14,7 +16,7 @@ public class IdemStoreException extends IdemException {
    * @param message what failed, never {@code null}
    * @param cause the driver's exception, may be {@code null}
    */
-  public IdemStoreException(String message, Throwable cause) {
+  public IdemStoreException(String message, @Nullable Throwable cause) {
     super(message, cause);
   }
 }

@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An idempotency key: the opaque, client-chosen name of one <em>intended operation</em> (not of
  * one attempt, not of one payload).
@@ -103,7 +105,7 @@ public final class IdempotencyKey implements Comparable<IdempotencyKey> {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof IdempotencyKey && ((IdempotencyKey) o).value.equals(value);
   }
 

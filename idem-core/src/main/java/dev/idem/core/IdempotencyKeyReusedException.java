@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The idempotency key was already used, in the same scope, with a different payload (contract
  * rule 2). Nothing ran and nothing was stored by the refused attempt.
@@ -10,7 +12,7 @@ package dev.idem.core;
 public class IdempotencyKeyReusedException extends IdemException {
   private static final long serialVersionUID = 1L;
 
-  private final transient Scope scope;
+  private final transient @Nullable Scope scope;
   private final transient IdempotencyKey key;
 
   /**
@@ -36,14 +38,14 @@ public class IdempotencyKeyReusedException extends IdemException {
    * @param key the key, never {@code null}
    * @param detail what the server said, may be empty
    */
-  public IdempotencyKeyReusedException(IdempotencyKey key, String detail) {
+  public IdempotencyKeyReusedException(IdempotencyKey key, @Nullable String detail) {
     super("idempotency key '" + key + "' was already used with a different payload" + (detail == null || detail.isEmpty() ? "" : ": " + detail));
     this.scope = null;
     this.key = key;
   }
 
   /** @return the scope of the reused key; {@code null} when raised by a client that does not know it */
-  public Scope scope() {
+  public @Nullable Scope scope() {
     return scope;
   }
 

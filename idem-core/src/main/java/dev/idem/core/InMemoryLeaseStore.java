@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LeaseStore} in the memory of one JVM, for unit tests of code that uses Idem and for
@@ -75,7 +76,7 @@ public final class InMemoryLeaseStore implements LeaseStore {
    *
    * @return a copy, or {@code null} when the record is absent or not completed
    */
-  public byte[] storedResponseBytes(Scope scope, IdempotencyKey key) {
+  public byte @Nullable [] storedResponseBytes(Scope scope, IdempotencyKey key) {
     Entry e = records.get(new Id(scope, key));
     return e == null || e.response == null ? null : e.response.clone();
   }

@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A payload could not be fingerprinted: it was declared as JSON (a {@code application/json} or
  * {@code +json} media type) but is not a valid JSON text per RFC 8259, or it is not valid UTF-8.
@@ -21,7 +23,7 @@ public class InvalidPayloadException extends IdemException {
    * @param message what is wrong with the payload, never {@code null}
    * @param cause the underlying failure, may be {@code null}
    */
-  public InvalidPayloadException(String message, Throwable cause) {
+  public InvalidPayloadException(String message, @Nullable Throwable cause) {
     super(message, cause);
   }
 }

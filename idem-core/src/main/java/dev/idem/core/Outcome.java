@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The result of running an operation under an idempotency key: the response and whether it was
@@ -87,7 +88,7 @@ public final class Outcome {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof Outcome
         && ((Outcome) o).kind == kind
         && ((Outcome) o).stored == stored

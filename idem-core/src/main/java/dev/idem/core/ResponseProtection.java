@@ -1,6 +1,6 @@
 package dev.idem.core;
 
-import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.StoredResponseCodec;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -19,6 +19,7 @@ import javax.crypto.Cipher;
 import javax.crypto.SecretKey;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How stores write and read the stored response of a record: in clear ({@link #none()}, the
@@ -98,7 +99,7 @@ public final class ResponseProtection {
   private static final ResponseProtection NONE = new ResponseProtection(Map.of(), null, true);
 
   private final Map<String, SecretKey> keys;
-  private final String currentKeyId;
+  private final @Nullable String currentKeyId;
   private final boolean acceptPlaintext;
 
   private ResponseProtection(Map<String, SecretKey> keys, String currentKeyId, boolean acceptPlaintext) {
@@ -128,7 +129,7 @@ public final class ResponseProtection {
   }
 
   /** @return the id of the key that protects new records, or {@code null} for {@link #none()} */
-  public String currentKeyId() {
+  public @Nullable String currentKeyId() {
     return currentKeyId;
   }
 
@@ -274,7 +275,7 @@ public final class ResponseProtection {
    * @return its status when protection is off; {@code null} when it is on, so that the status is
    *     only kept inside the ciphertext
    */
-  public Integer clearStatus(StoredResponse response) {
+  public @Nullable Integer clearStatus(StoredResponse response) {
     return enabled() ? null : response.status();
   }
 

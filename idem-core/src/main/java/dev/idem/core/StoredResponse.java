@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the first execution of an operation answered, kept so that a repeated request gets it back
@@ -99,7 +100,7 @@ public final class StoredResponse {
    * @param name the field name, never {@code null}
    * @return the first value, or {@code null} when the response has no such field
    */
-  public String header(String name) {
+  public @Nullable String header(String name) {
     for (Map.Entry<String, List<String>> e : headers.entrySet()) {
       if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) {
         return e.getValue().get(0);
@@ -153,7 +154,7 @@ public final class StoredResponse {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     if (!(o instanceof StoredResponse)) {
       return false;
     }

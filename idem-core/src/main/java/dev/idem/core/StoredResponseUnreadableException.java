@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A record's stored response exists but cannot be read back: its authenticated encryption failed
  * (tampered bytes, or a ciphertext that belongs to another record), it was protected under a key id
@@ -25,7 +27,7 @@ public class StoredResponseUnreadableException extends IdemStoreException {
    * @param cause the underlying failure (for example {@code javax.crypto.AEADBadTagException}), may
    *     be {@code null}
    */
-  public StoredResponseUnreadableException(String message, Throwable cause) {
+  public StoredResponseUnreadableException(String message, @Nullable Throwable cause) {
     super(message, cause);
   }
 }

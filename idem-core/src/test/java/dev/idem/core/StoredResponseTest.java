@@ -3,7 +3,7 @@ package dev.idem.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.StoredResponseCodec;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;

@@ -33,6 +33,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Transactional mode: runs an effect that lives in the same database as the key table, so that the
@@ -144,7 +145,7 @@ public final class JdbcIdempotency {
   private final Statements mariaDbStatements;
   private final Map<Dialect, Boolean> schemaReady = new ConcurrentHashMap<>();
   /** The bound of a claim's wait for a concurrent attempt's row; {@code null}: the database's own. */
-  private final Duration claimLockWait;
+  private final @Nullable Duration claimLockWait;
   /** Whether the MySQL-dialect server is MariaDB: decided at the first bounded claim there. */
   private volatile Boolean mariaDb;
 
@@ -198,7 +199,7 @@ public final class JdbcIdempotency {
    *     it gives up with {@link RequestInProgressException}, or {@code null} when the database's own
    *     lock wait applies ({@link Builder#claimLockWait})
    */
-  public Duration claimLockWait() {
+  public @Nullable Duration claimLockWait() {
     return claimLockWait;
   }
 
@@ -1422,7 +1423,7 @@ public final class JdbcIdempotency {
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
     private Strategy strategy = Strategy.CLAIM_FIRST;
     private ResponseProtection protection = ResponseProtection.none();
-    private Duration claimLockWait;
+    private @Nullable Duration claimLockWait;
 
     private Builder() {}
 
@@ -1449,7 +1450,7 @@ public final class JdbcIdempotency {
      * @return this builder
      * @throws IllegalArgumentException if {@code wait} is negative or longer than 60 seconds
      */
-    public Builder claimLockWait(Duration wait) {
+    public Builder claimLockWait(@Nullable Duration wait) {
       if (wait != null && (wait.isNegative() || wait.compareTo(Duration.ofSeconds(60)) > 0)) {
         throw new IllegalArgumentException("claimLockWait must be between 0 and 60s, was " + wait);
       }

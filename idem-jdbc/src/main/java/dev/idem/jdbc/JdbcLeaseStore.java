@@ -7,7 +7,7 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.internal.ConflictRetry;

@@ -6,6 +6,7 @@ import java.sql.SQLIntegrityConstraintViolationException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an SQL failure says about a retry of the same request: whether it can succeed later (the
@@ -69,7 +70,7 @@ public enum SqlFailure {
    * @param failure any throwable, or {@code null}
    * @return the kind; {@link #FAILED} when there is no {@link SQLException} in the chain
    */
-  public static SqlFailure of(Throwable failure) {
+  public static SqlFailure of(@Nullable Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SQLException) {
         return of((SQLException) t);

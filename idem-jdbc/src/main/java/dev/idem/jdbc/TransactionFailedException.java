@@ -2,6 +2,7 @@ package dev.idem.jdbc;
 
 import dev.idem.core.IdemStoreException;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link TransactionRunner}'s transaction could not begin, or did not commit after its work
@@ -28,7 +29,7 @@ public final class TransactionFailedException extends IdemStoreException {
    * @param message what failed, never {@code null}
    * @param cause the underlying failure, or {@code null}
    */
-  public TransactionFailedException(Stage stage, String message, Throwable cause) {
+  public TransactionFailedException(Stage stage, String message, @Nullable Throwable cause) {
     super(message, cause);
     this.stage = Objects.requireNonNull(stage, "stage");
   }

@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message as a broker adapter hands it to an {@link IdempotentConsumer}.
@@ -18,7 +19,7 @@ import java.util.TreeMap;
  *     first delivery); 0 when the broker does not say
  * @param source where it came from (queue, stream and consumer), for reasons and logs
  */
-public record InboundMessage(String messageId, Map<String, String> headers, byte[] body, int deliveryCount, String source) {
+public record InboundMessage(@Nullable String messageId, Map<String, String> headers, byte[] body, int deliveryCount, String source) {
 
   /** Validates and copies the components. */
   public InboundMessage {
@@ -34,7 +35,7 @@ public record InboundMessage(String messageId, Map<String, String> headers, byte
   }
 
   /** @return the header's value (name compared case-insensitively), or {@code null} */
-  public String header(String name) {
+  public @Nullable String header(String name) {
     return headers.get(name.toLowerCase(Locale.ROOT));
   }
 }

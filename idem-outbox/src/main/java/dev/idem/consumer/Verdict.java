@@ -2,6 +2,7 @@ package dev.idem.consumer;
 
 import dev.idem.core.Outcome;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a broker adapter must do with a message after {@link IdempotentConsumer#process}.
@@ -10,7 +11,7 @@ import java.util.Objects;
  * @param outcome the Idem outcome when the handler ran or was replayed, else {@code null}
  * @param reason why it is redelivered or dead-lettered, {@code null} for {@link Action#ACK}
  */
-public record Verdict(Action action, Outcome outcome, String reason) {
+public record Verdict(Action action, @Nullable Outcome outcome, @Nullable String reason) {
 
   /** The three things a consumer does with a message. */
   public enum Action {

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One outgoing message or call that an effect records in the outbox: a RabbitMQ publish, a
@@ -163,7 +164,7 @@ public final class Intent {
   }
 
   /** @return the routing key (RabbitMQ), the method (HTTP), or {@code null} (JetStream) */
-  public String route() {
+  public @Nullable String route() {
     return route;
   }
 
@@ -223,7 +224,7 @@ public final class Intent {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     if (!(o instanceof Intent)) {
       return false;
     }

@@ -2,10 +2,10 @@ package dev.idem.outbox;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Scope;
-import dev.idem.core.internal.Digests;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -41,7 +41,7 @@ public final class IntentId {
     if (position < 0) {
       throw new IllegalArgumentException("position must be 0 or more, was " + position);
     }
-    MessageDigest sha = Digests.newSha256();
+    MessageDigest sha = sha256();
     part(sha, DOMAIN);
     part(sha, scope.principal().getBytes(StandardCharsets.UTF_8));
     part(sha, scope.operation().getBytes(StandardCharsets.UTF_8));
@@ -52,6 +52,14 @@ public final class IntentId {
     h[8] = (byte) ((h[8] & 0x3f) | 0x80); // variant 10
     ByteBuffer b = ByteBuffer.wrap(h, 0, 16);
     return new UUID(b.getLong(), b.getLong()).toString();
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
   }
 
   private static void part(MessageDigest sha, byte[] bytes) {

@@ -2,6 +2,7 @@ package dev.idem.outbox;
 
 import dev.idem.core.Scope;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One row of the outbox as read back: the intent, the operation that recorded it, and its delivery
@@ -19,7 +20,7 @@ import java.util.Objects;
  */
 public record OutboxEntry(
     String id, Scope scope, String key, int position, Intent intent, State state, int attempts,
-    String lastError, long createdAtMillis) {
+    @Nullable String lastError, long createdAtMillis) {
 
   /** Where an intent's delivery stands. */
   public enum State {

@@ -2,6 +2,7 @@ package dev.idem.redis;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How long a {@link RedisLeaseStore} waits, after each write, before it reports the write as done:
@@ -143,7 +144,7 @@ public final class RedisDurability {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof RedisDurability d && d.replicas == replicas && d.timeout.equals(timeout) && d.aof == aof;
   }
 

@@ -8,8 +8,7 @@ import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.StoredResponseUnreadableException;
-import dev.idem.core.internal.Digests;
-import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.redis.RedisStoreClient.Script;
@@ -21,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import redis.clients.jedis.UnifiedJedis;
@@ -165,7 +165,7 @@ public final class RedisLeaseStore implements LeaseStore {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(key, "key");
     String id = scope.principal() + '\u0000' + scope.operation() + '\u0000' + key.value();
-    return keyPrefix + '{' + Digests.sha256Hex(id) + '}';
+    return keyPrefix + '{' + HexFormat.of().formatHex(digest("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8))) + '}';
   }
 
   /**
@@ -523,7 +523,7 @@ public final class RedisLeaseStore implements LeaseStore {
       }
     }
     byte[] bytes = source.toByteArray();
-    return new Script(name, bytes, utf8(Digests.hex(digest("SHA-1").digest(bytes))), returnsArray);
+    return new Script(name, bytes, utf8(HexFormat.of().formatHex(digest("SHA-1").digest(bytes))), returnsArray);
   }
 
   /**

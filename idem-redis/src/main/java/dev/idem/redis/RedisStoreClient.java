@@ -3,6 +3,7 @@ package dev.idem.redis;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Redis commands a {@link RedisLeaseStore} sends, for running the store on a client other than
@@ -57,7 +58,7 @@ public interface RedisStoreClient {
    * @return one value per field, {@code null} for a missing field or hash
    * @throws RuntimeException if Redis could not be reached
    */
-  List<byte[]> hmget(byte[] key, List<byte[]> fields);
+  List<byte @Nullable []> hmget(byte[] key, List<byte[]> fields);
 
   /**
    * Walks every key that matches {@code pattern} ({@code SCAN ... MATCH pattern COUNT batchSize}),

@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One of Idem's own answers that is not the handler's: a refusal or a failure (a key missing,
@@ -24,7 +25,7 @@ import java.util.Objects;
  * @param extensions more members in order, name to a {@link String} or a {@link Number} (for
  *     example {@code originalStatus} of a response too large to replay); never {@code null}, copied
  */
-public record IdemProblem(String name, String type, String title, int status, String detail, Map<String, Object> extensions) {
+public record IdemProblem(String name, @Nullable String type, String title, int status, String detail, Map<String, Object> extensions) {
 
   /**
    * @throws NullPointerException if {@code name}, {@code title}, {@code detail} or {@code

@@ -16,8 +16,6 @@ import dev.idem.servlet.internal.CapturingResponse;
 import dev.idem.servlet.internal.FormParts;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.KeyHeader;
-import dev.idem.servlet.internal.Principals;
-import dev.idem.servlet.internal.Problem;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -474,7 +472,7 @@ public final class IdempotencyFilter implements Filter {
           "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
       return;
     }
-    String principal = Principals.scopePrincipal(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
+    String principal = Scope.principalPart(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(req, route)), key.key(), fingerprint);
 
     Run run = new Run(cfg, idempotent, buffered, res, chain);
@@ -768,9 +766,7 @@ public final class IdempotencyFilter implements Filter {
    */
   private static void problem(IdempotencyFilterConfig cfg, HttpServletResponse res, String name, String title, int status, String detail)
       throws IOException {
-    String type = cfg.problemType(name);
-    render(cfg.problemRenderer(), new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, Map.of()),
-        res);
+    render(cfg.problemRenderer(), cfg.problem(name, title, status, detail, Map.of()), res);
   }
 
   /**
@@ -811,9 +807,7 @@ public final class IdempotencyFilter implements Filter {
     if (location != null) {
       members.put("originalLocation", location);
     }
-    String type = cfg.problemType(RESPONSE_TOO_LARGE);
-    render(cfg.problemRenderer(), new IdemProblem(RESPONSE_TOO_LARGE, type,
-        type == null ? Problem.reasonPhrase(500) : "The stored response is too large to replay", 500,
+    render(cfg.problemRenderer(), cfg.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 500,
         "the request with this Idempotency-Key was already processed and answered with status " + stored.status()
             + (bytes >= 0 ? " and a body of " + bytes + " bytes" : "") + ", too large to be stored for replays;"
             + " it is not run again, and its answer cannot be sent again"

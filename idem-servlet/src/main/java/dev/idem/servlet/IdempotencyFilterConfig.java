@@ -6,6 +6,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.PathPattern;
+import dev.idem.servlet.internal.Problem;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,10 +15,12 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link IdempotencyFilter} does: which requests it deduplicates (routes), with which engine,
@@ -132,7 +135,7 @@ public final class IdempotencyFilterConfig {
   private final int maxBodyBytes;
   private final int maxResponseBytes;
   /** The base as given, or {@code null} for about:blank problems. */
-  private final URI problemTypeBase;
+  private final @Nullable URI problemTypeBase;
   private final PrincipalResolver principalResolver;
   private final String anonymousPrincipal;
   private final Set<String> replayedHeaders;
@@ -214,7 +217,7 @@ public final class IdempotencyFilterConfig {
    *     be {@code null}
    * @return the route, or {@code null} when the filter lets the request pass untouched
    */
-  public Route routeFor(String method, String path) {
+  public @Nullable Route routeFor(@Nullable String method, @Nullable String path) {
     for (Route r : routes) {
       if (r.matches(method, path)) {
         return r;
@@ -259,8 +262,32 @@ public final class IdempotencyFilterConfig {
    * @return the base followed by {@code name}, or {@code null} for about:blank problems (leave
    *     the {@code type} member out, RFC 9457 section 3.1.1)
    */
-  public String problemType(String name) {
+  public @Nullable String problemType(String name) {
     return problemTypeBase == null ? null : problemTypeBase + name;
+  }
+
+  /**
+   * One of Idem's own problems as this configuration shapes it, for the filter and for
+   * integrations that answer Idem's exceptions in the same shape (the Spring Boot starter's {@code
+   * @Idempotent} methods): its type is {@link #problemType(String) problemType(name)} and its title
+   * {@code title}; with about:blank problem types it has no type and the status code's reason
+   * phrase as its title (RFC 9457 section 4.2.1), such as {@code "Conflict"} for 409. Stateless and
+   * thread-safe.
+   *
+   * @param name the problem's name, such as {@code "request-in-progress"}; never {@code null}
+   * @param title the problem type's title in English, used when problem types have a base; never
+   *     {@code null}
+   * @param status the HTTP status code, 400 to 599
+   * @param detail the explanation of this occurrence in English, never {@code null}
+   * @param extensions more members in order (see {@link IdemProblem}), never {@code null}, copied
+   * @return the problem, never {@code null}
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws IllegalArgumentException if {@code status} is not 400 to 599
+   */
+  public IdemProblem problem(String name, String title, int status, String detail, Map<String, Object> extensions) {
+    Objects.requireNonNull(title, "title");
+    String type = problemType(Objects.requireNonNull(name, "name"));
+    return new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, extensions);
   }
 
   /** @return who a request's key belongs to; never {@code null} */
@@ -303,7 +330,7 @@ public final class IdempotencyFilterConfig {
    *     zero
    * @return seconds, from 1 to {@code maxRetryAfter().toSeconds()}
    */
-  public long retryAfterSeconds(Duration leaseRemaining) {
+  public long retryAfterSeconds(@Nullable Duration leaseRemaining) {
     long millis = leaseRemaining == null || leaseRemaining.isNegative() ? 0 : saturatedMillis(leaseRemaining);
     long seconds = millis / 1000 + (millis % 1000 == 0 ? 0 : 1);
     return Math.max(1, Math.min(seconds, maxRetryAfter.toSeconds()));
@@ -400,12 +427,12 @@ public final class IdempotencyFilterConfig {
      * @param path the decoded path inside the context, may be {@code null} (no match)
      * @return whether this route applies to the request
      */
-    public boolean matches(String method, String path) {
+    public boolean matches(@Nullable String method, @Nullable String path) {
       return this.method.equals(method) && compiled.matches(path);
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
       return o instanceof Route r && r.method.equals(method) && r.pattern.equals(pattern)
           && r.requirement == requirement;
     }
@@ -431,7 +458,7 @@ public final class IdempotencyFilterConfig {
     private final List<Route> routes = new ArrayList<>();
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
-    private URI problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
+    private @Nullable URI problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
     private PrincipalResolver principalResolver = PrincipalResolver.userPrincipal();
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);

@@ -1,6 +1,7 @@
 package dev.idem.servlet;
 
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Names the caller that an idempotency key belongs to: the principal part of the key's {@link
@@ -26,7 +27,7 @@ public interface PrincipalResolver {
    * @param request the request, never {@code null}; its body must not be read
    * @return the caller's stable name, or {@code null} or empty for an anonymous caller
    */
-  String resolve(HttpServletRequest request);
+  @Nullable String resolve(HttpServletRequest request);
 
   /**
    * The default: the container's authenticated user, {@link HttpServletRequest#getUserPrincipal()}

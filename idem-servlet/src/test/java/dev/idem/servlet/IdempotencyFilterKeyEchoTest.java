@@ -8,8 +8,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.internal.StoredResponseCodec;
-import dev.idem.servlet.internal.Principals;
+import dev.idem.core.spi.StoredResponseCodec;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -124,7 +123,7 @@ class IdempotencyFilterKeyEchoTest {
     assertThat(first.statusCode()).isEqualTo(201);
     assertThat(keys(first)).containsExactly("k-handler");
 
-    Scope scope = Scope.of(Principals.scopePrincipal(null, config.anonymousPrincipal()), "POST /**");
+    Scope scope = Scope.of(Scope.principalPart(null, config.anonymousPrincipal()), "POST /**");
     StoredResponse stored = StoredResponseCodec.decode(store.storedResponseBytes(scope, IdempotencyKey.of("k-handler")));
     assertThat(stored.headers().keySet()).noneMatch(name -> name.equalsIgnoreCase("Idempotency-Key"));
 
@@ -138,7 +137,7 @@ class IdempotencyFilterKeyEchoTest {
   void replayNeverSendsAKeyStoredInTheRecord() throws Exception {
     assertThat(post("/notes", "k-mine", "{}").statusCode()).isEqualTo(201);
     // a record written by another version or configuration, carrying another key's field
-    Scope scope = Scope.of(Principals.scopePrincipal(null, config.anonymousPrincipal()), "POST /**");
+    Scope scope = Scope.of(Scope.principalPart(null, config.anonymousPrincipal()), "POST /**");
     StoredResponse planted = StoredResponse.builder(201).header("Idempotency-Key", "k-someone-else")
         .header("Content-Type", "text/plain").body("planted").build();
     assertThat(store.replaceStoredResponseBytes(scope, IdempotencyKey.of("k-mine"), StoredResponseCodec.encode(planted))).isTrue();

@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdemException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code idem.*} configuration is wrong; the application does not start. The message names the
@@ -16,7 +17,7 @@ public class IdemConfigurationException extends IdemException {
    * @param message what is wrong and what is allowed
    * @param cause the validation failure, may be {@code null}
    */
-  public IdemConfigurationException(String property, String message, Throwable cause) {
+  public IdemConfigurationException(String property, String message, @Nullable Throwable cause) {
     super(property + ": " + message, cause);
     this.property = property;
   }

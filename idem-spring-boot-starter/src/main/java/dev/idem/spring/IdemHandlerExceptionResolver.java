@@ -9,12 +9,11 @@ import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
-import dev.idem.servlet.IdemProblem;
-import dev.idem.servlet.internal.Problem;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.Ordered;
@@ -80,7 +79,8 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
   }
 
   @Override
-  public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
+  public @Nullable ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, @Nullable Object handler,
+      Exception ex) {
     if (response.isCommitted()) {
       return null;
     }
@@ -141,8 +141,6 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
   }
 
   private void writeProblem(HttpServletResponse response, String name, String title, int status, String detail) throws IOException {
-    String type = config.problemType(name);
-    IdempotencyFilter.render(config.problemRenderer(),
-        new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, java.util.Map.of()), response);
+    IdempotencyFilter.render(config.problemRenderer(), config.problem(name, title, status, detail, java.util.Map.of()), response);
   }
 }

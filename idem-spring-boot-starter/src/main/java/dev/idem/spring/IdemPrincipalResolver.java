@@ -1,5 +1,7 @@
 package dev.idem.spring;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Supplies the principal of the scope (whose key it is) for {@link Idempotent} methods and, unless
  * the application also defines a {@code dev.idem.servlet.PrincipalResolver} bean, for the
@@ -21,5 +23,5 @@ package dev.idem.spring;
 public interface IdemPrincipalResolver {
 
   /** @return the current caller's name, or {@code null} or empty for an anonymous caller */
-  String currentPrincipal();
+  @Nullable String currentPrincipal();
 }

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
@@ -169,13 +170,13 @@ public class IdemProperties {
      * hash tag, and braces in the prefix would become the tag instead, putting every record in one
      * slot.
      */
-    private String keyPrefix;
+    private @Nullable String keyPrefix;
 
-    public String getKeyPrefix() {
+    public @Nullable String getKeyPrefix() {
       return keyPrefix;
     }
 
-    public void setKeyPrefix(String keyPrefix) {
+    public void setKeyPrefix(@Nullable String keyPrefix) {
       this.keyPrefix = keyPrefix;
     }
 
@@ -240,7 +241,7 @@ public class IdemProperties {
     private Map<String, String> keys = new LinkedHashMap<>();
 
     /** The id of the key that protects new records; setting it turns protection on. */
-    private String currentKey;
+    private @Nullable String currentKey;
 
     /**
      * Whether records written in clear before protection was turned on are still replayed (default
@@ -257,11 +258,11 @@ public class IdemProperties {
       this.keys = keys;
     }
 
-    public String getCurrentKey() {
+    public @Nullable String getCurrentKey() {
       return currentKey;
     }
 
-    public void setCurrentKey(String currentKey) {
+    public void setCurrentKey(@Nullable String currentKey) {
       this.currentKey = currentKey;
     }
 

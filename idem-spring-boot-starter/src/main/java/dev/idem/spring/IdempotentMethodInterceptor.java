@@ -12,7 +12,6 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
-import dev.idem.servlet.internal.Principals;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -25,6 +24,7 @@ import java.util.Optional;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -148,7 +148,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    *     {@code String}
    */
   @Override
-  public Object invoke(MethodInvocation invocation) throws Throwable {
+  public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
     Class<?> target = invocation.getThis() == null ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(invocation.getThis());
     Method method = AopUtils.getMostSpecificMethod(invocation.getMethod(), target);
     Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
@@ -179,7 +179,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       throw new IdempotencyKeyMissingException(method.getDeclaringClass().getSimpleName() + "." + method.getName());
     }
     String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
-    String principal = Principals.scopePrincipal(principals.currentPrincipal(), anonymousPrincipal);
+    String principal = Scope.principalPart(principals.currentPrincipal(), anonymousPrincipal);
     IdempotentRequest request = new IdempotentRequest(
         Scope.of(principal, operation), IdempotencyKey.of((String) args[keyIndex]), Fingerprint.ofJson(json.write(payload)));
 

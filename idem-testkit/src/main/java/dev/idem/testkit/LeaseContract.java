@@ -32,6 +32,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -81,7 +82,7 @@ public abstract class LeaseContract {
    *     table, the hash or the map (not through the store), or {@code null} if there are none
    * @throws UnsupportedOperationException unless overridden
    */
-  protected byte[] rawResponse(Scope scope, IdempotencyKey key) throws Exception {
+  protected byte @Nullable [] rawResponse(Scope scope, IdempotencyKey key) throws Exception {
     throw new UnsupportedOperationException(getClass().getSimpleName() + " must override rawResponse");
   }
 

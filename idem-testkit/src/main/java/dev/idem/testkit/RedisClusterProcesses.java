@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Redis Cluster of {@code redis-server} processes that this object started on free loopback
@@ -54,7 +55,7 @@ public final class RedisClusterProcesses implements AutoCloseable {
   }
 
   /** @return the {@code redis-server} executable, or {@code null} if there is none */
-  public static String serverExecutable() {
+  public static @Nullable String serverExecutable() {
     return executable("IDEM_TEST_REDIS_SERVER", "redis-server");
   }
 

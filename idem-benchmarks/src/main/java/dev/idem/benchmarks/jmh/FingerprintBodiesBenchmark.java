@@ -2,7 +2,6 @@ package dev.idem.benchmarks.jmh;
 
 import dev.idem.benchmarks.JsonBodies;
 import dev.idem.core.Fingerprint;
-import dev.idem.core.internal.JsonCanonicalizer;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
@@ -75,7 +74,7 @@ public class FingerprintBodiesBenchmark {
             .getBytes(StandardCharsets.UTF_8);
       case "canonical":
         for (int size = 1024; ; size++) {
-          byte[] canonical = JsonCanonicalizer.canonicalize(JsonBodies.of(size));
+          byte[] canonical = Fingerprint.canonicalJson(JsonBodies.of(size));
           if (canonical.length >= 1024) {
             return canonical;
           }

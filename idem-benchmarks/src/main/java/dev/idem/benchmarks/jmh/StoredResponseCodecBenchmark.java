@@ -2,7 +2,7 @@ package dev.idem.benchmarks.jmh;
 
 import dev.idem.benchmarks.JsonBodies;
 import dev.idem.core.StoredResponse;
-import dev.idem.core.internal.StoredResponseCodec;
+import dev.idem.core.spi.StoredResponseCodec;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.benchmarks.JsonBodies;
-import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.Fingerprint;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +17,7 @@ class FingerprintBodiesBenchmarkTest {
   void canonicalBodyIsOneKibibyteAndAlreadyCanonical() {
     byte[] body = FingerprintBodiesBenchmark.body("canonical");
     assertTrue(body.length >= 1024 && body.length < 1100, "length " + body.length);
-    assertArrayEquals(body, JsonCanonicalizer.canonicalize(body));
+    assertArrayEquals(body, Fingerprint.canonicalJson(body));
   }
 
   @Test
@@ -25,7 +25,7 @@ class FingerprintBodiesBenchmarkTest {
     for (String shape : new String[] {"compact", "pretty"}) {
       byte[] body = FingerprintBodiesBenchmark.body(shape);
       assertTrue(body.length >= 1024 && body.length < 1100, shape + " length " + body.length);
-      assertFalse(Arrays.equals(body, JsonCanonicalizer.canonicalize(body)), shape);
+      assertFalse(Arrays.equals(body, Fingerprint.canonicalJson(body)), shape);
     }
   }
 
@@ -34,13 +34,13 @@ class FingerprintBodiesBenchmarkTest {
     byte[] compact = JsonBodies.of(600);
     byte[] pretty = FingerprintBodiesBenchmark.pretty(compact);
     assertTrue(pretty.length > compact.length);
-    assertArrayEquals(JsonCanonicalizer.canonicalize(compact), JsonCanonicalizer.canonicalize(pretty));
+    assertArrayEquals(Fingerprint.canonicalJson(compact), Fingerprint.canonicalJson(pretty));
   }
 
   @Test
   void smallBodyIsAboutOneHundredBytesAndNotCanonical() {
     byte[] body = FingerprintBodiesBenchmark.body("small");
     assertEquals(100, body.length);
-    assertFalse(Arrays.equals(body, JsonCanonicalizer.canonicalize(body)));
+    assertFalse(Arrays.equals(body, Fingerprint.canonicalJson(body)));
   }
 }

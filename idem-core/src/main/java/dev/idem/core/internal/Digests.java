@@ -6,11 +6,12 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * SHA-256 and lower-case hex for every Idem module: one place that knows SHA-256 is always there
+ * SHA-256 and lower-case hex for {@code idem-core}: one place that knows SHA-256 is always there
  * (every Java platform must provide it) and how bytes such as a digest are written as text
  * ({@link HexFormat}, lower case, no separators).
  *
- * <p>Not part of Idem's API: other Idem modules use it, applications should not. Stateless and
+ * <p>Not part of Idem's API, and not for other modules either: they use {@link MessageDigest} and
+ * {@link HexFormat} directly. Stateless and
  * thread-safe; each {@link MessageDigest} it returns belongs to the caller.
  */
 public final class Digests {

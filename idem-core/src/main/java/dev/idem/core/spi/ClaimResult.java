@@ -4,6 +4,7 @@ import dev.idem.core.Fingerprint;
 import dev.idem.core.StoredResponse;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link LeaseStore#claim} found and did. Exactly one of three states:
@@ -36,7 +37,7 @@ public final class ClaimResult {
   private final Fingerprint fingerprint;
   private final boolean recovery;
   private final Duration leaseRemaining;
-  private final StoredResponse response;
+  private final @Nullable StoredResponse response;
 
   private ClaimResult(State state, Fingerprint fingerprint, boolean recovery, Duration leaseRemaining, StoredResponse response) {
     this.state = state;
@@ -92,7 +93,7 @@ public final class ClaimResult {
   }
 
   /** @return for {@link State#COMPLETED}: the stored response; otherwise {@code null} */
-  public StoredResponse response() {
+  public @Nullable StoredResponse response() {
     return response;
   }
 

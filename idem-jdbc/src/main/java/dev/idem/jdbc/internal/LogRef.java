@@ -2,10 +2,11 @@ package dev.idem.jdbc.internal;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Scope;
-import dev.idem.core.internal.Digests;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 
 /**
  * How exception messages (which end up in logs) name a record without revealing its principal or
@@ -21,12 +22,17 @@ public final class LogRef {
 
   /** @return {@code "record #"} and 8 lowercase hexadecimal digits, never {@code null} */
   public static String of(Scope scope, IdempotencyKey key) {
-    MessageDigest sha256 = Digests.newSha256();
+    MessageDigest sha256;
+    try {
+      sha256 = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
     for (String part : new String[] {scope.principal(), scope.operation(), key.value()}) {
       byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
       sha256.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
       sha256.update(bytes);
     }
-    return "record #" + Digests.hex(sha256.digest(), 0, 4);
+    return "record #" + HexFormat.of().formatHex(sha256.digest(), 0, 4);
   }
 }

@@ -1,6 +1,7 @@
 package dev.idem.outbox.spi;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The outcome of delivering one intent.
@@ -9,7 +10,7 @@ import java.util.Objects;
  * @param status what happened, never {@code null}
  * @param reason why it failed (shown in the outbox as the last error), {@code null} when delivered
  */
-public record Delivery(String id, Status status, String reason) {
+public record Delivery(String id, Status status, @Nullable String reason) {
 
   /** What happened to one intent. */
   public enum Status {

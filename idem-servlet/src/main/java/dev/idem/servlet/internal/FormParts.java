@@ -1,6 +1,5 @@
 package dev.idem.servlet.internal;
 
-import dev.idem.core.internal.Digests;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.Part;
@@ -8,7 +7,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
+import java.util.HexFormat;
 import java.util.Locale;
 import java.util.TreeMap;
 
@@ -83,7 +84,7 @@ public record FormParts(String hex, long bytes) {
    * @return the digest; {@link #bytes()} is the sum of the names' and values' UTF-8 lengths
    */
   public static FormParts ofParameters(HttpServletRequest request) {
-    MessageDigest sha = Digests.newSha256();
+    MessageDigest sha = sha256();
     field(sha, "application/x-www-form-urlencoded; parsed");
     long total = 0;
     for (var entry : new TreeMap<>(request.getParameterMap()).entrySet()) {
@@ -96,7 +97,7 @@ public record FormParts(String hex, long bytes) {
         total += v == null ? 0 : v.getBytes(StandardCharsets.UTF_8).length;
       }
     }
-    return new FormParts(Digests.hex(sha.digest()), total);
+    return new FormParts(HexFormat.of().formatHex(sha.digest()), total);
   }
 
   /**
@@ -123,7 +124,7 @@ public record FormParts(String hex, long bytes) {
       // an IOException (FileUploadException): the request's fault, so a 400, never a 500.
       throw new Unreadable(describe(e), tooLarge(e), e);
     }
-    MessageDigest sha = Digests.newSha256();
+    MessageDigest sha = sha256();
     field(sha, "multipart/form-data");
     long total = 0;
     byte[] buffer = new byte[8192];
@@ -135,7 +136,7 @@ public record FormParts(String hex, long bytes) {
         field(sha, file);
       }
       field(sha, normalisedType(part.getContentType()));
-      MessageDigest content = Digests.newSha256();
+      MessageDigest content = sha256();
       long size = 0;
       try (InputStream in = part.getInputStream()) {
         for (int n; (n = in.read(buffer)) >= 0; ) {
@@ -147,7 +148,7 @@ public record FormParts(String hex, long bytes) {
       sha.update(content.digest()); // fixed length: the encoding stays unambiguous
       total += size;
     }
-    return new FormParts(Digests.hex(sha.digest()), total);
+    return new FormParts(HexFormat.of().formatHex(sha.digest()), total);
   }
 
   /**
@@ -197,6 +198,14 @@ public record FormParts(String hex, long bytes) {
   }
 
   /** The UTF-8 bytes of {@code s}, prefixed by their count and a colon. */
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
+  }
+
   private static void field(MessageDigest sha, String s) {
     byte[] bytes = (s == null ? "" : s).getBytes(StandardCharsets.UTF_8);
     sha.update((bytes.length + ":").getBytes(StandardCharsets.US_ASCII));

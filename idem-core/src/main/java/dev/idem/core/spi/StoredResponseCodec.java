@@ -1,4 +1,4 @@
-package dev.idem.core.internal;
+package dev.idem.core.spi;
 
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.StoredResponse;
@@ -12,12 +12,21 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Encodes a {@link StoredResponse} as bytes for stores that keep it in one column or one field.
+ * The byte format of a {@link StoredResponse}, for stores that keep a response in one binary
+ * column or one field (the JDBC key table, the Redis hash). A store written for Idem uses it so
+ * that its records read the same as the other stores' and stay readable across Idem versions.
  *
  * <p>Format, all integers big-endian: magic {@code 'I'} (1 byte), version {@code 1} (1 byte),
- * status (2 bytes), number of header values (2 bytes), then for each value its name and value as
- * modified-UTF-8 strings ({@link DataOutputStream#writeUTF}), then the body length (4 bytes) and the
- * body. Stateless and thread-safe. Not public API.
+ * status (2 bytes, unsigned), number of header values (2 bytes, unsigned, so at most 65,535), then
+ * for each value its name and value as modified-UTF-8 strings ({@link DataOutputStream#writeUTF}:
+ * a 2-byte length, then at most 65,535 bytes), in the order of {@link StoredResponse#headers()},
+ * then the body length in bytes (4 bytes) and the body. Headers that {@link StoredResponse} keeps
+ * for itself (such as {@link StoredResponse#BODY_NOT_STORED_HEADER}) travel as headers. A later
+ * version of the format gets another version byte; {@link #decode} refuses versions it does not
+ * know rather than guessing.
+ *
+ * <p>The codec neither encrypts nor compresses: a store that protects responses at rest seals the
+ * encoded bytes (as {@link dev.idem.core.ResponseProtection} does). Stateless and thread-safe.
  */
 public final class StoredResponseCodec {
 
@@ -28,7 +37,11 @@ public final class StoredResponseCodec {
 
   /**
    * @param response the response to encode, never {@code null}
-   * @return a new byte array
+   * @return a new byte array, never {@code null}
+   * @throws NullPointerException if {@code response} is {@code null}
+   * @throws IllegalArgumentException if the response has more than 65,535 header values
+   * @throws UncheckedIOException if a header name or value takes more than 65,535 bytes in
+   *     modified UTF-8 (a {@link java.io.UTFDataFormatException} as its cause)
    */
   public static byte[] encode(StoredResponse response) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 + response.bodyLength());
@@ -59,8 +72,10 @@ public final class StoredResponseCodec {
   }
 
   /**
-   * @param encoded bytes produced by {@link #encode(StoredResponse)}, never {@code null}
-   * @return the response
+   * @param encoded bytes produced by {@link #encode(StoredResponse)}, never {@code null}; not
+   *     modified
+   * @return the response, never {@code null}
+   * @throws NullPointerException if {@code encoded} is {@code null}
    * @throws IdemStoreException if the bytes are not a stored response of a known version (a
    *     corrupt record is a store failure, never silently an empty response)
    */

@@ -1,0 +1,109 @@
+package dev.idem.docs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.client.IdempotentHttpClient;
+import dev.idem.core.IdempotencyEngine;
+import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.outbox.Outbox;
+import dev.idem.redis.RedisLeaseStore;
+import dev.idem.servlet.IdempotencyFilter;
+import dev.idem.spring.Idempotent;
+import dev.idem.testkit.LeaseContract;
+import java.io.IOException;
+import java.lang.module.Configuration;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReference;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.jar.JarFile;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every library module's jar names its module on the module path: an {@code Automatic-Module-Name}
+ * in its manifest (set from the module's {@code idem.automatic-module-name} property), the root
+ * package of its code, and no two of them share a package. Reads the jars the build packaged, so it
+ * runs in {@code verify} (in {@code test} alone, before anything is packaged, it is skipped).
+ */
+class ModuleNamesTest {
+
+  /** A class of each library module, by the module name its jar must have. */
+  private static final Map<String, Class<?>> LIBRARIES = new LinkedHashMap<>();
+
+  static {
+    LIBRARIES.put("dev.idem.core", IdempotencyEngine.class);
+    LIBRARIES.put("dev.idem.jdbc", TransactionalIdempotency.class);
+    LIBRARIES.put("dev.idem.redis", RedisLeaseStore.class);
+    LIBRARIES.put("dev.idem.servlet", IdempotencyFilter.class);
+    LIBRARIES.put("dev.idem.client", IdempotentHttpClient.class);
+    LIBRARIES.put("dev.idem.outbox", Outbox.class);
+    LIBRARIES.put("dev.idem.spring", Idempotent.class);
+    LIBRARIES.put("dev.idem.testkit", LeaseContract.class);
+  }
+
+  @Test
+  void everyLibraryJarHasItsAutomaticModuleName() throws IOException {
+    for (Map.Entry<String, Class<?>> library : LIBRARIES.entrySet()) {
+      Path jar = jarOf(library.getValue());
+      try (JarFile file = new JarFile(jar.toFile())) {
+        assertThat(file.getManifest().getMainAttributes().getValue("Automatic-Module-Name"))
+            .as("Automatic-Module-Name of %s", jar.getFileName())
+            .isEqualTo(library.getKey());
+      }
+      ModuleReference module = ModuleFinder.of(jar).findAll().iterator().next();
+      assertThat(module.descriptor().name()).as("module name of %s", jar.getFileName()).isEqualTo(library.getKey());
+      assertThat(module.descriptor().isAutomatic()).isTrue();
+      assertThat(module.descriptor().packages())
+          .as("packages of %s", jar.getFileName())
+          .allSatisfy(p -> assertThat(p + ".").startsWith("dev.idem."));
+      assertThat(library.getValue().getPackageName()).startsWith(library.getKey());
+    }
+  }
+
+  @Test
+  void theLibraryJarsResolveTogetherOnTheModulePathWithoutASplitPackage() {
+    List<Path> jars = new ArrayList<>();
+    for (Class<?> type : LIBRARIES.values()) {
+      jars.add(jarOf(type));
+    }
+    // on the JDK's modules; resolution fails (ResolutionException) when two modules hold the same package
+    Configuration configuration =
+        ModuleLayer.boot().configuration().resolve(ModuleFinder.of(jars.toArray(Path[]::new)), ModuleFinder.of(), LIBRARIES.keySet());
+    Set<String> resolved = configuration.modules().stream().map(m -> m.name()).collect(Collectors.toSet());
+    assertThat(resolved).containsExactlyInAnyOrderElementsOf(LIBRARIES.keySet());
+  }
+
+  /** The packaged jar of the module that holds {@code type}; skips the test if it is not packaged yet. */
+  private static Path jarOf(Class<?> type) {
+    Path location;
+    try {
+      location = Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+    if (Files.isRegularFile(location)) {
+      return location;
+    }
+    // target/classes in a reactor build that stopped before package: the jar beside it, if any
+    Path target = location.getParent();
+    try (Stream<Path> files = Files.list(target)) {
+      List<Path> jars = files
+          .filter(f -> f.getFileName().toString().endsWith(".jar"))
+          .filter(f -> !f.getFileName().toString().matches(".*-(tests|sources|javadoc)\\.jar"))
+          .collect(Collectors.toList());
+      Assumptions.assumeTrue(jars.size() == 1, () -> "not packaged yet: " + location);
+      return jars.get(0);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
