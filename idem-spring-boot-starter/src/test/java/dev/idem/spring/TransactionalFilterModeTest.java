@@ -168,28 +168,9 @@ class TransactionalFilterModeTest {
 
   @Test
   void concurrentDuplicatesCommitOneRowAndAllGetItsAnswer() throws Exception {
-    String key = UUID.randomUUID().toString();
-    int racers = 8;
-    CyclicBarrier barrier = new CyclicBarrier(racers);
-    ExecutorService pool = Executors.newFixedThreadPool(racers);
-    try {
-      List<Future<HttpResponse<String>>> futures = new ArrayList<>();
-      for (int i = 0; i < racers; i++) {
-        futures.add(pool.submit(() -> {
-          barrier.await(10, TimeUnit.SECONDS);
-          return post(key, "e", "ok");
-        }));
-      }
-      List<String> bodies = new ArrayList<>();
-      for (Future<HttpResponse<String>> f : futures) {
-        HttpResponse<String> r = f.get(60, TimeUnit.SECONDS);
-        assertThat(r.statusCode()).isEqualTo(201);
-        bodies.add(r.body());
-      }
-      assertThat(bodies).containsOnly(bodies.get(0));
-    } finally {
-      pool.shutdownNow();
-    }
+    List<HttpResponse<String>> responses = race(8, UUID.randomUUID().toString(), "e", "ok");
+    assertThat(responses).extracting(HttpResponse::statusCode).containsOnly(201);
+    assertThat(responses).extracting(HttpResponse::body).containsOnly(responses.get(0).body());
     assertThat(count("items")).isEqualTo(1);
     assertThat(count("idem_keys")).isEqualTo(1);
   }
@@ -276,25 +257,7 @@ class TransactionalFilterModeTest {
    */
   @Test
   void concurrentDuplicatesOfAnAnswerOverTheCapStreamOnlyOneAnswer() throws Exception {
-    String key = UUID.randomUUID().toString();
-    int racers = 6;
-    CyclicBarrier barrier = new CyclicBarrier(racers);
-    ExecutorService pool = Executors.newFixedThreadPool(racers);
-    List<HttpResponse<String>> responses = new ArrayList<>();
-    try {
-      List<Future<HttpResponse<String>>> futures = new ArrayList<>();
-      for (int i = 0; i < racers; i++) {
-        futures.add(pool.submit(() -> {
-          barrier.await(10, TimeUnit.SECONDS);
-          return post(key, "s", "big");
-        }));
-      }
-      for (Future<HttpResponse<String>> f : futures) {
-        responses.add(f.get(60, TimeUnit.SECONDS));
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<HttpResponse<String>> responses = race(6, UUID.randomUUID().toString(), "s", "big");
     assertThat(responses).filteredOn(r -> r.statusCode() == 201).hasSize(1)
         .allSatisfy(r -> assertThat(r.body()).isEqualTo("x".repeat(4096)));
     assertThat(responses).filteredOn(r -> r.statusCode() != 201)
@@ -304,6 +267,28 @@ class TransactionalFilterModeTest {
         });
     assertThat(count("items")).as("one handler run committed").isEqualTo(1);
     assertThat(count("idem_keys")).isEqualTo(1);
+  }
+
+  /** {@code racers} clients that send the same request at once, released together. */
+  private List<HttpResponse<String>> race(int racers, String key, String name, String outcome) throws Exception {
+    CyclicBarrier barrier = new CyclicBarrier(racers);
+    ExecutorService pool = Executors.newFixedThreadPool(racers);
+    try {
+      List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+      for (int i = 0; i < racers; i++) {
+        futures.add(pool.submit(() -> {
+          barrier.await(10, TimeUnit.SECONDS);
+          return post(key, name, outcome);
+        }));
+      }
+      List<HttpResponse<String>> responses = new ArrayList<>();
+      for (Future<HttpResponse<String>> f : futures) {
+        responses.add(f.get(60, TimeUnit.SECONDS));
+      }
+      return responses;
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   private HttpResponse<String> post(String key, String name, String outcome) throws Exception {
