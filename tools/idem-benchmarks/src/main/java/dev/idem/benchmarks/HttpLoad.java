@@ -794,9 +794,9 @@ public final class HttpLoad {
     }
     targets(md, runs, regimes, a);
     md.append("\nWithout Idem a create is one write transaction (the note). The floor's is one too, with one more statement in")
-        .append(" it (the key row, last), after one primary-key read outside it. In transactional mode it is one too, with two")
-        .append(" more statements in it (the claim and the stored response; on SQLite also a primary-key read before it), and the ")
-        .append("transaction spans the handler, from the claim to the commit; in lease mode it is three write transactions ")
+        .append(" it (the key row, last), after one primary-key read outside it. In transactional mode (the starter's default order,")
+        .append(" idem.strategy=key-last) it has the floor's shape: one primary-key read outside it, then the note and the key row")
+        .append(" completed with its stored response, last; in lease mode it is three write transactions ")
         .append("(claim, note, completion). SQLite has a single writer, so there a transaction that spans the handler holds ")
         .append("every other writer back; PostgreSQL and MariaDB lock rows, so concurrent creates of distinct keys do not wait on")
         .append(" each other. A replay is one primary-key read in every variant.\n");
