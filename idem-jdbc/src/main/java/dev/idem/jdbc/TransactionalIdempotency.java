@@ -348,12 +348,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
         // without a lock; inside the transaction the claim would take the single write lock just
         // to find the stored response. Elsewhere JdbcIdempotency reads first inside the transaction.
-        Optional<Outcome> stored;
-        try (Connection connection = transactions.dataSource().getConnection()) {
-          stored = keys.replay(connection, request);
-        } catch (SQLException e) {
-          throw new IdemStoreException("cannot get a connection to look for a stored response: " + e.getMessage(), e);
-        }
+        Optional<Outcome> stored = lookOutside(request);
         if (stored.isPresent()) {
           return AttemptResult.of(stored.get());
         }
