@@ -1,7 +1,6 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.EffectFailedException;
-import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
@@ -14,23 +13,14 @@ import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.KeyRow;
 import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
-import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.EnumMap;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -132,36 +122,25 @@ public final class JdbcIdempotency {
    */
   private static final ThreadLocal<int[]> EFFECTS_AFTER_SAVEPOINT = ThreadLocal.withInitial(() -> new int[1]);
 
-  private final String table;
   private final Duration retention;
-  private final boolean createSchema;
   private final Duration sqliteBusyTimeout;
   private final DataSource dataSource;
   private final ResponsePolicy responsePolicy;
   private final Strategy strategy;
   private final ResponseProtection protection;
-  private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
-  /** MySQL's statements for a MariaDB server, whose claim can bound its lock wait. */
-  private final Statements mariaDbStatements;
-  private final Map<Dialect, Boolean> schemaReady = new ConcurrentHashMap<>();
+  /** The key table's statements, schema and purge, shared in shape with {@link JdbcLeaseStore}. */
+  private final KeyTable keys;
   /** The bound of a claim's wait for a concurrent attempt's row; {@code null}: the database's own. */
   private final @Nullable Duration claimLockWait;
-  /** Whether the MySQL-dialect server is MariaDB: decided at the first bounded claim there. */
-  private volatile Boolean mariaDb;
 
   private JdbcIdempotency(Builder b) {
-    this.table = b.table;
     this.retention = b.retention;
-    this.createSchema = b.createSchema;
     this.sqliteBusyTimeout = b.sqliteBusyTimeout;
     this.dataSource = b.dataSource;
     this.responsePolicy = b.responsePolicy;
     this.strategy = b.strategy;
     this.protection = b.protection;
-    for (Dialect d : Dialect.values()) {
-      statements.put(d, new Statements(KeyTableSql.of(d, table), protection));
-    }
-    this.mariaDbStatements = new Statements(KeyTableSql.mariaDb(table), protection);
+    this.keys = new KeyTable(b.table, b.createSchema, b.protection);
     this.claimLockWait = b.claimLockWait;
   }
 
@@ -172,7 +151,7 @@ public final class JdbcIdempotency {
 
   /** @return the key table's name */
   public String table() {
-    return table;
+    return keys.name();
   }
 
   /** @return how long a record lives after its completion */
@@ -305,9 +284,9 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     Dialect dialect = Dialect.of(connection);
-    Statements sql = statementsFor(connection, dialect);
+    KeyTable.Statements sql = statementsFor(connection, dialect);
     boolean ownTransaction = autoCommit(connection);
-    ensureSchema(connection, dialect, ownTransaction);
+    keys.ensureSchema(connection, dialect, ownTransaction);
     // Fast path for replays: one primary-key read that takes no lock. A replay must not lock the
     // row: in a caller's transaction that lock would be held to its end, so replays of the same
     // keys in other orders would deadlock. Skipped for SQLite inside a caller's transaction, where
@@ -334,23 +313,9 @@ public final class JdbcIdempotency {
     return claimFirst(connection, dialect, sql, request, effect);
   }
 
-  /** @return the statements for the connection's database: on a MariaDB server with a bounded claim wait, MariaDB's */
-  private Statements statementsFor(Connection connection, Dialect dialect) {
-    if (dialect != Dialect.MYSQL || claimLockWait == null) {
-      return statements.get(dialect);
-    }
-    Boolean known = mariaDb;
-    if (known == null) {
-      try {
-        java.sql.DatabaseMetaData meta = connection.getMetaData();
-        String product = meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion();
-        known = product.toLowerCase(java.util.Locale.ROOT).contains("mariadb");
-      } catch (SQLException e) {
-        throw storeFailure("cannot read the database's product name", e);
-      }
-      mariaDb = known;
-    }
-    return known ? mariaDbStatements : statements.get(dialect);
+  /** @return the statements for the connection's database (MariaDB's on a MariaDB server, when the claim is bounded) */
+  private KeyTable.Statements statementsFor(Connection connection, Dialect dialect) {
+    return keys.statementsFor(connection, dialect, claimLockWait != null);
   }
 
   /**
@@ -359,7 +324,7 @@ public final class JdbcIdempotency {
    * winner's transaction to end, then replays it.
    */
   private Outcome claimFirst(
-      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect) {
+      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
     JdbcEffect current = effect;
     for (int attempt = 1; ; attempt++) {
       begin(connection, dialect);
@@ -409,7 +374,7 @@ public final class JdbcIdempotency {
    * rolls back, effect included, and answers from the winner's record.
    */
   private Outcome runThenRecord(
-      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect) {
+      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
     SQLException lastConflict = null;
     boolean claimFirstNext = false;
     for (int round = 0; round < MAX_CLAIM_ROUNDS && !claimFirstNext; round++) {
@@ -549,8 +514,8 @@ public final class JdbcIdempotency {
    */
   Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLastEffect effect) {
     Dialect dialect = Dialect.of(connection);
-    Statements sql = statementsFor(connection, dialect);
-    ensureSchema(connection, dialect, false);
+    KeyTable.Statements sql = statementsFor(connection, dialect);
+    keys.ensureSchema(connection, dialect, false);
     String wait = claimLockWait != null && sql.sql.boundedClaim != null ? Math.max(1, claimLockWait.toMillis()) + "ms" : null;
     boolean[] claimed = new boolean[1];
     // What the claim met, kept: the effect must not go on as if it held the key, even when it
@@ -625,7 +590,7 @@ public final class JdbcIdempotency {
     return conflict;
   }
 
-  private static KeyRow lookupQuietly(Connection connection, Statements sql, IdempotentRequest request) {
+  private static KeyRow lookupQuietly(Connection connection, KeyTable.Statements sql, IdempotentRequest request) {
     try {
       return sql.lookup(connection, request);
     } catch (SQLException e) {
@@ -696,7 +661,7 @@ public final class JdbcIdempotency {
   }
 
   private Outcome claimAndRun(
-      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
+      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect,
       boolean ownTransaction) {
     if (ownTransaction || dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
       return claimAndRun(connection, dialect, sql, request, effect, ownTransaction, null);
@@ -727,7 +692,7 @@ public final class JdbcIdempotency {
 
   /** @param savepoints when not {@code null}, counts the savepoints this call set */
   private Outcome claimAndRun(
-      Connection connection, Dialect dialect, Statements sql, IdempotentRequest request, JdbcEffect effect,
+      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect,
       boolean ownTransaction, int[] savepoints) {
     // In a caller's transaction on PostgreSQL, a savepoint between the claim and the effect, set
     // by the claim's own round trip: an SQL error that the effect catches aborts the whole
@@ -745,7 +710,7 @@ public final class JdbcIdempotency {
       KeyRow existing;
       try {
         if (round == 0 && sql.sql.lookupAndClaim != null) {
-          ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect, wait);
+          KeyTable.ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect, wait);
           if (savepoints != null) {
             savepoints[0]++;
           }
@@ -904,8 +869,8 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Dialect dialect = Dialect.of(connection);
-    ensureSchema(connection, dialect, autoCommit(connection));
-    return Optional.ofNullable(answerIfLive(connection, statements.get(dialect), request));
+    keys.ensureSchema(connection, dialect, autoCommit(connection));
+    return Optional.ofNullable(answerIfLive(connection, keys.statements(dialect), request));
   }
 
   /**
@@ -913,7 +878,7 @@ public final class JdbcIdempotency {
    * @throws IdempotencyKeyReusedException if the record has another fingerprint
    * @throws RequestInProgressException if it is a lease-mode claim without a response
    */
-  private Outcome answerIfLive(Connection connection, Statements sql, IdempotentRequest request) {
+  private Outcome answerIfLive(Connection connection, KeyTable.Statements sql, IdempotentRequest request) {
     KeyRow existing;
     try {
       existing = sql.lookup(connection, request);
@@ -936,14 +901,7 @@ public final class JdbcIdempotency {
    * @throws IdemStoreException if the delete fails
    */
   public boolean release(Connection connection, IdempotentRequest request) {
-    Objects.requireNonNull(connection, "connection");
-    Objects.requireNonNull(request, "request");
-    Statements sql = statements.get(Dialect.of(connection));
-    try {
-      return sql.release(connection, request);
-    } catch (SQLException e) {
-      throw storeFailure("releasing the key failed", e);
-    }
+    return keys.release(connection, request);
   }
 
   /**
@@ -960,30 +918,7 @@ public final class JdbcIdempotency {
    * @throws IdemStoreException if the database fails; the batches before the failure stay deleted
    */
   public long purgeExpired(Connection connection, int batchSize) {
-    if (batchSize < 1 || batchSize > 100_000) {
-      throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
-    }
-    Dialect dialect = Dialect.of(connection);
-    if (!autoCommit(connection)) {
-      throw new IllegalStateException("purgeExpired needs a connection in auto-commit mode: each batch commits on its own");
-    }
-    if (!tableExists(connection)) {
-      return 0;
-    }
-    String sql = statements.get(dialect).sql.purge;
-    long total = 0;
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
-      ps.setInt(1, batchSize);
-      while (true) {
-        int deleted = ps.executeUpdate();
-        total += deleted;
-        if (deleted < batchSize) {
-          return total;
-        }
-      }
-    } catch (SQLException e) {
-      throw storeFailure("purge failed after " + total + " records", e);
-    }
+    return keys.purgeExpired(connection, batchSize);
   }
 
   /**
@@ -999,8 +934,7 @@ public final class JdbcIdempotency {
    *     statement
    */
   public void createSchema(Connection connection) {
-    runSchemaScript(connection);
-    checkSchema(connection);
+    keys.createSchema(connection);
   }
 
   /**
@@ -1017,82 +951,7 @@ public final class JdbcIdempotency {
    *     read
    */
   public void checkSchema(Connection connection) {
-    SchemaCheck.verify(connection, Dialect.of(connection), table);
-  }
-
-  private void runSchemaScript(Connection connection) {
-    Dialect dialect = Dialect.of(connection);
-    try (Statement st = connection.createStatement()) {
-      for (String ddl : SchemaScript.statements(dialect.schemaResource(), table)) {
-        st.execute(ddl);
-      }
-    } catch (SQLException e) {
-      throw storeFailure("creating table " + table + " failed", e);
-    }
-  }
-
-  private void ensureSchema(Connection connection, Dialect dialect, boolean autoCommit) {
-    // No Java lock is held while DDL runs: DDL waits on database locks, and a Java lock held across
-    // it can close a cycle the database cannot see (a joined transaction that created the table
-    // and is not finished, and another thread waiting for it while holding the lock).
-    if (schemaReady.containsKey(dialect)) {
-      return;
-    }
-    if (tableExists(connection)) {
-      // A table created by an earlier version or by hand: refused, with its migration, if it
-      // compares keys or principals loosely.
-      SchemaCheck.verify(connection, dialect, table);
-      schemaReady.put(dialect, Boolean.TRUE);
-      return;
-    }
-    if (!createSchema) {
-      return; // the statements fail naming the missing table; checked again at the next call
-    }
-    if (!autoCommit) {
-      if (dialect == Dialect.MYSQL) {
-        throw new IdemStoreException(
-            "table " + table + " does not exist, and MySQL DDL would commit the caller's open transaction:"
-                + " create it first (createSchema on an auto-commit connection, or mysql.sql in your migrations)", null);
-      }
-      // Inside the caller's transaction: the DDL vanishes if the caller rolls back, so the table is
-      // not marked ready here. A savepoint keeps a concurrent creation's failure from aborting the
-      // caller's transaction.
-      createInsideSavepoint(connection);
-      return;
-    }
-    try {
-      runSchemaScript(connection);
-    } catch (IdemStoreException e) {
-      // Another process created the table at the same moment (PostgreSQL reports a unique
-      // violation on its catalog); the table exists either way if the catalog shows it.
-      if (!tableExists(connection)) {
-        throw e;
-      }
-    }
-    SchemaCheck.verify(connection, dialect, table);
-    schemaReady.put(dialect, Boolean.TRUE);
-  }
-
-  private void createInsideSavepoint(Connection connection) {
-    Savepoint savepoint;
-    try {
-      savepoint = connection.setSavepoint();
-    } catch (SQLException e) {
-      throw storeFailure("cannot set a savepoint to create table " + table, e);
-    }
-    try {
-      runSchemaScript(connection);
-      connection.releaseSavepoint(savepoint);
-    } catch (IdemStoreException | SQLException e) {
-      try {
-        connection.rollback(savepoint);
-      } catch (SQLException ignored) {
-        // the transaction is beyond repair; the check below reports it
-      }
-      if (!tableExists(connection)) {
-        throw e instanceof IdemStoreException ? (IdemStoreException) e : storeFailure("creating table " + table + " failed", (SQLException) e);
-      }
-    }
+    keys.checkSchema(connection);
   }
 
   /**
@@ -1109,34 +968,7 @@ public final class JdbcIdempotency {
    *     cannot be read
    */
   public boolean tableExists(Connection connection) {
-    try {
-      Dialect dialect = Dialect.of(connection);
-      if (dialect == Dialect.POSTGRESQL) {
-        // The unquoted name, folded and looked up along the search_path as the statements do; a
-        // plain or partitioned table only. to_regclass answers NULL, never an error, when absent.
-        try (PreparedStatement ps = connection.prepareStatement(
-            "SELECT COUNT(*) FROM pg_class WHERE oid = to_regclass(?) AND relkind IN ('r', 'p')")) {
-          ps.setString(1, table);
-          try (ResultSet rs = ps.executeQuery()) {
-            return rs.next() && rs.getInt(1) > 0;
-          }
-        }
-      }
-      String catalog = dialect == Dialect.MYSQL ? connection.getCatalog() : null;
-      DatabaseMetaData md = connection.getMetaData();
-      String escape = md.getSearchStringEscape();
-      for (String name : new String[] {table, table.toLowerCase(Locale.ROOT), table.toUpperCase(Locale.ROOT)}) {
-        String pattern = escape == null ? name : name.replace("_", escape + "_");
-        try (ResultSet rs = md.getTables(catalog, null, pattern, new String[] {"TABLE"})) {
-          if (rs.next()) {
-            return true;
-          }
-        }
-      }
-      return false;
-    } catch (SQLException e) {
-      return false;
-    }
+    return keys.tableExists(connection);
   }
 
   /** @return whether the connection is marked read-only (pgjdbc answers from its own flag, no round trip) */
@@ -1150,11 +982,7 @@ public final class JdbcIdempotency {
 
   /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
   private boolean autoCommit(Connection connection) {
-    try {
-      return connection.getAutoCommit();
-    } catch (SQLException e) {
-      throw storeFailure("cannot read the auto-commit mode", e);
-    }
+    return keys.autoCommit(connection);
   }
 
   private void begin(Connection connection, Dialect dialect) {
@@ -1182,235 +1010,8 @@ public final class JdbcIdempotency {
     }
   }
 
-  /**
-   * @return the failure to throw: {@link IdemStoreException} (the store failed; retry later), or,
-   *     when the statement failed because the caller's transaction had already been aborted by an
-   *     earlier error of the caller's own (PostgreSQL, 25P02), {@link IllegalStateException}: that
-   *     is the caller's error, never a store outage
-   */
   private RuntimeException storeFailure(String what, SQLException e) {
-    if (Transactions.isAborted(e)) {
-      return new IllegalStateException(
-          "idempotency store (" + table + "): " + what + ": the transaction was already aborted by an earlier SQL error"
-              + " (PostgreSQL rejects every statement until a rollback); roll it back, or set a savepoint around the"
-              + " statement that may fail [SQLState " + e.getSQLState() + "]", e);
-    }
-    return new IdemStoreException(
-        "idempotency store (" + table + "): " + what + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
-  }
-
-  /**
-   * What {@link Statements#lookupAndClaim} found.
-   *
-   * @param claimed whether the row is now this request's
-   * @param seen the live row the lookup saw, or {@code null}
-   */
-  private record ClaimAttempt(boolean claimed, KeyRow seen) {}
-
-  /** Transactional mode's statements ({@link KeyTableSql}) with their parameters bound. */
-  private static final class Statements {
-    final KeyTableSql sql;
-    final ResponseProtection protection;
-
-    Statements(KeyTableSql sql, ResponseProtection protection) {
-      this.sql = sql;
-      this.protection = protection;
-    }
-
-    /**
-     * @param savepoint on PostgreSQL, whether to set {@link KeyTableSql#EFFECT_SAVEPOINT} right after
-     *     the claim, sent with it (pgjdbc sends the statements of one prepared statement in one round trip)
-     */
-    boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint) throws SQLException {
-      return claim(c, r, retention, savepoint, null);
-    }
-
-    /**
-     * @param wait the bound of the claim's lock wait as PostgreSQL writes it ({@code "5ms"}), or
-     *     {@code null} for an unbounded claim; only where {@link KeyTableSql#boundedClaim} exists
-     */
-    boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, String wait) throws SQLException {
-      String fingerprint = r.fingerprint().hex();
-      long keep = claimExpiry(retention);
-      if (wait == null) {
-        return insertOrTakeOver(c, r, savepoint ? sql.claimThenSavepoint : sql.claim, new Object[] {fingerprint, keep}, 0, null,
-            sql.takeover, new Object[] {fingerprint, keep});
-      }
-      return insertOrTakeOver(c, r, savepoint ? sql.boundedClaimThenSavepoint : sql.boundedClaim, new Object[] {fingerprint, keep},
-          sql.boundResultSets(), sql.boundTakesWait() ? wait : null, sql.takeover, new Object[] {fingerprint, keep});
-    }
-
-    /** @return how long after the claim its record expires: the retention and {@link #EXPIRY_MARGIN} */
-    private static long claimExpiry(Duration retention) {
-      return retention.toMillis() + EXPIRY_MARGIN.toMillis();
-    }
-
-    /**
-     * PostgreSQL: {@link KeyTableSql#lookupAndClaim}, one round trip.
-     *
-     * @return whether the row is now this request's, and the live row the read saw
-     */
-    ClaimAttempt lookupAndClaim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, String wait)
-        throws SQLException {
-      Object[] key = key(r);
-      Object[] params = concat(concat(key, key), new Object[] {r.fingerprint().hex(), claimExpiry(retention), key[0], key[1], key[2]});
-      KeyTableSql.RowThenCount found = wait == null
-          ? KeyTableSql.readThenWrite(c, savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, params)
-          : KeyTableSql.readThenWriteAfter(c, savepoint ? sql.boundedLookupAndClaimThenSavepoint : sql.boundedLookupAndClaim,
-              sql.boundResultSets(), concat(new Object[] {wait}, params));
-      return new ClaimAttempt(found.written() == 1, found.row() == null ? null : live(found.row()));
-    }
-
-    /** {@link Strategy#KEY_LAST}: inserts the key's row completed, with its response. */
-    boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
-      return record(c, r, response, retention, null);
-    }
-
-    /**
-     * @param wait the bound of the insert's lock wait as PostgreSQL writes it ({@code "5ms"}), or
-     *     {@code null} for an unbounded insert; only where {@link KeyTableSql#boundedRecord} exists
-     */
-    boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention, String wait)
-        throws SQLException {
-      String fingerprint = r.fingerprint().hex();
-      byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
-      Integer status = protection.clearStatus(response);
-      long keep = retention.toMillis();
-      Object[] values = {fingerprint, status, encoded, keep};
-      if (wait == null) {
-        return insertOrTakeOver(c, r, sql.record, values, 0, null, sql.recordTakeover, values);
-      }
-      return insertOrTakeOver(c, r, sql.boundedRecord, values, sql.boundResultSets(), sql.boundTakesWait() ? wait : null,
-          sql.recordTakeover, values);
-    }
-
-    /**
-     * Inserts a row for the request's key ({@code insert}: the primary key, then {@code values}),
-     * replacing an expired or orphaned row: with the upsert's condition on PostgreSQL and SQLite; on
-     * MySQL, when the {@code INSERT IGNORE} inserted nothing, with {@code takeover} ({@code
-     * takeoverValues}, then the primary key) if {@link KeyTableSql#expiredCheck} says the row may go.
-     *
-     * @return whether the row is now this request's
-     */
-    private boolean insertOrTakeOver(Connection c, IdempotentRequest r, String insert, Object[] values, int resultSetsBefore,
-        String firstParameter, String takeover, Object[] takeoverValues) throws SQLException {
-      boolean inserted;
-      try {
-        Object[] params = concat(key(r), values);
-        inserted = KeyTableSql.updateAfter(c, insert, resultSetsBefore,
-            firstParameter == null ? params : concat(new Object[] {firstParameter}, params)) == 1;
-      } catch (SQLException e) {
-        // INSERT IGNORE reports a duplicate as 0 rows; a duplicate-key error here would come from a
-        // server or proxy that does not honour IGNORE, and means the same.
-        if (takeover == null || !sql.isDuplicateKey(e)) {
-          throw e;
-        }
-        inserted = false;
-      }
-      if (inserted || takeover == null) {
-        return inserted;
-      }
-      // MySQL: the key exists and its writer has committed; the ignored INSERT locked the row.
-      // Read it under that lock and take it over only when it expired.
-      try (PreparedStatement ps = KeyTableSql.prepare(c, sql.expiredCheck, key(r)); ResultSet rs = ps.executeQuery()) {
-        if (!rs.next() || !rs.getBoolean(1)) {
-          return false;
-        }
-      }
-      return KeyTableSql.update(c, takeover, concat(takeoverValues, key(r))) == 1;
-    }
-
-    private static Object[] key(IdempotentRequest r) {
-      return new Object[] {r.scope().principal(), r.scope().operation(), r.key().value()};
-    }
-
-    private static Object[] concat(Object[] a, Object[] b) {
-      Object[] all = new Object[a.length + b.length];
-      System.arraycopy(a, 0, all, 0, a.length);
-      System.arraycopy(b, 0, all, a.length, b.length);
-      return all;
-    }
-
-    /** @return the key's live record, read without a lock, or {@code null} */
-    KeyRow lookup(Connection c, IdempotentRequest r) throws SQLException {
-      return live(KeyTableSql.readRow(c, sql.read, r.scope().principal(), r.scope().operation(), r.key().value()));
-    }
-
-    /** Inside the claim's transaction: sees the latest committed row even under REPEATABLE READ. */
-    KeyRow lookupLatest(Connection c, IdempotentRequest r) throws SQLException {
-      return live(KeyTableSql.readRow(c, sql.readLatest, r.scope().principal(), r.scope().operation(), r.key().value()));
-    }
-
-    private static KeyRow live(KeyRow row) {
-      return row != null && row.live() ? row : null;
-    }
-
-    /**
-     * {@link KeyTableSql#recordThenCommit}: the record and the commit, one round trip.
-     *
-     * @return {@code true} if the record was inserted and the transaction committed; {@code false}
-     *     if the key has a live record (nothing inserted; the transaction is aborted, not committed)
-     */
-    boolean recordAndCommit(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
-      byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
-      try {
-        executeThenCommit(c, sql.recordThenCommit, r.scope().principal(), r.scope().operation(), r.key().value(),
-            r.fingerprint().hex(), protection.clearStatus(response), encoded, retention.toMillis());
-        return true;
-      } catch (SQLException e) {
-        if (KeyTableSql.wroteNoRow(e)) {
-          return false;
-        }
-        throw e;
-      }
-    }
-
-    /** {@link KeyTableSql#completeThenCommit}: the completion and the commit, one round trip. */
-    void completeAndCommit(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
-      long keep = retention.toMillis();
-      try {
-        executeThenCommit(c, sql.completeThenCommit, protection.clearStatus(response),
-            protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
-            r.scope().principal(), r.scope().operation(), r.key().value());
-      } catch (SQLException e) {
-        if (KeyTableSql.wroteNoRow(e)) {
-          throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion",
-              KeyTableSql.NO_ROW_STATE, e);
-        }
-        throw e;
-      }
-    }
-
-    /** Runs a statement that ends with {@code COMMIT}, reading every result so that an error of the last one surfaces. */
-    private static void executeThenCommit(Connection c, String statement, Object... params) throws SQLException {
-      try (PreparedStatement ps = KeyTableSql.prepare(c, statement, params)) {
-        boolean resultSet = ps.execute();
-        while (resultSet || ps.getUpdateCount() != -1) {
-          if (resultSet) {
-            try (ResultSet rs = ps.getResultSet()) {
-              while (rs.next()) {
-                // the row count check's single row
-              }
-            }
-          }
-          resultSet = ps.getMoreResults();
-        }
-      }
-    }
-
-    boolean release(Connection c, IdempotentRequest r) throws SQLException {
-      return KeyTableSql.update(c, sql.delete, key(r)) > 0;
-    }
-
-    void complete(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
-      long keep = retention.toMillis();
-      int changed = KeyTableSql.update(c, sql.complete, protection.clearStatus(response),
-          protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
-          r.scope().principal(), r.scope().operation(), r.key().value());
-      if (changed != 1) {
-        throw new SQLException("the claim of " + LogRef.of(r.scope(), r.key()) + " disappeared before completion");
-      }
-    }
+    return keys.storeFailure(what, e);
   }
 
   /** Builds a {@link JdbcIdempotency}. Not thread-safe; every setter validates eagerly. */

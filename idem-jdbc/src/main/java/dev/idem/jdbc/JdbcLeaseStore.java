@@ -67,18 +67,16 @@ public final class JdbcLeaseStore implements LeaseStore {
   private static final int MAX_ROUNDS = 5;
 
   private final DataSource dataSource;
-  private final JdbcIdempotency table;
-  private final boolean createSchema;
+  /** The key table, shared in shape with {@link JdbcIdempotency}: its statements, schema and purge. */
+  private final KeyTable table;
   private final Duration sqliteBusyTimeout;
   private final ResponseProtection protection;
   /** The statements of the data source's dialect, set by the first connection. */
   private volatile KeyTableSql sql;
-  private volatile boolean schemaReady;
 
   private JdbcLeaseStore(Builder b) {
     this.dataSource = b.dataSource;
-    this.table = JdbcIdempotency.builder().table(b.table).createSchema(b.createSchema).build();
-    this.createSchema = b.createSchema;
+    this.table = new KeyTable(b.table, b.createSchema, b.protection);
     this.sqliteBusyTimeout = b.sqliteBusyTimeout;
     this.protection = b.protection;
   }
@@ -262,22 +260,12 @@ public final class JdbcLeaseStore implements LeaseStore {
       }
       KeyTableSql statements = sql;
       if (statements == null) {
-        statements = KeyTableSql.of(Dialect.of(c), table.table());
+        statements = table.statements(Dialect.of(c)).sql;
         sql = statements;
       }
-      if (!schemaReady) {
-        synchronized (this) {
-          if (!schemaReady) {
-            if (createSchema) {
-              table.createSchema(c); // creates it if missing, then checks it compares byte for byte
-              schemaReady = true;
-            } else if (table.tableExists(c)) {
-              table.checkSchema(c); // a table of an earlier version is refused with its migration
-              schemaReady = true;
-            }
-          }
-        }
-      }
+      // Creates the table if missing and allowed, and checks once that it compares byte for byte
+      // (a table of an earlier version is refused with its migration); later calls cost nothing.
+      table.ensureSchema(c, statements.dialect, true);
       if (statements.dialect == Dialect.SQLITE) {
         Transactions.raiseBusyTimeout(c, sqliteBusyTimeout);
       }
@@ -297,7 +285,7 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   private IdemStoreException failure(String what, SQLException e) {
     return new IdemStoreException(
-        "lease store (" + table.table() + "): " + what + " failed: " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
+        "lease store (" + table.name() + "): " + what + " failed: " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
   }
 
   /** Builds a {@link JdbcLeaseStore}. Not thread-safe; every setter validates eagerly. */
