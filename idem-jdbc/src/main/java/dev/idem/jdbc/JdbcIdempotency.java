@@ -10,14 +10,12 @@ import dev.idem.core.ResponsePolicy;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
-import dev.idem.jdbc.internal.KeyRow;
+import dev.idem.jdbc.internal.ConflictRetry.Round;
 import dev.idem.jdbc.internal.KeyTableSql;
-import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -111,16 +109,6 @@ public final class JdbcIdempotency {
   public static final Duration DEFAULT_SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
-  private static final int MAX_CLAIM_ROUNDS = ConflictRetry.MAX_ATTEMPTS;
-
-  /**
-   * How many effects are running on this thread after a claim that set {@link
-   * KeyTableSql#EFFECT_SAVEPOINT} (PostgreSQL, caller's transaction). A call made inside such an
-   * effect releases the savepoints it set before it returns: left in place, one of them would shadow
-   * the outer call's savepoint of the same name, and the outer call's rollback to it would keep the
-   * outer effect's writes made before the inner call.
-   */
-  private static final ThreadLocal<int[]> EFFECTS_AFTER_SAVEPOINT = ThreadLocal.withInitial(() -> new int[1]);
 
   private final Duration retention;
   private final Duration sqliteBusyTimeout;
@@ -132,6 +120,9 @@ public final class JdbcIdempotency {
   private final KeyTable keys;
   /** The bound of a claim's wait for a concurrent attempt's row; {@code null}: the database's own. */
   private final @Nullable Duration claimLockWait;
+  private final ClaimFirst claimFirst;
+  private final KeyLast keyLast;
+  private final JoinedTransaction joined;
 
   private JdbcIdempotency(Builder b) {
     this.retention = b.retention;
@@ -142,6 +133,10 @@ public final class JdbcIdempotency {
     this.protection = b.protection;
     this.keys = new KeyTable(b.table, b.createSchema, b.protection);
     this.claimLockWait = b.claimLockWait;
+    EngineSettings settings = new EngineSettings(keys, retention, responsePolicy, claimLockWait, sqliteBusyTimeout);
+    this.claimFirst = new ClaimFirst(settings);
+    this.keyLast = new KeyLast(settings);
+    this.joined = new JoinedTransaction(settings);
   }
 
   /** @return a builder with the defaults: table {@code idem_keys}, retention 24 h, schema on demand */
@@ -299,18 +294,15 @@ public final class JdbcIdempotency {
     boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST)
         && !readOnly(connection);
     if (!lookupWithClaim && (ownTransaction || dialect != Dialect.SQLITE)) {
-      Outcome stored = answerIfLive(connection, sql, request);
+      Outcome stored = keys.answerIfLive(connection, sql, request);
       if (stored != null) {
         return stored;
       }
     }
     if (!ownTransaction) {
-      return claimAndRun(connection, dialect, sql, request, effect, false);
+      return joined.run(connection, dialect, sql, request, effect);
     }
-    if (strategy == Strategy.KEY_LAST) {
-      return runThenRecord(connection, dialect, sql, request, effect);
-    }
-    return claimFirst(connection, dialect, sql, request, effect);
+    return inOwnTransactions(connection, dialect, sql, request, effect);
   }
 
   /** @return the statements for the connection's database (MariaDB's on a MariaDB server, when the claim is bounded) */
@@ -319,533 +311,60 @@ public final class JdbcIdempotency {
   }
 
   /**
-   * {@link Strategy#CLAIM_FIRST} in a transaction Idem owns: the claim, the effect, the stored
-   * response, then the commit. A duplicate's claim waits on the key's unique index for the
-   * winner's transaction to end, then replays it.
+   * Rounds in transactions Idem owns, on the one round runner ({@link ConflictRetry#rounds}): in
+   * the strategy's order, switching from {@link Strategy#KEY_LAST} to {@link Strategy#CLAIM_FIRST}
+   * when the effect met racing duplicates in its locks, and recording a PostgreSQL effect's client
+   * error alone after the SQL error it caught aborted its transaction.
    */
-  private Outcome claimFirst(
+  private Outcome inOwnTransactions(
       Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
-    JdbcEffect current = effect;
-    for (int attempt = 1; ; attempt++) {
-      begin(connection, dialect);
-      boolean committed = false;
-      try {
-        Outcome outcome = claimAndRun(connection, dialect, sql, request, current, true);
-        if (outcome.replayed() || !outcome.stored()) {
-          // Nothing to keep: a replay wrote nothing, a released response takes its effect with it.
-          rollback(connection, dialect);
-        } else if (sql.sql.completeThenCommit == null) {
-          commit(connection, dialect);
-        } // else the completion's round trip committed
-        committed = true;
+    JdbcEffect[] current = {effect};
+    if (strategy == Strategy.KEY_LAST) {
+      Outcome outcome = ConflictRetry.roundsUnchecked(round -> next(keyLast.round(connection, dialect, sql, request, current[0]), current));
+      if (outcome != null) {
         return outcome;
-      } catch (ClaimConflict conflict) {
-        // A deadlock or serialization failure while claiming, before the effect ran: the database
-        // rolled the transaction back, so trying the claim again is safe.
-        if (attempt >= MAX_CLAIM_ROUNDS) {
-          throw storeFailure("claim kept failing with a transient conflict", conflict.cause);
-        }
-      } catch (AbortedByEffect aborted) {
-        // PostgreSQL: the effect caught an SQL error of its own and answered a client error, but
-        // the error had aborted the transaction. Its writes cannot commit; its answer is final.
-        // Record that answer alone, in a new transaction: the claim again, no effect, the answer.
-        Transactions.rollbackQuietly(connection, dialect);
-        current = answerOnly(aborted, attempt);
-      } catch (RuntimeException failure) {
-        // SQLState class 40 later on (in the effect, the completion or the COMMIT, as SERIALIZABLE
-        // transactions report it) means the database rolled the whole transaction back, effect
-        // included: nothing happened, so the round runs again rather than reporting an unknown
-        // outcome.
-        Transactions.rollbackQuietly(connection, dialect);
-        againAfter(failure, attempt - 1);
-      } finally {
-        if (!committed) {
-          Transactions.rollbackQuietly(connection, dialect);
-        }
-        Transactions.end(connection, dialect);
       }
+      // TakeKeyFirst: the claim-first rounds that follow have their own count.
     }
+    return ConflictRetry.roundsUnchecked(round -> next(claimFirst.round(connection, dialect, sql, request, current[0]), current));
   }
 
   /**
-   * {@link Strategy#KEY_LAST} in a transaction Idem owns: the effect, then the completed key row,
-   * then the commit. The key row's insert is where duplicates meet: it waits for a concurrent
-   * writer of the same key and, once that one committed, inserts nothing; this transaction then
-   * rolls back, effect included, and answers from the winner's record.
+   * @param current the effect of the next round, replaced by one that only answers after {@link RoundEnd.EffectAborted}
+   * @return the round runner's value for how a round ended ({@code null}: take the key first)
    */
-  private Outcome runThenRecord(
-      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
-    SQLException lastConflict = null;
-    boolean claimFirstNext = false;
-    for (int round = 0; round < MAX_CLAIM_ROUNDS && !claimFirstNext; round++) {
-      begin(connection, dialect);
-      boolean ended = false;
-      try {
-        StoredResponse response;
-        try {
-          response = runEffect(connection, effect, true);
-        } catch (RuntimeException failure) {
-          // A racing duplicate's effect can fail on the winner's rows (a unique constraint of its
-          // own, a deadlock). Once rolled back, the winner's record, if there is one, answers.
-          Transactions.rollbackQuietly(connection, dialect);
-          ended = true;
-          KeyRow winner = lookupQuietly(connection, sql, request);
-          if (winner != null && !winner.orphaned()) {
-            return answerFrom(winner, request);
-          }
-          // A deadlock or serialization failure of the effect, likely against a racing duplicate
-          // that is still running: the database undid this run. Running the effect first again
-          // would meet the same racers in the same locks (eight racers deadlocked past five
-          // rounds), so this attempt takes the key first instead: its claim waits for the
-          // winner's transaction and replays it, or, if there was none, runs once.
-          againAfter(failure, round);
-          claimFirstNext = true;
-          break;
-        }
-        if (!responsePolicy.shouldStore(response)) {
-          rollback(connection, dialect);
-          ended = true;
-          return Outcome.executed(response, false, false);
-        }
-        boolean recorded;
-        boolean conflicted = false;
-        // On PostgreSQL the record carries the COMMIT (one round trip); a record that inserts
-        // nothing fails before the COMMIT runs, so the effect never commits without its key.
-        boolean commitWithRecord = sql.sql.recordThenCommit != null;
-        try {
-          recorded = commitWithRecord ? sql.recordAndCommit(connection, request, response, retention)
-              : sql.record(connection, request, response, retention);
-        } catch (SQLException e) {
-          if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
-            // The effect caught an SQL error that aborted the transaction (see AbortedByEffect):
-            // a client error is recorded alone in the next round, anything else is refused.
-            Transactions.rollbackQuietly(connection, dialect);
-            ended = true;
-            effect = answerOnly(new AbortedByEffect(response, e), round + 1);
-            continue;
-          }
-          if (!Transactions.isTransientConflict(e)) {
-            throw storeFailure(commitWithRecord ? "storing the key and its response or the commit failed, so the outcome is"
-                + " unknown; retry with the same key: it replays if the commit took effect" : "storing the key and its response failed", e);
-          }
-          // A deadlock or serialization failure: the database rolled back the effect too, so the
-          // round can run again once the winner's record, if any, has been looked for.
-          lastConflict = e;
-          conflicted = true;
-          recorded = false;
-        }
-        if (recorded && commitWithRecord) {
-          ended = true;
-          return Outcome.executed(response);
-        }
-        if (recorded) {
-          try {
-            commit(connection, dialect);
-          } catch (IdemStoreException failure) {
-            // SQLState class 40 at COMMIT (SERIALIZABLE): the database rolled it all back, so
-            // nothing happened and the round runs again; any other failure leaves the outcome unknown.
-            lastConflict = againAfter(failure, round);
-            continue;
-          }
-          ended = true;
-          return Outcome.executed(response);
-        }
-        rollback(connection, dialect);
-        ended = true;
-        Outcome stored = answerIfLive(connection, sql, request);
-        if (stored != null) {
-          return stored;
-        }
-        // The record that refused the insert expired or was released since: run again. A
-        // deadlock or serialization failure refused it: take the key first next time (see above).
-        if (conflicted) {
-          ConflictRetry.pause(round);
-          claimFirstNext = true;
-          break;
-        }
-      } finally {
-        if (!ended) {
-          Transactions.rollbackQuietly(connection, dialect);
-        }
-        Transactions.end(connection, dialect);
-      }
+  private static Round<Outcome> next(RoundEnd end, JdbcEffect[] current) {
+    if (end instanceof RoundEnd.Answered answered) {
+      return Round.done(answered.outcome());
     }
-    if (claimFirstNext) {
-      return claimFirst(connection, dialect, sql, request, effect);
+    if (end instanceof RoundEnd.RolledBack rolledBack) {
+      return Round.again(rolledBack.ifLast());
     }
-    if (lastConflict != null) {
-      throw storeFailure("recording the key kept failing with a transient conflict", lastConflict);
+    if (end instanceof RoundEnd.TakeKeyFirst) {
+      ConflictRetry.pause(0);
+      return Round.done(null);
     }
-    throw new IdemStoreException(
-        "could not record " + LogRef.of(request.scope(), request.key()) + " after " + MAX_CLAIM_ROUNDS + " rounds", null);
-  }
-
-  /**
-   * The effect of {@link #runThenRecord(Connection, IdempotentRequest, KeyLastEffect)}: it gets the
-   * transaction's connection and the claim that {@link dev.idem.core.EffectContext#ensureClaimed()}
-   * runs.
-   */
-  @FunctionalInterface
-  interface KeyLastEffect {
-    StoredResponse run(Connection connection, Runnable claim) throws Exception;
+    RoundEnd.EffectAborted aborted = (RoundEnd.EffectAborted) end;
+    EffectFailedException refusal = EngineSettings.abortedAnswerRefused(aborted.response(), aborted.aborted());
+    if (aborted.response().status() < 400) {
+      throw refusal; // an answer that describes writes that did not happen
+    }
+    // The effect's client error is its final answer: the next round writes nothing and records it alone.
+    StoredResponse answer = aborted.response();
+    current[0] = c -> answer;
+    return Round.again(refusal);
   }
 
   /**
    * {@link Strategy#KEY_LAST} in a transaction that a {@link TransactionRunner} opened for {@link
-   * TransactionalIdempotency}, which has already looked for a live record: the effect, then the
-   * key's row inserted completed, with its response; the runner commits. One key statement in all
-   * (none for an answer the response policy does not store: the runner rolls back).
-   *
-   * <p>Where duplicates meet: the row's insert waits for a concurrent writer of the same key and,
-   * once that one committed, inserts nothing. This attempt then throws {@link KeyTaken} ({@link
-   * KeyTaken.Reason#RECORDED}), the runner rolls back, effect included, and {@link
-   * TransactionalIdempotency} answers from the winner's record. With {@link
-   * Builder#claimLockWait} the insert gives up on a row held by a transaction still open instead
-   * ({@link KeyTaken.Reason#IN_PROGRESS}). An effect that calls {@code ensureClaimed} (an answer
-   * about to stream to the client) claims the key at that moment, and the completion is then an
-   * update of its claim.
-   *
-   * @throws KeyTaken as above, or {@link KeyTaken.Reason#ABORTED_BY_EFFECT} on PostgreSQL when an
-   *     SQL error the effect caught had aborted the transaction
-   * @throws IdemStoreException if a key statement failed (a deadlock or serialization failure, SQLState
-   *     class 40, among them: the caller finds it in the cause)
-   * @throws EffectFailedException if the effect threw a checked exception
-   * @throws RuntimeException the effect's own unchecked exception, as it is
+   * TransactionalIdempotency}, which has already looked for a live record ({@link
+   * KeyLast#inRunnersTransaction}).
    */
-  Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLastEffect effect) {
+  Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLast.Effect effect) {
     Dialect dialect = Dialect.of(connection);
     KeyTable.Statements sql = statementsFor(connection, dialect);
     keys.ensureSchema(connection, dialect, false);
-    String wait = claimLockWait != null && sql.sql.boundedClaim != null ? Math.max(1, claimLockWait.toMillis()) + "ms" : null;
-    boolean[] claimed = new boolean[1];
-    // What the claim met, kept: the effect must not go on as if it held the key, even when it
-    // catches the exception and answers (a web framework's error handling would).
-    RuntimeException[] lost = new RuntimeException[1];
-    Runnable claim = () -> {
-      if (lost[0] != null) {
-        throw lost[0];
-      }
-      if (claimed[0]) {
-        return;
-      }
-      try {
-        if (!sql.claim(connection, request, retention, false, wait)) {
-          lost[0] = KeyTaken.recorded(request.key());
-        }
-      } catch (SQLException e) {
-        lost[0] = wait != null && sql.sql.isClaimWaitExceeded(e) ? KeyTaken.inProgress(request.key()) : storeFailure("claim failed", e);
-      }
-      if (lost[0] != null) {
-        throw lost[0];
-      }
-      claimed[0] = true;
-    };
-    StoredResponse response;
-    try {
-      response = runEffect(connection, c -> effect.run(c, claim), false);
-    } catch (RuntimeException e) {
-      if (lost[0] != null) {
-        throw lost[0];
-      }
-      throw e;
-    }
-    if (lost[0] != null) {
-      throw lost[0];
-    }
-    if (!responsePolicy.shouldStore(response)) {
-      return Outcome.executed(response, false, false); // the runner rolls back, the claim if any with it
-    }
-    try {
-      if (claimed[0]) {
-        sql.complete(connection, request, response, retention);
-      } else if (!sql.record(connection, request, response, retention, wait)) {
-        throw KeyTaken.recorded(request.key());
-      }
-    } catch (SQLException e) {
-      if (wait != null && sql.sql.isClaimWaitExceeded(e)) {
-        throw KeyTaken.inProgress(request.key());
-      }
-      if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
-        throw KeyTaken.abortedByEffect(request.key(), response, e);
-      }
-      throw storeFailure("storing the key and its response failed", e);
-    }
-    return Outcome.executed(response);
-  }
-
-  /**
-   * Decides whether a failed round runs again: only after a deadlock or serialization failure
-   * (SQLState class 40, so the database rolled everything back) and while rounds are left.
-   *
-   * @param round the failed round, from 0
-   * @return the conflict, after a short random pause
-   * @throws RuntimeException {@code failure} itself, when it may not run again
-   */
-  private static SQLException againAfter(RuntimeException failure, int round) {
-    SQLException conflict = ConflictRetry.conflictIn(failure);
-    if (conflict == null || round >= MAX_CLAIM_ROUNDS - 1) {
-      throw failure;
-    }
-    ConflictRetry.pause(round);
-    return conflict;
-  }
-
-  private static KeyRow lookupQuietly(Connection connection, KeyTable.Statements sql, IdempotentRequest request) {
-    try {
-      return sql.lookup(connection, request);
-    } catch (SQLException e) {
-      return null; // the original failure is the one to report
-    }
-  }
-
-  /** A transient failure of the claim (SQLState class 40) that happened before the effect ran. */
-  private static final class ClaimConflict extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    final transient SQLException cause;
-
-    ClaimConflict(SQLException cause) {
-      super(null, null, false, false);
-      this.cause = cause;
-    }
-  }
-
-  /**
-   * PostgreSQL: the effect returned a response, but an SQL error it caught had aborted the
-   * transaction (SQLState 25P02 at Idem's next statement), so none of its writes can commit. A
-   * client error (4xx) is the effect's deterministic answer and is stored without its writes; any
-   * other status would describe writes that did not happen, and is refused ({@link #refusal()}).
-   */
-  private static final class AbortedByEffect extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    final transient StoredResponse response;
-    final transient SQLException aborted;
-
-    AbortedByEffect(StoredResponse response, SQLException aborted) {
-      super(null, null, false, false);
-      this.response = response;
-      this.aborted = aborted;
-    }
-
-    /** @return the failure reported when the effect's answer cannot be stored without its writes */
-    EffectFailedException refusal() {
-      return new EffectFailedException(new SQLException(
-          "the effect answered " + response.status() + " although an SQL error it caught had aborted its transaction"
-              + " (PostgreSQL rejects every later statement of an aborted transaction): its writes were rolled back, so"
-              + " that answer would describe an effect that did not happen. Nothing was stored. Undo the failed statement"
-              + " with a savepoint of the effect's own (Connection.setSavepoint, rollback(savepoint)), or let the error"
-              + " propagate", aborted.getSQLState(), aborted));
-    }
-  }
-
-  /**
-   * After {@link AbortedByEffect} in a transaction Idem owns: the effect to run in the next round,
-   * which writes nothing and answers the first run's client error, so that it is stored alone.
-   *
-   * @throws EffectFailedException if the answer was not a client error, or no round is left
-   */
-  private static JdbcEffect answerOnly(AbortedByEffect aborted, int attempt) {
-    if (aborted.response.status() < 400 || attempt >= MAX_CLAIM_ROUNDS) {
-      throw aborted.refusal();
-    }
-    StoredResponse answer = aborted.response;
-    return c -> answer;
-  }
-
-  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link KeyTableSql#EFFECT_SAVEPOINT}). */
-  private void rollbackToEffectSavepoint(Connection connection) {
-    try (Statement st = connection.createStatement()) {
-      st.execute("ROLLBACK TO SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
-    } catch (SQLException e) {
-      throw storeFailure("cannot roll back to the savepoint set before the effect", e);
-    }
-  }
-
-  private Outcome claimAndRun(
-      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect,
-      boolean ownTransaction) {
-    if (ownTransaction || dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
-      return claimAndRun(connection, dialect, sql, request, effect, ownTransaction, null);
-    }
-    // Inside another call's effect that relies on the same savepoint name: release ours on the way
-    // out, whatever happened (a replay sets one too, in the lookup's round trip).
-    int[] savepoints = new int[1];
-    try {
-      return claimAndRun(connection, dialect, sql, request, effect, false, savepoints);
-    } finally {
-      releaseEffectSavepoints(connection, savepoints[0]);
-    }
-  }
-
-  /** Releases the latest {@code count} savepoints named {@link KeyTableSql#EFFECT_SAVEPOINT}; quietly, as the transaction may be aborted. */
-  private static void releaseEffectSavepoints(Connection connection, int count) {
-    if (count == 0) {
-      return;
-    }
-    try (Statement st = connection.createStatement()) {
-      for (int i = 0; i < count; i++) {
-        st.execute("RELEASE SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
-      }
-    } catch (SQLException e) {
-      // an aborted transaction: the caller must roll it back anyway
-    }
-  }
-
-  /** @param savepoints when not {@code null}, counts the savepoints this call set */
-  private Outcome claimAndRun(
-      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect,
-      boolean ownTransaction, int[] savepoints) {
-    // In a caller's transaction on PostgreSQL, a savepoint between the claim and the effect, set
-    // by the claim's own round trip: an SQL error that the effect catches aborts the whole
-    // transaction there, claim included, and only a rollback to it lets the effect's own answer
-    // be stored (see AbortedByEffect). In Idem's own transactions no savepoint is needed: the
-    // whole transaction is run again without the effect.
-    boolean savepointBeforeEffect = !ownTransaction && dialect == Dialect.POSTGRESQL;
-    // In Idem's own transaction on PostgreSQL the completion carries the COMMIT (one round trip).
-    boolean commitWithCompletion = ownTransaction && sql.sql.completeThenCommit != null;
-    // A bounded claim gives up on a concurrent attempt's uncommitted row instead of waiting for its
-    // transaction to end (holding this connection): RequestInProgressException, nothing written.
-    String wait = claimLockWait != null && sql.sql.boundedClaim != null ? Math.max(1, claimLockWait.toMillis()) + "ms" : null;
-    for (int round = 0; round < MAX_CLAIM_ROUNDS; round++) {
-      boolean claimed;
-      KeyRow existing;
-      try {
-        if (round == 0 && sql.sql.lookupAndClaim != null) {
-          KeyTable.ClaimAttempt attempt = sql.lookupAndClaim(connection, request, retention, savepointBeforeEffect, wait);
-          if (savepoints != null) {
-            savepoints[0]++;
-          }
-          claimed = attempt.claimed();
-          KeyRow seen = attempt.seen();
-          // A live row the read saw answers; none (a duplicate committed between the read and the
-          // claim, or the row it saw expired) means reading again, as after a plain claim.
-          existing = claimed ? null : seen != null && !seen.orphaned() ? seen : sql.lookupLatest(connection, request);
-        } else {
-          claimed = sql.claim(connection, request, retention, savepointBeforeEffect, wait);
-          if (savepoints != null) {
-            savepoints[0]++;
-          }
-          existing = claimed ? null : sql.lookupLatest(connection, request);
-        }
-      } catch (SQLException e) {
-        if (wait != null && sql.sql.isClaimWaitExceeded(e)) {
-          // Another attempt with this key holds its row in a transaction still open: it is in
-          // progress. On PostgreSQL the error aborted this transaction, which the caller rolls back.
-          throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
-        }
-        if (ownTransaction && Transactions.isTransientConflict(e)) {
-          throw new ClaimConflict(e);
-        }
-        throw storeFailure("claim failed", e);
-      }
-      if (claimed) {
-        boolean beforeEffect = savepointBeforeEffect;
-        int[] effectsAfterSavepoint = EFFECTS_AFTER_SAVEPOINT.get();
-        StoredResponse response;
-        if (beforeEffect) {
-          effectsAfterSavepoint[0]++;
-        }
-        try {
-          response = runEffect(connection, effect, ownTransaction);
-        } finally {
-          if (beforeEffect) {
-            effectsAfterSavepoint[0]--;
-          }
-        }
-        if (!responsePolicy.shouldStore(response)) {
-          if (!ownTransaction) {
-            // The caller owns the transaction and decides about the effect; the claim goes.
-            try {
-              sql.release(connection, request);
-            } catch (SQLException e) {
-              if (!beforeEffect || !Transactions.isAborted(e)) {
-                throw storeFailure("releasing the claim failed", e);
-              }
-              // The application's own failure answer (a 503 of its own, say) is what the client
-              // gets: undo the effect's aborted work and release the claim.
-              rollbackToEffectSavepoint(connection);
-              try {
-                sql.release(connection, request);
-              } catch (SQLException again) {
-                throw storeFailure("releasing the claim failed", again);
-              }
-            }
-          }
-          return Outcome.executed(response, false, false);
-        }
-        try {
-          if (commitWithCompletion) {
-            sql.completeAndCommit(connection, request, response, retention);
-          } else {
-            sql.complete(connection, request, response, retention);
-          }
-        } catch (SQLException e) {
-          if (dialect != Dialect.POSTGRESQL || !Transactions.isAborted(e)) {
-            if (commitWithCompletion && !KeyTableSql.wroteNoRow(e)) {
-              throw storeFailure("storing the response or the commit failed, so the outcome is unknown; retry with the same"
-                  + " key: it replays if the commit took effect", e);
-            }
-            throw storeFailure("storing the response failed", e);
-          }
-          AbortedByEffect aborted = new AbortedByEffect(response, e);
-          if (ownTransaction) {
-            throw aborted; // execute() records the answer alone in a new transaction
-          }
-          if (!beforeEffect || response.status() < 400) {
-            throw aborted.refusal();
-          }
-          rollbackToEffectSavepoint(connection);
-          try {
-            sql.complete(connection, request, response, retention);
-          } catch (SQLException again) {
-            throw storeFailure("storing the response failed", again);
-          }
-        }
-        return Outcome.executed(response);
-      }
-      if (existing != null && !existing.orphaned()) {
-        return answerFrom(existing, request);
-      }
-      // The live record that blocked the claim expired between the claim and the read, or was an
-      // orphaned claim: claim again.
-    }
-    throw new IdemStoreException(
-        "could not claim " + LogRef.of(request.scope(), request.key()) + " after " + MAX_CLAIM_ROUNDS + " rounds", null);
-  }
-
-  private StoredResponse runEffect(Connection connection, JdbcEffect effect, boolean ownTransaction) {
-    StoredResponse response;
-    try {
-      response = effect.apply(ownTransaction ? GuardedConnection.wrap(connection) : connection);
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (SQLException e) {
-      if (SqlFailure.of(e) == SqlFailure.TRANSIENT && !Transactions.isTransientConflict(e)) {
-        // The connection was lost, or the database is short of resources or shutting down: a store
-        // outage, not the request's fault. (A deadlock or serialization failure, class 40, runs
-        // the round again instead; see execute.)
-        throw storeFailure("the database failed while the effect ran; nothing was committed", e);
-      }
-      throw new EffectFailedException(e);
-    } catch (Exception e) {
-      throw new EffectFailedException(e);
-    }
-    if (response == null) {
-      throw new IllegalStateException("the effect returned null; it must return the response to store");
-    }
-    return response;
-  }
-
-  private Outcome answerFrom(KeyRow record, IdempotentRequest request) {
-    if (!record.fingerprint.equals(request.fingerprint().hex())) {
-      throw new IdempotencyKeyReusedException(request.scope(), request.key());
-    }
-    if (record.response == null) {
-      // A lease-mode claim of another component sharing this table.
-      long seconds = Math.max(1, (record.leaseRemainingMillis() + 999) / 1000);
-      throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
-    }
-    // The fingerprints are equal here, so the request's identity is the record's identity.
-    return Outcome.replayed(protection.open(request.scope(), request.key(), request.fingerprint(), record.response));
+    return keyLast.inRunnersTransaction(connection, dialect, sql, request, effect);
   }
 
   /**
@@ -870,22 +389,7 @@ public final class JdbcIdempotency {
     Objects.requireNonNull(request, "request");
     Dialect dialect = Dialect.of(connection);
     keys.ensureSchema(connection, dialect, autoCommit(connection));
-    return Optional.ofNullable(answerIfLive(connection, keys.statements(dialect), request));
-  }
-
-  /**
-   * @return the answer of the key's live record (a replay), or {@code null} if it has none
-   * @throws IdempotencyKeyReusedException if the record has another fingerprint
-   * @throws RequestInProgressException if it is a lease-mode claim without a response
-   */
-  private Outcome answerIfLive(Connection connection, KeyTable.Statements sql, IdempotentRequest request) {
-    KeyRow existing;
-    try {
-      existing = sql.lookup(connection, request);
-    } catch (SQLException e) {
-      throw storeFailure("lookup failed", e);
-    }
-    return existing == null || existing.orphaned() ? null : answerFrom(existing, request);
+    return Optional.ofNullable(keys.answerIfLive(connection, keys.statements(dialect), request));
   }
 
   /**
@@ -983,31 +487,6 @@ public final class JdbcIdempotency {
   /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
   private boolean autoCommit(Connection connection) {
     return keys.autoCommit(connection);
-  }
-
-  private void begin(Connection connection, Dialect dialect) {
-    try {
-      Transactions.begin(connection, dialect, sqliteBusyTimeout);
-    } catch (SQLException e) {
-      throw storeFailure("cannot begin a transaction", e);
-    }
-  }
-
-  private void commit(Connection connection, Dialect dialect) {
-    try {
-      Transactions.commit(connection, dialect);
-    } catch (SQLException e) {
-      throw storeFailure(
-          "commit failed, so the outcome is unknown; retry with the same key: it replays if the commit took effect", e);
-    }
-  }
-
-  private void rollback(Connection connection, Dialect dialect) {
-    try {
-      Transactions.rollback(connection, dialect);
-    } catch (SQLException e) {
-      throw storeFailure("rollback failed", e);
-    }
   }
 
   private RuntimeException storeFailure(String what, SQLException e) {

@@ -1,6 +1,9 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
@@ -23,6 +26,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The key table: one table of idempotency keys, their fingerprints, claims and stored responses,
@@ -40,6 +44,7 @@ final class KeyTable {
 
   private final String name;
   private final boolean createSchema;
+  private final ResponseProtection protection;
   private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
   /** MySQL's statements for a MariaDB server, whose claim can bound its lock wait. */
   private final Statements mariaDbStatements;
@@ -55,6 +60,7 @@ final class KeyTable {
   KeyTable(String name, boolean createSchema, ResponseProtection protection) {
     this.name = name;
     this.createSchema = createSchema;
+    this.protection = protection;
     for (Dialect d : Dialect.values()) {
       statements.put(d, new Statements(KeyTableSql.of(d, name), protection));
     }
@@ -69,6 +75,54 @@ final class KeyTable {
   /** @return the statements for {@code dialect}, never {@code null} */
   Statements statements(Dialect dialect) {
     return statements.get(dialect);
+  }
+
+  /**
+   * Answers a request from its key's live record: a replay of the stored response.
+   *
+   * @param record a live record of the request's scope and key, not orphaned
+   * @return the replayed outcome, never {@code null}
+   * @throws IdempotencyKeyReusedException if the record has another fingerprint
+   * @throws RequestInProgressException if it is a lease-mode claim without a response (another
+   *     component sharing the table)
+   * @throws dev.idem.core.StoredResponseUnreadableException if its stored response cannot be read
+   */
+  Outcome answer(KeyRow record, IdempotentRequest request) {
+    if (!record.fingerprint.equals(request.fingerprint().hex())) {
+      throw new IdempotencyKeyReusedException(request.scope(), request.key());
+    }
+    if (record.response == null) {
+      // A lease-mode claim of another component sharing this table.
+      long seconds = Math.max(1, (record.leaseRemainingMillis() + 999) / 1000);
+      throw new RequestInProgressException(request.key(), Duration.ofSeconds(seconds));
+    }
+    // The fingerprints are equal here, so the request's identity is the record's identity.
+    return Outcome.replayed(protection.open(request.scope(), request.key(), request.fingerprint(), record.response));
+  }
+
+  /**
+   * @return the answer of the key's live record (a replay), read without a lock, or {@code null}
+   *     if it has none (none, expired, or a claim a broken transaction left)
+   * @throws IdempotencyKeyReusedException, RequestInProgressException as {@link #answer}
+   * @throws IdemStoreException if the read fails
+   */
+  @Nullable Outcome answerIfLive(Connection connection, Statements sql, IdempotentRequest request) {
+    KeyRow existing;
+    try {
+      existing = sql.lookup(connection, request);
+    } catch (SQLException e) {
+      throw storeFailure("lookup failed", e);
+    }
+    return existing == null || existing.orphaned() ? null : answer(existing, request);
+  }
+
+  /** @return the key's live record, or {@code null} if none or if the read failed (an earlier failure is the one to report) */
+  static @Nullable KeyRow lookupQuietly(Connection connection, Statements sql, IdempotentRequest request) {
+    try {
+      return sql.lookup(connection, request);
+    } catch (SQLException e) {
+      return null;
+    }
   }
 
   /**

@@ -234,7 +234,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * {@link JdbcIdempotency.Strategy#KEY_LAST}: a replay is one primary-key read on a connection in
    * auto-commit, before any transaction; a create runs the effect and then inserts the key's row
    * completed, in one transaction of the runner ({@link JdbcIdempotency#runThenRecord(Connection,
-   * IdempotentRequest, JdbcIdempotency.KeyLastEffect)}). A duplicate that met a winner's record
+   * IdempotentRequest, KeyLast.Effect)}). A duplicate that met a winner's record
    * rolls back, effect included, and reads the winner's answer in the next round.
    */
   private AttemptResult attemptKeyLast(IdempotentRequest request, Effect effect) {

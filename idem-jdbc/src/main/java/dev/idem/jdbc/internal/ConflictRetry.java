@@ -40,6 +40,91 @@ public final class ConflictRetry {
   }
 
   /**
+   * What one round of a unit of work ended with, as a value: {@link Done} ends the rounds with a
+   * result, {@link Again} asks for another round (the round's transaction was rolled back, so
+   * nothing of it remains).
+   *
+   * @param <T> the result's type
+   */
+  public sealed interface Round<T> permits Round.Done, Round.Again {
+
+    /** @param value the unit of work's result, may be {@code null} where {@code T} allows it */
+    record Done<T>(T value) implements Round<T> {}
+
+    /**
+     * @param ifLast what {@link #rounds} throws when no round is left: a {@link SQLException} or
+     *     a {@link RuntimeException}, never {@code null}
+     */
+    record Again<T>(Exception ifLast) implements Round<T> {
+      public Again {
+        if (!(ifLast instanceof SQLException) && !(ifLast instanceof RuntimeException)) {
+          throw new IllegalArgumentException("ifLast must be an SQLException or a RuntimeException", ifLast);
+        }
+      }
+    }
+
+    /** @return a round that ends the rounds with {@code value} */
+    static <T> Round<T> done(T value) {
+      return new Done<>(value);
+    }
+
+    /** @return a round that asks for another, or ends with {@code ifLast} thrown when none is left */
+    static <T> Round<T> again(Exception ifLast) {
+      return new Again<>(ifLast);
+    }
+  }
+
+  /** One round of a unit of work, run by {@link #rounds}. */
+  @FunctionalInterface
+  public interface RoundBody<T> {
+    /**
+     * @param round 0 for the first round, up to {@link #MAX_ATTEMPTS} - 1
+     * @return how the round ended, never {@code null}
+     */
+    Round<T> run(int round) throws SQLException;
+  }
+
+  /**
+   * The one loop every "run it again" of Idem's JDBC code runs on: runs {@code body} until a round
+   * is {@link Round.Done}, at most {@value #MAX_ATTEMPTS} rounds, pausing before each repetition
+   * (see the class description).
+   *
+   * @return the value of the round that was done
+   * @throws SQLException the last round's {@link Round.Again#ifLast()} when it is one, or any
+   *     failure the body throws
+   * @throws RuntimeException the last round's {@link Round.Again#ifLast()} when it is one, any the
+   *     body throws, or {@link IdemStoreException} if the thread is interrupted during a pause
+   */
+  public static <T> T rounds(RoundBody<T> body) throws SQLException {
+    for (int round = 0; ; round++) {
+      Round<T> result = body.run(round);
+      if (result instanceof Round.Done<T> done) {
+        return done.value();
+      }
+      Exception last = ((Round.Again<T>) result).ifLast();
+      if (round >= MAX_ATTEMPTS - 1) {
+        if (last instanceof SQLException sql) {
+          throw sql;
+        }
+        throw (RuntimeException) last;
+      }
+      pause(round);
+    }
+  }
+
+  /**
+   * {@link #rounds} for a body that never throws {@link SQLException} (it turns its failures into
+   * the store's exceptions itself).
+   */
+  public static <T> T roundsUnchecked(RoundBody<T> body) {
+    try {
+      return rounds(body);
+    } catch (SQLException e) {
+      throw new IllegalStateException("a round body that turns its failures into exceptions of its own threw", e);
+    }
+  }
+
+  /**
    * Runs {@code work} until it ends without a {@linkplain #isConflict conflict}, at most {@value
    * #MAX_ATTEMPTS} times, pausing before each repetition (see the class description).
    *
@@ -49,16 +134,16 @@ public final class ConflictRetry {
    * @throws IdemStoreException if the thread is interrupted during a pause
    */
   public static <T> T run(Attempt<T> work) throws SQLException {
-    for (int attempt = 1; ; attempt++) {
+    return rounds(round -> {
       try {
-        return work.run(attempt);
+        return Round.done(work.run(round + 1));
       } catch (SQLException e) {
-        if (!isConflict(e) || attempt >= MAX_ATTEMPTS) {
+        if (!isConflict(e)) {
           throw e;
         }
+        return Round.again(e);
       }
-      pause(attempt - 1);
-    }
+    });
   }
 
   /** @return whether the database rolled the transaction back because of a conflict that a repetition may not meet */

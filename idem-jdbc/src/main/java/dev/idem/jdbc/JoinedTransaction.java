@@ -1,0 +1,156 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.internal.Transactions;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+
+/**
+ * The effect in a transaction the caller opened ({@link JdbcIdempotency#execute(Connection,
+ * IdempotentRequest, JdbcEffect)} on a connection with {@code getAutoCommit() == false}): the
+ * claim, the effect, the stored response; the caller commits or rolls back. Idem always claims
+ * first here, whatever the strategy, since it cannot undo an effect without rolling back the
+ * caller's own work; and it never runs a round again, since only the owner of a transaction may.
+ *
+ * <p>On PostgreSQL the claim's round trip also sets {@link KeyTableSql#EFFECT_SAVEPOINT}: an SQL
+ * error that the effect catches aborts the whole transaction, claim included, and only a rollback
+ * to it lets the effect's own client-error answer be stored. Thread-safe; the savepoint
+ * bookkeeping is per thread.
+ */
+final class JoinedTransaction {
+
+  /**
+   * How many effects are running on this thread after a claim that set {@link
+   * KeyTableSql#EFFECT_SAVEPOINT}. A call made inside such an effect releases the savepoints it
+   * set before it returns: left in place, one of them would shadow the outer call's savepoint of
+   * the same name, and the outer call's rollback to it would keep the outer effect's writes made
+   * before the inner call.
+   */
+  private static final ThreadLocal<int[]> EFFECTS_AFTER_SAVEPOINT = ThreadLocal.withInitial(() -> new int[1]);
+
+  private final EngineSettings settings;
+
+  JoinedTransaction(EngineSettings settings) {
+    this.settings = settings;
+  }
+
+  /**
+   * @return the outcome: executed (stored, or released: only the claim is removed and the caller
+   *     decides about the effect), or replayed
+   * @throws RuntimeException as {@link JdbcIdempotency#execute(Connection, IdempotentRequest,
+   *     JdbcEffect)} states; the caller's transaction must then be rolled back
+   */
+  Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
+    if (dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
+      return claimAndRun(connection, dialect, sql, request, effect, null);
+    }
+    // Inside another call's effect that relies on the same savepoint name: release ours on the way
+    // out, whatever happened (a replay sets one too, in the lookup's round trip).
+    int[] savepoints = new int[1];
+    try {
+      return claimAndRun(connection, dialect, sql, request, effect, savepoints);
+    } finally {
+      releaseEffectSavepoints(connection, savepoints[0]);
+    }
+  }
+
+  /** @param savepoints when not {@code null}, counts the savepoints this call set */
+  private Outcome claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
+      JdbcEffect effect, int[] savepoints) {
+    boolean savepointBeforeEffect = dialect == Dialect.POSTGRESQL;
+    KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, settings.claimWait(sql), savepoints);
+    if (claim instanceof KeyClaim.Busy) {
+      throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+    }
+    if (claim instanceof KeyClaim.Conflict conflict) {
+      throw settings.storeFailure("claim failed", conflict.cause());
+    }
+    if (claim instanceof KeyClaim.Found found) {
+      return settings.keys().answer(found.record(), request);
+    }
+    int[] effectsAfterSavepoint = EFFECTS_AFTER_SAVEPOINT.get();
+    StoredResponse response;
+    if (savepointBeforeEffect) {
+      effectsAfterSavepoint[0]++;
+    }
+    try {
+      response = settings.runEffect(connection, effect, false);
+    } finally {
+      if (savepointBeforeEffect) {
+        effectsAfterSavepoint[0]--;
+      }
+    }
+    if (!settings.responsePolicy().shouldStore(response)) {
+      release(connection, request, sql, savepointBeforeEffect);
+      return Outcome.executed(response, false, false);
+    }
+    try {
+      sql.complete(connection, request, response, settings.retention());
+    } catch (SQLException e) {
+      if (!savepointBeforeEffect || !Transactions.isAborted(e)) {
+        throw settings.storeFailure("storing the response failed", e);
+      }
+      // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is the
+      // effect's deterministic answer, stored without its writes; any other status would describe
+      // writes that did not happen.
+      if (response.status() < 400) {
+        throw EngineSettings.abortedAnswerRefused(response, e);
+      }
+      rollbackToEffectSavepoint(connection);
+      try {
+        sql.complete(connection, request, response, settings.retention());
+      } catch (SQLException again) {
+        throw settings.storeFailure("storing the response failed", again);
+      }
+    }
+    return Outcome.executed(response);
+  }
+
+  /** The caller owns the transaction and decides about the effect; the claim goes. */
+  private void release(Connection connection, IdempotentRequest request, KeyTable.Statements sql, boolean savepointBeforeEffect) {
+    try {
+      sql.release(connection, request);
+    } catch (SQLException e) {
+      if (!savepointBeforeEffect || !Transactions.isAborted(e)) {
+        throw settings.storeFailure("releasing the claim failed", e);
+      }
+      // The application's own failure answer (a 503 of its own, say) is what the client gets:
+      // undo the effect's aborted work and release the claim.
+      rollbackToEffectSavepoint(connection);
+      try {
+        sql.release(connection, request);
+      } catch (SQLException again) {
+        throw settings.storeFailure("releasing the claim failed", again);
+      }
+    }
+  }
+
+  /** Undoes everything since the savepoint that the claim set on PostgreSQL ({@link KeyTableSql#EFFECT_SAVEPOINT}). */
+  private void rollbackToEffectSavepoint(Connection connection) {
+    try (Statement st = connection.createStatement()) {
+      st.execute("ROLLBACK TO SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
+    } catch (SQLException e) {
+      throw settings.storeFailure("cannot roll back to the savepoint set before the effect", e);
+    }
+  }
+
+  /** Releases the latest {@code count} savepoints named {@link KeyTableSql#EFFECT_SAVEPOINT}; quietly, as the transaction may be aborted. */
+  private static void releaseEffectSavepoints(Connection connection, int count) {
+    if (count == 0) {
+      return;
+    }
+    try (Statement st = connection.createStatement()) {
+      for (int i = 0; i < count; i++) {
+        st.execute("RELEASE SAVEPOINT " + KeyTableSql.EFFECT_SAVEPOINT);
+      }
+    } catch (SQLException e) {
+      // an aborted transaction: the caller must roll it back anyway
+    }
+  }
+}
