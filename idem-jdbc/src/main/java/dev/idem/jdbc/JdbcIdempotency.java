@@ -284,8 +284,9 @@ public final class JdbcIdempotency {
     keys.ensureSchema(connection, dialect, ownTransaction);
     // Fast path for replays: one primary-key read that takes no lock. A replay must not lock the
     // row: in a caller's transaction that lock would be held to its end, so replays of the same
-    // keys in other orders would deadlock. Skipped for SQLite inside a caller's transaction, where
-    // a read before the claim's write could hit a stale snapshot; SQLite has a single writer anyway.
+    // keys in other orders would deadlock. Skipped inside a caller's transaction on SQLite
+    // (KeyTable.readsReplaysOutsideTransactions), where a read before the claim's write could hit a
+    // stale snapshot; SQLite has a single writer anyway.
     // On PostgreSQL, where the claim comes first, the read travels with the claim instead
     // (KeyTableSql.lookupAndClaim): one round trip fewer for a create, one more (the end of the
     // transaction) for a replay in a transaction of Idem's own.
@@ -293,7 +294,7 @@ public final class JdbcIdempotency {
     // insert nothing, so a replay, which needs no write, would fail.
     boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST)
         && !readOnly(connection);
-    if (!lookupWithClaim && (ownTransaction || dialect != Dialect.SQLITE)) {
+    if (!lookupWithClaim && (ownTransaction || !KeyTable.readsReplaysOutsideTransactions(dialect))) {
       Outcome stored = keys.answerIfLive(connection, sql, request);
       if (stored != null) {
         return stored;

@@ -72,6 +72,21 @@ final class KeyTable {
     return name;
   }
 
+  /**
+   * The one SQLite rule of the transactional engine: where a replay is read. On SQLite a read
+   * inside a transaction before its first write runs on a snapshot that may be older than the
+   * latest commit, and the claim's write takes the database's single write lock just to find a
+   * stored response; so there a replay is read on a connection in auto-commit, before any
+   * transaction ({@link TransactionalIdempotency} does), and never inside a caller's transaction
+   * before the claim ({@link JdbcIdempotency#execute(Connection, IdempotentRequest, JdbcEffect)}
+   * leaves it to the claim). Elsewhere a read inside the transaction sees the latest commit.
+   *
+   * @return whether replays on {@code dialect} are read only outside a transaction
+   */
+  static boolean readsReplaysOutsideTransactions(Dialect dialect) {
+    return dialect == Dialect.SQLITE;
+  }
+
   /** @return the statements for {@code dialect}, never {@code null} */
   Statements statements(Dialect dialect) {
     return statements.get(dialect);

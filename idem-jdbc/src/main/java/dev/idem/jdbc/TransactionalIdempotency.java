@@ -282,22 +282,15 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
           // would meet the same racers in the same locks; claiming first waits for the winner.
           return attemptClaimFirst(request, effect);
         }
-        if (progress.answered) {
-          if (progress.returned && markedRollbackOnly(e) && isStoredClientError(progress.response)) {
-            return answerAlone(request, progress.response); // see attemptClaimFirst
-          }
-          return afterAnswer(e, progress.returned);
-        }
-        if (progress.started) {
+        if (progress.started && !progress.answered && !progress.claimed) {
           // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
           // constraint of its own): rolled back now, the winner's record, if any, answers.
-          AttemptResult winner = progress.claimed ? null : winnerQuietly(request);
+          AttemptResult winner = winnerQuietly(request);
           if (winner != null) {
             return winner;
           }
-          throw e; // the effect's own failure
         }
-        return beforeEffect(e);
+        return failed(e, progress, request);
       }
       Outcome o = Objects.requireNonNull(outcome, "outcome");
       if (!o.stored() && !progress.claimed) {
@@ -368,26 +361,36 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         return o;
       });
     } catch (RuntimeException e) {
-      if (progress.answered) {
-        if (progress.returned && markedRollbackOnly(e) && isStoredClientError(progress.response)) {
-          // Something the effect called (a JPA repository whose flush hit a unique constraint)
-          // marked the transaction rollback-only, and the effect answered that failure as a client
-          // error (409 email already registered): that answer is what it meant, and its writes,
-          // rolled back, are not part of it. Record the answer alone, as after an SQL error that
-          // aborted a PostgreSQL transaction.
-          return answerAlone(request, progress.response);
-        }
-        // The effect returned; whatever failed afterwards (storing the response, releasing the
-        // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
-        // must not reach the client as if they had happened.
-        return afterAnswer(e, progress.returned);
-      }
-      if (progress.started) {
-        throw e; // the effect's own failure
-      }
-      return beforeEffect(e);
+      return failed(e, progress, request);
     }
     return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
+  }
+
+  /**
+   * What a runner's transaction that failed means, in either order, by how far the attempt got.
+   *
+   * @throws RuntimeException {@code e} itself when it is the effect's own failure, or the caller's
+   *     error (see {@link #beforeEffect})
+   */
+  private AttemptResult failed(RuntimeException e, Progress progress, IdempotentRequest request) {
+    if (progress.answered) {
+      if (progress.returned && markedRollbackOnly(e) && isStoredClientError(progress.response)) {
+        // Something the effect called (a JPA repository whose flush hit a unique constraint)
+        // marked the transaction rollback-only, and the effect answered that failure as a client
+        // error (409 email already registered): that answer is what it meant, and its writes,
+        // rolled back, are not part of it. Record the answer alone, as after an SQL error that
+        // aborted a PostgreSQL transaction.
+        return answerAlone(request, progress.response);
+      }
+      // The effect returned; whatever failed afterwards (storing the response, releasing the
+      // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
+      // must not reach the client as if they had happened.
+      return afterAnswer(e, progress.returned);
+    }
+    if (progress.started) {
+      throw e; // the effect's own failure
+    }
+    return beforeEffect(e);
   }
 
   /**
@@ -602,7 +605,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Boolean known = lookupFirst;
     if (known == null) {
       try (Connection connection = transactions.dataSource().getConnection()) {
-        known = Dialect.detect(connection) == Dialect.SQLITE;
+        known = KeyTable.readsReplaysOutsideTransactions(Dialect.detect(connection));
       } catch (SQLException e) {
         throw new IdemStoreException("cannot get a connection: " + e.getMessage(), e);
       }
