@@ -1236,23 +1236,34 @@ public abstract class TransactionalContract {
   }
 
   private List<Outcome> race(int racers, Racer racer) throws Exception {
+    return together(racers, start -> {
+      try (Connection c = target().open()) {
+        start.await(30, TimeUnit.SECONDS);
+        return racer.run(c);
+      }
+    });
+  }
+
+  /** One racer of {@link #together}: it calls {@code start.await} when it is ready, then races. */
+  @FunctionalInterface
+  private interface Racing<T> {
+    T run(CyclicBarrier start) throws Exception;
+  }
+
+  /** Runs {@code racers} threads that meet at one barrier, and waits for them all (2 minutes at most each). */
+  private static <T> List<T> together(int racers, Racing<T> racing) throws Exception {
     CyclicBarrier barrier = new CyclicBarrier(racers);
     ExecutorService pool = Executors.newFixedThreadPool(racers);
     try {
-      List<Future<Outcome>> futures = new ArrayList<>();
+      List<Future<T>> futures = new ArrayList<>();
       for (int i = 0; i < racers; i++) {
-        futures.add(pool.submit(() -> {
-          try (Connection c = target().open()) {
-            barrier.await(30, TimeUnit.SECONDS);
-            return racer.run(c);
-          }
-        }));
+        futures.add(pool.submit(() -> racing.run(barrier)));
       }
-      List<Outcome> outcomes = new ArrayList<>();
-      for (Future<Outcome> f : futures) {
-        outcomes.add(f.get(120, TimeUnit.SECONDS));
+      List<T> results = new ArrayList<>();
+      for (Future<T> f : futures) {
+        results.add(f.get(120, TimeUnit.SECONDS));
       }
-      return outcomes;
+      return results;
     } finally {
       pool.shutdownNow();
     }
@@ -1294,24 +1305,10 @@ public abstract class TransactionalContract {
   }
 
   private List<AttemptResult> raceAttempts(int racers, java.util.concurrent.Callable<AttemptResult> attempt) throws Exception {
-    CyclicBarrier barrier = new CyclicBarrier(racers);
-    ExecutorService pool = Executors.newFixedThreadPool(racers);
-    try {
-      List<Future<AttemptResult>> futures = new ArrayList<>();
-      for (int i = 0; i < racers; i++) {
-        futures.add(pool.submit(() -> {
-          barrier.await(30, TimeUnit.SECONDS);
-          return attempt.call();
-        }));
-      }
-      List<AttemptResult> results = new ArrayList<>();
-      for (Future<AttemptResult> f : futures) {
-        results.add(f.get(120, TimeUnit.SECONDS));
-      }
-      return results;
-    } finally {
-      pool.shutdownNow();
-    }
+    return together(racers, start -> {
+      start.await(30, TimeUnit.SECONDS);
+      return attempt.call();
+    });
   }
 
   private static String body(AttemptResult result) {
