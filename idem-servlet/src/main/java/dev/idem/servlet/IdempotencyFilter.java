@@ -30,7 +30,6 @@ import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.util.LinkedHashMap;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
@@ -247,64 +246,53 @@ public final class IdempotencyFilter implements Filter {
    */
   public static final String PROBLEM_TYPE_BASE = "urn:idem:problem:";
 
-  private static final String KEY_MISSING = "idempotency-key-missing";
-  private static final String KEY_MALFORMED = "idempotency-key-malformed";
-  private static final String PAYLOAD_INVALID = "payload-invalid";
-  private static final String IN_PROGRESS = "request-in-progress";
-  private static final String BODY_TOO_LARGE = "body-too-large";
-  private static final String KEY_REUSED = "idempotency-key-reused";
-  private static final String STORE_UNAVAILABLE = "store-unavailable";
-  private static final String RESPONSE_TOO_LARGE = "response-too-large-to-replay";
-  private static final String OUTCOME_UNKNOWN = "outcome-unknown";
-  private static final String REQUEST_FAILED = "request-failed";
-  private static final String STORED_RESPONSE_UNREADABLE = "stored-response-unreadable";
 
   /** Problem type under the default base: a required {@code Idempotency-Key} is missing (400). */
-  public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + KEY_MISSING;
+  public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + IdemProblems.KEY_MISSING;
   /** Problem type under the default base: the {@code Idempotency-Key} field is malformed (400). */
-  public static final String PROBLEM_KEY_MALFORMED = PROBLEM_TYPE_BASE + KEY_MALFORMED;
+  public static final String PROBLEM_KEY_MALFORMED = PROBLEM_TYPE_BASE + IdemProblems.KEY_MALFORMED;
   /**
    * Problem type under the default base: the body does not match its declared media type, such as
    * invalid JSON (400).
    */
-  public static final String PROBLEM_PAYLOAD_INVALID = PROBLEM_TYPE_BASE + PAYLOAD_INVALID;
+  public static final String PROBLEM_PAYLOAD_INVALID = PROBLEM_TYPE_BASE + IdemProblems.PAYLOAD_INVALID;
   /**
    * Problem type under the default base: the first request with this key is still being processed
    * (409).
    */
-  public static final String PROBLEM_IN_PROGRESS = PROBLEM_TYPE_BASE + IN_PROGRESS;
+  public static final String PROBLEM_IN_PROGRESS = PROBLEM_TYPE_BASE + IdemProblems.IN_PROGRESS;
   /**
    * Problem type under the default base: the request body is larger than the configured limit
    * (413).
    */
-  public static final String PROBLEM_BODY_TOO_LARGE = PROBLEM_TYPE_BASE + BODY_TOO_LARGE;
+  public static final String PROBLEM_BODY_TOO_LARGE = PROBLEM_TYPE_BASE + IdemProblems.BODY_TOO_LARGE;
   /** Problem type under the default base: the key was already used with another request (422). */
-  public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + KEY_REUSED;
+  public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + IdemProblems.KEY_REUSED;
   /** Problem type under the default base: the idempotency store could not be used (503). */
-  public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + STORE_UNAVAILABLE;
+  public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + IdemProblems.STORE_UNAVAILABLE;
   /**
    * Problem type under the default base: the request with this key already ran, but its answer was
    * longer than {@link IdempotencyFilterConfig#maxResponseBytes()} and was not stored, so it cannot
    * be replayed; the operation is not run again (500).
    */
-  public static final String PROBLEM_RESPONSE_TOO_LARGE = PROBLEM_TYPE_BASE + RESPONSE_TOO_LARGE;
+  public static final String PROBLEM_RESPONSE_TOO_LARGE = PROBLEM_TYPE_BASE + IdemProblems.RESPONSE_TOO_LARGE;
   /**
    * Problem type under the default base: the handler ran but its answer could not be stored, so the
    * outcome is unknown to the client; a retry with the same key is safe (503, with {@code
    * Retry-After}).
    */
-  public static final String PROBLEM_OUTCOME_UNKNOWN = PROBLEM_TYPE_BASE + OUTCOME_UNKNOWN;
+  public static final String PROBLEM_OUTCOME_UNKNOWN = PROBLEM_TYPE_BASE + IdemProblems.OUTCOME_UNKNOWN;
   /**
    * Problem type under the default base: in a transactional engine, the request's transaction was
    * rolled back by a failure of the request itself, which a retry would repeat (500).
    */
-  public static final String PROBLEM_REQUEST_FAILED = PROBLEM_TYPE_BASE + REQUEST_FAILED;
+  public static final String PROBLEM_REQUEST_FAILED = PROBLEM_TYPE_BASE + IdemProblems.REQUEST_FAILED;
   /**
    * Problem type under the default base: the request with this key was answered, but its stored
    * response cannot be read (protection at rest refused it, or it is corrupt); nothing is replayed
    * and the operation is not run again (500).
    */
-  public static final String PROBLEM_STORED_RESPONSE_UNREADABLE = PROBLEM_TYPE_BASE + STORED_RESPONSE_UNREADABLE;
+  public static final String PROBLEM_STORED_RESPONSE_UNREADABLE = PROBLEM_TYPE_BASE + IdemProblems.STORED_RESPONSE_UNREADABLE;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
@@ -383,15 +371,14 @@ public final class IdempotencyFilter implements Filter {
     KeyHeader.Result key = KeyHeader.parse(req.getHeaders(KEY_HEADER));
     if (key.absent()) {
       if (route.requirement() == KeyRequirement.REQUIRED) {
-        problem(cfg, res, KEY_MISSING, "Idempotency-Key is missing", 400,
-            route.operation() + " requires an Idempotency-Key request header field: send a unique key, such as a UUID, and the same key on every retry");
+        cfg.problems().send(cfg.problems().keyMissing(route.operation()), res);
       } else {
         chain.doFilter(request, response);
       }
       return;
     }
     if (key.problem() != null) {
-      problem(cfg, res, KEY_MALFORMED, "Idempotency-Key is malformed", 400, key.problem());
+      cfg.problems().send(cfg.problems().keyMalformed(key.problem()), res);
       return;
     }
     // Every answer to a keyed request, replays and refusals included, carries the key back as the
@@ -418,8 +405,8 @@ public final class IdempotencyFilter implements Filter {
         if (e.tooLarge()) {
           tooLarge(cfg, res, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
         } else {
-          problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
-              "the body is declared as " + req.getContentType() + " but cannot be read: " + e.getMessage());
+          cfg.problems().send(cfg.problems().payloadInvalid(
+              "the body is declared as " + req.getContentType() + " but cannot be read: " + e.getMessage()), res);
         }
         return;
       }
@@ -468,8 +455,8 @@ public final class IdempotencyFilter implements Filter {
     try {
       fingerprint = fingerprint(req, rawBody, payload);
     } catch (InvalidPayloadException e) {
-      problem(cfg, res, PAYLOAD_INVALID, "Request body does not match its media type", 400,
-          "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage());
+      cfg.problems().send(cfg.problems().payloadInvalid(
+          "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage()), res);
       return;
     }
     String principal = Scope.principalPart(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
@@ -556,7 +543,7 @@ public final class IdempotencyFilter implements Filter {
     LOG.log(Level.WARNING, "idempotency filter: an answer to " + run.idempotent.scope().operation() + " (status "
         + run.captured.getStatus() + ", " + run.captured.bodyLength() + " bytes" + (run.failure != null ? " before the handler failed" : "")
         + ") was longer than maxResponseBytes (" + cfg.maxResponseBytes() + " bytes): it was streamed to the client and only"
-        + " its status is stored, so a retry with the same key is answered 500 " + RESPONSE_TOO_LARGE
+        + " its status is stored, so a retry with the same key is answered 500 " + IdemProblems.RESPONSE_TOO_LARGE
         + " and does not run the operation again; raise maxResponseBytes if such retries must be replayed");
   }
 
@@ -640,17 +627,9 @@ public final class IdempotencyFilter implements Filter {
     }
     switch (result.kind()) {
       case KEY_REUSED:
-        problem(cfg, res, KEY_REUSED, "Idempotency-Key is already used", 422,
-            "this Idempotency-Key was already used with a different request (method, target, media type or body); use a new key for a new request");
-        return;
-      case IN_PROGRESS: {
-        long seconds = cfg.retryAfterSeconds(result.retryAfter());
-        res.setHeader("Retry-After", Long.toString(seconds));
-        problem(cfg, res, IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
-            "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
-        return;
-      }
-      case COMPLETION_UNKNOWN: {
+      case IN_PROGRESS:
+        break;
+      case COMPLETION_UNKNOWN:
         // Lease mode: the handler ran, and its answer is not stored (or is unknown to be). Sending it
         // would be a fresh answer that a retry could contradict; the retry with the same key gets
         // the stored answer or resumes the operation as a recovery.
@@ -659,15 +638,8 @@ public final class IdempotencyFilter implements Filter {
           LOG.log(Level.WARNING, "idempotency filter: the handler ran and its answer over the limit was sent, but the key could not be completed", e);
           return;
         }
-        long seconds = Math.max(1, result.retryAfter().toSeconds());
         LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be stored; answering 503 outcome-unknown", e);
-        res.setHeader("Retry-After", Long.toString(seconds));
-        problem(cfg, res, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
-            "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
-                + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation."
-                + " Do not send it with a new key");
-        return;
-      }
+        break;
       case COMMIT_UNKNOWN:
       case ROLLED_BACK:
       case REQUEST_FAILED:
@@ -680,55 +652,40 @@ public final class IdempotencyFilter implements Filter {
               + " when its transaction failed to commit; aborting the response", e);
           throw new IOException("the transaction behind this streamed answer did not commit", e);
         }
-        transactionFailed(cfg, result.kind(), e, res);
-        return;
+        logTransactionFailed(result.kind(), e);
+        break;
       case STORED_RESPONSE_UNREADABLE:
         // The key is answered but its stored response fails authentication or decoding: never
         // replay bytes that cannot be authenticated, never run the operation again. Not a 503: a
         // retry cannot succeed until an operator restores the key or investigates the tampering.
         LOG.log(Level.ERROR, "idempotency filter: a stored response cannot be read; answering 500", e);
-        problem(cfg, res, STORED_RESPONSE_UNREADABLE, "The stored response cannot be read", 500,
-            "the request with this Idempotency-Key was already processed, but its recorded answer cannot be read;"
-                + " it is not run again and no answer is replayed");
-        return;
+        break;
       case STORE_UNAVAILABLE:
       default:
         // The claim failed (already retried by the engine with the same owner token), or an
         // interrupted wait: the handler did not run.
         LOG.log(Level.WARNING, "idempotency filter: the key could not be claimed; answering 503", e);
-        problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
-            "the request was not processed because its Idempotency-Key could not be checked; retry later with the same key");
     }
+    cfg.problems().send(cfg.problems().forResult(result), res);
   }
 
   /** Transactional mode: the handler ran, but its transaction did not commit, or may not have. */
-  private static void transactionFailed(IdempotencyFilterConfig cfg, AttemptResult.Kind kind, RuntimeException e, HttpServletResponse res)
-      throws IOException {
+  private static void logTransactionFailed(AttemptResult.Kind kind, RuntimeException e) {
     if (kind == AttemptResult.Kind.COMMIT_UNKNOWN) {
       // The commit was sent and its acknowledgement lost. The writes and the stored response
       // committed together or not at all, so a retry with the key is safe.
       LOG.log(Level.WARNING, "idempotency filter: the outcome of the handler's transaction is unknown (the commit's"
           + " acknowledgement was lost); answering 503", e);
-      res.setHeader("Retry-After", "1");
-      problem(cfg, res, OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
-          "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
-              + " A retry with the same Idempotency-Key is safe: it returns the stored response if the request was"
-              + " committed, and processes it once if it was not");
     } else if (kind == AttemptResult.Kind.REQUEST_FAILED) {
       // The request itself failed (the database refused its data, or the handler answered success
       // after an error that rolled its writes back). Not a store outage: "retry later" would fail
       // the same way.
       LOG.log(Level.WARNING, "idempotency filter: the handler's transaction was rolled back by a failure of the"
           + " request itself; answering 500", e);
-      problem(cfg, res, REQUEST_FAILED, "The request failed", 500,
-          "the request failed and was rolled back: nothing of it was kept and nothing was stored for its Idempotency-Key."
-              + " The same request would fail the same way");
     } else {
       // The handler ran, but its writes rolled back with the key's record. Its answer would
       // describe an effect that did not happen; the client retries.
       LOG.log(Level.WARNING, "idempotency filter: the handler's transaction did not commit; answering 503", e);
-      problem(cfg, res, STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
-          "the request was not processed: its transaction could not be committed; retry later with the same key");
     }
   }
 
@@ -760,16 +717,6 @@ public final class IdempotencyFilter implements Filter {
   }
 
   /**
-   * Writes one of the filter's own problems: its type under the configured base with its own
-   * title, or, for about:blank problems, no type and the status code's reason phrase as the title
-   * (RFC 9457 section 4.2.1).
-   */
-  private static void problem(IdempotencyFilterConfig cfg, HttpServletResponse res, String name, String title, int status, String detail)
-      throws IOException {
-    render(cfg.problemRenderer(), cfg.problem(name, title, status, detail, Map.of()), res);
-  }
-
-  /**
    * Writes {@code problem} with the configured renderer; one that fails before it wrote anything is
    * replaced, for this answer, by RFC 9457 problem details, so that a broken renderer never turns a
    * refusal into a 500 with a stack trace.
@@ -792,31 +739,13 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  /**
-   * The answer to a retry whose first answer was too large to store: a problem, never an empty or
-   * cut body under the original status, and never a second run.
-   */
+  /** The answer to a retry whose first answer was too large to store ({@link IdemProblems#responseTooLarge}). */
   private static void tooLargeToReplay(IdempotencyFilterConfig cfg, StoredResponse stored, HttpServletResponse res) throws IOException {
-    long bytes = stored.answeredBodyLength();
-    String location = stored.header("Location");
-    Map<String, Object> members = new LinkedHashMap<>();
-    members.put("originalStatus", stored.status());
-    if (bytes >= 0) {
-      members.put("originalBodyBytes", bytes);
-    }
-    if (location != null) {
-      members.put("originalLocation", location);
-    }
-    render(cfg.problemRenderer(), cfg.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 500,
-        "the request with this Idempotency-Key was already processed and answered with status " + stored.status()
-            + (bytes >= 0 ? " and a body of " + bytes + " bytes" : "") + ", too large to be stored for replays;"
-            + " it is not run again, and its answer cannot be sent again"
-            + (location != null ? ": the answer's Location was " + location : ": look its result up another way"),
-        members), res);
+    cfg.problems().send(cfg.problems().responseTooLarge(stored), res);
   }
 
   private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletResponse res, String detail) throws IOException {
-    problem(cfg, res, BODY_TOO_LARGE, "Request body is too large", 413, detail);
+    cfg.problems().send(cfg.problems().bodyTooLarge(detail), res);
   }
 
   /**

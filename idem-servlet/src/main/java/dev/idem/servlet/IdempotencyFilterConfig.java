@@ -136,6 +136,7 @@ public final class IdempotencyFilterConfig {
   private final int maxResponseBytes;
   /** The base as given, or {@code null} for about:blank problems. */
   private final @Nullable URI problemTypeBase;
+  private final IdemProblems problems;
   private final PrincipalResolver principalResolver;
   private final String anonymousPrincipal;
   private final Set<String> replayedHeaders;
@@ -155,6 +156,16 @@ public final class IdempotencyFilterConfig {
     this.replayedHeaders = Collections.unmodifiableSet(headers);
     this.maxRetryAfter = b.maxRetryAfter;
     this.problemRenderer = b.problemRenderer;
+    this.problems = new IdemProblems(this);
+  }
+
+  /**
+   * @return Idem's problems under this configuration's type base and renderer: the mapping from
+   *     an engine's result or exception to the answer that the filter and the Spring starter's
+   *     {@code @Idempotent} exception resolver both send; never {@code null}
+   */
+  public IdemProblems problems() {
+    return problems;
   }
 
   /** @return what writes Idem's own answers ({@link ProblemRenderer#rfc9457()} unless set); never {@code null} */
