@@ -22,6 +22,7 @@ import dev.idem.jdbc.DataSourceTransactionRunner;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcEffect;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionRunner;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.lab.EffectTable;
 import dev.idem.lab.JdbcTarget;
@@ -1784,6 +1785,50 @@ public abstract class TransactionalContract {
     }
     assertThat(effectCount()).isEqualTo(1);
     assertThat(duplicateWrites()).as("writes of the duplicates' runs").isZero();
+  }
+
+  /**
+   * The bound is the key statement's alone in a runner's transaction too: what the transaction
+   * runs after it (a JPA flush at the commit, under key-last after the key's row) waits as the
+   * session says. The bound is set, saved and put back in the key statement's own round trip.
+   */
+  @Test
+  void aBoundedKeyStatementPutsTheSessionsLockWaitBackForWhatTheTransactionRunsAfterIt() throws Exception {
+    assumeClaimsCanBeBounded();
+    JdbcIdempotency bounded = builder().table(idem.table()).claimLockWait(Duration.ofMillis(20)).build();
+    String[] seen = new String[2];
+    TransactionRunner plain = new DataSourceTransactionRunner(target().dataSource());
+    TransactionRunner checking = new TransactionRunner() {
+      @Override
+      public javax.sql.DataSource dataSource() {
+        return plain.dataSource();
+      }
+
+      @Override
+      public <T> T inTransaction(Work<T> work) {
+        return plain.inTransaction((connection, transaction) -> {
+          try {
+            boolean postgres = Dialect.detect(connection) == Dialect.POSTGRESQL;
+            String show = postgres ? "SHOW lock_timeout" : "SELECT @@innodb_lock_wait_timeout";
+            seen[0] = scalar(connection, show);
+            T result = work.run(connection, transaction);
+            seen[1] = scalar(connection, show); // after the key statement, before the commit
+            return result;
+          } catch (SQLException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+      }
+    };
+    try (Connection c = target().open()) {
+      bounded.createSchema(c);
+    }
+    TransactionalIdempotency engine = new TransactionalIdempotency(bounded, checking, IdemListener.NONE, InProgressPolicy.failFast());
+    AttemptResult result = engine.attempt(request("alice", "k-session-after", "{\"value\":5}"),
+        ctx -> StoredResponse.builder(201).body("{}").build());
+    assertThat(result.kind()).as(failureOf(result)).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(seen[0]).isNotNull();
+    assertThat(seen[1]).as("the lock wait after the key statement, in the same transaction").isEqualTo(seen[0]);
   }
 
   /** The bound is the claim's alone: the effect's statements wait as the session says. */

@@ -598,12 +598,14 @@ public abstract class KeyTableSql {
 
     /**
      * Saves the session's lock_timeout in a setting of Idem's own and sets the bound, both for the
-     * transaction only (set_config's third argument), so that nothing outlives a rollback.
+     * transaction only (set_config's third argument), so that nothing outlives a rollback. One
+     * statement: a CASE evaluates its condition (the save) before its result (the bound), so the
+     * saved value is never the bound itself; set_config answers the new value, never NULL.
      */
     @Override
     protected String boundBefore() {
-      return "SELECT set_config('idem.saved_lock_timeout', current_setting('lock_timeout'), true);"
-          + " SELECT set_config('lock_timeout', ?, true); ";
+      return "SELECT CASE WHEN set_config('idem.saved_lock_timeout', current_setting('lock_timeout'), true) IS NOT NULL"
+          + " THEN set_config('lock_timeout', ?, true) END; ";
     }
 
     @Override
@@ -613,7 +615,7 @@ public abstract class KeyTableSql {
 
     @Override
     public int boundResultSets() {
-      return 2;
+      return 1;
     }
 
     @Override
