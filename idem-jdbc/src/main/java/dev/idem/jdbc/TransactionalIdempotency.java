@@ -15,6 +15,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
+import dev.idem.jdbc.internal.ConflictRetry.Round;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -335,6 +336,16 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     }
   }
 
+  /**
+   * {@link JdbcIdempotency.Strategy#CLAIM_FIRST} in the runner's transactions, on the one round
+   * runner ({@link ConflictRetry#rounds}): a deadlock or serialization failure (SQLState class 40,
+   * MySQL/MariaDB 1213) rolled the runner's whole transaction back, effect included, wherever it
+   * surfaced (the claim, the effect, the COMMIT), so nothing happened and the attempt runs again
+   * after a short random pause; its claim then meets the winner's record and replays it, or runs
+   * once. On a Galera cluster that is how a duplicate sent to another node at the same time loses:
+   * its transaction fails certification at the COMMIT against the winner's. The last round's
+   * failure is answered as any other ({@link #failed}).
+   */
   private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect) {
     try {
       if (lookupFirst()) {
@@ -349,21 +360,26 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     } catch (IdemException e) {
       return beforeEffect(e);
     }
-    Progress progress = new Progress();
-    Outcome outcome;
-    try {
-      outcome = transactions.inTransaction((connection, transaction) -> {
-        Outcome o = keys.execute(connection, request, c -> progress.run(effect, c));
-        if (!o.replayed() && !o.stored()) {
-          transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
+    return ConflictRetry.roundsUnchecked(round -> {
+      Progress progress = new Progress();
+      Outcome outcome;
+      try {
+        outcome = transactions.inTransaction((connection, transaction) -> {
+          Outcome o = keys.execute(connection, request, c -> progress.run(effect, c));
+          if (!o.replayed() && !o.stored()) {
+            transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
+          }
+          progress.returned = true;
+          return o;
+        });
+      } catch (RuntimeException e) {
+        if (ConflictRetry.conflictIn(e) != null && !progress.claimed && round < ConflictRetry.MAX_ATTEMPTS - 1) {
+          return Round.again(e); // rolled back by the database: run the attempt again
         }
-        progress.returned = true;
-        return o;
-      });
-    } catch (RuntimeException e) {
-      return failed(e, progress, request);
-    }
-    return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
+        return Round.done(failed(e, progress, request));
+      }
+      return Round.done(AttemptResult.of(Objects.requireNonNull(outcome, "outcome")));
+    });
   }
 
   /**
@@ -619,13 +635,19 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     boolean started;
     boolean answered;
     boolean returned;
-    /** Key-last: the effect claimed the key before it returned ({@link EffectContext#ensureClaimed()}). */
+    /**
+     * The effect called {@link EffectContext#ensureClaimed()} before it returned: under key-last it
+     * claimed the key; in either order its answer began to reach the client, so the attempt is
+     * never run again.
+     */
     boolean claimed;
     StoredResponse response;
 
     StoredResponse run(Effect effect, Connection connection) throws Exception {
       started = true;
-      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection));
+      // Claim-first: the key is the transaction's already; an effect that calls ensureClaimed is
+      // about to send part of its answer to the client, so this attempt must never run again.
+      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection, () -> claimed = true));
       answered = true;
       response = answer;
       return answer;

@@ -505,8 +505,11 @@ public final class IdempotencyFilter implements Filter {
     public StoredResponse run(EffectContext context) throws Exception {
       context.lease().ifPresent(lease -> request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, lease));
       context.connection().ifPresent(connection -> request.setAttribute(CONNECTION_ATTRIBUTE, connection));
+      // The engine may run the effect again (a round the database rolled back): nothing of an
+      // earlier run's answer or failure is kept.
       captured = new CapturingResponse(response, request.getRequestURI(), cfg.maxResponseBytes());
       claimLost = false;
+      failure = null;
       // An answer that streams to the client needs its key first: in key-last order the engine
       // claims it now, and refuses when another attempt holds it or has answered.
       captured.beforeOverflow(() -> {
