@@ -336,6 +336,38 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   }
 
   private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect) {
+    for (int round = 0; ; round++) {
+      try {
+        return attemptClaimFirstOnce(request, effect);
+      } catch (RolledBackByConflict conflict) {
+        // A deadlock or serialization failure (SQLState class 40, MySQL/MariaDB 1213) rolled the
+        // runner's whole transaction back, effect included, wherever it surfaced: at the claim, in
+        // the effect, or at the COMMIT. On a Galera Cluster that is how a duplicate sent to another
+        // node at the same time loses: its transaction fails certification against the winner's.
+        // Nothing happened, so the attempt runs again after a short random pause; its claim then
+        // meets the winner's record and replays it. The last round's failure is answered as before.
+        if (round >= MAX_ROUNDS - 1) {
+          return failed(conflict.failure, conflict.progress, request);
+        }
+        ConflictRetry.pause(round);
+      }
+    }
+  }
+
+  /** Thrown by {@link #attemptClaimFirstOnce} when a conflict rolled the attempt's transaction back. */
+  private static final class RolledBackByConflict extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient RuntimeException failure;
+    final transient Progress progress;
+
+    RolledBackByConflict(RuntimeException failure, Progress progress) {
+      super(null, null, false, false);
+      this.failure = failure;
+      this.progress = progress;
+    }
+  }
+
+  private AttemptResult attemptClaimFirstOnce(IdempotentRequest request, Effect effect) {
     try {
       if (lookupFirst()) {
         // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
@@ -361,6 +393,9 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         return o;
       });
     } catch (RuntimeException e) {
+      if (ConflictRetry.conflictIn(e) != null && !markedRollbackOnly(e)) {
+        throw new RolledBackByConflict(e, progress); // see attemptClaimFirst
+      }
       return failed(e, progress, request);
     }
     return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));

@@ -254,13 +254,9 @@ public final class PostgresReplicationProcesses implements AutoCloseable {
     if (s.process == null) {
       throw new IllegalStateException("the primary was never started");
     }
+    // Its listening socket goes with it, so new connections are refused at once; its backends exit
+    // on their own when they notice, closing their clients' connections.
     ProcessSupport.killHard(s.process);
-    // The backends of a killed postmaster exit on their own, at their next check; wait until its
-    // port is free so that no client reaches it again.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!ProcessSupport.free(s.port) && System.nanoTime() < deadline) {
-      ProcessSupport.sleep(50);
-    }
   }
 
   /**
