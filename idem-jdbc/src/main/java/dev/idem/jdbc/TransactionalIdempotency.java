@@ -341,21 +341,22 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   }
 
   private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect) {
-    for (int round = 0; ; round++) {
-      try {
-        return attemptClaimFirstOnce(request, effect);
-      } catch (RolledBackByConflict conflict) {
-        // A deadlock or serialization failure (SQLState class 40, MySQL/MariaDB 1213) rolled the
-        // runner's whole transaction back, effect included, wherever it surfaced: at the claim, in
-        // the effect, or at the COMMIT. On a Galera Cluster that is how a duplicate sent to another
-        // node at the same time loses: its transaction fails certification against the winner's.
-        // Nothing happened, so the attempt runs again after a short random pause; its claim then
-        // meets the winner's record and replays it. The last round's failure is answered as before.
-        if (round >= MAX_ROUNDS - 1) {
-          return failed(conflict.failure, conflict.progress, request);
+    // A deadlock or serialization failure (SQLState class 40, MySQL/MariaDB 1213) rolled the
+    // runner's whole transaction back, effect included, wherever it surfaced: at the claim, in the
+    // effect, or at the COMMIT. On a Galera Cluster that is how a duplicate sent to another node at
+    // the same time loses: its transaction fails certification against the winner's. Nothing
+    // happened, so the attempt runs again after a short random pause; its claim then meets the
+    // winner's record and replays it. The last round's failure is answered as any other.
+    try {
+      return ConflictRetry.roundsUnchecked(round -> {
+        try {
+          return ConflictRetry.Round.done(attemptClaimFirstOnce(request, effect));
+        } catch (RolledBackByConflict conflict) {
+          return ConflictRetry.Round.again(conflict);
         }
-        ConflictRetry.pause(round);
-      }
+      });
+    } catch (RolledBackByConflict last) {
+      return failed(last.failure, last.progress, request);
     }
   }
 
