@@ -69,9 +69,15 @@ import javax.sql.DataSource;
  *   <li>A response that the response policy does not store (5xx, 408, 425, 429) rolls the whole
  *       transaction back, the effect's writes included: {@link AttemptResult.Kind#RELEASED}.
  *   <li>An effect that throws rolls everything back; the exception reaches the caller.
+ *   <li>A deadlock or serialization failure (SQLState class 40, MySQL/MariaDB 1213) that rolled
+ *       the runner's transaction back, at the claim, in the effect or at the commit, runs the
+ *       attempt again after a short random pause, up to five rounds in all; its claim then meets a
+ *       winner's record and replays it. That is how a duplicate that reached another Galera node at
+ *       the same time is answered: its transaction fails certification against the winner's. An
+ *       answer that began to stream to the client is never run again.
  *   <li>If anything fails after the effect returned (storing the response, the commit), the
  *       transaction rolls back and the result says what a retry can do ({@link SqlFailure}): a
- *       store failure, or a deadlock or serialization failure at the commit, is {@link
+ *       store failure, or a deadlock or serialization failure at the commit in the last round, is {@link
  *       AttemptResult.Kind#ROLLED_BACK}; a lost commit acknowledgement is {@link
  *       AttemptResult.Kind#COMMIT_UNKNOWN}; a failure of the request itself (its data refused at the
  *       commit, a success answered after a transaction was marked rollback-only, a success

@@ -5,12 +5,15 @@ import static dev.idem.spring.IdemSettings.inProgressPolicy;
 
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
+import dev.idem.jdbc.GaleraSettings;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -35,6 +38,8 @@ import org.springframework.transaction.PlatformTransactionManager;
  */
 @Configuration(proxyBeanMethods = false)
 class IdemTransactionalConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(IdemTransactionalConfiguration.class);
 
   static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
   static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
@@ -91,11 +96,35 @@ class IdemTransactionalConfiguration {
         // would vanish if that transaction rolled back.
         try (Connection c = dataSource.getConnection()) {
           idem.createSchema(c);
+          warnOfGaleraSettings(c);
         } catch (SQLException e) {
           throw new IdemStoreException("cannot create the idempotency table " + p.getTable() + ": " + e.getMessage(), e);
         }
+      } else {
+        try (Connection c = dataSource.getConnection()) {
+          warnOfGaleraSettings(c);
+        } catch (SQLException e) {
+          LOG.debug("Idem: the Galera settings could not be checked at start-up", e);
+        }
       }
       return idem;
+    }
+
+    /**
+     * On a MariaDB Galera node, warns at start-up of each setting a pooled session lacks for
+     * transactional mode ({@link GaleraSettings#problems}: {@code wsrep_sync_wait}, {@code
+     * binlog_format}, {@code innodb_autoinc_lock_mode}, {@code wsrep_ready}). A warning, not a
+     * refusal: without {@code wsrep_sync_wait=1} a retry on another node may run its effect again
+     * before certification rolls it back, which costs work but never commits a second effect.
+     */
+    private static void warnOfGaleraSettings(Connection c) {
+      try {
+        for (String problem : GaleraSettings.problems(c)) {
+          LOG.warn("Idem: {}", problem);
+        }
+      } catch (SQLException e) {
+        LOG.debug("Idem: the Galera settings could not be checked at start-up", e);
+      }
     }
 
     /**
