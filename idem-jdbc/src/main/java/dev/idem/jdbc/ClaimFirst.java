@@ -18,7 +18,7 @@ import java.time.Duration;
  * primary key for the winner's transaction to end, then replays it. Stateless apart from its
  * settings; thread-safe.
  */
-final class ClaimFirst {
+final class ClaimFirst implements OwnTransactionRound {
 
   private final EngineSettings settings;
 
@@ -37,7 +37,8 @@ final class ClaimFirst {
    * @throws RuntimeException the effect's own failure, the key reused, or the store's failure: as
    *     {@link JdbcIdempotency#execute(Connection, IdempotentRequest, JdbcEffect)} states
    */
-  RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
+  @Override
+  public RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
     settings.begin(connection, dialect);
     boolean ended = false;
     try {

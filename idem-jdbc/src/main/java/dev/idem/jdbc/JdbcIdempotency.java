@@ -321,13 +321,19 @@ public final class JdbcIdempotency {
       Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
     JdbcEffect[] current = {effect};
     if (strategy == Strategy.KEY_LAST) {
-      Outcome outcome = ConflictRetry.roundsUnchecked(round -> next(keyLast.round(connection, dialect, sql, request, current[0]), current));
+      Outcome outcome = rounds(keyLast, connection, dialect, sql, request, current);
       if (outcome != null) {
         return outcome;
       }
       // TakeKeyFirst: the claim-first rounds that follow have their own count.
     }
-    return ConflictRetry.roundsUnchecked(round -> next(claimFirst.round(connection, dialect, sql, request, current[0]), current));
+    return rounds(claimFirst, connection, dialect, sql, request, current);
+  }
+
+  /** @return the outcome of the order's rounds, or {@code null} when a round asked to take the key first */
+  private static Outcome rounds(OwnTransactionRound order, Connection connection, Dialect dialect, KeyTable.Statements sql,
+      IdempotentRequest request, JdbcEffect[] current) {
+    return ConflictRetry.roundsUnchecked(round -> next(order.round(connection, dialect, sql, request, current[0]), current));
   }
 
   /**

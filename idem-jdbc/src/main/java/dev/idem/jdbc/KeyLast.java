@@ -21,7 +21,7 @@ import java.sql.SQLException;
  * for {@link TransactionalIdempotency} ({@link #inRunnersTransaction}). Stateless apart from its
  * settings; thread-safe.
  */
-final class KeyLast {
+final class KeyLast implements OwnTransactionRound {
 
   /**
    * The effect of {@link #inRunnersTransaction}: it gets the transaction's connection and the
@@ -51,7 +51,8 @@ final class KeyLast {
    * @throws RuntimeException the effect's own failure when no winner's record answers, the key
    *     reused, or the store's failure
    */
-  RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
+  @Override
+  public RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
     settings.begin(connection, dialect);
     boolean ended = false;
     try {

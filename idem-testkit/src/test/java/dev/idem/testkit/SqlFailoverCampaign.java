@@ -116,6 +116,25 @@ final class SqlFailoverCampaign {
       int acknowledgedLost, int reExecutedOnResend, int changedOnResend, int unresolved, long retries,
       Map<String, Integer> notFinal, List<String> failoverLog) {
 
+    /**
+     * Asserts what every failover must keep, whatever the durability: each failover happened, every
+     * operation got a final answer, no key committed a second effect.
+     */
+    void assertEveryFailoverRanAndNoKeyRanTwice(Options o) {
+      org.assertj.core.api.Assertions.assertThat(failovers).isEqualTo(o.failovers());
+      org.assertj.core.api.Assertions.assertThat(unresolved).as("operations without an acknowledged answer").isZero();
+      org.assertj.core.api.Assertions.assertThat(duplicates)
+          .as("keys with a second committed effect: the key and the effect commit together").isZero();
+    }
+
+    /** Asserts, besides {@link #assertEveryFailoverRanAndNoKeyRanTwice}, that no acknowledged answer was lost or changed. */
+    void assertNothingAcknowledgedWasLost(Options o) {
+      assertEveryFailoverRanAndNoKeyRanTwice(o);
+      org.assertj.core.api.Assertions.assertThat(acknowledgedLost).as("acknowledged answers lost").isZero();
+      org.assertj.core.api.Assertions.assertThat(reExecutedOnResend).as("resends that ran the effect again").isZero();
+      org.assertj.core.api.Assertions.assertThat(changedOnResend).as("resends answered otherwise").isZero();
+    }
+
     double operationsPerSecond() {
       return loadMillis == 0 ? 0 : operations * 1000.0 / loadMillis;
     }
