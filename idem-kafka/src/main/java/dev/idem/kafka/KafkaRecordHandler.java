@@ -228,11 +228,17 @@ public final class KafkaRecordHandler {
    * Handles one record and acts on the verdict (see the class description). Never throws for a
    * failure of the handler, the store or the dead-letter producer.
    *
-   * @param record the record as polled, never {@code null}
+   * @param record the record as polled, never {@code null}; its key and value {@code byte[]} or
+   *     {@code String} (read and written as UTF-8) or {@code null}, as the byte-array and string
+   *     deserializers make them
    * @return {@code ACK} or {@code DEAD_LETTER}: commit past it; {@code RETRY}: seek back to it
+   * @throws IllegalArgumentException if the key or value is of another type (a record that another
+   *     deserializer made: give the container the byte-array or string deserializer)
    */
-  public Verdict handle(ConsumerRecord<byte[], byte[]> record) {
+  public Verdict handle(ConsumerRecord<?, ?> record) {
     Objects.requireNonNull(record, "record");
+    byte[] recordKey = raw(record.key(), "key");
+    byte[] recordValue = raw(record.value(), "value");
     String id = keySource.idOf(record);
     Map<String, String> headers = new HashMap<>();
     for (Header h : record.headers()) {
@@ -246,12 +252,12 @@ public final class KafkaRecordHandler {
     synchronized (deliveries) {
       deliveryCount = deliveries.merge(position, 1, Integer::sum);
     }
-    byte[] value = record.value() == null ? new byte[0] : record.value();
+    byte[] value = recordValue == null ? new byte[0] : recordValue;
     InboundMessage message = new InboundMessage(id, headers, value, deliveryCount,
         "topic '" + record.topic() + "' partition " + record.partition() + " offset " + record.offset());
     Verdict verdict = consumer.process(message);
     if (verdict.action() == Verdict.Action.DEAD_LETTER) {
-      String failure = deadLetter(record, verdict.reason(), deliveryCount);
+      String failure = deadLetter(record, recordKey, recordValue, verdict.reason(), deliveryCount);
       if (failure != null) {
         verdict = new Verdict(Verdict.Action.RETRY, null, failure + "; kept: " + verdict.reason());
       }
@@ -280,7 +286,8 @@ public final class KafkaRecordHandler {
   }
 
   /** @return {@code null} when the copy is in the dead-letter topic, else why not */
-  private @Nullable String deadLetter(ConsumerRecord<byte[], byte[]> record, @Nullable String reason, int deliveryCount) {
+  private @Nullable String deadLetter(ConsumerRecord<?, ?> record, byte @Nullable [] key, byte @Nullable [] value,
+      @Nullable String reason, int deliveryCount) {
     if (deadLetter.producer == null) {
       return "no dead-letter topic: the partition halts at this record";
     }
@@ -298,7 +305,7 @@ public final class KafkaRecordHandler {
     headers.add("x-idem-offset", bytes(Long.toString(record.offset())));
     headers.add("x-idem-deliveries", bytes(Integer.toString(deliveryCount)));
     ProducerRecord<byte[], byte[]> copy =
-        new ProducerRecord<>(deadLetter.topic, null, null, record.key(), record.value(), headers);
+        new ProducerRecord<>(deadLetter.topic, null, null, key, value, headers);
     try {
       deadLetter.producer.send(copy).get(deadLetter.timeout.toMillis(), TimeUnit.MILLISECONDS);
       return null;
@@ -313,6 +320,17 @@ public final class KafkaRecordHandler {
     } catch (RuntimeException e) {
       return "could not produce the dead letter to '" + deadLetter.topic + "': " + e;
     }
+  }
+
+  private static byte @Nullable [] raw(@Nullable Object o, String what) {
+    if (o == null || o instanceof byte[]) {
+      return (byte[]) o;
+    }
+    if (o instanceof String) {
+      return ((String) o).getBytes(StandardCharsets.UTF_8);
+    }
+    throw new IllegalArgumentException("the record's " + what + " is a " + o.getClass().getName()
+        + ": an idempotent consumer reads records as byte[] or String (the byte-array or string deserializer)");
   }
 
   private static String position(String topic, int partition, long offset) {
