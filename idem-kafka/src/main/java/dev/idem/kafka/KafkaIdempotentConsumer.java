@@ -318,8 +318,14 @@ public final class KafkaIdempotentConsumer implements AutoCloseable {
             continue;
           }
           Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
+          polled:
           for (TopicPartition tp : records.partitions()) {
             for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+              if (!running) {
+                // closing: the rest of the poll is left uncommitted, for the partition's next owner
+                client.seek(tp, record.offset());
+                break polled;
+              }
               Verdict verdict = handler.handle(record);
               if (verdict.action() == Verdict.Action.RETRY) {
                 client.seek(tp, record.offset());

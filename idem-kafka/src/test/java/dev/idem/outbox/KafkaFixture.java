@@ -45,7 +45,7 @@ final class KafkaFixture implements BrokerFixture {
     group = topic + "-group";
     KafkaBroker.createTopics(1, topic, deadTopic);
     Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers,
-        ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000", ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "5000",
+        ProducerConfig.MAX_BLOCK_MS_CONFIG, "1000", ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "5000",
         ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000", ProducerConfig.LINGER_MS_CONFIG, "0");
     transport = new KafkaTransport(config, Duration.ofSeconds(10));
     producer = new KafkaProducer<>(KafkaTransport.idempotent(config));

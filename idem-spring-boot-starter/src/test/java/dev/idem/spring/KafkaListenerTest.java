@@ -99,6 +99,7 @@ class KafkaListenerTest {
       f.setConsumerFactory(cf);
       f.setConcurrency(2); // a member per partition: the delivery counts are shared by the listener
       f.getContainerProperties().setAckMode(ContainerProperties.AckMode.MANUAL_IMMEDIATE);
+      f.getContainerProperties().setPollTimeout(200); // a quick rejoin when the second member joins, a quick stop
       return f;
     }
 
@@ -108,6 +109,7 @@ class KafkaListenerTest {
       f.setConsumerFactory(cf);
       f.setBatchListener(true);
       f.getContainerProperties().setAckMode(ContainerProperties.AckMode.BATCH);
+      f.getContainerProperties().setPollTimeout(200);
       f.setCommonErrorHandler(IdemKafkaListener.retryingErrorHandler(Duration.ofMillis(50)));
       return f;
     }

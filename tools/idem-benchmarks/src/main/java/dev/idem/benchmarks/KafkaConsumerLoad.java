@@ -149,7 +149,7 @@ public final class KafkaConsumerLoad {
       servers = cluster.bootstrapServers();
       awaitBroker(servers); // not the test kit's own wait: it reports through JUnit's assertions
       brokerNote = "a one-node KRaft broker (Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion()
-          + ") in the benchmark's JVM, its log on the local disk";
+          + ") in the benchmark's JVM (its log on the local disk)";
     } else {
       brokerNote = "the broker at " + servers;
     }
@@ -386,7 +386,7 @@ public final class KafkaConsumerLoad {
         .append(started.truncatedTo(ChronoUnit.SECONDS)).append("; run it again with:\n\n```sh\n").append(COMMAND)
         .append("\n```\n\n");
     md.append(String.format(Locale.ROOT, "Machine: %d cores, shared with other work while this ran (load average %.2f at "
-        + "the start, %.2f at the end), with PostgreSQL and %s on the same cores. Read the ratios, which compare runs made "
+        + "the start, %.2f at the end), with PostgreSQL and %s, all on the same cores. Read the ratios, which compare runs made "
         + "seconds apart, rather than the absolute numbers.%n%n", Runtime.getRuntime().availableProcessors(), loadBefore,
         loadAfter, brokerNote));
     md.append(String.format(Locale.ROOT, "%,d records of 200 bytes in one topic of 4 partitions, each with a unique "
