@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.client.IdempotentHttpClient;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.kafka.KafkaIdempotentConsumer;
 import dev.idem.outbox.Outbox;
 import dev.idem.redis.RedisLeaseStore;
 import dev.idem.servlet.IdempotencyFilter;
@@ -46,6 +47,7 @@ class ModuleNamesTest {
     LIBRARIES.put("dev.idem.servlet", IdempotencyFilter.class);
     LIBRARIES.put("dev.idem.client", IdempotentHttpClient.class);
     LIBRARIES.put("dev.idem.outbox", Outbox.class);
+    LIBRARIES.put("dev.idem.kafka", KafkaIdempotentConsumer.class);
     LIBRARIES.put("dev.idem.spring", Idempotent.class);
     LIBRARIES.put("dev.idem.testkit", LeaseContract.class);
   }

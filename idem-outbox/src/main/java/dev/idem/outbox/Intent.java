@@ -13,13 +13,15 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One outgoing message or call that an effect records in the outbox: a RabbitMQ publish, a
- * JetStream publish or an HTTP request. The relay delivers it later, at least once, with the
+ * JetStream publish, a Kafka record or an HTTP request. The relay delivers it later, at least once, with the
  * intent's deterministic id (see {@link IntentId}) as the message id or idempotency key.
  *
  * <p>Shapes: {@link #target()} is the exchange ({@link Kind#RABBITMQ}, may be {@code ""} for the
- * default exchange), the subject ({@link Kind#JETSTREAM}) or the absolute URI ({@link Kind#HTTP});
- * {@link #route()} is the routing key (RabbitMQ) or the method (HTTP), {@code null} for JetStream.
- * Headers become AMQP message headers, NATS headers or HTTP request headers; names are HTTP tokens,
+ * default exchange), the subject ({@link Kind#JETSTREAM}), the topic ({@link Kind#KAFKA}) or the
+ * absolute URI ({@link Kind#HTTP}); {@link #route()} is the routing key (RabbitMQ), the record key
+ * that orders an aggregate's records (Kafka, {@code null} when the intent's id is the record key)
+ * or the method (HTTP), {@code null} for JetStream. Headers become AMQP message headers, NATS
+ * headers, Kafka record headers or HTTP request headers; names are HTTP tokens,
  * values printable without CR, LF or NUL. The body is bytes, copied in and out.
  *
  * <p>Immutable and thread-safe; {@link #withHeader} returns a new instance.
@@ -32,6 +34,8 @@ public final class Intent {
     RABBITMQ,
     /** A message published to a NATS JetStream subject. */
     JETSTREAM,
+    /** A record produced to a Kafka topic. */
+    KAFKA,
     /** An HTTP request sent with {@code idem-client}. */
     HTTP
   }
@@ -43,6 +47,7 @@ public final class Intent {
 
   private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}");
   private static final Pattern SUBJECT = Pattern.compile("[^\\s*>]+(\\.[^\\s*>]+)*");
+  private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9._-]{1,249}");
   private static final Pattern METHOD = Pattern.compile("[A-Z]{1,16}");
 
   private final Kind kind;
@@ -91,6 +96,49 @@ public final class Intent {
       throw new IllegalArgumentException("not a publishable NATS subject: '" + subject + "'");
     }
     return new Intent(Kind.JETSTREAM, subject, null, List.of(), body(body));
+  }
+
+  /**
+   * A record produced to a Kafka topic, with the intent's id as its record key (and in its {@code
+   * message-id} header): records spread over the topic's partitions, in no order relative to each
+   * other. Use {@link #kafka(String, String, byte[])} when an aggregate's records must stay in order.
+   *
+   * @param topic the topic: 1 to 249 of {@code [A-Za-z0-9._-]}; it must exist when the relay
+   *     delivers (a missing topic is retried, then the intent ends dead)
+   * @param body the record's value, copied
+   * @throws IllegalArgumentException if the topic is not a legal Kafka topic name
+   */
+  public static Intent kafka(String topic, byte[] body) {
+    return new Intent(Kind.KAFKA, checkTopic(topic), null, List.of(), body(body));
+  }
+
+  /**
+   * A record produced to a Kafka topic with the caller's record key, so that all the records of
+   * one aggregate (an order id, an account) go to one partition, where consumers read them in the
+   * order the relay produced them. The intent's id still travels in the {@code message-id} header,
+   * the idempotency key of the consumer.
+   *
+   * @param topic the topic, as for {@link #kafka(String, byte[])}
+   * @param recordKey the record key, 1 to {@value #MAX_ROUTE_LENGTH} characters, sent as UTF-8
+   * @param body the record's value, copied
+   * @throws IllegalArgumentException if the topic is not a legal topic name or the key is empty or
+   *     too long
+   */
+  public static Intent kafka(String topic, String recordKey, byte[] body) {
+    Objects.requireNonNull(recordKey, "recordKey");
+    if (recordKey.isEmpty()) {
+      throw new IllegalArgumentException("record key must not be empty; use Intent.kafka(topic, body) for none");
+    }
+    checkRoute(recordKey);
+    return new Intent(Kind.KAFKA, checkTopic(topic), recordKey, List.of(), body(body));
+  }
+
+  private static String checkTopic(String topic) {
+    Objects.requireNonNull(topic, "topic");
+    if (!TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
+      throw new IllegalArgumentException("not a legal Kafka topic name (1 to 249 of [A-Za-z0-9._-]): '" + topic + "'");
+    }
+    return topic;
   }
 
   /**
@@ -163,7 +211,7 @@ public final class Intent {
     return target;
   }
 
-  /** @return the routing key (RabbitMQ), the method (HTTP), or {@code null} (JetStream) */
+  /** @return the routing key (RabbitMQ), the record key (Kafka, when the caller gave one), the method (HTTP), or {@code null} */
   public @Nullable String route() {
     return route;
   }

@@ -38,12 +38,14 @@ import org.springframework.core.env.Environment;
  *   <li>{@link IdemMethodConfiguration}: {@link Idempotent} service methods, and the refusal to start
  *       when a bean has them and no principal source is configured;
  *   <li>{@link IdemRabbitConfiguration}: {@link IdemRabbitListeners}, with spring-rabbit and
- *       idem-outbox.
+ *       idem-outbox;
+ *   <li>{@link IdemKafkaConfiguration}: {@link IdemKafkaListeners}, with spring-kafka and
+ *       idem-kafka.
  * </ul>
  *
  * Every bean can be replaced by one of the application's own. A wrong value stops the start-up
  * with {@link IdemConfigurationException}. Optional libraries (spring-jdbc and spring-tx, the
- * Servlet API and Spring MVC, Spring Security, Jedis, Spring Data Redis, Micrometer, spring-rabbit)
+ * Servlet API and Spring MVC, Spring Security, Jedis, Spring Data Redis, Micrometer, spring-rabbit, spring-kafka)
  * are only touched from configurations guarded by {@link ConditionalOnClass} with class names, so
  * the application starts with any subset of them.
  *
@@ -72,7 +74,8 @@ import org.springframework.core.env.Environment;
     IdemMetricsConfiguration.class,
     IdemWebConfiguration.class,
     IdemMethodConfiguration.class,
-    IdemRabbitConfiguration.class})
+    IdemRabbitConfiguration.class,
+    IdemKafkaConfiguration.class})
 public class IdemAutoConfiguration {
 
   /**

@@ -2,18 +2,28 @@ package dev.idem.docs.fragments;
 
 import com.rabbitmq.client.Channel;
 import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.kafka.KafkaRecordHandler;
+import dev.idem.spring.IdemKafkaListener;
+import dev.idem.spring.IdemKafkaListeners;
 import dev.idem.spring.IdemRabbitListener;
 import dev.idem.spring.IdemRabbitListeners;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.Producer;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.support.Acknowledgment;
 
-/** The Spring AMQP snippets of docs/outbox.md (compiled; the starter's RabbitListenerTest runs the same on a broker). */
+/**
+ * The Spring AMQP snippets of docs/outbox.md and the Spring Kafka ones of docs/kafka.md (compiled;
+ * the starter's RabbitListenerTest and KafkaListenerTest run the same on a broker).
+ */
 public final class BillingListener {
 
   private BillingListener() {}
@@ -45,6 +55,45 @@ public final class BillingListener {
       billingListener.process(message, channel);
     }
     // end::rabbit-method[]
+  }
+
+  /** The Kafka listener bean. */
+  @Configuration
+  static class KafkaBillingConfiguration {
+    // tag::kafka-bean[]
+    @Bean
+    IdemKafkaListener billingListener(IdemKafkaListeners listeners, Producer<byte[], byte[]> deadLetters) {
+      return listeners.transactional("billing", (connection, message) -> {
+        insertInvoice(connection, message.body());             // same transaction as the key
+      }, KafkaRecordHandler.DeadLetter.toTopic(deadLetters, "orders.DLT"));
+    }
+    // end::kafka-bean[]
+  }
+
+  /** The Kafka listener methods. */
+  static class KafkaBillingOrders {
+    private final IdemKafkaListener billingListener;
+
+    KafkaBillingOrders(IdemKafkaListener billingListener) {
+      this.billingListener = billingListener;
+    }
+
+    // tag::kafka-method[]
+    // container factory with AckMode.MANUAL_IMMEDIATE (or MANUAL)
+    @KafkaListener(topics = "orders", groupId = "billing")
+    void onOrder(ConsumerRecord<String, String> record, Acknowledgment ack) {
+      billingListener.process(record, ack);                    // acknowledge, or nack(backoff) to retry
+    }
+    // end::kafka-method[]
+
+    // tag::kafka-batch[]
+    // batch container factory with AckMode.BATCH and
+    // factory.setCommonErrorHandler(IdemKafkaListener.retryingErrorHandler(Duration.ofMillis(100)))
+    @KafkaListener(topics = "orders", groupId = "billing-batch", containerFactory = "batchFactory")
+    void onOrders(java.util.List<ConsumerRecord<String, String>> records) {
+      billingListener.processBatch(records);                   // throws at the first record to retry
+    }
+    // end::kafka-batch[]
   }
 
   static void insertInvoice(Connection connection, byte[] body) throws SQLException {

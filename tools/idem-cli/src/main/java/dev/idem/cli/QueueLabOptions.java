@@ -23,14 +23,14 @@ final class QueueLabOptions {
 
   @Option(
       names = "--broker",
-      paramLabel = "rabbitmq|jetstream",
+      paramLabel = "rabbitmq|jetstream|kafka",
       description = "Broker for --queue (default: rabbitmq).")
   String broker;
 
   @Option(
       names = "--broker-url",
       paramLabel = "<URL>",
-      description = "Broker URL for --queue (default: amqp://guest:guest@127.0.0.1:5672 for rabbitmq, nats://127.0.0.1:4222 for jetstream; NATS needs JetStream enabled).")
+      description = "Broker URL for --queue (default: amqp://guest:guest@127.0.0.1:5672 for rabbitmq, nats://127.0.0.1:4222 for jetstream, the bootstrap servers 127.0.0.1:9092 for kafka; NATS needs JetStream enabled, Kafka must allow a 6 s session timeout).")
   String brokerUrl;
 
   /** @return an error message when a --queue option is used without --queue, else {@code null} */
@@ -38,8 +38,8 @@ final class QueueLabOptions {
     if (!queue && (broker != null || brokerUrl != null)) {
       return "idem lab: --broker and --broker-url apply to --queue only";
     }
-    if (queue && broker != null && !broker.equals("rabbitmq") && !broker.equals("jetstream")) {
-      return "idem lab --queue: --broker must be rabbitmq or jetstream, was '" + broker + "'";
+    if (queue && broker != null && !broker.equals("rabbitmq") && !broker.equals("jetstream") && !broker.equals("kafka")) {
+      return "idem lab --queue: --broker must be rabbitmq, jetstream or kafka, was '" + broker + "'";
     }
     return null;
   }

@@ -87,8 +87,8 @@ class QueueLabCommandTest {
   void queueOptionsWithoutQueueOrWithOtherLabsAreRefused() {
     assertThat(cli.run("lab", "--broker", "jetstream")).isEqualTo(2);
     assertThat(cli.err.toString()).contains("--broker and --broker-url apply to --queue only");
-    assertThat(cli.run("lab", "--queue", "--broker", "kafka")).isEqualTo(2);
-    assertThat(cli.err.toString()).contains("--broker must be rabbitmq or jetstream, was 'kafka'");
+    assertThat(cli.run("lab", "--queue", "--broker", "pulsar")).isEqualTo(2);
+    assertThat(cli.err.toString()).contains("--broker must be rabbitmq, jetstream or kafka, was 'pulsar'");
     assertThat(cli.run("lab", "--queue", "--http")).isEqualTo(2);
     assertThat(cli.err.toString()).contains("--http and --concurrency do not apply");
   }

@@ -11,7 +11,8 @@ import java.util.List;
  * A real broker for the queue lab. A destination is a name such as {@code idem.lab.1a2b3c4d.relay}:
  * on RabbitMQ a direct exchange with two quorum queues bound to it (one per variant, so each gets a
  * copy of every message) and a dead-letter queue; on JetStream a stream on that subject (2-minute
- * duplicate window) with two durable pull consumers, one per variant. The lab declares its
+ * duplicate window) with two durable pull consumers, one per variant; on Kafka a topic with one
+ * partition read by two consumer groups, one per variant. The lab declares its
  * destinations and deletes them afterwards. Used from one thread at a time.
  */
 interface LabBroker extends AutoCloseable {
@@ -29,7 +30,7 @@ interface LabBroker extends AutoCloseable {
   }
 
   /**
-   * @param broker {@code rabbitmq} or {@code jetstream}
+   * @param broker {@code rabbitmq}, {@code jetstream} or {@code kafka}
    * @param url the broker's URL, {@code null} for the default ({@link #defaultUrl})
    * @return a connected broker
    * @throws Unavailable if it cannot be reached
@@ -41,17 +42,26 @@ interface LabBroker extends AutoCloseable {
         return RabbitMqLabBroker.connect(u);
       case "jetstream":
         return JetStreamLabBroker.connect(u);
+      case "kafka":
+        return KafkaLabBroker.connect(u);
       default:
-        throw new IllegalArgumentException("broker must be rabbitmq or jetstream, was '" + broker + "'");
+        throw new IllegalArgumentException("broker must be rabbitmq, jetstream or kafka, was '" + broker + "'");
     }
   }
 
-  /** @return {@code amqp://guest:guest@127.0.0.1:5672} or {@code nats://127.0.0.1:4222} */
+  /** @return {@code amqp://guest:guest@127.0.0.1:5672}, {@code nats://127.0.0.1:4222} or {@code 127.0.0.1:9092} (Kafka's bootstrap servers) */
   static String defaultUrl(String broker) {
-    return broker.equals("jetstream") ? "nats://127.0.0.1:4222" : "amqp://guest:guest@127.0.0.1:5672";
+    switch (broker) {
+      case "jetstream":
+        return "nats://127.0.0.1:4222";
+      case "kafka":
+        return "127.0.0.1:9092";
+      default:
+        return "amqp://guest:guest@127.0.0.1:5672";
+    }
   }
 
-  /** @return {@code rabbitmq} or {@code jetstream} */
+  /** @return {@code rabbitmq}, {@code jetstream} or {@code kafka} */
   String kind();
 
   /** @return the URL it connected to */

@@ -34,7 +34,8 @@ import java.util.UUID;
  *       Protected ({@link IdempotentConsumer}): the redelivery replays and is acked.
  *   <li>{@value #RELAY_CRASH}: an {@link OutboxRelay} publishes an intent (confirmed) and is killed
  *       before it marks it sent; after the lease another relay publishes it again with the same id.
- *       RabbitMQ holds two copies, JetStream one ({@code Nats-Msg-Id}). A naive consumer and a
+ *       RabbitMQ and Kafka hold two copies (Kafka's idempotent producer dedupes its own retries,
+ *       not a second publish), JetStream one ({@code Nats-Msg-Id}). A naive consumer and a
  *       protected one each read the copies.
  *   <li>{@value #SEND_BEFORE_COMMIT}: a request (an order, under an idempotency key) is killed
  *       before its commit, and the caller retries it with the same key. Naive: it published the
@@ -178,13 +179,13 @@ public final class QueueLab {
   /**
    * Connects to the broker and the database and runs the lab.
    *
-   * @param broker {@code rabbitmq} or {@code jetstream}
+   * @param broker {@code rabbitmq}, {@code jetstream} or {@code kafka}
    * @param brokerUrl the broker's URL, or {@code null} for {@code amqp://guest:guest@127.0.0.1:5672}
-   *     (RabbitMQ) or {@code nats://127.0.0.1:4222} (JetStream)
+   *     (RabbitMQ), {@code nats://127.0.0.1:4222} (JetStream) or {@code 127.0.0.1:9092} (Kafka)
    * @param jdbcUrl the database's JDBC URL
    * @return the report
    * @throws Unusable if the broker cannot be reached or the lab's tables cannot be made
-   * @throws IllegalArgumentException if {@code broker} is neither
+   * @throws IllegalArgumentException if {@code broker} is none of these
    */
   public static Report run(String broker, String brokerUrl, String jdbcUrl) throws Unusable {
     LabDatabase db = new LabDatabase(jdbcUrl);

@@ -1,0 +1,304 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.kafka.KafkaRecordHandler;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.kafka.annotation.EnableKafka;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.support.Acknowledgment;
+import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+
+/**
+ * {@code @KafkaListener} methods through {@link IdemKafkaListener}: a record listener with manual
+ * acknowledgement and a batch listener with automatic acknowledgement, on a KRaft broker that the
+ * test starts in this JVM (spring-kafka-test's), with the key table and the effects in one SQLite
+ * file. Each test has its own topics and consumer groups.
+ */
+class KafkaListenerTest {
+
+  static EmbeddedKafkaKraftBroker broker;
+
+  @TempDir Path dir;
+
+  private String topic;
+
+  @BeforeAll
+  static void startBroker() {
+    broker = new EmbeddedKafkaKraftBroker(1, 2);
+    broker.brokerProperty("group.initial.rebalance.delay.ms", "0");
+    broker.afterPropertiesSet();
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    if (broker != null) {
+      broker.destroy();
+    }
+  }
+
+  /** The application: two container factories, an idempotent consumer, two listener methods. */
+  @Configuration(proxyBeanMethods = false)
+  @EnableKafka
+  static class App {
+    /** Handler runs per record id, counted even when the handler fails. */
+    static final Map<String, AtomicInteger> RUNS = new ConcurrentHashMap<>();
+
+    @Bean
+    DefaultKafkaConsumerFactory<String, String> kafkaConsumerFactory(Environment env) {
+      return new DefaultKafkaConsumerFactory<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.getProperty("test.servers"),
+          ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+          ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+          ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class));
+    }
+
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<String, String> kafkaListenerContainerFactory(
+        DefaultKafkaConsumerFactory<String, String> cf) {
+      ConcurrentKafkaListenerContainerFactory<String, String> f = new ConcurrentKafkaListenerContainerFactory<>();
+      f.setConsumerFactory(cf);
+      f.setConcurrency(2); // a member per partition: the delivery counts are shared by the listener
+      f.getContainerProperties().setAckMode(ContainerProperties.AckMode.MANUAL_IMMEDIATE);
+      f.getContainerProperties().setPollTimeout(200); // a quick rejoin when the second member joins, a quick stop
+      return f;
+    }
+
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<String, String> batchFactory(DefaultKafkaConsumerFactory<String, String> cf) {
+      ConcurrentKafkaListenerContainerFactory<String, String> f = new ConcurrentKafkaListenerContainerFactory<>();
+      f.setConsumerFactory(cf);
+      f.setBatchListener(true);
+      f.getContainerProperties().setAckMode(ContainerProperties.AckMode.BATCH);
+      f.getContainerProperties().setPollTimeout(200);
+      f.setCommonErrorHandler(IdemKafkaListener.retryingErrorHandler(Duration.ofMillis(50)));
+      return f;
+    }
+
+    @Bean(destroyMethod = "close")
+    KafkaProducer<byte[], byte[]> deadLetterProducer(Environment env) {
+      return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.getProperty("test.servers"),
+          ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+          ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+    }
+
+    @Bean
+    IdemKafkaListener ordersListener(IdemKafkaListeners listeners, KafkaProducer<byte[], byte[]> producer, Environment env) {
+      return listeners.transactional("orders", (connection, message) -> {
+        String id = message.header("message-id");
+        RUNS.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+        try (Statement s = connection.createStatement()) {
+          s.executeUpdate("INSERT INTO effects(message_id) VALUES ('" + id + "')");
+        }
+        if (new String(message.body(), StandardCharsets.UTF_8).startsWith("poison")) {
+          throw new IllegalStateException("cannot handle " + id); // after the write: rolled back
+        }
+      }, KafkaRecordHandler.DeadLetter.toTopic(producer, env.getProperty("test.topic") + ".DLT")).withBackoff(Duration.ofMillis(20));
+    }
+
+    @Bean
+    Orders orders(IdemKafkaListener ordersListener) {
+      return new Orders(ordersListener);
+    }
+  }
+
+  /** What an application writes. */
+  static class Orders {
+    final IdemKafkaListener listener;
+
+    Orders(IdemKafkaListener listener) {
+      this.listener = listener;
+    }
+
+    @KafkaListener(id = "orders", topics = "${test.topic}", groupId = "${test.topic}-records", autoStartup = "false")
+    void onOrder(ConsumerRecord<String, String> record, Acknowledgment ack) {
+      listener.process(record, ack);
+    }
+
+    @KafkaListener(id = "batches", topics = "${test.topic}", groupId = "${test.topic}-batches", autoStartup = "false",
+        containerFactory = "batchFactory")
+    void onOrders(List<ConsumerRecord<String, String>> records) {
+      listener.processBatch(records);
+    }
+  }
+
+  @BeforeEach
+  void topics() throws Exception {
+    topic = "idem-starter-" + UUID.randomUUID().toString().substring(0, 8);
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", broker.getBrokersAsString()))) {
+      admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1), new NewTopic(topic + ".DLT", 1, (short) 1)))
+          .all().get();
+    }
+    App.RUNS.clear();
+  }
+
+  private ApplicationContextRunner app() {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withUserConfiguration(App.class)
+        .withPropertyValues(
+            "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",
+            "spring.datasource.hikari.maximum-pool-size=4",
+            "test.servers=" + broker.getBrokersAsString(), "test.topic=" + topic);
+  }
+
+  private void publish(String id, String key, String body) throws Exception {
+    try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+        broker.getBrokersAsString(), ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+      ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8),
+          body.getBytes(StandardCharsets.UTF_8));
+      r.headers().add("message-id", id.getBytes(StandardCharsets.UTF_8));
+      p.send(r).get();
+    }
+  }
+
+  private static void createEffects(ApplicationContext ctx) throws Exception {
+    try (java.sql.Connection c = ctx.getBean(DataSource.class).getConnection(); Statement s = c.createStatement()) {
+      s.executeUpdate("CREATE TABLE effects(message_id TEXT NOT NULL)");
+    }
+  }
+
+  private static int effects(ApplicationContext ctx, String messageId) {
+    try (java.sql.Connection c = ctx.getBean(DataSource.class).getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM effects WHERE message_id = '" + messageId + "'")) {
+      rs.next();
+      return rs.getInt(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("not within 30 s: " + what);
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  private List<ConsumerRecord<byte[], byte[]>> deadLetters() {
+    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+        broker.getBrokersAsString(), ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
+        ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
+      TopicPartition tp = new TopicPartition(topic + ".DLT", 0);
+      c.assign(List.of(tp));
+      c.seekToBeginning(List.of(tp));
+      long end = c.endOffsets(List.of(tp)).get(tp);
+      while (c.position(tp) < end) {
+        c.poll(Duration.ofMillis(200)).forEach(out::add);
+      }
+    }
+    return out;
+  }
+
+  private static String header(ConsumerRecord<?, ?> r, String name) {
+    return new String(r.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void aRecordListenerWithManualAcksRunsEachIdOnceAndDeadLettersThePoisonWithTheReason() {
+    app().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      createEffects(ctx);
+      int max = ctx.getBean(IdemKafkaListener.class).consumer().maxDeliveries();
+      publish("order-1", "a", "{\"order\":1}");
+      publish("order-1", "a", "{\"order\":1}"); // a redelivery: the relay published it twice
+      publish("order-2", "b", "poison pill");
+      publish("order-3", "b", "{\"order\":3}"); // behind the poison in its partition
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("orders").start();
+
+      await(() -> effects(ctx, "order-3") == 1 && effects(ctx, "order-1") == 1, "the good records handled");
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("orders").stop();
+
+      assertThat(App.RUNS.get("order-1").get()).as("the copy replayed").isEqualTo(1);
+      assertThat(App.RUNS.get("order-2").get()).as("run once per delivery, up to the bound").isEqualTo(max);
+      assertThat(effects(ctx, "order-2")).as("each failed run rolled back").isZero();
+      List<ConsumerRecord<byte[], byte[]>> dead = deadLetters();
+      assertThat(dead).hasSize(1);
+      assertThat(header(dead.get(0), "message-id")).isEqualTo("order-2");
+      assertThat(header(dead.get(0), KafkaRecordHandler.REASON_HEADER)).contains("cannot handle order-2")
+          .contains("failed on delivery " + max + " of at most " + max);
+      assertThat(header(dead.get(0), "x-idem-topic")).isEqualTo(topic);
+    });
+  }
+
+  @Test
+  void aBatchListenerWithAutomaticAcksCommitsOnlyHandledRecordsAndRetriesFromTheFailedOne() {
+    app().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      createEffects(ctx);
+      for (int i = 0; i < 10; i++) {
+        publish("line-" + i, "k", "{\"line\":" + i + "}");
+      }
+      publish("line-1", "k", "{\"line\":1}");
+      publish("line-poison", "k", "poison");
+      publish("line-after", "k", "{\"line\":\"after\"}");
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("batches").start();
+
+      await(() -> effects(ctx, "line-after") == 1, "the record behind the poison handled");
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("batches").stop();
+      for (int i = 0; i < 10; i++) {
+        assertThat(App.RUNS.get("line-" + i).get()).as("line-" + i + " ran once, though its batch was polled again").isEqualTo(1);
+        assertThat(effects(ctx, "line-" + i)).isEqualTo(1);
+      }
+      assertThat(App.RUNS.get("line-poison").get()).isEqualTo(5);
+      assertThat(deadLetters()).extracting(r -> header(r, "message-id")).containsExactly("line-poison");
+    });
+  }
+
+  @Test
+  void withoutSpringKafkaThereIsNoKafkaListenerFactory() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("a.db"))
+        .withClassLoader(new FilteredClassLoader("org.springframework.kafka"))
+        .run(ctx -> assertThat(ctx).doesNotHaveBean(IdemKafkaListeners.class));
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("b.db"))
+        .run(ctx -> assertThat(ctx).hasSingleBean(IdemKafkaListeners.class));
+  }
+}
