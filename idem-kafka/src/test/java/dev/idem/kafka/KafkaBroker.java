@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Exit;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Assumptions;
 
@@ -40,6 +41,15 @@ public final class KafkaBroker {
   public static synchronized String bootstrapServers() {
     if (cluster == null && failure == null) {
       long started = System.nanoTime();
+      // The broker ends its JVM (Exit.exit, Exit.halt) on a fatal error, shutdown included: in a
+      // test JVM that ends the fork with a non-zero status after the tests passed, and the build
+      // fails without a word of why. Here such an error is thrown where it happens instead.
+      Exit.setExitProcedure((code, message) -> {
+        throw new IllegalStateException("the Kafka broker asked to exit with status " + code + ": " + message);
+      });
+      Exit.setHaltProcedure((code, message) -> {
+        throw new IllegalStateException("the Kafka broker asked to halt with status " + code + ": " + message);
+      });
       try {
         KafkaClusterTestKit c = new KafkaClusterTestKit.Builder(
             new TestKitNodes.Builder().setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
