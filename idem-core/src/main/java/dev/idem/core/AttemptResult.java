@@ -37,11 +37,16 @@ public final class AttemptResult {
      */
     IN_PROGRESS,
     /**
-     * Lease mode: the effect ran, but its response could not be recorded (no completion succeeded
-     * within the lease, or the lease was taken over). The effect happened; a retry with the same key
-     * after {@link #retryAfter()} replays the response or takes the claim over as a recovery.
+     * The outcome is unknown: the effect ran, and whether its result was kept with its stored
+     * response is not known ({@link OutcomeUnknownException}, or a {@link LeaseLostException}).
+     * In lease mode the effect happened and only the completion of its claim is in doubt (no
+     * completion succeeded within the lease, or the lease was taken over); in transactional mode
+     * the commit was sent and its acknowledgement lost, so the effect's writes and the stored
+     * response committed together or not at all. Either way a retry with the same key after
+     * {@link #retryAfter()} is safe: it replays the stored response, or runs the effect once more
+     * (in lease mode as a recovery, {@link LeaseContext#recovery()}); a retry with a new key is not.
      */
-    COMPLETION_UNKNOWN,
+    OUTCOME_UNKNOWN,
     /**
      * Transactional mode: the effect ran, but its transaction did not commit (a statement after the
      * effect failed, a deadlock, the commit was refused by the store): nothing of it is kept and a
@@ -55,12 +60,6 @@ public final class AttemptResult {
      * nothing is kept, and the same request would fail the same way.
      */
     REQUEST_FAILED,
-    /**
-     * Transactional mode: the effect ran and the commit was sent, but its acknowledgement was lost:
-     * the effect's writes and the stored response committed together or not at all. A retry with
-     * the same key is safe: it replays, or runs once.
-     */
-    COMMIT_UNKNOWN,
     /** The store could not be used before the effect ran (claim or lookup failed); nothing ran. */
     STORE_UNAVAILABLE,
     /**
@@ -119,15 +118,23 @@ public final class AttemptResult {
     return new AttemptResult(Kind.IN_PROGRESS, null, failure, failure.retryAfter(), "in-progress");
   }
 
-  /** @param failure why the response is not recorded, never {@code null}; retry after its {@code retryAfter()} */
-  public static AttemptResult completionUnknown(CompletionUnknownException failure) {
+  /**
+   * @param failure which write's outcome is unknown, never {@code null}; retry after its {@code
+   *     retryAfter()}
+   * @return {@link Kind#OUTCOME_UNKNOWN} with the reason {@code "outcome-unknown"}
+   */
+  public static AttemptResult outcomeUnknown(OutcomeUnknownException failure) {
     Objects.requireNonNull(failure, "failure");
-    return new AttemptResult(Kind.COMPLETION_UNKNOWN, null, failure, failure.retryAfter(), "completion-unknown");
+    return new AttemptResult(Kind.OUTCOME_UNKNOWN, null, failure, failure.retryAfter(), "outcome-unknown");
   }
 
-  /** @param failure the lease that was taken over before completion, never {@code null}; retry after 1 s */
+  /**
+   * @param failure the lease that was taken over before completion, never {@code null}; retry after 1 s
+   * @return {@link Kind#OUTCOME_UNKNOWN} with the reason {@code "lease-lost"} (the effect happened;
+   *     a lease too short for the effect is the usual cause)
+   */
   public static AttemptResult leaseLost(LeaseLostException failure) {
-    return new AttemptResult(Kind.COMPLETION_UNKNOWN, null, Objects.requireNonNull(failure, "failure"), Duration.ofSeconds(1), "lease-lost");
+    return new AttemptResult(Kind.OUTCOME_UNKNOWN, null, Objects.requireNonNull(failure, "failure"), Duration.ofSeconds(1), "lease-lost");
   }
 
   /**
@@ -140,11 +147,6 @@ public final class AttemptResult {
     return retryCanSucceed
         ? new AttemptResult(Kind.ROLLED_BACK, null, failure, Duration.ZERO, "rolled-back")
         : new AttemptResult(Kind.REQUEST_FAILED, null, failure, Duration.ZERO, "request-failed");
-  }
-
-  /** @param failure the commit's failure, never {@code null}; retry after 1 s */
-  public static AttemptResult commitUnknown(RuntimeException failure) {
-    return new AttemptResult(Kind.COMMIT_UNKNOWN, null, Objects.requireNonNull(failure, "failure"), Duration.ofSeconds(1), "outcome-unknown");
   }
 
   /**
@@ -165,17 +167,16 @@ public final class AttemptResult {
 
   /**
    * @return whether the effect ran in this attempt (whatever became of it): {@link Kind#EXECUTED},
-   *     {@link Kind#RELEASED}, {@link Kind#COMPLETION_UNKNOWN}, {@link Kind#ROLLED_BACK}, {@link
-   *     Kind#REQUEST_FAILED}, {@link Kind#COMMIT_UNKNOWN}
+   *     {@link Kind#RELEASED}, {@link Kind#OUTCOME_UNKNOWN}, {@link Kind#ROLLED_BACK}, {@link
+   *     Kind#REQUEST_FAILED}
    */
   public boolean ran() {
     switch (kind) {
       case EXECUTED:
       case RELEASED:
-      case COMPLETION_UNKNOWN:
+      case OUTCOME_UNKNOWN:
       case ROLLED_BACK:
       case REQUEST_FAILED:
-      case COMMIT_UNKNOWN:
         return true;
       default:
         return false;
@@ -199,8 +200,8 @@ public final class AttemptResult {
   }
 
   /**
-   * @return when a retry can succeed, at least 1 s, for {@link Kind#IN_PROGRESS}, {@link
-   *     Kind#COMPLETION_UNKNOWN} and {@link Kind#COMMIT_UNKNOWN}; {@link Duration#ZERO} otherwise
+   * @return when a retry can succeed, at least 1 s, for {@link Kind#IN_PROGRESS} and {@link
+   *     Kind#OUTCOME_UNKNOWN}; {@link Duration#ZERO} otherwise
    */
   public Duration retryAfter() {
     return retryAfter;
@@ -208,8 +209,8 @@ public final class AttemptResult {
 
   /**
    * @return the reason told to {@link IdemListener#rejected} ({@code "key-reused"}, {@code
-   *     "in-progress"}, {@code "completion-unknown"}, {@code "lease-lost"}, {@code "rolled-back"},
-   *     {@code "request-failed"}, {@code "outcome-unknown"}), or empty for the kinds that are no
+   *     "in-progress"}, {@code "outcome-unknown"}, {@code "lease-lost"}, {@code "rolled-back"},
+   *     {@code "request-failed"}), or empty for the kinds that are no
    *     rejection
    */
   public Optional<String> rejectionReason() {
@@ -223,7 +224,7 @@ public final class AttemptResult {
    *     when the release did not fail; never {@code null}
    * @throws RuntimeException the {@link #failure()} for every other result: {@link
    *     IdempotencyKeyReusedException}, {@link RequestInProgressException}, {@link
-   *     CompletionUnknownException}, {@link LeaseLostException}, {@link IdemStoreException}, {@link
+   *     OutcomeUnknownException}, {@link LeaseLostException}, {@link IdemStoreException}, {@link
    *     StoredResponseUnreadableException}, or the transaction's failure
    */
   public Outcome outcomeOrThrow() {

@@ -50,10 +50,11 @@ public interface IdemListener {
   /**
    * The request was refused.
    *
-   * @param reason {@code "key-reused"}, {@code "in-progress"}, {@code "lease-lost"}, {@code
-   *     "completion-unknown"} (the effect ran but no completion succeeded within the lease: {@link
-   *     CompletionUnknownException}); in transactional mode also {@code "rolled-back"}, {@code
-   *     "request-failed"} and {@code "outcome-unknown"} (see {@link AttemptResult.Kind})
+   * @param reason {@code "key-reused"}, {@code "in-progress"}, {@code "outcome-unknown"} (the
+   *     effect ran and whether its result was kept is unknown: {@link OutcomeUnknownException}, in
+   *     either mode), {@code "lease-lost"} (lease mode: the lease was taken over before the
+   *     completion); in transactional mode also {@code "rolled-back"} and {@code "request-failed"}
+   *     (see {@link AttemptResult.Kind})
    */
   default void rejected(IdempotentRequest request, String reason) {}
 

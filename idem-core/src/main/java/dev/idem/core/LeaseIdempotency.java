@@ -33,9 +33,9 @@ import java.util.function.Supplier;
  * every store answers a repeated completion by the owner that already stored the same response as a
  * success, so a write whose acknowledgement was lost counts as done. The response returned is then
  * the one stored, the one every retry will replay. If no completion succeeds within the lease,
- * {@link CompletionUnknownException} says so truthfully: the effect ran, whether its response is
+ * {@link OutcomeUnknownException} says so truthfully: the effect ran, whether its response is
  * stored is unknown, and a retry with the same key after {@link
- * CompletionUnknownException#retryAfter()} replays it or takes the claim over as a recovery. A
+ * OutcomeUnknownException#retryAfter()} replays it or takes the claim over as a recovery. A
  * release (after an exception or a response the policy does not store) is tried up to three times.
  *
  * <p>An exception from the effect releases the claim, so a retry runs the operation again. A claim
@@ -105,7 +105,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
    * @throws RequestInProgressException if another owner holds the claim and the policy fails fast,
    *     or the wait ran out
    * @throws LeaseLostException if the effect ran but the lease was taken over before completion
-   * @throws CompletionUnknownException if the effect ran but no completion succeeded within the
+   * @throws OutcomeUnknownException if the effect ran but no completion succeeded within the
    *     lease: whether its response is stored is unknown; retry with the same key after its {@code
    *     retryAfter()}
    * @throws EffectFailedException if the effect threw a checked exception (claim released)
@@ -125,7 +125,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
    * and says what happened instead of throwing: {@link AttemptResult.Kind#EXECUTED}, {@link
    * AttemptResult.Kind#RELEASED} (perhaps with the release's failure), {@link
    * AttemptResult.Kind#REPLAYED}, {@link AttemptResult.Kind#KEY_REUSED}, {@link
-   * AttemptResult.Kind#IN_PROGRESS}, {@link AttemptResult.Kind#COMPLETION_UNKNOWN} (lease lost, or
+   * AttemptResult.Kind#IN_PROGRESS}, {@link AttemptResult.Kind#OUTCOME_UNKNOWN} (lease lost, or
    * no completion within the lease), {@link AttemptResult.Kind#STORE_UNAVAILABLE} or {@link
    * AttemptResult.Kind#STORED_RESPONSE_UNREADABLE}. The effect gets the claim as {@link
    * EffectContext#lease()}. The listener is told of the result.
@@ -249,8 +249,8 @@ public final class LeaseIdempotency implements IdempotencyEngine {
       if (!complete(request, owner, response, leaseEnd)) {
         return AttemptResult.leaseLost(new LeaseLostException(request.key(), "complete"));
       }
-    } catch (CompletionUnknownException unknown) {
-      return AttemptResult.completionUnknown(unknown);
+    } catch (OutcomeUnknownException unknown) {
+      return AttemptResult.outcomeUnknown(unknown);
     }
     return AttemptResult.of(Outcome.executed(response, true, recovery));
   }
@@ -261,7 +261,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
    * write whose acknowledgement was lost is not mistaken for a lost lease.
    *
    * @return the store's answer: {@code true} stored, {@code false} the claim is not ours
-   * @throws CompletionUnknownException if every try failed within the lease
+   * @throws OutcomeUnknownException if every try failed within the lease
    */
   private boolean complete(IdempotentRequest request, String owner, StoredResponse response, long leaseEnd) {
     long backoff = FIRST_COMPLETE_BACKOFF_MILLIS;
@@ -272,14 +272,14 @@ public final class LeaseIdempotency implements IdempotencyEngine {
         long leftMillis = TimeUnit.NANOSECONDS.toMillis(leaseEnd - nanoTime.getAsLong());
         Duration retryAfter = Duration.ofSeconds(Math.max(1, (Math.max(0, leftMillis) + 999) / 1000));
         if (leftMillis <= backoff) {
-          throw new CompletionUnknownException(request.key(), retryAfter, e);
+          throw new OutcomeUnknownException(request.key(), retryAfter, e);
         }
         try {
           sleeper.sleep(backoff);
         } catch (InterruptedException interrupted) {
           Thread.currentThread().interrupt();
           e.addSuppressed(interrupted);
-          throw new CompletionUnknownException(request.key(), retryAfter, e); // the effect ran all the same
+          throw new OutcomeUnknownException(request.key(), retryAfter, e); // the effect ran all the same
         }
         backoff = Math.min(backoff * 2, MAX_COMPLETE_BACKOFF_MILLIS);
       }

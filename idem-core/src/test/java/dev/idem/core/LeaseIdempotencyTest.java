@@ -257,7 +257,7 @@ class LeaseIdempotencyTest {
     LeaseIdempotency idem = onTestClock(down).lease(Duration.ofSeconds(10)).build();
     long start = clock.millis();
     assertThatThrownBy(() -> idem.execute(request, ctx -> StoredResponse.of(201, "note 1")))
-        .isInstanceOfSatisfying(CompletionUnknownException.class, e -> {
+        .isInstanceOfSatisfying(OutcomeUnknownException.class, e -> {
           assertThat(e.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(10));
           assertThat(e.key()).isEqualTo(request.key());
           assertThat(e.getCause()).hasMessageContaining("connection refused");
@@ -287,7 +287,7 @@ class LeaseIdempotencyTest {
           clock.advance(Duration.ofSeconds(2));
           return StoredResponse.of(201, "slow");
         }))
-        .isInstanceOfSatisfying(CompletionUnknownException.class, e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
+        .isInstanceOfSatisfying(OutcomeUnknownException.class, e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
     assertThat(down.completes).as("one try: the lease is over").hasValue(1);
   }
 
@@ -446,13 +446,13 @@ class LeaseIdempotencyTest {
   }
 
   @Test
-  void attemptReportsACompletionThatNeverSucceedsAsCompletionUnknownAfterTheEffectRan() {
+  void attemptReportsACompletionThatNeverSucceedsAsOutcomeUnknownAfterTheEffectRan() {
     FailingCompletes down = new FailingCompletes(store, Integer.MAX_VALUE, false);
     LeaseIdempotency idem = onTestClock(down).lease(Duration.ofSeconds(10)).build();
     AttemptResult result = idem.attempt(request, ctx -> StoredResponse.of(201, "note 1"));
-    assertThat(result.kind()).isEqualTo(AttemptResult.Kind.COMPLETION_UNKNOWN);
+    assertThat(result.kind()).isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
     assertThat(result.ran()).isTrue();
     assertThat(result.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(10));
-    assertThat(result.rejectionReason()).hasValue("completion-unknown");
+    assertThat(result.rejectionReason()).hasValue("outcome-unknown");
   }
 }

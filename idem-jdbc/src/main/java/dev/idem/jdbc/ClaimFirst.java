@@ -80,13 +80,12 @@ final class ClaimFirst implements OwnTransactionRound {
           return new RoundEnd.EffectAborted(response, e);
         }
         if (commitWithCompletion && !KeyTableSql.wroteNoRow(e)) {
-          throw settings.storeFailure("storing the response or the commit failed, so the outcome is unknown; retry with"
-              + " the same key: it replays if the commit took effect", e);
+          throw settings.commitUnknown(request, "storing the response or the commit failed", e);
         }
         throw settings.storeFailure("storing the response failed", e);
       }
       if (!commitWithCompletion) {
-        settings.commit(connection, dialect);
+        settings.commit(connection, dialect, request);
       }
       ended = true;
       return new RoundEnd.Answered(Outcome.executed(response));

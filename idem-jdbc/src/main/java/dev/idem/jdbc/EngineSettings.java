@@ -2,8 +2,11 @@ package dev.idem.jdbc;
 
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -79,14 +82,35 @@ record EngineSettings(
     }
   }
 
-  /** @throws IdemStoreException if the commit failed: its outcome is unknown (a class 40 SQLState in its cause: rolled back) */
-  void commit(Connection connection, Dialect dialect) {
+  /**
+   * @throws OutcomeUnknownException if the commit failed without saying it rolled back: its
+   *     outcome is unknown
+   * @throws IdemStoreException if the database rolled the transaction back at the commit (a class 40
+   *     SQLState in its cause)
+   */
+  void commit(Connection connection, Dialect dialect, IdempotentRequest request) {
     try {
       Transactions.commit(connection, dialect);
     } catch (SQLException e) {
-      throw storeFailure(
-          "commit failed, so the outcome is unknown; retry with the same key: it replays if the commit took effect", e);
+      throw commitUnknown(request, "commit failed", e);
     }
+  }
+
+  /**
+   * A statement that ends in the commit (or the COMMIT itself) failed: unless the database says it
+   * rolled the transaction back (SQLState class 40: a deadlock or serialization failure, a conflict
+   * the caller runs again), whether it committed is unknown.
+   *
+   * @return {@link OutcomeUnknownException} ({@link OutcomeUnknownException.Phase#COMMIT}), or what
+   *     {@link #storeFailure} returns for a rollback or an aborted transaction
+   */
+  RuntimeException commitUnknown(IdempotentRequest request, String what, SQLException e) {
+    RuntimeException failure = storeFailure(what + ", so the outcome is unknown; retry with the same key: it replays if"
+        + " the commit took effect", e);
+    if (!(failure instanceof IdemStoreException) || ConflictRetry.conflictIn(e) != null) {
+      return failure;
+    }
+    return new OutcomeUnknownException(request.key(), Duration.ofSeconds(1), OutcomeUnknownException.Phase.COMMIT, failure);
   }
 
   void rollback(Connection connection, Dialect dialect) {

@@ -98,9 +98,8 @@ final class KeyLast implements OwnTransactionRound {
           return new RoundEnd.EffectAborted(response, e);
         }
         if (!Transactions.isTransientConflict(e)) {
-          throw settings.storeFailure(commitWithRecord ? "storing the key and its response or the commit failed, so the"
-              + " outcome is unknown; retry with the same key: it replays if the commit took effect"
-              : "storing the key and its response failed", e);
+          throw commitWithRecord ? settings.commitUnknown(request, "storing the key and its response or the commit failed", e)
+              : settings.storeFailure("storing the key and its response failed", e);
         }
         // A deadlock or serialization failure: the database rolled back the effect too; the
         // winner's record, if any, is looked for below.
@@ -110,7 +109,7 @@ final class KeyLast implements OwnTransactionRound {
       if (recorded) {
         if (!commitWithRecord) {
           try {
-            settings.commit(connection, dialect);
+            settings.commit(connection, dialect, request);
           } catch (IdemStoreException failure) {
             // SQLState class 40 at COMMIT (SERIALIZABLE): the database rolled it all back, so
             // nothing happened and the round runs again; any other failure leaves the outcome unknown.

@@ -9,9 +9,11 @@ import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InProgressPolicy;
 import dev.idem.core.Outcome;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
@@ -79,7 +81,7 @@ import javax.sql.DataSource;
  *       transaction rolls back and the result says what a retry can do ({@link SqlFailure}): a
  *       store failure, or a deadlock or serialization failure at the commit in the last round, is {@link
  *       AttemptResult.Kind#ROLLED_BACK}; a lost commit acknowledgement is {@link
- *       AttemptResult.Kind#COMMIT_UNKNOWN}; a failure of the request itself (its data refused at the
+ *       AttemptResult.Kind#OUTCOME_UNKNOWN}; a failure of the request itself (its data refused at the
  *       commit, a success answered after a transaction was marked rollback-only, a success
  *       answered after an SQL error that aborted the transaction) is {@link
  *       AttemptResult.Kind#REQUEST_FAILED}.
@@ -407,7 +409,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       // The effect returned; whatever failed afterwards (storing the response, releasing the
       // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
       // must not reach the client as if they had happened.
-      return afterAnswer(e, progress.returned);
+      return afterAnswer(e, progress.returned, request.key());
     }
     if (progress.started) {
       throw e; // the effect's own failure
@@ -433,7 +435,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       if (e instanceof IdemException && !returned[0]) {
         return beforeEffect(e); // the store failed, or the key was reused meanwhile
       }
-      return afterAnswer(e, returned[0]);
+      return afterAnswer(e, returned[0], request.key());
     }
   }
 
@@ -576,8 +578,9 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * What a failure after the effect answered means for a retry.
    *
    * @param atCommit whether the transaction's work had completed, so the failure is the commit's
+   * @param key the request's key, for an unknown outcome's exception
    */
-  static AttemptResult afterAnswer(RuntimeException e, boolean atCommit) {
+  static AttemptResult afterAnswer(RuntimeException e, boolean atCommit, IdempotencyKey key) {
     if (e instanceof EffectFailedException) {
       // PostgreSQL: the effect answered success after an SQL error it caught had aborted its
       // transaction; JdbcIdempotency refused to store a success whose writes cannot commit.
@@ -604,8 +607,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     if (isRollback(e)) {
       return AttemptResult.rolledBack(new IdemStoreException("the transaction was rolled back at the commit: " + e.getMessage(), e), true);
     }
-    return AttemptResult.commitUnknown(new IdemStoreException("the transaction's commit failed, so its outcome is unknown: "
-        + e.getMessage(), e));
+    return AttemptResult.outcomeUnknown(new OutcomeUnknownException(key, Duration.ofSeconds(1), OutcomeUnknownException.Phase.COMMIT, e));
   }
 
   /** @return whether the database says it rolled the transaction back (SQLState class 40) */

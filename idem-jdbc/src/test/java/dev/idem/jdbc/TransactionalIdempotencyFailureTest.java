@@ -5,11 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OutcomeUnknownException;
 import java.sql.SQLException;
 import org.junit.jupiter.api.Test;
 
 /** What the transactional engine reports when something fails after the effect answered. */
 class TransactionalIdempotencyFailureTest {
+  private static final IdempotencyKey KEY = IdempotencyKey.of("k-1");
+
 
   private static TransactionFailedException atCommit(SQLException cause) {
     return new TransactionFailedException(TransactionFailedException.Stage.COMMIT, "the commit failed", cause);
@@ -22,39 +26,40 @@ class TransactionalIdempotencyFailureTest {
   @Test
   void aCommitWhoseAcknowledgementIsLostIsAnUnknownOutcomeNotARollback() {
     AttemptResult lost = TransactionalIdempotency.afterAnswer(
-        atCommit(new SQLException("An I/O error occurred while sending to the backend", "08006")), true);
-    assertThat(lost.kind()).isEqualTo(AttemptResult.Kind.COMMIT_UNKNOWN);
-    assertThat(lost.failure().orElseThrow()).hasMessageContaining("outcome is unknown");
-    AttemptResult unclassified = TransactionalIdempotency.afterAnswer(atCommit(new SQLException("no state")), true);
-    assertThat(unclassified.kind()).as("an unexplained commit failure may have committed").isEqualTo(AttemptResult.Kind.COMMIT_UNKNOWN);
+        atCommit(new SQLException("An I/O error occurred while sending to the backend", "08006")), true, KEY);
+    assertThat(lost.kind()).isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
+    assertThat(lost.failure().orElseThrow()).isInstanceOfSatisfying(OutcomeUnknownException.class,
+        unknown -> assertThat(unknown.phase()).isEqualTo(OutcomeUnknownException.Phase.COMMIT));
+    AttemptResult unclassified = TransactionalIdempotency.afterAnswer(atCommit(new SQLException("no state")), true, KEY);
+    assertThat(unclassified.kind()).as("an unexplained commit failure may have committed").isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
   }
 
   @Test
   void aDeadlockAtTheCommitIsARollbackThatARetryCanGetPast() {
-    AttemptResult deadlock = TransactionalIdempotency.afterAnswer(atCommit(new SQLException("could not serialize", "40001")), true);
+    AttemptResult deadlock = TransactionalIdempotency.afterAnswer(atCommit(new SQLException("could not serialize", "40001")), true, KEY);
     assertThat(deadlock.kind()).isEqualTo(AttemptResult.Kind.ROLLED_BACK);
   }
 
   @Test
   void dataTheDatabaseRefusesAtTheCommitIsTheRequestsFailureNotAnOutage() {
     AttemptResult refused = TransactionalIdempotency.afterAnswer(
-        atCommit(new SQLException("violates foreign key constraint", "23503")), true);
+        atCommit(new SQLException("violates foreign key constraint", "23503")), true, KEY);
     assertThat(refused.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
   }
 
   @Test
   void aSuccessAnsweredInAnAbortedTransactionOrARollbackOnlyOneIsTheRequestsFailure() {
-    AttemptResult aborted = TransactionalIdempotency.afterAnswer(new EffectFailedException(new SQLException("aborted", "25P02")), false);
+    AttemptResult aborted = TransactionalIdempotency.afterAnswer(new EffectFailedException(new SQLException("aborted", "25P02")), false, KEY);
     assertThat(aborted.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
     AttemptResult rollbackOnly = TransactionalIdempotency.afterAnswer(
-        new TransactionFailedException(TransactionFailedException.Stage.ROLLBACK_ONLY, "rollback-only", null), true);
+        new TransactionFailedException(TransactionFailedException.Stage.ROLLBACK_ONLY, "rollback-only", null), true, KEY);
     assertThat(rollbackOnly.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
   }
 
   @Test
   void aFailureOfIdemsOwnStatementBeforeTheCommitIsATransientRollback() {
     AttemptResult store = TransactionalIdempotency.afterAnswer(
-        new IdemStoreException("storing the response failed", new SQLException("refused", "23514")), false);
+        new IdemStoreException("storing the response failed", new SQLException("refused", "23514")), false, KEY);
     assertThat(store.kind()).isEqualTo(AttemptResult.Kind.ROLLED_BACK);
   }
 }

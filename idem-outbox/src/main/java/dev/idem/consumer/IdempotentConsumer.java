@@ -1,6 +1,6 @@
 package dev.idem.consumer;
 
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
@@ -54,7 +54,7 @@ import java.util.regex.Pattern;
  * engine an {@link dev.idem.core.InProgressPolicy#waitUpTo} to wait in place rather than have the
  * broker redeliver at once), the lease was taken over before the completion ({@link
  * LeaseLostException}), or the completion could not be stored within the lease ({@link
- * CompletionUnknownException}); in the last two the handler ran, and the redelivery replays or
+ * OutcomeUnknownException}); in the last two the handler ran, and the redelivery replays or
  * recovers. Such a retry still counts as a delivery for brokers that count (JetStream, quorum
  * queues). Give the lease room for the slowest handler: a lease that ends while the handler still
  * runs lets a redelivery run it a second time, as a recovery.
@@ -174,7 +174,7 @@ public final class IdempotentConsumer {
     } catch (LeaseLostException e) {
       return new Verdict(Verdict.Action.RETRY, null,
           "the handler ran but its lease was taken over before the completion was stored: " + e.getMessage());
-    } catch (CompletionUnknownException e) {
+    } catch (OutcomeUnknownException e) {
       return new Verdict(Verdict.Action.RETRY, null,
           "the handler ran but its completion could not be stored; retry after " + e.retryAfter() + ": " + e.getMessage());
     } catch (RuntimeException e) {

@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * never a success. The lease engine ({@link dev.idem.core.LeaseIdempotency}) answers that by
  * repeating the claim or completion with the same owner token, which the store recognises and
  * acknowledges again; a claim never acknowledged means the effect does not run; a completion never
- * acknowledged within the lease becomes {@link dev.idem.core.CompletionUnknownException}. A stored
+ * acknowledged within the lease becomes {@link dev.idem.core.OutcomeUnknownException}. A stored
  * response is replayed only after the replay itself was acknowledged, so a replay is never an
  * answer that a failover can take back.
  *

@@ -1,6 +1,6 @@
 package dev.idem.redis;
 
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -206,7 +206,7 @@ public final class RedisClusterFailoverCampaign {
             return;
           } catch (IdempotencyKeyReusedException e) {
             throw e;
-          } catch (RuntimeException e) { // store failure, CompletionUnknown, LeaseLost, in progress
+          } catch (RuntimeException e) { // store failure, OutcomeUnknown, LeaseLost, in progress
             retries.incrementAndGet();
             if (System.nanoTime() > deadline) {
               unresolved.incrementAndGet();

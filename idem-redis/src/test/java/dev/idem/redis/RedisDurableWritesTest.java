@@ -3,7 +3,7 @@ package dev.idem.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
@@ -91,7 +91,7 @@ class RedisDurableWritesTest {
   }
 
   @Test
-  void aCompletionNeverAcknowledgedWithinTheLeaseIsCompletionUnknownNeverSuccess() throws Exception {
+  void aCompletionNeverAcknowledgedWithinTheLeaseIsOutcomeUnknownNeverSuccess() throws Exception {
     RedisLeaseStore store = REDIS.newStore(RedisDurability.replicas(1, Duration.ofMillis(100)));
     IdempotentRequest request = request();
     int replica = replicaOf(store, request);
@@ -101,7 +101,7 @@ class RedisDurableWritesTest {
             REDIS.cluster().freeze(replica);
             return StoredResponse.of(201, "created");
           }))
-          .isInstanceOf(CompletionUnknownException.class);
+          .isInstanceOf(OutcomeUnknownException.class);
       // A replay needs an acknowledgement as well, also over a connection that wrote nothing:
       // nothing is answered from a record a failover may lose.
       try (RedisClusterClient other = REDIS.newClient(5000)) {

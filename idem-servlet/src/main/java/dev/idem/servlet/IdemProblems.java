@@ -1,7 +1,7 @@
 package dev.idem.servlet;
 
 import dev.idem.core.AttemptResult;
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InvalidIdempotencyKeyException;
@@ -151,22 +151,22 @@ public final class IdemProblems {
   }
 
   /**
-   * @return 503 {@value #OUTCOME_UNKNOWN} in lease mode: the request ran but its result could not
-   *     be recorded; to send with {@code Retry-After: seconds}
+   * @param seconds the {@code Retry-After} to send with it, at least 1
+   * @param phase which write is in doubt: {@link OutcomeUnknownException.Phase#COMPLETION} (lease
+   *     mode: the request was processed, its result not recorded) or {@link
+   *     OutcomeUnknownException.Phase#COMMIT} (transactional mode: the commit's acknowledgement was
+   *     lost), never {@code null}
+   * @return 503 {@value #OUTCOME_UNKNOWN}: a retry with the same key is safe, one with a new key is not
    */
-  public IdemProblem completionUnknown(long seconds) {
-    return problem(OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
-        "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
+  public IdemProblem outcomeUnknown(long seconds, OutcomeUnknownException.Phase phase) {
+    String detail = phase == OutcomeUnknownException.Phase.COMPLETION
+        ? "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
             + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation."
-            + " Do not send it with a new key");
-  }
-
-  /** @return 503 {@value #OUTCOME_UNKNOWN} in transactional mode: the commit's acknowledgement was lost */
-  public IdemProblem commitUnknown() {
-    return problem(OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503,
-        "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
+            + " Do not send it with a new key"
+        : "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
             + " A retry with the same Idempotency-Key is safe: it returns the stored response if the request was"
-            + " committed, and processes it once if it was not");
+            + " committed, and processes it once if it was not";
+    return problem(OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503, detail);
   }
 
   /** @return 500 {@value #REQUEST_FAILED}: the request itself failed and was rolled back */
@@ -227,7 +227,7 @@ public final class IdemProblems {
    * handler's own answer.
    *
    * @param result a result of kind {@code KEY_REUSED}, {@code IN_PROGRESS}, {@code
-   *     COMPLETION_UNKNOWN}, {@code COMMIT_UNKNOWN}, {@code ROLLED_BACK}, {@code REQUEST_FAILED},
+   *     OUTCOME_UNKNOWN}, {@code ROLLED_BACK}, {@code REQUEST_FAILED},
    *     {@code STORED_RESPONSE_UNREADABLE} or {@code STORE_UNAVAILABLE}
    * @return the problem and its {@code Retry-After}, never {@code null}
    * @throws IllegalArgumentException if the result is an answer ({@code EXECUTED}, {@code
@@ -241,12 +241,10 @@ public final class IdemProblems {
         long seconds = config.retryAfterSeconds(result.retryAfter());
         return new Answer(inProgress(seconds), OptionalLong.of(seconds));
       }
-      case COMPLETION_UNKNOWN: {
+      case OUTCOME_UNKNOWN: {
         long seconds = Math.max(1, result.retryAfter().toSeconds());
-        return new Answer(completionUnknown(seconds), OptionalLong.of(seconds));
+        return new Answer(outcomeUnknown(seconds, phaseOf(result)), OptionalLong.of(seconds));
       }
-      case COMMIT_UNKNOWN:
-        return new Answer(commitUnknown(), OptionalLong.of(1));
       case REQUEST_FAILED:
         return plain(requestFailed());
       case ROLLED_BACK:
@@ -258,6 +256,15 @@ public final class IdemProblems {
       default:
         throw new IllegalArgumentException("a " + result.kind() + " result is an answer, not a problem");
     }
+  }
+
+  /**
+   * @return the phase of an {@code OUTCOME_UNKNOWN} result: its exception's, or {@code COMPLETION}
+   *     for a lease taken over before the completion
+   */
+  static OutcomeUnknownException.Phase phaseOf(AttemptResult result) {
+    return result.failure().filter(OutcomeUnknownException.class::isInstance).map(OutcomeUnknownException.class::cast)
+        .map(OutcomeUnknownException::phase).orElse(OutcomeUnknownException.Phase.COMPLETION);
   }
 
   /**
@@ -284,9 +291,9 @@ public final class IdemProblems {
       // The key is completed: the operation ran once and must not run again.
       return Optional.of(plain(responseNotStored(notStored.originalStatus())));
     }
-    if (failure instanceof CompletionUnknownException unknown) {
+    if (failure instanceof OutcomeUnknownException unknown) {
       long seconds = Math.max(1, unknown.retryAfter().toSeconds());
-      return Optional.of(new Answer(completionUnknown(seconds), OptionalLong.of(seconds)));
+      return Optional.of(new Answer(outcomeUnknown(seconds, unknown.phase()), OptionalLong.of(seconds)));
     }
     if (failure instanceof StoredResponseUnreadableException) {
       return Optional.of(plain(storedResponseUnreadable()));

@@ -9,6 +9,7 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidPayloadException;
 import dev.idem.core.LeaseContext;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.servlet.internal.BufferedRequest;
@@ -177,7 +178,7 @@ import java.util.Objects;
  *       nothing was kept</td><td>RFC 9110 15.6.4</td></tr>
  *   <tr><td>503</td><td>{@value #PROBLEM_OUTCOME_UNKNOWN}</td><td>the handler ran and whether its
  *       answer was recorded is not known: in lease mode its answer could not be stored within the
- *       lease ({@link dev.idem.core.CompletionUnknownException}) or the lease was taken over before
+ *       lease ({@link dev.idem.core.OutcomeUnknownException}) or the lease was taken over before
  *       it was; in a transactional engine the commit's acknowledgement was lost. With {@code
  *       Retry-After} in seconds. A retry with the same key is safe: it gets the stored answer, or
  *       runs (transactional) or resumes as a recovery (lease) the same operation once</td><td>RFC
@@ -389,7 +390,7 @@ public final class IdempotencyFilter implements Filter {
     int max = cfg.maxBodyBytes();
     long declared = req.getContentLengthLong();
     if (declared > max) {
-      tooLarge(cfg, res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
+      tooLarge(cfg, req, res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
       return;
     }
     BufferedRequest buffered = null;
@@ -403,7 +404,7 @@ public final class IdempotencyFilter implements Filter {
         parts = FormParts.read(req);
       } catch (FormParts.Unreadable e) {
         if (e.tooLarge()) {
-          tooLarge(cfg, res, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
+          tooLarge(cfg, req, res, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
         } else {
           cfg.problems().send(cfg.problems().payloadInvalid(
               "the body is declared as " + req.getContentType() + " but cannot be read: " + e.getMessage()), res);
@@ -412,7 +413,7 @@ public final class IdempotencyFilter implements Filter {
       }
       if (parts != null) {
         if (parts.bytes() > max) {
-          tooLarge(cfg, res, "the parts of the request body add up to " + parts.bytes() + " bytes; at most " + max + " bytes are accepted");
+          tooLarge(cfg, req, res, "the parts of the request body add up to " + parts.bytes() + " bytes; at most " + max + " bytes are accepted");
           return;
         }
         buffered = BufferedRequest.parsedByContainer(req);
@@ -432,7 +433,7 @@ public final class IdempotencyFilter implements Filter {
         body = new byte[0]; // a container that refuses the stream once it parsed the form
       }
       if (body == null) {
-        tooLarge(cfg, res, "the request body is longer than " + max + " bytes, the most accepted");
+        tooLarge(cfg, req, res, "the request body is longer than " + max + " bytes, the most accepted");
         return;
       }
       if (form && body.length == 0 && req.getContentLengthLong() != 0) {
@@ -441,7 +442,7 @@ public final class IdempotencyFilter implements Filter {
         // and they are what is fingerprinted (with a truly empty body, they are the query's).
         FormParts fields = FormParts.ofParameters(req);
         if (fields.bytes() > max) {
-          tooLarge(cfg, res, "the form's fields add up to " + fields.bytes() + " bytes; at most " + max + " bytes are accepted");
+          tooLarge(cfg, req, res, "the form's fields add up to " + fields.bytes() + " bytes; at most " + max + " bytes are accepted");
           return;
         }
         buffered = BufferedRequest.parsedByContainer(req);
@@ -632,29 +633,26 @@ public final class IdempotencyFilter implements Filter {
       case KEY_REUSED:
       case IN_PROGRESS:
         break;
-      case COMPLETION_UNKNOWN:
-        // Lease mode: the handler ran, and its answer is not stored (or is unknown to be). Sending it
-        // would be a fresh answer that a retry could contradict; the retry with the same key gets
-        // the stored answer or resumes the operation as a recovery.
-        if (run.captured.overflowed()) {
-          // An answer over the limit has already streamed to the client; it cannot be withdrawn.
-          LOG.log(Level.WARNING, "idempotency filter: the handler ran and its answer over the limit was sent, but the key could not be completed", e);
-          return;
+      case OUTCOME_UNKNOWN:
+        if (IdemProblems.phaseOf(result) == OutcomeUnknownException.Phase.COMPLETION) {
+          // Lease mode: the handler ran, and its answer is not stored (or is unknown to be).
+          // Sending it would be a fresh answer that a retry could contradict; the retry with the
+          // same key gets the stored answer or resumes the operation as a recovery.
+          if (run.captured.overflowed()) {
+            // An answer over the limit has already streamed to the client; it cannot be withdrawn.
+            LOG.log(Level.WARNING, "idempotency filter: the handler ran and its answer over the limit was sent, but the key could not be completed", e);
+            return;
+          }
+          LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be stored; answering 503 outcome-unknown", e);
+          break;
         }
-        LOG.log(Level.WARNING, "idempotency filter: the handler ran but its answer could not be stored; answering 503 outcome-unknown", e);
+        // Transactional mode: the commit was sent and its acknowledgement lost.
+        abortIfStreamed(res, e);
+        logTransactionFailed(result.kind(), e);
         break;
-      case COMMIT_UNKNOWN:
       case ROLLED_BACK:
       case REQUEST_FAILED:
-        if (res.isCommitted()) {
-          // Transactional mode, an answer over maxResponseBytes: it streamed to the client before
-          // the commit, and storing its record or the commit failed. Nothing can be taken back or
-          // appended; failing the exchange makes the container close the connection, so the client
-          // sees a broken answer (not a clean one for writes that were rolled back) and retries.
-          LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
-              + " when its transaction failed to commit; aborting the response", e);
-          throw new IOException("the transaction behind this streamed answer did not commit", e);
-        }
+        abortIfStreamed(res, e);
         logTransactionFailed(result.kind(), e);
         break;
       case STORED_RESPONSE_UNREADABLE:
@@ -672,9 +670,23 @@ public final class IdempotencyFilter implements Filter {
     cfg.problems().send(cfg.problems().forResult(result), res);
   }
 
+  /**
+   * Transactional mode, an answer over maxResponseBytes: it streamed to the client before the
+   * commit, and storing its record or the commit failed. Nothing can be taken back or appended;
+   * failing the exchange makes the container close the connection, so the client sees a broken
+   * answer (not a clean one for writes that were rolled back) and retries.
+   */
+  private static void abortIfStreamed(HttpServletResponse res, RuntimeException e) throws IOException {
+    if (res.isCommitted()) {
+      LOG.log(Level.ERROR, "idempotency filter: an answer longer than maxResponseBytes had already streamed to the client"
+          + " when its transaction failed to commit; aborting the response", e);
+      throw new IOException("the transaction behind this streamed answer did not commit", e);
+    }
+  }
+
   /** Transactional mode: the handler ran, but its transaction did not commit, or may not have. */
   private static void logTransactionFailed(AttemptResult.Kind kind, RuntimeException e) {
-    if (kind == AttemptResult.Kind.COMMIT_UNKNOWN) {
+    if (kind == AttemptResult.Kind.OUTCOME_UNKNOWN) {
       // The commit was sent and its acknowledgement lost. The writes and the stored response
       // committed together or not at all, so a retry with the key is safe.
       LOG.log(Level.WARNING, "idempotency filter: the outcome of the handler's transaction is unknown (the commit's"
@@ -747,8 +759,33 @@ public final class IdempotencyFilter implements Filter {
     cfg.problems().send(cfg.problems().responseTooLarge(stored), res);
   }
 
-  private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletResponse res, String detail) throws IOException {
+  private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletRequest req, HttpServletResponse res, String detail)
+      throws IOException {
+    swallow(req);
     cfg.problems().send(cfg.problems().bodyTooLarge(detail), res);
+  }
+
+  /** How much of an unread body over the limit is read and dropped before the 413 answer. */
+  static final int SWALLOW_BYTES = 64 * 1024;
+
+  /**
+   * Reads and drops up to {@link #SWALLOW_BYTES} of what is left of a refused body. A server that
+   * answers and closes the connection with request bytes still unread makes its TCP stack send a
+   * reset, and a client that is still sending then loses the 413 it was sent (it sees a broken
+   * connection, and may retry with the same body). Tomcat does the same ({@code maxSwallowSize});
+   * a longer body is left to the container, which closes the connection.
+   */
+  private static void swallow(HttpServletRequest req) {
+    try {
+      InputStream in = req.getInputStream();
+      byte[] drop = new byte[8192];
+      long left = SWALLOW_BYTES;
+      for (int n; left > 0 && (n = in.read(drop, 0, (int) Math.min(drop.length, left))) > 0; ) {
+        left -= n;
+      }
+    } catch (IOException | IllegalStateException | UnsupportedOperationException ignored) {
+      // the stream is spent (a parsed form or multipart body) or the client went away: nothing to drop
+    }
   }
 
   /**

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.AttemptResult;
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -36,7 +36,7 @@ class IdemProblemsTest {
     return List.of(
         AttemptResult.keyReused(new IdempotencyKeyReusedException(KEY, null)),
         AttemptResult.inProgress(new RequestInProgressException(KEY, Duration.ofSeconds(7))),
-        AttemptResult.completionUnknown(new CompletionUnknownException(KEY, Duration.ofSeconds(3), null)),
+        AttemptResult.outcomeUnknown(new OutcomeUnknownException(KEY, Duration.ofSeconds(3), null)),
         AttemptResult.storeFailed(new StoredResponseUnreadableException("tampered", null)));
   }
 
@@ -55,8 +55,8 @@ class IdemProblemsTest {
     List<AttemptResult> failures = List.of(
         AttemptResult.keyReused(new IdempotencyKeyReusedException(KEY, null)),
         AttemptResult.inProgress(new RequestInProgressException(KEY, Duration.ofSeconds(1))),
-        AttemptResult.completionUnknown(new CompletionUnknownException(KEY, Duration.ofSeconds(1), null)),
-        AttemptResult.commitUnknown(new IdemStoreException("ack lost", null)),
+        AttemptResult.outcomeUnknown(new OutcomeUnknownException(KEY, Duration.ofSeconds(1), null)),
+        AttemptResult.outcomeUnknown(new OutcomeUnknownException(KEY, Duration.ofSeconds(1), OutcomeUnknownException.Phase.COMMIT, null)),
         AttemptResult.rolledBack(new IdemStoreException("rolled back", null), true),
         AttemptResult.rolledBack(new IdemStoreException("refused", null), false),
         AttemptResult.storeFailed(new StoredResponseUnreadableException("tampered", null)),
@@ -80,7 +80,7 @@ class IdemProblemsTest {
     IdemProblems.Answer busy = problems.forResult(AttemptResult.inProgress(new RequestInProgressException(KEY, Duration.ofSeconds(7))));
     assertThat(busy.problem().status()).isEqualTo(409);
     assertThat(busy.retryAfterSeconds()).hasValue(7);
-    IdemProblems.Answer unknown = problems.forResult(AttemptResult.commitUnknown(new IdemStoreException("ack lost", null)));
+    IdemProblems.Answer unknown = problems.forResult(AttemptResult.outcomeUnknown(new OutcomeUnknownException(KEY, Duration.ofSeconds(1), OutcomeUnknownException.Phase.COMMIT, null)));
     assertThat(unknown.problem().name()).isEqualTo(IdemProblems.OUTCOME_UNKNOWN);
     assertThat(unknown.retryAfterSeconds()).hasValue(1);
     assertThat(problems.forResult(AttemptResult.rolledBack(new IdemStoreException("refused", null), false)).problem().status())

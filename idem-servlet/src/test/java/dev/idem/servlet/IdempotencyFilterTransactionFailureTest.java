@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.EffectContext;
 import dev.idem.core.IdemStoreException;
+import java.time.Duration;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.IdempotencyEngine;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
@@ -51,8 +54,8 @@ class IdempotencyFilterTransactionFailureTest {
    */
   @Test
   void aLostCommitAcknowledgementIsA503ThatSaysTheOutcomeIsUnknownAndARetryIsSafe() throws Exception {
-    HttpResponse<byte[]> r = postWith(AttemptResult.commitUnknown(new IdemStoreException("commit failed",
-        new SQLException("An I/O error occurred while sending to the backend", "08006"))));
+    HttpResponse<byte[]> r = postWith(AttemptResult.outcomeUnknown(new OutcomeUnknownException(IdempotencyKey.of("k-1"),
+        Duration.ofSeconds(1), OutcomeUnknownException.Phase.COMMIT, new SQLException("An I/O error occurred while sending to the backend", "08006"))));
     IdempotencyFilterTest.assertProblem(r, 503, IdempotencyFilter.PROBLEM_OUTCOME_UNKNOWN);
     String body = new String(r.body(), StandardCharsets.UTF_8);
     assertThat(body).contains("outcome of the request is unknown").contains("retry with the same Idempotency-Key is safe")

@@ -1,6 +1,6 @@
 package dev.idem.spring;
 
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InvalidIdempotencyKeyException;
@@ -37,7 +37,7 @@ import org.springframework.web.servlet.ModelAndView;
  *   <tr><td>{@link InvalidIdempotencyKeyException}</td><td>400</td><td>idempotency-key-malformed</td></tr>
  *   <tr><td>{@link RequestInProgressException}</td><td>409, with {@code Retry-After} ({@link
  *       IdempotencyFilterConfig#retryAfterSeconds})</td><td>request-in-progress</td></tr>
- *   <tr><td>{@link CompletionUnknownException}</td><td>503, with {@code Retry-After}</td><td>outcome-unknown</td></tr>
+ *   <tr><td>{@link OutcomeUnknownException}</td><td>503, with {@code Retry-After}</td><td>outcome-unknown</td></tr>
  *   <tr><td>{@link dev.idem.core.StoredResponseUnreadableException}</td><td>500</td><td>stored-response-unreadable</td></tr>
  *   <tr><td>{@link IdemStoreException} (any other)</td><td>503</td><td>store-unavailable</td></tr>
  *   <tr><td>{@link ResponseNotStoredException}</td><td>500</td><td>response-too-large-to-replay</td></tr>

@@ -35,7 +35,7 @@ import java.lang.annotation.Target;
  *
  * <p>In lease mode, a method whose result cannot be stored within the lease (the store failed on
  * every completion) does not return it: the call throws {@link
- * dev.idem.core.CompletionUnknownException}, since a later call could contradict that result. Call
+ * dev.idem.core.OutcomeUnknownException}, since a later call could contradict that result. Call
  * again with the same key after its {@code retryAfter()}: the call then returns the stored result,
  * or runs the method again as a recovery, where {@link
  * IdempotentMethodInterceptor#currentLeaseContext()} has {@code recovery() == true} and the method

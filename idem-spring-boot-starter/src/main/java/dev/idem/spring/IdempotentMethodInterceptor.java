@@ -53,7 +53,7 @@ import org.springframework.core.annotation.AnnotatedMethod;
  * <p>In lease mode the method can read its claim with {@link #currentLeaseContext()}: when {@link
  * LeaseContext#recovery()} is {@code true}, an earlier call with the same key may have had its
  * effect (it crashed, or its result could not be stored: {@link
- * dev.idem.core.CompletionUnknownException}), and the method must look that effect up by the key
+ * dev.idem.core.OutcomeUnknownException}), and the method must look that effect up by the key
  * instead of repeating it.
  *
  * <p>The auto-configuration creates it; its constructors are not public because the JSON codec

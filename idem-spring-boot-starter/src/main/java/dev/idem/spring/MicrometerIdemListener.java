@@ -12,9 +12,8 @@ import io.micrometer.core.instrument.MeterRegistry;
  * <ul>
  *   <li>{@code idem.executions} (tags {@code stored}, {@code recovery}): effects that ran;
  *   <li>{@code idem.replays}: stored responses replayed;
- *   <li>{@code idem.rejections} (tag {@code reason}: key-reused, in-progress, lease-lost,
- *       completion-unknown; in transactional mode also rolled-back, request-failed and
- *       outcome-unknown);
+ *   <li>{@code idem.rejections} (tag {@code reason}: key-reused, in-progress, outcome-unknown,
+ *       lease-lost; in transactional mode also rolled-back and request-failed);
  *   <li>{@code idem.waits}: duplicates that waited for an in-progress claim (lease mode only: in
  *       transactional mode a concurrent duplicate waits on the key's row lock inside the database,
  *       which the engine does not see, and then counts as a replay);

@@ -2,7 +2,7 @@ package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.StoredResponse;
@@ -81,7 +81,7 @@ class IdemHandlerExceptionResolverTest {
   @Test
   void aResultThatCouldNotBeStoredIs503OutcomeUnknownWithRetryAfterNotStoreUnavailable() throws Exception {
     MockHttpServletResponse unknown = resolve(defaults,
-        new CompletionUnknownException(IdempotencyKey.of("k7"), Duration.ofSeconds(7), null));
+        new OutcomeUnknownException(IdempotencyKey.of("k7"), Duration.ofSeconds(7), null));
     assertThat(unknown.getStatus()).isEqualTo(503);
     assertThat(unknown.getHeader("Retry-After")).isEqualTo("7");
     assertThat(unknown.getContentAsString()).contains("outcome-unknown", "same Idempotency-Key").doesNotContain("store-unavailable");

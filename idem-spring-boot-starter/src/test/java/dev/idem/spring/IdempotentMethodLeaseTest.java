@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
@@ -76,7 +76,7 @@ class IdempotentMethodLeaseTest {
     Charges charges = (Charges) factory.getProxy();
 
     completesFail = true;
-    assertThatThrownBy(() -> charges.charge("c-1", 500)).isInstanceOf(CompletionUnknownException.class);
+    assertThatThrownBy(() -> charges.charge("c-1", 500)).isInstanceOf(OutcomeUnknownException.class);
     completesFail = false;
     Thread.sleep(lease.toMillis() + 150);
     Map<String, Object> again = charges.charge("c-1", 500);

@@ -3,7 +3,7 @@ package dev.idem.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.idem.core.CompletionUnknownException;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -427,7 +427,7 @@ public abstract class LeaseContract {
     LeaseIdempotency failing = LeaseIdempotency.builder(down).lease(SHORT_LEASE).retention(Duration.ofMinutes(5)).build();
     IdempotentRequest request = request("k-unknown", "{}");
     assertThatThrownBy(() -> failing.execute(request, ctx -> effect(201, "first")))
-        .isInstanceOfSatisfying(CompletionUnknownException.class, e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
+        .isInstanceOfSatisfying(OutcomeUnknownException.class, e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
     assertThat(down.completeCalls()).as("retried within the lease").isGreaterThan(1);
     Thread.sleep(PAST_SHORT_LEASE.toMillis());
     boolean[] toldRecovery = {false};
