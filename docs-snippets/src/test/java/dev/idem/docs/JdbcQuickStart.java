@@ -40,8 +40,8 @@ final class JdbcQuickStart {
 
     Outcome outcome;
     try (Connection connection = dataSource.getConnection()) {  // auto-commit: Idem commits
-      outcome = idem.execute(connection, request, c -> {
-        long id = insertNote(c, title);               // the effect, on the same connection and transaction
+      outcome = idem.execute(connection, request, ctx -> {
+        long id = insertNote(ctx.connection(), title); // the effect, on the same connection and transaction
         return StoredResponse.builder(201).header("Location", "/notes/" + id).body("{\"id\":" + id + "}").build();
       });
     }

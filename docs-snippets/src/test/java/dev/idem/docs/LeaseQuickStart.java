@@ -42,9 +42,9 @@ final class LeaseQuickStart {
         .build();
 
     Outcome outcome = idem.execute(request, ctx -> {
-      // ctx.recovery() is true when this run took over an expired lease: the earlier owner's
+      // ctx.lease().recovery() is true when this run took over an expired lease: the earlier owner's
       // charge may have gone through, so pass the same key downstream and let the provider dedupe.
-      Charge charge = payments.charge(amount, ctx.key().value());
+      Charge charge = payments.charge(amount, ctx.lease().key().value());
       return StoredResponse.builder(201).body("{\"charge\":\"" + charge.id() + "\"}").build();
     });
     // end::lease[]

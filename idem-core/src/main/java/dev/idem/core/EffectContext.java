@@ -2,12 +2,11 @@ package dev.idem.core;
 
 import java.sql.Connection;
 import java.util.Objects;
-import java.util.Optional;
 
 /**
  * What an {@link Effect} is told about its run: in lease mode the claim ({@link #lease()}), in
  * transactional mode the connection of the transaction that holds the key's record ({@link
- * #connection()}). Exactly one of the two is present. Immutable; the connection, as JDBC requires,
+ * #connection()}). Exactly one of the two is present ({@link #inTransaction()} says which). Immutable; the connection, as JDBC requires,
  * is used by the effect's thread only and only until the effect returns, and so is {@link
  * #ensureClaimed()}.
  */
@@ -59,20 +58,40 @@ public final class EffectContext {
   }
 
   /**
-   * @return the claim (lease mode): scope, key, owner token, and whether an earlier owner's effect
-   *     may have happened ({@link LeaseContext#recovery()}); empty in transactional mode
+   * @return whether the effect runs inside a database transaction (transactional mode, {@link
+   *     #connection()}), or outside any (lease mode, {@link #lease()})
    */
-  public Optional<LeaseContext> lease() {
-    return Optional.ofNullable(lease);
+  public boolean inTransaction() {
+    return connection != null;
   }
 
   /**
-   * @return the transaction's connection (transactional mode): whatever the effect writes on it
-   *     commits or rolls back with the key's record; the effect must not commit, roll back or close
-   *     it. Empty in lease mode
+   * @return the claim (lease mode): scope, key, owner token, and whether an earlier owner's effect
+   *     may have happened ({@link LeaseContext#recovery()}); never {@code null}
+   * @throws IllegalStateException in transactional mode ({@link #inTransaction()}), where there is
+   *     no lease: the key's record commits with the effect's writes
    */
-  public Optional<Connection> connection() {
-    return Optional.ofNullable(connection);
+  public LeaseContext lease() {
+    if (lease == null) {
+      throw new IllegalStateException("the effect runs in a database transaction (transactional mode): there is no lease;"
+          + " use connection()");
+    }
+    return lease;
+  }
+
+  /**
+   * @return the transaction's connection (transactional mode), never {@code null}: whatever the
+   *     effect writes on it commits or rolls back with the key's record; the effect must not
+   *     commit, roll back or close it
+   * @throws IllegalStateException in lease mode, where the effect runs outside any database
+   *     transaction of Idem's ({@link #inTransaction()} is {@code false})
+   */
+  public Connection connection() {
+    if (connection == null) {
+      throw new IllegalStateException("the effect runs outside a database transaction (lease mode): there is no connection;"
+          + " use lease()");
+    }
+    return connection;
   }
 
   /**

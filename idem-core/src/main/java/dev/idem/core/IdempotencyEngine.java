@@ -14,8 +14,9 @@ package dev.idem.core;
  *       database.
  * </ul>
  *
- * <p>Refusals and store failures are results, never exceptions; the only exceptions are the
- * effect's own (and programming errors such as a {@code null} argument). Each implementation tells
+ * <p>From {@link #attempt}, refusals and store failures are results, never exceptions; the only
+ * exceptions are the effect's own (and programming errors such as a {@code null} argument). For
+ * callers that prefer exceptions, {@link #execute} is the same attempt, unwrapped. Each implementation tells
  * its {@link IdemListener} of every result through {@link IdemListener#attempted}, once.
  *
  * <p>Implementations are thread-safe: one instance serves every caller.
@@ -36,4 +37,28 @@ public interface IdempotencyEngine {
    *     kept)
    */
   AttemptResult attempt(IdempotentRequest request, Effect effect);
+
+  /**
+   * The same attempt for callers that prefer exceptions: {@link #attempt}, then {@link
+   * AttemptResult#outcomeOrThrow()}.
+   *
+   * @param request the scope, key and fingerprint, never {@code null}
+   * @param effect the operation, never {@code null}
+   * @return executed now (its response stored, or released by the {@link ResponsePolicy}) or
+   *     replayed from the store; never {@code null}
+   * @throws IdempotencyKeyReusedException if the key was used in this scope with another payload
+   * @throws RequestInProgressException if another attempt with the key is running
+   * @throws OutcomeUnknownException if the effect ran and whether its result was kept is unknown
+   *     ({@link AttemptResult.Kind#OUTCOME_UNKNOWN}); retry with the same key after its {@code
+   *     retryAfter()}
+   * @throws LeaseLostException lease mode: the effect ran but the lease was taken over before completion
+   * @throws StoredResponseUnreadableException if the key is answered but its stored response cannot be read
+   * @throws IdemStoreException if the store failed, or the transaction rolled back ({@link
+   *     AttemptResult.Kind#ROLLED_BACK}, {@link AttemptResult.Kind#REQUEST_FAILED})
+   * @throws EffectFailedException if the effect threw a checked exception (nothing of it is kept)
+   * @throws RuntimeException any unchecked exception of the effect, as it is (nothing of it is kept)
+   */
+  default Outcome execute(IdempotentRequest request, Effect effect) {
+    return attempt(request, effect).outcomeOrThrow();
+  }
 }

@@ -13,7 +13,7 @@ import java.util.function.Supplier;
  * Lease mode: runs an effect that lives outside the store (a payment API, an e-mail, a message) at
  * most once per scope and idempotency key, as far as the store can tell.
  *
- * <p>{@link #execute(IdempotentRequest, LeaseEffect)}:
+ * <p>{@link #execute(IdempotentRequest, Effect)}:
  *
  * <ol>
  *   <li>claims the key with a fresh owner token and a lease ({@link LeaseStore#claim});
@@ -98,7 +98,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
    * Runs {@code effect} at most once for the request's scope and key (see the class description).
    *
    * @param request scope, key and fingerprint, never {@code null}
-   * @param effect the operation, never {@code null}
+   * @param effect the operation, never {@code null}; it gets the claim as {@link EffectContext#lease()}
    * @return executed (stored or released by the response policy, perhaps a recovery) or replayed;
    *     never {@code null}
    * @throws IdempotencyKeyReusedException if the key was used in this scope with another payload
@@ -115,9 +115,10 @@ public final class LeaseIdempotency implements IdempotencyEngine {
    * @throws IdemStoreException if the store failed
    * @throws RuntimeException any unchecked exception of the effect, as it is (claim released)
    */
-  public Outcome execute(IdempotentRequest request, LeaseEffect effect) {
+  @Override
+  public Outcome execute(IdempotentRequest request, Effect effect) {
     Objects.requireNonNull(effect, "effect");
-    return attempt(request, context -> effect.run(context.lease().orElseThrow())).outcomeOrThrow();
+    return attempt(request, effect).outcomeOrThrow();
   }
 
   /**

@@ -87,10 +87,10 @@ public class OutcomeUnknownException extends IdemStoreException {
     Objects.requireNonNull(phase, "phase");
     long seconds = Objects.requireNonNull(retryAfter, "retryAfter").toSeconds();
     return phase == Phase.COMPLETION
-        ? "the effect for idempotency key '" + key + "' ran, but its response could not be stored: whether it is stored is unknown;"
+        ? "the effect for idempotency key '" + key + "' ran, but its response could not be stored, so the outcome is unknown;"
             + " retry with the same key after " + seconds + " s (a retry replays the stored response, or takes the claim over as a recovery)"
-        : "the transaction for idempotency key '" + key + "' was sent for commit and its acknowledgement was lost: its writes and"
-            + " stored response committed together or not at all; retry with the same key after " + seconds
+        : "the transaction for idempotency key '" + key + "' was sent for commit and its acknowledgement was lost, so the outcome"
+            + " is unknown: its writes and stored response committed together or not at all; retry with the same key after " + seconds
             + " s (a retry replays the stored response, or runs the request once)";
   }
 

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.LeaseContext;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -270,7 +271,8 @@ class LeaseIdempotencyTest {
         .as("the claim is still held until the lease ends").isInstanceOf(RequestInProgressException.class);
     clock.advance(Duration.ofSeconds(10));
     boolean[] recovery = {false};
-    Outcome later = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(10)).build().execute(request, ctx -> {
+    Outcome later = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(10)).build().execute(request, context -> {
+      LeaseContext ctx = context.lease();
       recovery[0] = ctx.recovery();
       return StoredResponse.of(201, "note 1, found again");
     });
@@ -402,8 +404,9 @@ class LeaseIdempotencyTest {
     };
     LeaseIdempotency idem = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(10)).listener(listener).build();
     AttemptResult executed = idem.attempt(request, ctx -> {
-      assertThat(ctx.lease()).hasValueSatisfying(lease -> assertThat(lease.key()).isEqualTo(request.key()));
-      assertThat(ctx.connection()).isEmpty();
+      assertThat(ctx.inTransaction()).isFalse();
+      assertThat(ctx.lease().key()).isEqualTo(request.key());
+      assertThatThrownBy(ctx::connection).isInstanceOf(IllegalStateException.class).hasMessageContaining("lease mode");
       return StoredResponse.of(201, "a");
     });
     assertThat(executed.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);

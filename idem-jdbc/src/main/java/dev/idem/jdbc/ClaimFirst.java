@@ -1,5 +1,6 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
@@ -35,10 +36,10 @@ final class ClaimFirst implements OwnTransactionRound {
    * @throws RequestInProgressException if a bounded claim gave up on a concurrent attempt's row,
    *     or the key's record is a lease-mode claim
    * @throws RuntimeException the effect's own failure, the key reused, or the store's failure: as
-   *     {@link JdbcIdempotency#execute(Connection, IdempotentRequest, JdbcEffect)} states
+   *     {@link JdbcIdempotency#execute(Connection, IdempotentRequest, Effect)} states
    */
   @Override
-  public RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
+  public RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
     settings.begin(connection, dialect);
     boolean ended = false;
     try {

@@ -1,5 +1,7 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.Effect;
+import dev.idem.core.EffectContext;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotentRequest;
@@ -50,10 +52,10 @@ record EngineSettings(
    * @throws IllegalStateException if the effect returned {@code null}
    * @throws RuntimeException the effect's own unchecked exception, as it is
    */
-  StoredResponse runEffect(Connection connection, JdbcEffect effect, boolean ownTransaction) {
+  StoredResponse runEffect(Connection connection, Effect effect, boolean ownTransaction) {
     StoredResponse response;
     try {
-      response = effect.apply(ownTransaction ? GuardedConnection.wrap(connection) : connection);
+      response = effect.run(EffectContext.ofTransaction(ownTransaction ? GuardedConnection.wrap(connection) : connection));
     } catch (RuntimeException e) {
       throw e;
     } catch (SQLException e) {

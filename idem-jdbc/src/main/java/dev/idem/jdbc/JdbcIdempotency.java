@@ -1,5 +1,6 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.Effect;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -27,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * Transactional mode: runs an effect that lives in the same database as the key table, so that the
  * claim, the effect and the stored response commit in one transaction.
  *
- * <p>{@link #execute(Connection, IdempotentRequest, JdbcEffect)} follows Idem's contract:
+ * <p>{@link #execute(Connection, IdempotentRequest, Effect)} follows Idem's contract:
  *
  * <ol>
  *   <li>A live record with the same scope, key and fingerprint: its stored response is returned as
@@ -235,9 +236,9 @@ public final class JdbcIdempotency {
    * the builder's {@link DataSource} and closed afterwards.
    *
    * @throws IllegalStateException if the builder had no data source
-   * @see #execute(Connection, IdempotentRequest, JdbcEffect)
+   * @see #execute(Connection, IdempotentRequest, Effect)
    */
-  public Outcome execute(IdempotentRequest request, JdbcEffect effect) {
+  public Outcome execute(IdempotentRequest request, Effect effect) {
     if (dataSource == null) {
       throw new IllegalStateException("no DataSource configured: use execute(Connection, ...) or Builder.dataSource");
     }
@@ -274,7 +275,7 @@ public final class JdbcIdempotency {
    *     25P02): the caller's error, not a store failure
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
-  public Outcome execute(Connection connection, IdempotentRequest request, JdbcEffect effect) {
+  public Outcome execute(Connection connection, IdempotentRequest request, Effect effect) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
@@ -318,8 +319,8 @@ public final class JdbcIdempotency {
    * error alone after the SQL error it caught aborted its transaction.
    */
   private Outcome inOwnTransactions(
-      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
-    JdbcEffect[] current = {effect};
+      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
+    Effect[] current = {effect};
     if (strategy == Strategy.KEY_LAST) {
       Outcome outcome = rounds(keyLast, connection, dialect, sql, request, current);
       if (outcome != null) {
@@ -332,7 +333,7 @@ public final class JdbcIdempotency {
 
   /** @return the outcome of the order's rounds, or {@code null} when a round asked to take the key first */
   private static Outcome rounds(OwnTransactionRound order, Connection connection, Dialect dialect, KeyTable.Statements sql,
-      IdempotentRequest request, JdbcEffect[] current) {
+      IdempotentRequest request, Effect[] current) {
     return ConflictRetry.roundsUnchecked(round -> next(order.round(connection, dialect, sql, request, current[0]), current));
   }
 
@@ -340,7 +341,7 @@ public final class JdbcIdempotency {
    * @param current the effect of the next round, replaced by one that only answers after {@link RoundEnd.EffectAborted}
    * @return the round runner's value for how a round ended ({@code null}: take the key first)
    */
-  private static Round<Outcome> next(RoundEnd end, JdbcEffect[] current) {
+  private static Round<Outcome> next(RoundEnd end, Effect[] current) {
     if (end instanceof RoundEnd.Answered answered) {
       return Round.done(answered.outcome());
     }
@@ -367,7 +368,7 @@ public final class JdbcIdempotency {
    * TransactionalIdempotency}, which has already looked for a live record ({@link
    * KeyLast#inRunnersTransaction}).
    */
-  Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLast.Effect effect) {
+  Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLast.ClaimingEffect effect) {
     Dialect dialect = Dialect.of(connection);
     KeyTable.Statements sql = statementsFor(connection, dialect);
     keys.ensureSchema(connection, dialect, false);
@@ -376,7 +377,7 @@ public final class JdbcIdempotency {
 
   /**
    * Answers a request from its live record without running anything and without taking a lock: the
-   * read {@link #execute(Connection, IdempotentRequest, JdbcEffect)} starts with. For a caller that
+   * read {@link #execute(Connection, IdempotentRequest, Effect)} starts with. For a caller that
    * wants replays answered before it opens a transaction of its own (the Spring starter's
    * transactional filter does, so that a replay on SQLite never waits for the write lock).
    *
@@ -402,7 +403,7 @@ public final class JdbcIdempotency {
   /**
    * Deletes the record of the request's scope and key on {@code connection}, inside whatever
    * transaction it is in. It is for a caller that ran {@link #execute(Connection, IdempotentRequest,
-   * JdbcEffect)} in its own transaction and then decides to keep the effect but not the response
+   * Effect)} in its own transaction and then decides to keep the effect but not the response
    * (an answer too long to store, say): without the record, a retry with the key runs again.
    *
    * @param connection an open connection, normally in the caller's transaction, used by this
@@ -641,7 +642,7 @@ public final class JdbcIdempotency {
       return this;
     }
 
-    /** @param dataSource where {@link #execute(IdempotentRequest, JdbcEffect)} borrows connections */
+    /** @param dataSource where {@link #execute(IdempotentRequest, Effect)} borrows connections */
     public Builder dataSource(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
       return this;

@@ -1,5 +1,6 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
@@ -13,7 +14,7 @@ import java.time.Duration;
 
 /**
  * The effect in a transaction the caller opened ({@link JdbcIdempotency#execute(Connection,
- * IdempotentRequest, JdbcEffect)} on a connection with {@code getAutoCommit() == false}): the
+ * IdempotentRequest, Effect)} on a connection with {@code getAutoCommit() == false}): the
  * claim, the effect, the stored response; the caller commits or rolls back. Idem always claims
  * first here, whatever the strategy, since it cannot undo an effect without rolling back the
  * caller's own work; and it never runs a round again, since only the owner of a transaction may.
@@ -44,9 +45,9 @@ final class JoinedTransaction {
    * @return the outcome: executed (stored, or released: only the claim is removed and the caller
    *     decides about the effect), or replayed
    * @throws RuntimeException as {@link JdbcIdempotency#execute(Connection, IdempotentRequest,
-   *     JdbcEffect)} states; the caller's transaction must then be rolled back
+   *     Effect)} states; the caller's transaction must then be rolled back
    */
-  Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
+  Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
     if (dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
       return claimAndRun(connection, dialect, sql, request, effect, null);
     }
@@ -62,7 +63,7 @@ final class JoinedTransaction {
 
   /** @param savepoints when not {@code null}, counts the savepoints this call set */
   private Outcome claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      JdbcEffect effect, int[] savepoints) {
+      Effect effect, int[] savepoints) {
     boolean savepointBeforeEffect = dialect == Dialect.POSTGRESQL;
     KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, settings.claimWait(sql), savepoints);
     if (claim instanceof KeyClaim.Busy) {

@@ -1,5 +1,6 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.Effect;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotentRequest;
@@ -28,7 +29,7 @@ final class KeyLast implements OwnTransactionRound {
    * claim that {@link dev.idem.core.EffectContext#ensureClaimed()} runs.
    */
   @FunctionalInterface
-  interface Effect {
+  interface ClaimingEffect {
     StoredResponse run(Connection connection, Runnable claim) throws Exception;
   }
 
@@ -52,7 +53,7 @@ final class KeyLast implements OwnTransactionRound {
    *     reused, or the store's failure
    */
   @Override
-  public RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect) {
+  public RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
     settings.begin(connection, dialect);
     boolean ended = false;
     try {
@@ -164,7 +165,7 @@ final class KeyLast implements OwnTransactionRound {
    * @throws RuntimeException the effect's own unchecked exception, as it is
    */
   Outcome inRunnersTransaction(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      Effect effect) {
+      ClaimingEffect effect) {
     String wait = settings.claimWait(sql);
     boolean[] claimed = new boolean[1];
     // What the claim met, kept: the effect must not go on as if it held the key, even when it
@@ -192,7 +193,7 @@ final class KeyLast implements OwnTransactionRound {
     };
     StoredResponse response;
     try {
-      response = settings.runEffect(connection, c -> effect.run(c, claim), false);
+      response = settings.runEffect(connection, ctx -> effect.run(ctx.connection(), claim), false);
     } catch (RuntimeException e) {
       if (lost[0] != null) {
         throw lost[0];

@@ -78,7 +78,7 @@ final class KeyTable {
    * latest commit, and the claim's write takes the database's single write lock just to find a
    * stored response; so there a replay is read on a connection in auto-commit, before any
    * transaction ({@link TransactionalIdempotency} does), and never inside a caller's transaction
-   * before the claim ({@link JdbcIdempotency#execute(Connection, IdempotentRequest, JdbcEffect)}
+   * before the claim ({@link JdbcIdempotency#execute(Connection, IdempotentRequest, Effect)}
    * leaves it to the claim). Elsewhere a read inside the transaction sees the latest commit.
    *
    * @return whether replays on {@code dialect} are read only outside a transaction

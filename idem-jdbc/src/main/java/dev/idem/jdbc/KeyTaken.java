@@ -8,7 +8,7 @@ import java.time.Duration;
 /**
  * Key-last order in a {@link TransactionRunner}'s transaction ({@link
  * JdbcIdempotency#runThenRecord(java.sql.Connection, dev.idem.core.IdempotentRequest,
- * KeyLast.Effect)}): why this attempt's transaction must roll back although its
+ * KeyLast.ClaimingEffect)}): why this attempt's transaction must roll back although its
  * effect ran. Thrown out of the runner's work so that the runner rolls back; {@link
  * TransactionalIdempotency} turns it into the attempt's result. Never reaches a caller. A {@link
  * RequestInProgressException}, as {@link dev.idem.core.EffectContext#ensureClaimed()} promises to

@@ -1,5 +1,6 @@
 package dev.idem.jdbc;
 
+import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import java.sql.Connection;
 
@@ -17,7 +18,7 @@ interface OwnTransactionRound {
    *
    * @return how the round ended, never {@code null}
    * @throws RuntimeException a failure that ends the rounds, as {@link
-   *     JdbcIdempotency#execute(Connection, IdempotentRequest, JdbcEffect)} states
+   *     JdbcIdempotency#execute(Connection, IdempotentRequest, Effect)} states
    */
-  RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, JdbcEffect effect);
+  RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect);
 }

@@ -196,7 +196,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
 
   /**
    * Runs {@code effect} in a transaction the caller already has open on {@code connection} (see
-   * {@link JdbcIdempotency#execute(Connection, IdempotentRequest, JdbcEffect)}): the caller commits
+   * {@link JdbcIdempotency#execute(Connection, IdempotentRequest, Effect)}): the caller commits
    * or rolls back, and must roll back when the result is not {@link AttemptResult.Kind#EXECUTED}
    * or {@link AttemptResult.Kind#REPLAYED}. The listener is told of the result.
    *
@@ -215,7 +215,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Progress progress = new Progress();
     AttemptResult result;
     try {
-      result = AttemptResult.of(keys.execute(connection, request, c -> progress.run(effect, c)));
+      result = AttemptResult.of(keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection())));
     } catch (RuntimeException e) {
       if (progress.answered) {
         result = AttemptResult.rolledBack(e, !(e instanceof EffectFailedException));
@@ -243,7 +243,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * {@link JdbcIdempotency.Strategy#KEY_LAST}: a replay is one primary-key read on a connection in
    * auto-commit, before any transaction; a create runs the effect and then inserts the key's row
    * completed, in one transaction of the runner ({@link JdbcIdempotency#runThenRecord(Connection,
-   * IdempotentRequest, KeyLast.Effect)}). A duplicate that met a winner's record
+   * IdempotentRequest, KeyLast.ClaimingEffect)}). A duplicate that met a winner's record
    * rolls back, effect included, and reads the winner's answer in the next round.
    */
   private AttemptResult attemptKeyLast(IdempotentRequest request, Effect effect) {
@@ -373,7 +373,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       Outcome outcome;
       try {
         outcome = transactions.inTransaction((connection, transaction) -> {
-          Outcome o = keys.execute(connection, request, c -> progress.run(effect, c));
+          Outcome o = keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection()));
           if (!o.replayed() && !o.stored()) {
             transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
           }

@@ -31,7 +31,8 @@ class CommitWithTheKeyStatementTest {
       idem.createSchema(c);
       // The effect removes its own claim (as a buggy effect on the same connection could): the
       // completion then updates no row, and the COMMIT that travels with it must not run.
-      assertThatThrownBy(() -> idem.execute(c, request("k-gone"), x -> {
+      assertThatThrownBy(() -> idem.execute(c, request("k-gone"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "k-gone");
         try (PreparedStatement ps = x.prepareStatement("DELETE FROM carried_keys WHERE idem_key = ?")) {
           ps.setString(1, "k-gone");
@@ -53,9 +54,11 @@ class CommitWithTheKeyStatementTest {
       idem.createSchema(c);
       // While this request's effect runs (after its lookup found nothing), another request with
       // the same key commits first; this one's record then inserts nothing.
-      Outcome outcome = idem.execute(c, request("k-race"), x -> {
+      Outcome outcome = idem.execute(c, request("k-race"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "k-race-loser");
-        winner.execute(other, request("k-race"), w -> {
+        winner.execute(other, request("k-race"), ctx -> {
+          Connection w = ctx.connection();
           insertEffectRow(w, "k-race-winner");
           return StoredResponse.of(201, "winner");
         });

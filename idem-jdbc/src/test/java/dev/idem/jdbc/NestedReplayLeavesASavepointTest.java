@@ -35,9 +35,11 @@ class NestedReplayLeavesASavepointTest {
         idem.execute(c, request("inner"), x -> StoredResponse.of(200, "inner"));
       }
       c.setAutoCommit(false);
-      Outcome outer = idem.execute(c, request("outer"), x -> {
+      Outcome outer = idem.execute(c, request("outer"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "outer-before-inner");
-        idem.execute(x, request("inner"), y -> {
+        idem.execute(x, request("inner"), ctx -> {
+          Connection y = ctx.connection();
           insertEffectRow(y, "inner-effect");
           return StoredResponse.of(200, "inner");
         });

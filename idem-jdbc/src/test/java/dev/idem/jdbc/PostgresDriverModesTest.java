@@ -38,7 +38,8 @@ class PostgresDriverModesTest {
         idem.createSchema(c);
         for (int i = 0; i < 7; i++) { // past prepareThreshold: server-side prepared statements
           String key = s + "-k" + i;
-          Outcome created = idem.execute(c, request(key), x -> {
+          Outcome created = idem.execute(c, request(key), xCtx -> {
+            Connection x = xCtx.connection();
             insertEffectRow(x, key);
             return StoredResponse.of(201, key);
           });
@@ -50,7 +51,8 @@ class PostgresDriverModesTest {
           // The caller's transaction too.
           c.setAutoCommit(false);
           assertThat(idem.execute(c, request(key), x -> StoredResponse.of(500, "must not run")).replayed()).isTrue();
-          Outcome inCaller = idem.execute(c, request(key + "-c"), x -> {
+          Outcome inCaller = idem.execute(c, request(key + "-c"), xCtx -> {
+            Connection x = xCtx.connection();
             insertEffectRow(x, key + "-c");
             return StoredResponse.of(201, key);
           });
@@ -59,7 +61,8 @@ class PostgresDriverModesTest {
           c.setAutoCommit(true);
         }
         if (strategy == JdbcIdempotency.Strategy.CLAIM_FIRST) {
-          assertThatThrownBy(() -> idem.execute(c, request("gone"), x -> {
+          assertThatThrownBy(() -> idem.execute(c, request("gone"), xCtx -> {
+            Connection x = xCtx.connection();
             insertEffectRow(x, "gone");
             try (Statement st = x.createStatement()) {
               st.executeUpdate("DELETE FROM keys WHERE idem_key = 'gone'");
@@ -69,9 +72,11 @@ class PostgresDriverModesTest {
           assertThat(db.count("SELECT COUNT(*) FROM fx WHERE id = 'gone'")).isZero();
         } else {
           JdbcIdempotency winner = JdbcIdempotency.builder().table("keys").build();
-          Outcome o = idem.execute(c, request("race"), x -> {
+          Outcome o = idem.execute(c, request("race"), xCtx -> {
+            Connection x = xCtx.connection();
             insertEffectRow(x, "race-loser");
-            winner.execute(other, request("race"), w -> {
+            winner.execute(other, request("race"), ctx -> {
+              Connection w = ctx.connection();
               insertEffectRow(w, "race-winner");
               return StoredResponse.of(201, "winner");
             });

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.Outcome;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
@@ -97,7 +98,8 @@ class PostgresMergedStatementsTest {
       String key = "race-" + k;
       List<Object> results = race(RACERS, n -> {
         try (Connection c = db.open()) {
-          Outcome o = idem.execute(c, request(key), x -> {
+          Outcome o = idem.execute(c, request(key), xCtx -> {
+            Connection x = xCtx.connection();
             insertEffectRow(x, key, "racer-" + n);
             Thread.sleep(20);
             return StoredResponse.of(201, "racer-" + n);
@@ -137,7 +139,7 @@ class PostgresMergedStatementsTest {
       String key = "runner-" + k;
       List<Object> results = race(RACERS, n -> engine.attempt(request(key), ctx -> {
         try {
-          insertEffectRow(ctx.connection().orElseThrow(), key, "racer-" + n);
+          insertEffectRow(ctx.connection(), key, "racer-" + n);
           Thread.sleep(20);
         } catch (Exception e) {
           throw new IllegalStateException(e);
@@ -191,7 +193,8 @@ class PostgresMergedStatementsTest {
     for (String key : new String[] {"expired", "orphan"}) {
       List<Object> results = race(RACERS, n -> {
         try (Connection c = db.open()) {
-          return idem.execute(c, request(key), x -> {
+          return idem.execute(c, request(key), xCtx -> {
+            Connection x = xCtx.connection();
             insertEffectRow(x, key, "racer-" + n);
             Thread.sleep(20);
             return StoredResponse.of(201, "racer-" + n);
@@ -250,7 +253,8 @@ class PostgresMergedStatementsTest {
     JdbcIdempotency idem = JdbcIdempotency.builder().table("keys").strategy(strategy).build();
     try (Connection c = db.open()) {
       idem.createSchema(c);
-      assertThatThrownBy(() -> idem.execute(c, request("deferred"), x -> {
+      assertThatThrownBy(() -> idem.execute(c, request("deferred"), xCtx -> {
+        Connection x = xCtx.connection();
         try (Statement st = x.createStatement()) {
           st.execute("INSERT INTO dfx VALUES ('taken')");
         }
@@ -262,7 +266,8 @@ class PostgresMergedStatementsTest {
       assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
       assertThat(db.count("SELECT COUNT(*) FROM dfx")).isOne();
       // The same key again, now without the conflict: it runs, once.
-      Outcome o = idem.execute(c, request("deferred"), x -> {
+      Outcome o = idem.execute(c, request("deferred"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "deferred", "second");
         return StoredResponse.of(201, "second");
       });
@@ -288,7 +293,8 @@ class PostgresMergedStatementsTest {
       List<Object> results = race(2, n -> {
         try (Connection c = db.open()) {
           c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
-          Outcome o = idem.execute(c, request(prefix + n), x -> {
+          Outcome o = idem.execute(c, request(prefix + n), xCtx -> {
+            Connection x = xCtx.connection();
             runs.incrementAndGet();
             try (Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM fx")) {
               rs.next();
@@ -355,7 +361,7 @@ class PostgresMergedStatementsTest {
       CyclicBarrier bothRead = new CyclicBarrier(2);
       List<Object> results = race(2, n -> engine.attempt(request(prefix + n), ctx -> {
         runs.incrementAndGet();
-        Connection x = ctx.connection().orElseThrow();
+        Connection x = ctx.connection();
         try (Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM fx")) {
           rs.next();
         }
@@ -388,7 +394,8 @@ class PostgresMergedStatementsTest {
         rs.next();
         pid = rs.getLong(1);
       }
-      assertThatThrownBy(() -> idem.execute(c, request("killed"), x -> {
+      assertThatThrownBy(() -> idem.execute(c, request("killed"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "killed", "x");
         try (Statement st = killer.createStatement()) {
           st.execute("SELECT pg_terminate_backend(" + pid + ")");
@@ -400,7 +407,8 @@ class PostgresMergedStatementsTest {
     assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
     assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
     try (Connection c = db.open()) {
-      assertThat(idem.execute(c, request("killed"), x -> {
+      assertThat(idem.execute(c, request("killed"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "killed", "y");
         return StoredResponse.of(201, "y");
       }).replayed()).isFalse();
@@ -419,7 +427,8 @@ class PostgresMergedStatementsTest {
         st.execute("CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$");
         st.execute("CREATE TRIGGER slow_keys BEFORE INSERT OR UPDATE ON keys FOR EACH ROW WHEN (NEW.state = 'COMPLETED') EXECUTE FUNCTION slow()");
       }
-      assertThatThrownBy(() -> idem.execute(c, request("timeout"), x -> {
+      assertThatThrownBy(() -> idem.execute(c, request("timeout"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "timeout", "x");
         try (Statement st = x.createStatement()) {
           st.execute("SET LOCAL statement_timeout = 100");
@@ -432,7 +441,8 @@ class PostgresMergedStatementsTest {
       try (Statement st = locker.createStatement()) {
         st.execute("DROP TRIGGER slow_keys ON keys");
       }
-      assertThat(idem.execute(c, request("timeout"), x -> {
+      assertThat(idem.execute(c, request("timeout"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "timeout", "y");
         return StoredResponse.of(201, "y");
       }).replayed()).isFalse();
@@ -459,7 +469,8 @@ class PostgresMergedStatementsTest {
         Outcome replay = idem.execute(c, request("done"), x -> StoredResponse.of(500, "must not run"));
         assertThat(replay.replayed()).isTrue();
         assertThat(body(replay)).isEqualTo("done");
-        Outcome renewed = idem.execute(c, request("old"), x -> {
+        Outcome renewed = idem.execute(c, request("old"), xCtx -> {
+          Connection x = xCtx.connection();
           insertEffectRow(x, "old", "level-" + level);
           return StoredResponse.of(201, "new-" + level);
         });
@@ -506,17 +517,19 @@ class PostgresMergedStatementsTest {
       db.exec("CREATE FUNCTION die() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
           + " IF NEW.idem_key = 'dies' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$");
       db.exec("CREATE TRIGGER die_keys BEFORE INSERT OR UPDATE ON keys FOR EACH ROW WHEN (NEW.state = 'COMPLETED') EXECUTE FUNCTION die()");
-      Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> idem.execute(c, request("dies"), x -> {
+      Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> idem.execute(c, request("dies"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "dies", "x");
         return StoredResponse.of(201, "x");
       }));
-      assertThat(t).isInstanceOf(IdemStoreException.class).hasMessageContaining("outcome is unknown");
+      assertThat(t).isInstanceOf(OutcomeUnknownException.class).hasMessageContaining("outcome is unknown");
     }
     assertThat(db.count("SELECT COUNT(*) FROM fx")).isZero();
     assertThat(db.count("SELECT COUNT(*) FROM keys")).isZero();
     db.exec("DROP TRIGGER die_keys ON keys");
     try (Connection c = db.open()) {
-      assertThat(idem.execute(c, request("dies"), x -> {
+      assertThat(idem.execute(c, request("dies"), xCtx -> {
+        Connection x = xCtx.connection();
         insertEffectRow(x, "dies", "y");
         return StoredResponse.of(201, "y");
       }).replayed()).isFalse();
@@ -537,7 +550,8 @@ class PostgresMergedStatementsTest {
     AtomicInteger runs = new AtomicInteger();
     try (Connection c = db.open()) {
       idem.createSchema(c);
-      Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> idem.execute(c, request("deferred-22012"), x -> {
+      Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> idem.execute(c, request("deferred-22012"), xCtx -> {
+        Connection x = xCtx.connection();
         runs.incrementAndGet();
         insertEffectRow(x, "deferred-22012", "bad");
         return StoredResponse.of(201, "x");
@@ -566,7 +580,8 @@ class PostgresMergedStatementsTest {
           return store.claim(request(key), "owner-" + n, Duration.ofSeconds(30), Duration.ofHours(1));
         }
         try (Connection c = db.open()) {
-          Outcome o = idem.execute(c, request(key), x -> {
+          Outcome o = idem.execute(c, request(key), xCtx -> {
+            Connection x = xCtx.connection();
             insertEffectRow(x, key, "tx-" + n);
             Thread.sleep(20);
             return StoredResponse.of(201, "tx-" + n);
@@ -606,7 +621,8 @@ class PostgresMergedStatementsTest {
           for (int attempt = 0; ; attempt++) {
             c.setAutoCommit(false);
             try {
-              Outcome o = idem.execute(c, request(key), x -> {
+              Outcome o = idem.execute(c, request(key), xCtx -> {
+                Connection x = xCtx.connection();
                 insertEffectRow(x, key, "racer-" + n);
                 Thread.sleep(20);
                 return StoredResponse.of(201, "racer-" + n);

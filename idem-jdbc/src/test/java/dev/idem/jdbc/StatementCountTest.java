@@ -180,10 +180,10 @@ class StatementCountTest {
       CountingDataSource ds = dataSource(kind);
       JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").dataSource(ds).strategy(strategy).build();
       IdempotentRequest r = request();
-      idem.execute(r, StatementCountTest::insertNote);
+      idem.execute(r, ctx -> insertNote(ctx.connection()));
 
       ds.reset();
-      Outcome replayed = idem.execute(r, StatementCountTest::insertNote);
+      Outcome replayed = idem.execute(r, ctx -> insertNote(ctx.connection()));
       report("transactional replay " + strategy, kind, ds);
       assertThat(replayed.replayed()).isTrue();
       assertThat(ds.calls.get(ds.calls.get(0).startsWith("setAutoCommit") ? 1 : 0)).startsWith("SELECT ")
@@ -206,10 +206,10 @@ class StatementCountTest {
     for (JdbcIdempotency.Strategy strategy : JdbcIdempotency.Strategy.values()) {
       CountingDataSource ds = dataSource(kind);
       JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").dataSource(ds).strategy(strategy).build();
-      idem.execute(request(), StatementCountTest::insertNote); // creates and checks the table
+      idem.execute(request(), ctx -> insertNote(ctx.connection())); // creates and checks the table
 
       ds.reset();
-      Outcome created = idem.execute(request(), StatementCountTest::insertNote);
+      Outcome created = idem.execute(request(), ctx -> insertNote(ctx.connection()));
       report("transactional create " + strategy, kind, ds);
       assertThat(created.replayed()).isFalse();
       int keyStatements = strategy == JdbcIdempotency.Strategy.KEY_LAST ? 1 : 2;
@@ -237,7 +237,7 @@ class StatementCountTest {
     CountingDataSource ds = dataSource(kind);
     JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").build();
     TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, ds, dev.idem.core.IdemListener.NONE);
-    dev.idem.core.Effect effect = context -> insertNote(context.connection().orElseThrow());
+    dev.idem.core.Effect effect = context -> insertNote(context.connection());
     engine.attempt(request(), effect); // creates and checks the table
 
     ds.reset();
@@ -273,7 +273,7 @@ class StatementCountTest {
     CountingDataSource ds = dataSource(kind);
     JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_key_last").strategy(JdbcIdempotency.Strategy.KEY_LAST).build();
     TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, ds, dev.idem.core.IdemListener.NONE);
-    dev.idem.core.Effect effect = context -> insertNote(context.connection().orElseThrow());
+    dev.idem.core.Effect effect = context -> insertNote(context.connection());
     engine.attempt(request(), effect); // creates and checks the table
 
     ds.reset();

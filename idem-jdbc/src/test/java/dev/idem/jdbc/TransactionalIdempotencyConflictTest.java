@@ -106,11 +106,11 @@ class TransactionalIdempotencyConflictTest {
   void aLoserWhoseCommitFailedWithADeadlockReplaysTheWinnersAnswer() throws Exception {
     FailingCommits runner = new FailingCommits(dataSource, 1);
     TransactionalIdempotency winner = TransactionalIdempotency.onDataSource(keys, dataSource, IdemListener.NONE);
-    runner.afterRollback = () -> assertThat(winner.attempt(request(), ctx -> insert(ctx.connection().orElseThrow(), "winner")).kind())
+    runner.afterRollback = () -> assertThat(winner.attempt(request(), ctx -> insert(ctx.connection(), "winner")).kind())
         .isEqualTo(AttemptResult.Kind.EXECUTED);
     TransactionalIdempotency loser = new TransactionalIdempotency(keys, runner, IdemListener.NONE);
 
-    AttemptResult result = loser.attempt(request(), ctx -> insert(ctx.connection().orElseThrow(), "loser"));
+    AttemptResult result = loser.attempt(request(), ctx -> insert(ctx.connection(), "loser"));
 
     assertThat(result.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
     assertThat(result.outcome().orElseThrow().response().bodyAsString()).isEqualTo("winner");
@@ -121,7 +121,7 @@ class TransactionalIdempotencyConflictTest {
   @Test
   void withoutAWinnerTheAttemptRunsAgainAndCommits() throws Exception {
     TransactionalIdempotency engine = new TransactionalIdempotency(keys, new FailingCommits(dataSource, 2), IdemListener.NONE);
-    AttemptResult result = engine.attempt(request(), ctx -> insert(ctx.connection().orElseThrow(), "mine"));
+    AttemptResult result = engine.attempt(request(), ctx -> insert(ctx.connection(), "mine"));
     assertThat(result.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
     assertThat(items()).isEqualTo(1);
     assertThat(runs).hasValue(3);
@@ -130,7 +130,7 @@ class TransactionalIdempotencyConflictTest {
   @Test
   void aConflictEveryRoundIsAnsweredRolledBackAfterFiveRounds() throws Exception {
     TransactionalIdempotency engine = new TransactionalIdempotency(keys, new FailingCommits(dataSource, 100), IdemListener.NONE);
-    AttemptResult result = engine.attempt(request(), ctx -> insert(ctx.connection().orElseThrow(), "mine"));
+    AttemptResult result = engine.attempt(request(), ctx -> insert(ctx.connection(), "mine"));
     assertThat(result.kind()).isEqualTo(AttemptResult.Kind.ROLLED_BACK);
     assertThat(runs).hasValue(5);
     assertThat(items()).isZero();
@@ -141,7 +141,7 @@ class TransactionalIdempotencyConflictTest {
     TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(keys, dataSource, IdemListener.NONE);
     AtomicInteger failuresLeft = new AtomicInteger(1);
     AttemptResult result = engine.attempt(request(), ctx -> {
-      StoredResponse answer = insert(ctx.connection().orElseThrow(), "mine");
+      StoredResponse answer = insert(ctx.connection(), "mine");
       if (failuresLeft.getAndDecrement() > 0) {
         throw deadlock(); // a brute-force abort of the effect's statement
       }
@@ -153,7 +153,7 @@ class TransactionalIdempotencyConflictTest {
     runs.set(0);
     IdempotentRequest other = IdempotentRequest.ofJson("alice", "POST /items", "k-2", "{}".getBytes(StandardCharsets.UTF_8));
     assertThatThrownBy(() -> engine.attempt(other, ctx -> {
-      insert(ctx.connection().orElseThrow(), "never");
+      insert(ctx.connection(), "never");
       throw deadlock();
     })).isInstanceOf(EffectFailedException.class).hasRootCauseMessage("Deadlock found when trying to get lock; try restarting transaction");
     assertThat(runs).hasValue(5);

@@ -82,9 +82,9 @@ class TransactionalIdempotencyTest {
 
   @Test
   void theEffectWritesOnTheTransactionsConnectionOnceAndRetriesReplay() throws Exception {
-    AttemptResult first = engine.attempt(request("k1", "{}"), ctx -> insertItem(ctx.connection().orElseThrow(), 201));
-    AttemptResult again = engine.attempt(request("k1", "{}"), ctx -> insertItem(ctx.connection().orElseThrow(), 201));
-    AttemptResult reused = engine.attempt(request("k1", "{\"other\":1}"), ctx -> insertItem(ctx.connection().orElseThrow(), 201));
+    AttemptResult first = engine.attempt(request("k1", "{}"), ctx -> insertItem(ctx.connection(), 201));
+    AttemptResult again = engine.attempt(request("k1", "{}"), ctx -> insertItem(ctx.connection(), 201));
+    AttemptResult reused = engine.attempt(request("k1", "{\"other\":1}"), ctx -> insertItem(ctx.connection(), 201));
 
     assertThat(first.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
     assertThat(again.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
@@ -96,12 +96,12 @@ class TransactionalIdempotencyTest {
 
   @Test
   void aReleasedAnswerTakesTheEffectsWritesWithItAndTheRetryRunsAgain() throws Exception {
-    AttemptResult released = engine.attempt(request("k2", "{}"), ctx -> insertItem(ctx.connection().orElseThrow(), 503));
+    AttemptResult released = engine.attempt(request("k2", "{}"), ctx -> insertItem(ctx.connection(), 503));
     assertThat(released.kind()).isEqualTo(AttemptResult.Kind.RELEASED);
     assertThat(released.outcome().orElseThrow().response().status()).isEqualTo(503);
     assertThat(count("items")).isZero();
 
-    AttemptResult retry = engine.attempt(request("k2", "{}"), ctx -> insertItem(ctx.connection().orElseThrow(), 201));
+    AttemptResult retry = engine.attempt(request("k2", "{}"), ctx -> insertItem(ctx.connection(), 201));
     assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
     assertThat(count("items")).isEqualTo(1);
     assertThat(told).containsExactly("executed stored=false", "executed stored=true");
@@ -111,11 +111,11 @@ class TransactionalIdempotencyTest {
   void anEffectThatThrowsKeepsNothingAndItsExceptionReachesTheCaller() throws Exception {
     IllegalArgumentException thrown = new IllegalArgumentException("the handler's own");
     assertThatThrownBy(() -> engine.attempt(request("k3", "{}"), ctx -> {
-      insertItem(ctx.connection().orElseThrow(), 201);
+      insertItem(ctx.connection(), 201);
       throw thrown;
     })).isSameAs(thrown);
     assertThat(count("items")).isZero();
-    assertThat(engine.attempt(request("k3", "{}"), ctx -> insertItem(ctx.connection().orElseThrow(), 201)).kind())
+    assertThat(engine.attempt(request("k3", "{}"), ctx -> insertItem(ctx.connection(), 201)).kind())
         .isEqualTo(AttemptResult.Kind.EXECUTED);
   }
 
@@ -127,7 +127,7 @@ class TransactionalIdempotencyTest {
   @Test
   void dataRefusedAtTheCommitIsTheRequestsFailureAndLeavesNothingBehind() throws Exception {
     AttemptResult refused = engine.attempt(request("k4", "{}"), ctx -> {
-      Connection c = ctx.connection().orElseThrow();
+      Connection c = ctx.connection();
       insertItem(c, 201);
       try (Statement st = c.createStatement()) {
         st.execute("INSERT INTO children (id, parent) VALUES (1, 42)");
@@ -140,7 +140,7 @@ class TransactionalIdempotencyTest {
     assertThat(count("children")).isZero();
     assertThat(told).containsExactly("rejected request-failed");
 
-    AttemptResult next = engine.attempt(request("k4", "{}"), ctx -> insertItem(ctx.connection().orElseThrow(), 201));
+    AttemptResult next = engine.attempt(request("k4", "{}"), ctx -> insertItem(ctx.connection(), 201));
     assertThat(next.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
     assertThat(count("items")).isEqualTo(1);
   }

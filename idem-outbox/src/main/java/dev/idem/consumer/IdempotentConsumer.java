@@ -1,5 +1,7 @@
 package dev.idem.consumer;
 
+import dev.idem.core.LeaseContext;
+import java.sql.Connection;
 import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
@@ -156,11 +158,13 @@ public final class IdempotentConsumer {
     IdempotentRequest request = new IdempotentRequest(Scope.of(name, OPERATION), key, Fingerprint.ofBytes(message.body()));
     try {
       Outcome outcome = leases == null
-          ? idempotency.execute(request, connection -> {
+          ? idempotency.execute(request, connectionCtx -> {
+              Connection connection = connectionCtx.connection();
               handler.handle(connection, message);
               return HANDLED;
             })
-          : leases.execute(request, context -> {
+          : leases.execute(request, ctx -> {
+              LeaseContext context = ctx.lease();
               leaseHandler.handle(context, message);
               return HANDLED;
             });

@@ -7,7 +7,7 @@ import java.sql.Connection;
  * connection, inside the transaction that also holds the message's idempotency key. The message is
  * acknowledged only after that transaction commits.
  *
- * <p>The rules of {@link dev.idem.jdbc.JdbcEffect} apply (no commit, rollback or auto-commit change).
+ * <p>The rules of {@link dev.idem.core.EffectContext#connection()} apply (no commit, rollback or auto-commit change).
  * It runs at most once per message id whose handling committed; a redelivery of a handled message
  * runs nothing. An exception rolls everything back, releases the key and makes the message be
  * redelivered, up to the consumer's bound, then dead-lettered with the exception as the reason.

@@ -1,10 +1,10 @@
 package dev.idem.outbox;
 
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Scope;
 import dev.idem.jdbc.Dialect;
-import dev.idem.jdbc.JdbcEffect;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -157,19 +157,22 @@ public final class Outbox {
   }
 
   /**
-   * Wraps an effect that records intents into a {@link JdbcEffect} for {@link
-   * dev.idem.jdbc.JdbcIdempotency#execute}. Each run of the effect gets a fresh {@link
+   * Wraps an effect that records intents into an {@link Effect} for transactional mode ({@link
+   * dev.idem.jdbc.JdbcIdempotency#execute}, {@link dev.idem.jdbc.TransactionalIdempotency}): it
+   * runs on the transaction's {@link dev.idem.core.EffectContext#connection()}. Each run of the effect gets a fresh {@link
    * IntentWriter}, numbering its intents from 0: a run that the database rolled back and Idem runs
    * again names its intents as the first run did.
    *
    * @param request the operation's request: its scope and key name the intents; never {@code null}
    * @param effect the effect, never {@code null}
-   * @return the effect to pass to {@code JdbcIdempotency.execute} with the same {@code request}
+   * @return the effect to pass to the engine with the same {@code request}; in lease mode, where
+   *     there is no transaction, it throws {@link IllegalStateException}
    */
-  public JdbcEffect effect(IdempotentRequest request, OutboxEffect effect) {
+  public Effect effect(IdempotentRequest request, OutboxEffect effect) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    return connection -> {
+    return context -> {
+      Connection connection = context.connection();
       try (IntentWriter intents = writer(connection, request)) {
         return effect.apply(connection, intents);
       }

@@ -6,9 +6,9 @@ import java.sql.Connection;
 /**
  * A transactional-mode effect that may record outgoing intents: it writes its rows through the
  * connection and adds intents to the writer, all in the transaction that holds the idempotency
- * key. Turn it into a {@link dev.idem.jdbc.JdbcEffect} with {@link Outbox#effect}.
+ * key. Turn it into an {@link dev.idem.core.Effect} with {@link Outbox#effect}.
  *
- * <p>The rules of {@link dev.idem.jdbc.JdbcEffect} apply: the effect must not commit, roll back or
+ * <p>The rules of {@link dev.idem.core.EffectContext#connection()} apply: the effect must not commit, roll back or
  * change the auto-commit mode of the connection. It runs at most once per successful claim; a
  * replay does not run it, so no intent is recorded twice.
  */

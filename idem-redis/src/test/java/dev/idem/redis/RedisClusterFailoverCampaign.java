@@ -1,5 +1,6 @@
 package dev.idem.redis;
 
+import dev.idem.core.LeaseContext;
 import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
@@ -189,7 +190,8 @@ public final class RedisClusterFailoverCampaign {
         long deadline = System.nanoTime() + o.operationDeadline().toNanos();
         while (true) {
           try {
-            Outcome outcome = idem.execute(request, ctx -> {
+            Outcome outcome = idem.execute(request, ctxCtx -> {
+              LeaseContext ctx = ctxCtx.lease();
               int count = effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
               if (count > 1) {
                 if (answered.contains(key)) {

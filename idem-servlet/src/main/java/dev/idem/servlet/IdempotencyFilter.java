@@ -504,8 +504,11 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public StoredResponse run(EffectContext context) throws Exception {
-      context.lease().ifPresent(lease -> request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, lease));
-      context.connection().ifPresent(connection -> request.setAttribute(CONNECTION_ATTRIBUTE, connection));
+      if (context.inTransaction()) {
+        request.setAttribute(CONNECTION_ATTRIBUTE, context.connection());
+      } else {
+        request.setAttribute(LEASE_CONTEXT_ATTRIBUTE, context.lease());
+      }
       // The engine may run the effect again (a round the database rolled back): nothing of an
       // earlier run's answer or failure is kept.
       captured = new CapturingResponse(response, request.getRequestURI(), cfg.maxResponseBytes());

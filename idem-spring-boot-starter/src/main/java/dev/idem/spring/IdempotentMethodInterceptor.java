@@ -198,7 +198,8 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       if (joined != null) {
         outcome = transactional.attemptIn(joined, request, c -> store(result[0] = proceed(invocation))).outcomeOrThrow();
       } else {
-        outcome = lease.execute(request, ctx -> {
+        outcome = lease.execute(request, context -> {
+          LeaseContext ctx = context.lease();
           LeaseContext outer = LEASE_CONTEXT.get();
           LEASE_CONTEXT.set(ctx);
           try {

@@ -1,5 +1,6 @@
 package dev.idem.testkit;
 
+import dev.idem.core.LeaseContext;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -289,7 +290,8 @@ public abstract class LeaseContract {
     assertThat(store().claim(request, "dead-owner", SHORT_LEASE, Duration.ofMinutes(5)).state()).isEqualTo(ClaimResult.State.CLAIMED);
     Thread.sleep(PAST_SHORT_LEASE.toMillis());
     boolean[] toldRecovery = {false};
-    Outcome outcome = engine().build().execute(request, ctx -> {
+    Outcome outcome = engine().build().execute(request, context -> {
+      LeaseContext ctx = context.lease();
       toldRecovery[0] = ctx.recovery();
       return effect(201, "recovered");
     });
@@ -431,7 +433,8 @@ public abstract class LeaseContract {
     assertThat(down.completeCalls()).as("retried within the lease").isGreaterThan(1);
     Thread.sleep(PAST_SHORT_LEASE.toMillis());
     boolean[] toldRecovery = {false};
-    Outcome later = engine().build().execute(request, ctx -> {
+    Outcome later = engine().build().execute(request, context -> {
+      LeaseContext ctx = context.lease();
       toldRecovery[0] = ctx.recovery();
       return effect(201, "reconciled");
     });

@@ -20,7 +20,6 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.jdbc.DataSourceTransactionRunner;
 import dev.idem.jdbc.Dialect;
-import dev.idem.jdbc.JdbcEffect;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionRunner;
 import dev.idem.jdbc.TransactionalIdempotency;
@@ -159,7 +158,8 @@ public abstract class TransactionalContract {
     }
     IdempotentRequest request = request("alice", "k-unique", "{\"name\":\"x\"}");
     try {
-      List<Outcome> outcomes = race(8, c -> idem.execute(c, request, conn -> {
+      List<Outcome> outcomes = race(8, c -> idem.execute(c, request, connCtx -> {
+        Connection conn = connCtx.connection();
         try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + unique + " (name) VALUES ('x')")) {
           ps.executeUpdate();
         }
@@ -197,7 +197,7 @@ public abstract class TransactionalContract {
       for (boolean callersTransaction : new boolean[] {false, true}) {
         IdempotentRequest request = request("alice", "k-signup-" + callersTransaction, "{\"email\":\"ann@example.com\"}");
         c.setAutoCommit(!callersTransaction);
-        Outcome first = idem.execute(c, request, conn -> register(conn, users, "ann@example.com"));
+        Outcome first = idem.execute(c, request, connCtx -> register(connCtx.connection(), users, "ann@example.com"));
         Outcome again = idem.execute(c, request, conn -> {
           throw new AssertionError("a stored answer must be replayed, not run again");
         });
@@ -237,7 +237,8 @@ public abstract class TransactionalContract {
       for (boolean callersTransaction : new boolean[] {false, true}) {
         IdempotentRequest request = request("alice", "k-busy-" + callersTransaction, "{}");
         c.setAutoCommit(!callersTransaction);
-        Outcome outcome = idem.execute(c, request, conn -> {
+        Outcome outcome = idem.execute(c, request, connCtx -> {
+          Connection conn = connCtx.connection();
           try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES ('ann@example.com')")) {
             ps.executeUpdate();
             return StoredResponse.of(201, "created");
@@ -274,7 +275,8 @@ public abstract class TransactionalContract {
     try (Connection c = target().open(); Statement st = c.createStatement()) {
       st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
       st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
-      JdbcEffect swallowing = conn -> {
+      Effect swallowing = ctx -> {
+        Connection conn = ctx.connection();
         long id = effects.insert(conn, "t", "{}");
         try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + users + " (email) VALUES ('ann@example.com')")) {
           ps.executeUpdate();
@@ -350,7 +352,8 @@ public abstract class TransactionalContract {
       Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has no SELECT ... FOR UPDATE");
     }
     IdempotentRequest request = request("alice", "k-deadlock", "{}");
-    List<Outcome> outcomes = race(8, c -> idem.execute(c, request, conn -> {
+    List<Outcome> outcomes = race(8, c -> idem.execute(c, request, connCtx -> {
+      Connection conn = connCtx.connection();
       try (PreparedStatement ps = conn.prepareStatement("SELECT id FROM " + effects.name() + " WHERE tag = ? FOR UPDATE")) {
         ps.setString(1, "t");
         try (ResultSet rs = ps.executeQuery()) {
@@ -384,7 +387,8 @@ public abstract class TransactionalContract {
     List<Outcome> outcomes = race(4, c -> {
       c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
       String key = "k-serializable-" + next.incrementAndGet();
-      return idem.execute(c, request("alice", key, "{}"), conn -> {
+      return idem.execute(c, request("alice", key, "{}"), connCtx -> {
+        Connection conn = connCtx.connection();
         try (PreparedStatement ps = conn.prepareStatement("SELECT COUNT(*) FROM " + effects.name() + " WHERE tag = ?")) {
           ps.setString(1, "t");
           try (ResultSet rs = ps.executeQuery()) {
@@ -405,7 +409,8 @@ public abstract class TransactionalContract {
   void theEffectSeesAnOpenTransactionAndTheCallerGetsAutoCommitBack() throws Exception {
     try (Connection c = target().open()) {
       boolean[] effectAutoCommit = {true};
-      idem.execute(c, request("alice", "k-autocommit", "{}"), conn -> {
+      idem.execute(c, request("alice", "k-autocommit", "{}"), connCtx -> {
+        Connection conn = connCtx.connection();
         effectAutoCommit[0] = conn.getAutoCommit();
         return StoredResponse.of(201, "{\"id\":" + effects.insert(conn, "t", "{}") + "}");
       });
@@ -460,7 +465,8 @@ public abstract class TransactionalContract {
   @Test
   void anEffectThatUsesASavepointLeavesTheConnectionInAutoCommit() throws Exception {
     try (Connection c = target().open()) {
-      idem.execute(c, request("alice", "k-savepoint", "{}"), conn -> {
+      idem.execute(c, request("alice", "k-savepoint", "{}"), connCtx -> {
+        Connection conn = connCtx.connection();
         Savepoint savepoint = conn.setSavepoint();
         effects.insert(conn, "t", "{}");
         conn.releaseSavepoint(savepoint);
@@ -468,7 +474,8 @@ public abstract class TransactionalContract {
       });
       assertThat(c.getAutoCommit()).as("auto-commit after a savepoint in the effect").isTrue();
       IdempotentRequest next = request("alice", "k-after-savepoint", "{}");
-      assertThatThrownBy(() -> idem.execute(c, next, conn -> {
+      assertThatThrownBy(() -> idem.execute(c, next, connCtx -> {
+        Connection conn = connCtx.connection();
         effects.insert(conn, "t", "{}");
         throw new IllegalStateException("fails after its insert");
       })).isInstanceOf(IllegalStateException.class);
@@ -646,7 +653,8 @@ public abstract class TransactionalContract {
     StoredResponse large = LargeResponses.of(LargeResponses.DEFAULT_LIMIT);
     IdempotentRequest request = request("alice", "k-large", "{}");
     try (Connection c = target().open()) {
-      Outcome first = idem.execute(c, request, conn -> {
+      Outcome first = idem.execute(c, request, connCtx -> {
+        Connection conn = connCtx.connection();
         effects.insert(conn, "t", "{}");
         return large;
       });
@@ -671,7 +679,8 @@ public abstract class TransactionalContract {
     StoredResponse record = StoredResponse.builder(201).header("Location", "/files/9").bodyNotStored(2L * 1024 * 1024).build();
     IdempotentRequest request = request("alice", "k-not-stored", "{}");
     try (Connection c = target().open()) {
-      Outcome first = idem.execute(c, request, conn -> {
+      Outcome first = idem.execute(c, request, connCtx -> {
+        Connection conn = connCtx.connection();
         effects.insert(conn, "t", "{}");
         return record;
       });
@@ -704,7 +713,8 @@ public abstract class TransactionalContract {
     IdempotentRequest request = request("alice", "k-503", "{}");
     try (Connection c = target().open()) {
       for (int status : new int[] {503, 500, 429}) {
-        Outcome failed = idem.execute(c, request, conn -> {
+        Outcome failed = idem.execute(c, request, connCtx -> {
+          Connection conn = connCtx.connection();
           effects.insert(conn, "t", "{}");
           return StoredResponse.of(status, "try later");
         });
@@ -724,7 +734,8 @@ public abstract class TransactionalContract {
   void anEffectThatThrowsRollsBackTheEffectAndTheClaimSoARetryRunsAgain() throws Exception {
     IdempotentRequest request = request("alice", "k-fail", "{\"value\":42}");
     try (Connection c = target().open()) {
-      assertThatThrownBy(() -> idem.execute(c, request, conn -> {
+      assertThatThrownBy(() -> idem.execute(c, request, connCtx -> {
+            Connection conn = connCtx.connection();
             effects.insert(conn, "t", "{\"value\":42}");
             throw new IllegalStateException("payment declined by a bug");
           }))
@@ -743,7 +754,8 @@ public abstract class TransactionalContract {
   @Test
   void aCheckedExceptionFromTheEffectIsWrappedAndRolledBack() throws Exception {
     try (Connection c = target().open()) {
-      assertThatThrownBy(() -> idem.execute(c, request("alice", "k-checked", "{}"), conn -> {
+      assertThatThrownBy(() -> idem.execute(c, request("alice", "k-checked", "{}"), connCtx -> {
+            Connection conn = connCtx.connection();
             effects.insert(conn, "t", "{}");
             throw new IOException("disk full");
           }))
@@ -757,7 +769,8 @@ public abstract class TransactionalContract {
   @Test
   void anEffectThatReturnsNullIsAProgrammingErrorAndLeavesNothing() throws Exception {
     try (Connection c = target().open()) {
-      assertThatThrownBy(() -> idem.execute(c, request("alice", "k-null", "{}"), conn -> {
+      assertThatThrownBy(() -> idem.execute(c, request("alice", "k-null", "{}"), connCtx -> {
+            Connection conn = connCtx.connection();
             effects.insert(conn, "t", "{}");
             return null;
           }))
@@ -856,14 +869,16 @@ public abstract class TransactionalContract {
   void anEffectThatCommitsOnItsOwnIsRefusedAndLeavesNoHalfWrittenRecord() throws Exception {
     IdempotentRequest request = request("alice", "k-self-commit", "{}");
     try (Connection c = target().open()) {
-      assertThatThrownBy(() -> idem.execute(c, request, conn -> {
+      assertThatThrownBy(() -> idem.execute(c, request, connCtx -> {
+            Connection conn = connCtx.connection();
             effects.insert(conn, "t", "{}");
             conn.commit();
             throw new IllegalStateException("effect fails after its own commit");
           }))
           .isInstanceOf(EffectFailedException.class)
           .hasMessageContaining("must not call commit()");
-      assertThatThrownBy(() -> idem.execute(c, request, conn -> {
+      assertThatThrownBy(() -> idem.execute(c, request, connCtx -> {
+            Connection conn = connCtx.connection();
             conn.setAutoCommit(true);
             return StoredResponse.of(201, "{}");
           }))
@@ -910,7 +925,8 @@ public abstract class TransactionalContract {
       CountDownLatch claimed = new CountDownLatch(1);
       Future<Outcome> slow = pool.submit(() -> {
         try (Connection c = target().open()) {
-          return shortLived.execute(c, request, conn -> {
+          return shortLived.execute(c, request, connCtx -> {
+            Connection conn = connCtx.connection();
             claimed.countDown();
             long id = effects.insert(conn, "t", "{}");
             Thread.sleep(1500);
@@ -921,7 +937,7 @@ public abstract class TransactionalContract {
       assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
       Future<Outcome> waiter = pool.submit(() -> {
         try (Connection c = target().open()) {
-          return shortLived.execute(c, request, conn -> StoredResponse.of(201, "{\"id\":" + effects.insert(conn, "t", "{}") + "}"));
+          return shortLived.execute(c, request, connCtx -> StoredResponse.of(201, "{\"id\":" + effects.insert(connCtx.connection(), "t", "{}") + "}"));
         }
       });
       Outcome first = slow.get(30, TimeUnit.SECONDS);
@@ -976,7 +992,8 @@ public abstract class TransactionalContract {
     IdempotentRequest request = request("alice", "k-rr", "{}");
     List<Outcome> outcomes = race(12, c -> {
       c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-      return idem.execute(c, request, conn -> {
+      return idem.execute(c, request, connCtx -> {
+        Connection conn = connCtx.connection();
         invocations.incrementAndGet();
         long id = effects.insert(conn, "t", "{}");
         Thread.sleep(200);
@@ -1111,7 +1128,8 @@ public abstract class TransactionalContract {
 
   private Outcome createSecret(JdbcIdempotency engine, IdempotentRequest request, String secret) throws SQLException {
     try (Connection c = target().open()) {
-      return engine.execute(c, request, conn -> {
+      return engine.execute(c, request, connCtx -> {
+        Connection conn = connCtx.connection();
         invocations.incrementAndGet();
         long id = effects.insert(conn, "t", secret);
         return StoredResponse.builder(201).header("Location", "/things/" + secret)
@@ -1297,7 +1315,7 @@ public abstract class TransactionalContract {
   private Effect creating(String payload, long pauseMillis) {
     return ctx -> {
       invocations.incrementAndGet();
-      long id = effects.insert(ctx.connection().orElseThrow(), "t", payload);
+      long id = effects.insert(ctx.connection(), "t", payload);
       if (pauseMillis > 0) {
         Thread.sleep(pauseMillis);
       }
@@ -1358,7 +1376,7 @@ public abstract class TransactionalContract {
       TransactionalIdempotency engine = runnerEngine();
       IdempotentRequest request = request("alice", "k-runner-unique", "{\"name\":\"x\"}");
       List<AttemptResult> results = raceAttempts(8, () -> engine.attempt(request, ctx -> {
-        Connection conn = ctx.connection().orElseThrow();
+        Connection conn = ctx.connection();
         try (PreparedStatement ps = conn.prepareStatement("INSERT INTO " + unique + " (name) VALUES ('x')")) {
           ps.executeUpdate();
         }
@@ -1394,7 +1412,7 @@ public abstract class TransactionalContract {
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
       Future<AttemptResult> first = pool.submit(() -> engine.attempt(request, ctx -> {
-        long id = effects.insert(ctx.connection().orElseThrow(), "t", "first");
+        long id = effects.insert(ctx.connection(), "t", "first");
         ctx.ensureClaimed();
         ctx.ensureClaimed(); // a second call returns at once
         claimed.countDown();
@@ -1405,7 +1423,7 @@ public abstract class TransactionalContract {
       }));
       assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
       Future<AttemptResult> second = pool.submit(() -> engine.attempt(request, ctx -> {
-        effects.insert(ctx.connection().orElseThrow(), "t", "second");
+        effects.insert(ctx.connection(), "t", "second");
         try {
           ctx.ensureClaimed();
         } catch (dev.idem.core.RequestInProgressException e) {
@@ -1458,7 +1476,7 @@ public abstract class TransactionalContract {
     ExecutorService first = Executors.newSingleThreadExecutor();
     try {
       Future<AttemptResult> running = first.submit(() -> engine.attempt(request, ctx -> {
-        long id = effects.insert(ctx.connection().orElseThrow(), "slow", "{}");
+        long id = effects.insert(ctx.connection(), "slow", "{}");
         entered.countDown();
         if (!release.await(30, TimeUnit.SECONDS)) {
           throw new IllegalStateException("never released");
@@ -1487,7 +1505,7 @@ public abstract class TransactionalContract {
     TransactionalIdempotency engine = runnerEngine();
     IdempotentRequest request = request("alice", "k-runner-503", "{\"value\":4}");
     AttemptResult failed = engine.attempt(request, ctx -> {
-      effects.insert(ctx.connection().orElseThrow(), "t", "{\"value\":4}");
+      effects.insert(ctx.connection(), "t", "{\"value\":4}");
       return StoredResponse.of(503, "try later");
     });
     assertThat(failed.kind()).isEqualTo(AttemptResult.Kind.RELEASED);
@@ -1502,7 +1520,7 @@ public abstract class TransactionalContract {
     TransactionalIdempotency engine = runnerEngine();
     IdempotentRequest request = request("alice", "k-runner-throws", "{\"value\":5}");
     assertThatThrownBy(() -> engine.attempt(request, ctx -> {
-      effects.insert(ctx.connection().orElseThrow(), "t", "{\"value\":5}");
+      effects.insert(ctx.connection(), "t", "{\"value\":5}");
       throw new IllegalStateException("the handler's bug");
     })).isInstanceOf(IllegalStateException.class).hasMessage("the handler's bug");
     assertThat(effectCount()).isZero();
@@ -1540,7 +1558,7 @@ public abstract class TransactionalContract {
     try {
       TransactionalIdempotency engine = runnerEngine();
       IdempotentRequest signup = request("alice", "k-runner-signup", "{\"email\":\"ann@example.com\"}");
-      AttemptResult first = engine.attempt(signup, ctx -> register(ctx.connection().orElseThrow(), users, "ann@example.com"));
+      AttemptResult first = engine.attempt(signup, ctx -> register(ctx.connection(), users, "ann@example.com"));
       assertThat(first.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
       assertThat(first.outcome().orElseThrow().response().status()).isEqualTo(409);
       AttemptResult again = engine.attempt(signup, ctx -> {
@@ -1551,7 +1569,7 @@ public abstract class TransactionalContract {
 
       IdempotentRequest success = request("alice", "k-runner-success", "{\"email\":\"ann@example.com\"}");
       AttemptResult answered = engine.attempt(success, ctx -> {
-        register(ctx.connection().orElseThrow(), users, "ann@example.com");
+        register(ctx.connection(), users, "ann@example.com");
         return StoredResponse.of(201, "registered anyway");
       });
       if (postgres) {
@@ -1610,7 +1628,7 @@ public abstract class TransactionalContract {
       };
     }
     return ctx -> {
-      effects.insert(ctx.connection().orElseThrow(), "dup", "{}");
+      effects.insert(ctx.connection(), "dup", "{}");
       return StoredResponse.of(201, "{\"id\":-1}");
     };
   }
@@ -1626,7 +1644,7 @@ public abstract class TransactionalContract {
   private Effect held(CountDownLatch entered, CountDownLatch release, String payload) {
     return ctx -> {
       invocations.incrementAndGet();
-      long id = effects.insert(ctx.connection().orElseThrow(), "t", payload);
+      long id = effects.insert(ctx.connection(), "t", payload);
       // Claim-first holds the key's row already. Key-last records it after the effect, so a
       // duplicate would find nothing to meet: the first attempt claims it now, as the filter does
       // before an answer streams (see underKeyLastADuplicateThatRecordsFirstWins... for the race
@@ -1843,14 +1861,14 @@ public abstract class TransactionalContract {
       String show = postgres ? "SHOW lock_timeout" : "SELECT @@innodb_lock_wait_timeout";
       seen[0] = scalar(c, show);
       AttemptResult result = engine.attempt(request, ctx -> {
-        seen[1] = scalar(ctx.connection().orElseThrow(), show);
+        seen[1] = scalar(ctx.connection(), show);
         return StoredResponse.builder(201).body("{}").build();
       });
       assertThat(result.kind()).as(failureOf(result)).isEqualTo(AttemptResult.Kind.EXECUTED);
       assertThat(seen[1]).as("the lock wait the effect runs with").isEqualTo(seen[0]);
       c.setAutoCommit(false);
       AttemptResult joined = engine.attemptIn(c, request("alice", "k-session-joined", "{}"), ctx -> {
-        seen[1] = scalar(ctx.connection().orElseThrow(), show);
+        seen[1] = scalar(ctx.connection(), show);
         return StoredResponse.builder(201).body("{}").build();
       });
       c.commit();
@@ -1939,7 +1957,8 @@ public abstract class TransactionalContract {
   }
 
   private Outcome create(Connection c, IdempotentRequest request, String payload) {
-    return idem.execute(c, request, conn -> {
+    return idem.execute(c, request, connCtx -> {
+      Connection conn = connCtx.connection();
       invocations.incrementAndGet();
       long id = effects.insert(conn, "t", payload);
       return StoredResponse.builder(201).header("Location", "/things/" + id).body("{\"id\":" + id + "}").build();

@@ -92,7 +92,7 @@ class GaleraMultiNodeTest {
     IdempotentRequest request = request("k-race-" + strategy);
     List<String> answers = race(node -> {
       try (Connection c = GALERA.target(node).open()) {
-        Outcome o = keys.execute(c, request, conn -> creating(conn, request));
+        Outcome o = keys.execute(c, request, connCtx -> creating(connCtx.connection(), request));
         return (o.replayed() ? "replayed " : "executed ") + o.response().bodyAsString();
       }
     });
@@ -116,7 +116,7 @@ class GaleraMultiNodeTest {
       engines.add(TransactionalIdempotency.onDataSource(keys, GALERA.target(n).dataSource(), IdemListener.NONE));
     }
     IdempotentRequest request = request("k-engine-" + strategy);
-    Effect effect = ctx -> creating(ctx.connection().orElseThrow(), request);
+    Effect effect = ctx -> creating(ctx.connection(), request);
     List<String> answers = race(node -> {
       AttemptResult r = engines.get(node).attempt(request, effect);
       if (r.kind() != AttemptResult.Kind.EXECUTED && r.kind() != AttemptResult.Kind.REPLAYED) {
@@ -146,7 +146,7 @@ class GaleraMultiNodeTest {
       for (int i = 0; i < rounds; i++) {
         for (int w = 0; w < 2; w++) {
           IdempotentRequest request = request("k-replay-" + w + "-" + i);
-          keys.execute(writer, request, conn -> StoredResponse.of(201, "{\"id\":" + effects.insert(conn, "t", "{}") + "}"));
+          keys.execute(writer, request, connCtx -> StoredResponse.of(201, "{\"id\":" + effects.insert(connCtx.connection(), "t", "{}") + "}"));
           if (keys.replay(w == 0 ? waiting : notWaiting, request).isEmpty()) {
             missed[w]++;
           }

@@ -322,7 +322,7 @@ final class SqlFailoverCampaign {
 
   private static Effect creating(EffectTable effects, String key) {
     return ctx -> {
-      long id = effects.insert(ctx.connection().orElseThrow(), key, "{}");
+      long id = effects.insert(ctx.connection(), key, "{}");
       return StoredResponse.of(201, "{\"id\":" + id + "}");
     };
   }

@@ -188,11 +188,11 @@ public final class DuplicateWaitLoad {
     String prefix = name + "-" + UUID.randomUUID().toString().substring(0, 6);
     ExecutorService threads = Executors.newFixedThreadPool(clients + duplicates);
     Effect create = ctx -> {
-      long id = effects.insert(ctx.connection().orElseThrow(), "create", "{}");
+      long id = effects.insert(ctx.connection(), "create", "{}");
       return StoredResponse.builder(201).body("{\"id\":" + id + "}").build();
     };
     Effect slowEffect = ctx -> {
-      long id = effects.insert(ctx.connection().orElseThrow(), "slow", "{}");
+      long id = effects.insert(ctx.connection(), "slow", "{}");
       slowRuns.incrementAndGet();
       Thread.sleep(slow.toMillis());
       return StoredResponse.builder(201).body("{\"id\":" + id + "}").build();

@@ -76,7 +76,7 @@ final class IdemCreate extends EffectRows {
     return new SqlClient(db.open()) {
       @Override
       public void run(String key) {
-        idem.execute(connection, Requests.request(key), c -> Requests.created(effects.insert(c, key)));
+        idem.execute(connection, Requests.request(key), ctx -> Requests.created(effects.insert(ctx.connection(), key)));
       }
     };
   }

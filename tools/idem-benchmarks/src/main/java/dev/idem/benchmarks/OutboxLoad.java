@@ -4,7 +4,8 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
-import dev.idem.jdbc.JdbcEffect;
+import dev.idem.core.Effect;
+import dev.idem.core.EffectContext;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.lab.JdbcTarget;
 import dev.idem.lab.SimpleDataSource;
@@ -255,7 +256,8 @@ public final class OutboxLoad {
           while (!stop.get()) {
             String key = UUID.randomUUID().toString();
             IdempotentRequest request = IdempotentRequest.ofJson("bench-user", "POST /orders", key, BODY);
-            JdbcEffect effect = conn -> {
+            Effect effect = ctx -> {
+              Connection conn = ctx.connection();
               try (PreparedStatement ps = conn.prepareStatement(insert)) {
                 ps.setString(1, key);
                 ps.setString(2, new String(BODY, StandardCharsets.UTF_8));
@@ -264,7 +266,7 @@ public final class OutboxLoad {
               return StoredResponse.of(201, "{\"id\":1}");
             };
             idem.execute(c, request, withIntent ? outbox.effect(request, (conn, intents) -> {
-              StoredResponse response = effect.apply(conn);
+              StoredResponse response = effect.run(EffectContext.ofTransaction(conn));
               intents.add(intent);
               return response;
             }) : effect);

@@ -234,7 +234,7 @@ public final class Lab {
         new IdempotentRequest(
             Scope.of("lab", tag), IdempotencyKey.of(key), Fingerprint.ofJson(json.getBytes(StandardCharsets.UTF_8)));
     Outcome outcome =
-        idem.execute(c, request, conn -> StoredResponse.of(201, "{\"id\":" + effects.insert(conn, tag, json) + "}"));
+        idem.execute(c, request, ctx -> StoredResponse.of(201, "{\"id\":" + effects.insert(ctx.connection(), tag, json) + "}"));
     Matcher m = ID.matcher(outcome.response().bodyAsString());
     if (!m.find()) {
       throw new IllegalStateException("stored response has no id: " + outcome.response().bodyAsString());

@@ -148,7 +148,8 @@ public final class QueueLab {
 
   /** The naive request of scenario 3: the order row, then the message published inside the request. */
   static Outcome orderSendingInside(JdbcIdempotency idem, LabBroker broker, String destination, String key, Hook beforeCommit) {
-    return idem.execute(order(key), c -> {
+    return idem.execute(order(key), ctx -> {
+      Connection c = ctx.connection();
       LabDatabase.insertEffect(c, SEND_BEFORE_COMMIT, NAIVE, key);
       broker.publish(destination, UUID.randomUUID().toString(), ORDER);
       beforeCommit.run();
