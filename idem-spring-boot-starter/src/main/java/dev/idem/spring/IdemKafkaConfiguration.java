@@ -21,6 +21,6 @@ class IdemKafkaConfiguration {
   @ConditionalOnMissingBean
   IdemKafkaListeners idemKafkaListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
       ObjectProvider<LeaseIdempotency> leases) {
-    return new IdemKafkaListeners(jdbc, dataSource, leases);
+    return new IdemKafkaListeners(new ConsumerEngines(jdbc, dataSource, leases));
   }
 }

@@ -6,9 +6,6 @@ import dev.idem.consumer.MessageHandler;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.kafka.KafkaRecordHandler;
-import java.util.Objects;
-import javax.sql.DataSource;
-import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * Makes {@link IdemKafkaListener}s with the application's Idem engines: auto-configured when
@@ -25,15 +22,10 @@ import org.springframework.beans.factory.ObjectProvider;
  */
 public final class IdemKafkaListeners {
 
-  private final ObjectProvider<JdbcIdempotency> jdbc;
-  private final ObjectProvider<DataSource> dataSource;
-  private final ObjectProvider<LeaseIdempotency> leases;
+  private final ConsumerEngines engines;
 
-  IdemKafkaListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases) {
-    this.jdbc = jdbc;
-    this.dataSource = dataSource;
-    this.leases = leases;
+  IdemKafkaListeners(ConsumerEngines engines) {
+    this.engines = engines;
   }
 
   /**
@@ -49,17 +41,7 @@ public final class IdemKafkaListeners {
    * @throws IllegalArgumentException if the name is not acceptable
    */
   public IdemKafkaListener transactional(String name, MessageHandler handler, KafkaRecordHandler.DeadLetter deadLetter) {
-    JdbcIdempotency keys = jdbc.getIfUnique();
-    DataSource ds = dataSource.getIfUnique();
-    if (keys == null || ds == null) {
-      throw new IllegalStateException("a transactional idempotent consumer needs the application's DataSource and spring-jdbc:"
-          + (keys == null ? " there is no JdbcIdempotency bean" : " there is no single DataSource bean"));
-    }
-    JdbcIdempotency idem = JdbcIdempotency.builder()
-        .table(keys.table()).retention(keys.retention()).responsePolicy(keys.responsePolicy())
-        .responseProtection(keys.responseProtection()).strategy(keys.strategy())
-        .createSchema(false).dataSource(ds).build();
-    return IdemKafkaListener.of(IdempotentConsumer.builder(name, idem, Objects.requireNonNull(handler, "handler")).build(),
+    return IdemKafkaListener.of(engines.transactional(name, handler),
         KafkaRecordHandler.KeySource.idHeader(), deadLetter);
   }
 
@@ -74,11 +56,7 @@ public final class IdemKafkaListeners {
    * @throws IllegalArgumentException if the name is not acceptable
    */
   public IdemKafkaListener lease(String name, LeaseMessageHandler handler, KafkaRecordHandler.DeadLetter deadLetter) {
-    LeaseIdempotency engine = leases.getIfAvailable();
-    if (engine == null) {
-      throw new IllegalStateException("a lease-mode idempotent consumer needs a LeaseIdempotency bean");
-    }
-    return IdemKafkaListener.of(IdempotentConsumer.leaseBuilder(name, engine, Objects.requireNonNull(handler, "handler")).build(),
+    return IdemKafkaListener.of(engines.lease(name, handler),
         KafkaRecordHandler.KeySource.idHeader(), deadLetter);
   }
 }

@@ -22,6 +22,6 @@ class IdemRabbitConfiguration {
   @ConditionalOnMissingBean
   IdemRabbitListeners idemRabbitListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
       ObjectProvider<LeaseIdempotency> leases) {
-    return new IdemRabbitListeners(jdbc, dataSource, leases);
+    return new IdemRabbitListeners(new ConsumerEngines(jdbc, dataSource, leases));
   }
 }

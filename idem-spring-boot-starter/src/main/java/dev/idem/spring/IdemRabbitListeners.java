@@ -6,9 +6,6 @@ import dev.idem.consumer.MessageHandler;
 import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
-import java.util.Objects;
-import javax.sql.DataSource;
-import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * Makes {@link IdemRabbitListener}s with the application's Idem engines: auto-configured when
@@ -23,15 +20,10 @@ import org.springframework.beans.factory.ObjectProvider;
  */
 public final class IdemRabbitListeners {
 
-  private final ObjectProvider<JdbcIdempotency> jdbc;
-  private final ObjectProvider<DataSource> dataSource;
-  private final ObjectProvider<LeaseIdempotency> leases;
+  private final ConsumerEngines engines;
 
-  IdemRabbitListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases) {
-    this.jdbc = jdbc;
-    this.dataSource = dataSource;
-    this.leases = leases;
+  IdemRabbitListeners(ConsumerEngines engines) {
+    this.engines = engines;
   }
 
   /**
@@ -49,19 +41,7 @@ public final class IdemRabbitListeners {
    */
   public IdemRabbitListener transactional(String name, String queue, MessageHandler handler,
       RabbitMqIdempotentConsumer.DeadLetter deadLetter) {
-    JdbcIdempotency keys = jdbc.getIfUnique();
-    DataSource ds = dataSource.getIfUnique();
-    if (keys == null || ds == null) {
-      throw new IllegalStateException("a transactional idempotent consumer needs the application's DataSource and spring-jdbc:"
-          + (keys == null ? " there is no JdbcIdempotency bean" : " there is no single DataSource bean"));
-    }
-    // The starter's engine has no DataSource (the filter and @Idempotent methods run in Spring's
-    // transaction); a consumer begins and commits its own, on the same key table.
-    JdbcIdempotency idem = JdbcIdempotency.builder()
-        .table(keys.table()).retention(keys.retention()).responsePolicy(keys.responsePolicy())
-        .responseProtection(keys.responseProtection()).strategy(keys.strategy())
-        .createSchema(false).dataSource(ds).build();
-    return IdemRabbitListener.of(queue, IdempotentConsumer.builder(name, idem, Objects.requireNonNull(handler, "handler")).build(), deadLetter);
+    return IdemRabbitListener.of(queue, engines.transactional(name, handler), deadLetter);
   }
 
   /**
@@ -77,10 +57,6 @@ public final class IdemRabbitListeners {
    */
   public IdemRabbitListener lease(String name, String queue, LeaseMessageHandler handler,
       RabbitMqIdempotentConsumer.DeadLetter deadLetter) {
-    LeaseIdempotency engine = leases.getIfAvailable();
-    if (engine == null) {
-      throw new IllegalStateException("a lease-mode idempotent consumer needs a LeaseIdempotency bean");
-    }
-    return IdemRabbitListener.of(queue, IdempotentConsumer.leaseBuilder(name, engine, Objects.requireNonNull(handler, "handler")).build(), deadLetter);
+    return IdemRabbitListener.of(queue, engines.lease(name, handler), deadLetter);
   }
 }
