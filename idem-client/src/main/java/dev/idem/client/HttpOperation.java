@@ -1,5 +1,6 @@
 package dev.idem.client;
 
+import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.IdempotencyKey;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -125,7 +126,7 @@ public final class HttpOperation {
     public Builder header(String name, String value) {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(value, "value");
-      if (name.isBlank() || name.equalsIgnoreCase("Idempotency-Key")) {
+      if (name.isBlank() || name.equalsIgnoreCase(IdempotencyHeaders.KEY)) {
         throw new IllegalArgumentException("invalid header name (set the key with idempotencyKey): " + name);
       }
       if (value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0) {

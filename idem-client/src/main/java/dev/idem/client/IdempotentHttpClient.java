@@ -3,6 +3,7 @@ package dev.idem.client;
 import dev.failsafe.Failsafe;
 import dev.failsafe.RetryPolicy;
 import dev.failsafe.spi.Scheduler;
+import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import java.io.IOException;
@@ -60,10 +61,10 @@ import org.jspecify.annotations.Nullable;
  */
 public final class IdempotentHttpClient {
 
-  /** The request header field that carries the key (draft-ietf-httpapi-idempotency-key-header, section 2). */
-  public static final String KEY_HEADER = "Idempotency-Key";
-  /** The response header field with which Idem marks a replay. */
-  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  /** {@link IdempotencyHeaders#KEY}: the request header field that carries the key (draft-ietf-httpapi-idempotency-key-header, section 2). */
+  public static final String KEY_HEADER = IdempotencyHeaders.KEY;
+  /** {@link IdempotencyHeaders#REPLAYED}: the response header field with which Idem marks a replay. */
+  public static final String REPLAYED_HEADER = IdempotencyHeaders.REPLAYED;
 
   /** Sends one HTTP request; the JDK client in production, a stand-in in tests. */
   @FunctionalInterface
@@ -242,7 +243,7 @@ public final class IdempotentHttpClient {
     Duration delay = Duration.ZERO;
     Duration retryAfter = null;
     if (retryable) {
-      retryAfter = RetryAfter.parse(response.headers().firstValue("Retry-After").orElse(null),
+      retryAfter = RetryAfter.parse(response.headers().firstValue(IdempotencyHeaders.RETRY_AFTER).orElse(null),
           response.headers().firstValue("Date").orElse(null), clock.instant()).orElse(null);
       delay = retryAfter != null ? retryAfter : policy.backoff(number, random.getAsDouble());
     }

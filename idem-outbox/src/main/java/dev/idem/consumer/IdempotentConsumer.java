@@ -1,5 +1,6 @@
 package dev.idem.consumer;
 
+import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.LeaseContext;
 import java.sql.Connection;
 import dev.idem.core.OutcomeUnknownException;
@@ -65,8 +66,8 @@ import java.util.regex.Pattern;
  */
 public final class IdempotentConsumer {
 
-  /** The header that, when present, gives the idempotency key instead of the message id. */
-  public static final String KEY_HEADER = "Idempotency-Key";
+  /** {@link IdempotencyHeaders#KEY}: the header that, when present, gives the idempotency key instead of the message id. */
+  public static final String KEY_HEADER = IdempotencyHeaders.KEY;
   /** The operation part of every consumer's scope. */
   public static final String OPERATION = "consume";
 

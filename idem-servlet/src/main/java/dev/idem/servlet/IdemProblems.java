@@ -1,5 +1,6 @@
 package dev.idem.servlet;
 
+import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.IdemStoreException;
@@ -312,7 +313,7 @@ public final class IdemProblems {
    * @throws IOException if writing fails
    */
   public void send(Answer answer, HttpServletResponse response) throws IOException {
-    answer.retryAfterSeconds().ifPresent(seconds -> response.setHeader("Retry-After", Long.toString(seconds)));
+    answer.retryAfterSeconds().ifPresent(seconds -> response.setHeader(IdempotencyHeaders.RETRY_AFTER, Long.toString(seconds)));
     IdempotencyFilter.render(config.problemRenderer(), answer.problem(), response);
   }
 

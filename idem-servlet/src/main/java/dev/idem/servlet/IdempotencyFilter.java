@@ -1,5 +1,6 @@
 package dev.idem.servlet;
 
+import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.Effect;
 import dev.idem.core.EffectContext;
@@ -211,11 +212,11 @@ import java.util.Objects;
  */
 public final class IdempotencyFilter implements Filter {
 
-  /** The request header field that carries the key (draft section 2). */
-  public static final String KEY_HEADER = "Idempotency-Key";
+  /** {@link IdempotencyHeaders#KEY}: the request header field that carries the key (draft section 2). */
+  public static final String KEY_HEADER = IdempotencyHeaders.KEY;
 
-  /** The response header field, with value {@code true}, that marks a replayed answer. */
-  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  /** {@link IdempotencyHeaders#REPLAYED}: the response header field, with value {@code true}, that marks a replayed answer. */
+  public static final String REPLAYED_HEADER = IdempotencyHeaders.REPLAYED;
 
   /**
    * The request attribute that holds the claim's {@link LeaseContext} while the handler runs
