@@ -1,15 +1,23 @@
 package dev.idem.core;
 
 import java.util.Objects;
-import org.jspecify.annotations.Nullable;
 
 /**
- * The result of running an operation under an idempotency key: the response and whether it was
- * produced now ({@link Kind#EXECUTED}) or read back from the store ({@link Kind#REPLAYED}).
+ * The answer an attempt gives when there is one to give: the response and whether it was produced
+ * now ({@link Kind#EXECUTED}) or read back from the store ({@link Kind#REPLAYED}). It is what
+ * {@link AttemptResult#outcome()} holds and what {@link IdempotencyEngine#execute} returns.
  *
- * <p>Never carries a {@code null} response. Immutable and thread-safe.
+ * <p>A value: two outcomes are equal when all four components are. Immutable and thread-safe.
+ *
+ * @param kind how the response was obtained, never {@code null}
+ * @param response the response, never {@code null}
+ * @param stored {@code true} when the response is stored with the key (always, for a replay);
+ *     {@code false} when the {@link ResponsePolicy} released the claim, so a retry runs the
+ *     operation again
+ * @param recovery {@code true} when this execution took over an expired lease of another owner
+ *     (lease mode), so that an earlier owner's effect may already have happened; never for a replay
  */
-public final class Outcome {
+public record Outcome(Kind kind, StoredResponse response, boolean stored, boolean recovery) {
 
   /** How the response was obtained. */
   public enum Kind {
@@ -19,16 +27,16 @@ public final class Outcome {
     REPLAYED
   }
 
-  private final Kind kind;
-  private final StoredResponse response;
-  private final boolean stored;
-  private final boolean recovery;
-
-  private Outcome(Kind kind, StoredResponse response, boolean stored, boolean recovery) {
-    this.kind = Objects.requireNonNull(kind, "kind");
-    this.response = Objects.requireNonNull(response, "response");
-    this.stored = stored;
-    this.recovery = recovery;
+  /**
+   * @throws NullPointerException if {@code kind} or {@code response} is {@code null}
+   * @throws IllegalArgumentException for a replay that is not stored or is a recovery
+   */
+  public Outcome {
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(response, "response");
+    if (kind == Kind.REPLAYED && (!stored || recovery)) {
+      throw new IllegalArgumentException("a replayed outcome is stored and is no recovery");
+    }
   }
 
   /**
@@ -59,46 +67,9 @@ public final class Outcome {
     return new Outcome(Kind.REPLAYED, response, true, false);
   }
 
-  /**
-   * @return {@code true} when the response is stored with the key (always, for a replay);
-   *     {@code false} when the response policy released the claim
-   */
-  public boolean stored() {
-    return stored;
-  }
-
-  /** @return {@code true} when this execution took over an expired lease of another owner */
-  public boolean recovery() {
-    return recovery;
-  }
-
-  /** @return how the response was obtained, never {@code null} */
-  public Kind kind() {
-    return kind;
-  }
-
   /** @return {@code true} when the response was replayed from the store */
   public boolean replayed() {
     return kind == Kind.REPLAYED;
-  }
-
-  /** @return the response, never {@code null} */
-  public StoredResponse response() {
-    return response;
-  }
-
-  @Override
-  public boolean equals(@Nullable Object o) {
-    return o instanceof Outcome
-        && ((Outcome) o).kind == kind
-        && ((Outcome) o).stored == stored
-        && ((Outcome) o).recovery == recovery
-        && ((Outcome) o).response.equals(response);
-  }
-
-  @Override
-  public int hashCode() {
-    return Objects.hash(kind, response, stored, recovery);
   }
 
   @Override
