@@ -247,15 +247,15 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * rolls back, effect included, and reads the winner's answer in the next round.
    */
   private AttemptResult attemptKeyLast(IdempotentRequest request, Effect effect) {
-    for (int round = 0; round < MAX_ROUNDS; round++) {
+    return ConflictRetry.roundsUnchecked(round -> {
       Optional<Outcome> stored;
       try {
         stored = lookOutside(request);
       } catch (IdemException e) {
-        return beforeEffect(e);
+        return Round.done(beforeEffect(e));
       }
       if (stored.isPresent()) {
-        return AttemptResult.of(stored.get());
+        return Round.done(AttemptResult.of(stored.get()));
       }
       Progress progress = new Progress();
       Outcome outcome;
@@ -271,35 +271,38 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       } catch (KeyTaken taken) {
         switch (taken.reason) {
           case RECORDED:
-            continue; // rolled back; the next round's read answers from the winner's record
+            // Rolled back; the next round's read answers from the winner's record.
+            return round < ConflictRetry.MAX_ATTEMPTS - 1 ? Round.again(taken)
+                : Round.done(AttemptResult.storeFailed(new IdemStoreException("could not record the key after "
+                    + ConflictRetry.MAX_ATTEMPTS + " rounds: its record kept changing", null)));
           case IN_PROGRESS:
-            return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
+            return Round.done(AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1))));
           case ABORTED_BY_EFFECT:
           default:
             // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
             // its final answer, recorded alone; any other answer describes writes that are gone.
             if (isStoredClientError(taken.response)) {
-              return answerAlone(request, taken.response);
+              return Round.done(answerAlone(request, taken.response));
             }
-            return AttemptResult.rolledBack(new IdemStoreException("the effect answered " + taken.response.status()
-                + " after an SQL error that aborted its transaction; nothing was committed or stored", taken.getCause()), false);
+            return Round.done(AttemptResult.rolledBack(new IdemStoreException("the effect answered " + taken.response.status()
+                + " after an SQL error that aborted its transaction; nothing was committed or stored", taken.getCause()), false));
         }
       } catch (RuntimeException e) {
         if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
           // A deadlock or serialization failure (SQLState class 40), most likely against a racing
           // duplicate still running: the database undid this run. Running the effect first again
           // would meet the same racers in the same locks; claiming first waits for the winner.
-          return attemptClaimFirst(request, effect);
+          return Round.done(attemptClaimFirst(request, effect));
         }
         if (progress.started && !progress.answered && !progress.claimed) {
           // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
           // constraint of its own): rolled back now, the winner's record, if any, answers.
           AttemptResult winner = winnerQuietly(request);
           if (winner != null) {
-            return winner;
+            return Round.done(winner);
           }
         }
-        return failed(e, progress, request);
+        return Round.done(failed(e, progress, request));
       }
       Outcome o = Objects.requireNonNull(outcome, "outcome");
       if (!o.stored() && !progress.claimed) {
@@ -307,17 +310,12 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         // rows, caught and answered: the winner's record, if any, answers instead.
         AttemptResult winner = winnerQuietly(request);
         if (winner != null) {
-          return winner;
+          return Round.done(winner);
         }
       }
-      return AttemptResult.of(o);
-    }
-    return AttemptResult.storeFailed(new IdemStoreException("could not record the key after " + MAX_ROUNDS
-        + " rounds: its record kept changing", null));
+      return Round.done(AttemptResult.of(o));
+    });
   }
-
-  /** The most rounds of {@link #attemptKeyLast}. */
-  private static final int MAX_ROUNDS = 5;
 
   /**
    * Reads the request's live record on a connection of its own, outside any transaction.
