@@ -36,6 +36,26 @@ import org.springframework.util.function.SingletonSupplier;
 @Configuration(proxyBeanMethods = false)
 class IdemMethodConfiguration {
 
+  /** Jackson 3 for {@link Idempotent} methods, when it is on the class path ({@link JsonCodecs}). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = JsonCodecs.JACKSON_3)
+  static class Jackson3Codec {
+    @Bean
+    static JsonCodecs.Candidate idemJackson3Codec() {
+      return new JsonCodecs.Jackson3();
+    }
+  }
+
+  /** Jackson 2 for {@link Idempotent} methods, when it is on the class path ({@link JsonCodecs}). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = JsonCodecs.JACKSON_2)
+  static class Jackson2Codec {
+    @Bean
+    static JsonCodecs.Candidate idemJackson2Codec() {
+      return new JsonCodecs.Jackson2();
+    }
+  }
+
   /**
    * Refuses to start when a bean has {@code @Idempotent} methods and no principal source is
    * configured, or when {@code idem.principal} names a source that is not on the class path.
@@ -53,7 +73,7 @@ class IdemMethodConfiguration {
           throw IdemPrincipals.noSource("the @Idempotent methods of bean '" + name + "'");
         });
       }
-      if (!JsonCodecs.jacksonPresent(beans.getBeanClassLoader())) {
+      if (!JsonCodecs.jacksonPresent(beans)) {
         IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {
           throw new IllegalStateException(JsonCodecs.NO_JACKSON + " (the @Idempotent methods of bean '" + name + "')");
         });
@@ -106,7 +126,7 @@ class IdemMethodConfiguration {
       this.interceptor = SingletonSupplier.ofNullable(() -> {
         IdemProperties p = properties.getObject();
         IdemPrincipalResolver resolver = resolver();
-        JsonCodec json = resolver == null ? null : JsonCodecs.choose(beans, beans.getBeanClassLoader());
+        JsonCodec json = resolver == null ? null : JsonCodecs.choose(beans);
         if (json == null) {
           return null; // nothing kept: the call says what is missing
         }

@@ -1,13 +1,17 @@
 package dev.idem.spring;
 
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.util.ClassUtils;
+import java.util.Comparator;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Chooses the {@link JsonCodec} of {@link Idempotent} methods when the first one is called, after
- * every bean definition is known (so no auto-configuration order matters):
+ * every bean definition is known (so no auto-configuration order matters), among the {@link
+ * Candidate}s that {@link IdemMethodConfiguration} registers for each Jackson major on the class
+ * path (its {@code @ConditionalOnClass} checks decide, not a lookup here):
  *
  * <ol>
  *   <li>Jackson 3 with the application's {@code tools.jackson.databind.json.JsonMapper} bean (what
@@ -17,9 +21,9 @@ import tools.jackson.databind.json.JsonMapper;
  *   <li>else a default mapper of Jackson 3, or of Jackson 2, whichever is on the class path.
  * </ol>
  *
- * Each Jackson major is touched only from a nested class loaded after its presence was checked by
- * name, so either may be missing. Neither present: {@code null}, and the application refuses to
- * start if it has {@link Idempotent} methods ({@link #NO_JACKSON}).
+ * Each Jackson major is touched only from its candidate class, created only by a configuration
+ * guarded by that major's presence, so either may be missing. Neither present: no candidate, and
+ * the application refuses to start if it has {@link Idempotent} methods ({@link #NO_JACKSON}).
  */
 final class JsonCodecs {
 
@@ -33,39 +37,48 @@ final class JsonCodecs {
 
   private JsonCodecs() {}
 
-  static boolean jacksonPresent(ClassLoader loader) {
-    return ClassUtils.isPresent(JACKSON_3, loader) || ClassUtils.isPresent(JACKSON_2, loader);
+  /** One Jackson major on the class path; a bean of {@link IdemMethodConfiguration}'s. */
+  interface Candidate {
+    /** @return the major version, 3 or 2: the higher is preferred */
+    int major();
+
+    /** @return a codec on the application's own mapper bean, or {@code null} if it has none */
+    @Nullable JsonCodec ofApplication(ListableBeanFactory beans);
+
+    /** @return a codec on a default mapper, never {@code null} */
+    JsonCodec standalone();
+  }
+
+  /** @return whether any Jackson major is on the class path (any candidate is registered) */
+  static boolean jacksonPresent(ListableBeanFactory beans) {
+    return beans.getBeanProvider(Candidate.class).stream().findAny().isPresent();
   }
 
   /**
-   * @param beans the application's beans, to find its mapper
-   * @param loader the application's class loader
+   * @param beans the application's beans: its candidates and its mapper
    * @return the codec, or {@code null} when neither Jackson 3 nor Jackson 2 is on the class path
    */
-  static JsonCodec choose(ListableBeanFactory beans, ClassLoader loader) {
-    boolean jackson3 = ClassUtils.isPresent(JACKSON_3, loader);
-    boolean jackson2 = ClassUtils.isPresent(JACKSON_2, loader);
-    if (jackson3) {
-      JsonCodec application = Jackson3.ofApplication(beans);
+  static @Nullable JsonCodec choose(ListableBeanFactory beans) {
+    List<Candidate> candidates = beans.getBeanProvider(Candidate.class).stream()
+        .sorted(Comparator.comparingInt(Candidate::major).reversed()).toList();
+    for (Candidate c : candidates) {
+      JsonCodec application = c.ofApplication(beans);
       if (application != null) {
         return application;
       }
     }
-    if (jackson2) {
-      JsonCodec application = Jackson2.ofApplication(beans);
-      if (application != null) {
-        return application;
-      }
-    }
-    if (jackson3) {
-      return Jackson3.standalone();
-    }
-    return jackson2 ? Jackson2.standalone() : null;
+    return candidates.isEmpty() ? null : candidates.get(0).standalone();
   }
 
-  /** Loaded only when Jackson 3 is present. */
-  private static final class Jackson3 {
-    static JsonCodec ofApplication(ListableBeanFactory beans) {
+  /** Created only when Jackson 3 is present. */
+  static final class Jackson3 implements Candidate {
+    @Override
+    public int major() {
+      return 3;
+    }
+
+    @Override
+    public @Nullable JsonCodec ofApplication(ListableBeanFactory beans) {
       ObjectMapper mapper = beans.getBeanProvider(JsonMapper.class).getIfUnique();
       if (mapper == null) {
         mapper = beans.getBeanProvider(ObjectMapper.class).getIfUnique();
@@ -73,19 +86,27 @@ final class JsonCodecs {
       return mapper == null ? null : new Jackson3JsonCodec(mapper);
     }
 
-    static JsonCodec standalone() {
+    @Override
+    public JsonCodec standalone() {
       return new Jackson3JsonCodec(JsonMapper.builder().build());
     }
   }
 
-  /** Loaded only when Jackson 2 is present. */
-  private static final class Jackson2 {
-    static JsonCodec ofApplication(ListableBeanFactory beans) {
+  /** Created only when Jackson 2 is present. */
+  static final class Jackson2 implements Candidate {
+    @Override
+    public int major() {
+      return 2;
+    }
+
+    @Override
+    public @Nullable JsonCodec ofApplication(ListableBeanFactory beans) {
       com.fasterxml.jackson.databind.ObjectMapper mapper = beans.getBeanProvider(com.fasterxml.jackson.databind.ObjectMapper.class).getIfUnique();
       return mapper == null ? null : new Jackson2JsonCodec(mapper);
     }
 
-    static JsonCodec standalone() {
+    @Override
+    public JsonCodec standalone() {
       return new Jackson2JsonCodec(new com.fasterxml.jackson.databind.ObjectMapper());
     }
   }

@@ -8,7 +8,7 @@ public final class JsonCodecProbe {
 
   /** {@code "jackson3"}, {@code "jackson2"} or {@code "none"}. */
   public static String name(ConfigurableApplicationContext context) {
-    JsonCodec codec = JsonCodecs.choose(context.getBeanFactory(), context.getClassLoader());
+    JsonCodec codec = JsonCodecs.choose(context.getBeanFactory());
     return codec == null ? "none" : codec.name();
   }
 }
