@@ -269,9 +269,11 @@ public final class KafkaBrokerProcess implements AutoCloseable {
         }
         try {
           if (!admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).isEmpty()) {
+            System.err.printf("[idem-kafka] broker process %d at %s started (start %d) in %d ms%n", p.pid(),
+                bootstrapServers(), starts, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
             return;
           }
-        } catch (Exception notYet) {
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException notYet) {
           // not listening yet, or not ready
         }
         if (System.nanoTime() > deadline) {
@@ -284,12 +286,9 @@ public final class KafkaBrokerProcess implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      p.destroyForcibly();
+      process = null;
       throw new IllegalStateException("interrupted while waiting for the broker", e);
-    } finally {
-      if (process != null) {
-        System.err.printf("[idem-kafka] broker process %d at %s started (start %d) in %d ms%n", p.pid(),
-            bootstrapServers(), starts, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-      }
     }
   }
 

@@ -298,7 +298,8 @@ public final class KafkaFaultRun {
       Thread restarter = new Thread(() -> {
         try {
           while (restartEvery > 0) {
-            Thread.sleep(restartEvery * 1000L);
+            // never interrupted: a restart under way when the load ends is finished, not cut short
+            producerThread.join(restartEvery * 1000L);
             if (!producerThread.isAlive()) {
               return;
             }
@@ -338,13 +339,9 @@ public final class KafkaFaultRun {
         }
       }
       producerThread.join();
-      restarter.interrupt();
-      restarter.join(120_000);
+      restarter.join();
       if (restartFailure.get() != null) {
         throw new IllegalStateException("a broker restart failed", restartFailure.get());
-      }
-      if (!broker.alive()) {
-        broker.restart(); // interrupted between its kill and its start
       }
       try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO fault_acked (id) VALUES (?)")) {
         for (String id : List.copyOf(acked)) {
