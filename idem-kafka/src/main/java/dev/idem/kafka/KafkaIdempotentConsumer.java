@@ -24,6 +24,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -53,7 +54,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * soon as it is handled (at most one record per partition is redelivered after a crash); {@link
  * Commit#POLL} commits the offsets of a poll's records once they are all handled (fewer commits,
  * more redeliveries after a crash, all of them replays). A commit that fails because the group
- * rebalanced is not an error: the new owner redelivers, and replays.
+ * rebalanced is not an error: the new owner redelivers, and replays. Nor is one that times out
+ * (the broker did not answer within the client's {@code default.api.timeout.ms}, 60 s unless set,
+ * as while it restarts): the member goes on polling, and a later commit of the partition covers
+ * the record, or its next owner replays it. Both are told to {@link #onError}.
  *
  * <p>A {@link Verdict.Action#RETRY} seeks the record's partition back to it and pauses that
  * partition for the {@link Builder#retryBackoff} (other partitions go on), so the partition's
@@ -364,6 +368,11 @@ public final class KafkaIdempotentConsumer implements AutoCloseable {
       } catch (CommitFailedException | RebalanceInProgressException e) {
         // the partitions moved: their next owner polls these records again, and replays them
         errors.accept("commit after a rebalance", e);
+      } catch (TimeoutException e) {
+        // the broker did not answer within default.api.timeout.ms (down, restarting): the offsets
+        // stay uncommitted and the member goes on; the partition's next commit covers them, or its
+        // next owner polls these records again and replays them
+        errors.accept("commit timed out", e);
       } catch (WakeupException e) {
         // close() during the commit: commit once more so the handled record is not redelivered
         try {

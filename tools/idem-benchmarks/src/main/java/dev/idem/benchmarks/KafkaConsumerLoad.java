@@ -54,8 +54,10 @@ import picocli.CommandLine.ParameterException;
  * pass of each that is not counted. Every variant
  * reads the same {@code --records} records (200-byte values, a unique {@code message-id} header)
  * of one 4-partition topic with a consumer group of its own, with 1 and 4 members; the variants
- * alternate in {@code --rounds} rounds, so all see the same background load. The time is from the
- * first record handled to the last (the group's join is left out).
+ * alternate in {@code --rounds} rounds (their order turning each round), so all see the same
+ * background load; each variant's ratio to plain is the median (and range) of its per-round
+ * ratios against the plain consumer of the same round. The time is from the first record handled
+ * to the last (the group's join is left out).
  *
  * <pre>{@code
  * ./mvnw -B -q -DskipTests package -pl tools/idem-benchmarks -am && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.KafkaConsumerLoad --out docs
@@ -85,7 +87,7 @@ public final class KafkaConsumerLoad {
     @Option(names = "--records", defaultValue = "5000", description = "Records in the topic (default: ${DEFAULT-VALUE}).")
     int records;
 
-    @Option(names = "--rounds", defaultValue = "2", description = "Rounds of every variant (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", defaultValue = "5", description = "Rounds of every variant (default: ${DEFAULT-VALUE}).")
     int rounds;
 
     @Option(names = "--postgres-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
@@ -179,7 +181,9 @@ public final class KafkaConsumerLoad {
       idem(servers, topic, topic + "-warm-idem", ds, idem, a.records, 1, 0, KafkaIdempotentConsumer.Commit.POLL);
       for (int round = 1; round <= a.rounds; round++) {
         for (int members : new int[] {1, 4}) {
-          for (int v = 0; v < VARIANTS.length; v++) {
+          for (int step = 0; step < VARIANTS.length; step++) {
+            // the order of the variants turns each round, so none always runs first after a join
+            int v = (step + round) % VARIANTS.length;
             try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
               st.execute("TRUNCATE bench_effects");
               st.execute("TRUNCATE bench_keys");
@@ -395,24 +399,38 @@ public final class KafkaConsumerLoad {
         + "its own transaction, the offsets committed after each poll. **Idem**: `KafkaIdempotentConsumer`, the INSERT, "
         + "the idempotency key and its stored response in one transaction, the offset committed after each poll or "
         + "after each record. After a warm-up of a plain and an Idem pass, not counted, the variants alternate in %d "
-        + "rounds; records/s from the first record handled to the last, over all rounds.%n%n", records, rounds));
-    md.append("| members | variant | records/s | ratio to plain | per round | effects |\n|---:|---|---:|---:|---|---:|\n");
+        + "rounds (their order turning each round); records/s from the first record handled to the last.%n%n", records, rounds));
+    md.append("| members | variant | records/s, median of rounds (range) | ratio to plain, median of rounds (range) "
+        + "| over all rounds | per round | effects |\n|---:|---|---:|---:|---:|---|---:|\n");
     for (int members : new int[] {1, 4}) {
-      double plain = rate(runs, VARIANTS[0], members);
+      double plainAll = rate(runs, VARIANTS[0], members);
       for (String variant : VARIANTS) {
-        double rate = rate(runs, variant, members);
+        List<Double> rates = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
         List<String> perRound = new ArrayList<>();
         long effects = 0;
         for (Run r : runs) {
           if (r.variant().equals(variant) && r.members() == members) {
+            rates.add(r.perSecond());
             perRound.add(String.format(Locale.ROOT, "%,.0f", r.perSecond()));
             effects = r.effects();
+            for (Run p : runs) { // the plain consumer of the same round and member count
+              if (p.variant().equals(VARIANTS[0]) && p.members() == members && p.round() == r.round()) {
+                ratios.add(r.perSecond() / p.perSecond());
+              }
+            }
           }
         }
-        md.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %.2fx | %s | %,d |%n", members, variant, rate,
-            rate / plain, String.join(", ", perRound), effects));
+        Rounds.Spread rate = Rounds.Spread.of(rates);
+        Rounds.Spread ratio = Rounds.Spread.of(ratios);
+        md.append(String.format(Locale.ROOT, "| %d | %s | %,.0f (%,.0f to %,.0f) | %.2fx (%.2fx to %.2fx) | %.2fx | %s | %,d |%n",
+            members, variant, rate.median(), rate.min(), rate.max(), ratio.median(), ratio.min(), ratio.max(),
+            rate(runs, variant, members) / plainAll, String.join(", ", perRound), effects));
       }
     }
+    md.append("\nRatio to plain: each round's records/s over the plain consumer's of the same round and member count, "
+        + "the median of those and their range; over all rounds: all records over all the variant's time, against the "
+        + "same for the plain consumer.\n");
     md.append("\nEffects: rows in the effect table after the variant's last round (one per record: no run was "
         + "interrupted, so there was nothing to replay). What the Idem variants buy is in `idem lab --queue --broker "
         + "kafka` and [docs/kafka.md](kafka.md): a record redelivered after a crash or a rebalance runs nothing.\n");
