@@ -540,8 +540,9 @@ public final class IdempotentHttpClient {
      * unknown to it (the resend runs the operation), or after the server's hint when it is in
      * progress, instead of its backoff. If the endpoint fails the backoff applies. When the attempts
      * run out, {@link OutcomeUnknownException#serverStatus()} says what the server last said. The
-     * operation is the request's method and URI path ({@code POST /notes}); for a route with a
-     * pattern use {@link #keyStatus(URI, Function)}.
+     * operation is the request's method and URI path ({@code POST /notes}), which Idem's endpoint
+     * resolves to the route its filter matches; {@link #keyStatus(URI, Function)} names it
+     * otherwise.
      *
      * @param endpoint the endpoint, such as {@code http://127.0.0.1:8080/idempotency-keys}, never
      *     {@code null}; absolute http or https, without query or fragment

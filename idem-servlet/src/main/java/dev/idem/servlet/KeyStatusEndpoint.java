@@ -31,7 +31,8 @@ import java.util.regex.Pattern;
  * <p><b>Whose keys.</b> The scope is derived exactly as {@link IdempotencyFilter} derives it: the
  * principal from the filter configuration's {@link PrincipalResolver} (or its anonymous
  * principal), and the operation of the configured route whose {@code "<METHOD> <pattern>"} equals
- * the {@code operation} query parameter, with the context path as the filter puts it. A caller
+ * the {@code operation} query parameter (or, when none does, of the route the filter matches for
+ * a request line {@code "<METHOD> <path>"} given there), with the context path as the filter puts it. A caller
  * therefore only ever reads keys of its own scope; anonymous callers share one scope, as they do
  * for replays, so the endpoint tells them no more than a replay would.
  *
@@ -168,13 +169,7 @@ public final class KeyStatusEndpoint implements Filter {
               + " operation=POST%20%2Fnotes, the route as the server configures it", Map.of()), res);
       return;
     }
-    IdempotencyFilterConfig.Route route = null;
-    for (IdempotencyFilterConfig.Route r : config.routes()) {
-      if (r.operation().equals(operations[0])) {
-        route = r;
-        break;
-      }
-    }
+    IdempotencyFilterConfig.Route route = routeOf(operations[0]);
     if (route == null) {
       sendNotFound(res); // no key can be recorded there: as unknown as any other
       return;
@@ -209,6 +204,26 @@ public final class KeyStatusEndpoint implements Filter {
     } else {
       sendNotFound(res);
     }
+  }
+
+  /**
+   * @return the configured route named by {@code operation}: the one whose {@code "<METHOD>
+   *     <pattern>"} is {@code operation}, else, for a request line such as {@code "POST
+   *     /orders/7"}, the route the filter would match for that method and path (so a client that
+   *     names its request, not the route's pattern, still reads the key in the scope the filter
+   *     gave it); {@code null} when none
+   */
+  private IdempotencyFilterConfig.Route routeOf(String operation) {
+    for (IdempotencyFilterConfig.Route r : config.routes()) {
+      if (r.operation().equals(operation)) {
+        return r;
+      }
+    }
+    int space = operation.indexOf(' ');
+    if (space <= 0 || space + 1 >= operation.length() || operation.charAt(space + 1) != '/') {
+      return null;
+    }
+    return config.routeFor(operation.substring(0, space), operation.substring(space + 1));
   }
 
   private void sendNotFound(HttpServletResponse res) throws IOException {

@@ -61,7 +61,8 @@ class KeyStatusEndpointTest {
 
   private IdempotencyFilterConfig config() {
     LeaseIdempotency engine = LeaseIdempotency.builder(store).lease(Duration.ofSeconds(30)).retention(Duration.ofMinutes(10)).build();
-    return IdempotencyFilterConfig.builder(engine).required("POST", "/notes").required("POST", "/slow").build();
+    return IdempotencyFilterConfig.builder(engine).required("POST", "/notes").required("POST", "/slow")
+        .optional("PATCH", "/notes/*").build();
   }
 
   private void start(KeyStatusReader reader) throws Exception {
@@ -150,6 +151,20 @@ class KeyStatusEndpointTest {
     assertThat(post("/notes", "alice", "\"a b?c#\"").statusCode()).isEqualTo(201);
     assertThat(status("alice", "a%20b%3Fc%23", "POST%20/notes").statusCode()).isEqualTo(200);
     assertThat(status("alice", "a%20b%3Fc", "POST%20/notes").statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void aKeyUnderAPatternRouteIsFoundByThePatternOrByTheRequestLine() throws Exception {
+    start(store);
+    HttpResponse<byte[]> patched = server.send(server.request("/notes/1").header(TestServer.USER_HEADER, "alice")
+        .header("Idempotency-Key", "k-patch").header("Content-Type", "application/json")
+        .method("PATCH", BodyPublishers.ofString("{}")).build());
+    assertThat(patched.statusCode()).isEqualTo(201);
+    assertThat(status("alice", "k-patch", "PATCH%20%2Fnotes%2F*").statusCode()).as("the route's pattern").isEqualTo(200);
+    assertThat(status("alice", "k-patch", "PATCH%20%2Fnotes%2F1").statusCode()).as("the request line").isEqualTo(200);
+    assertThat(status("alice", "k-patch", "PATCH%20%2Fnotes%2F2").statusCode()).as("the same route, so the same scope").isEqualTo(200);
+    assertThat(status("alice", "k-patch", "PATCH%20%2Fother").statusCode()).as("no route").isEqualTo(404);
+    assertThat(status("alice", "k-patch", "PATCH%20notes").statusCode()).isEqualTo(404);
   }
 
   @Test
