@@ -62,6 +62,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
   /** The step table used when {@link Builder#stepTable} is not called: {@value}. */
   public static final String DEFAULT_STEP_TABLE = "idem_steps";
 
+  private static final System.Logger LOG = System.getLogger(JdbcStepOperations.class.getName());
   private static final String INPUT_STEP = "#input";
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
 
@@ -193,7 +194,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
    * whose lease has run out (their caller gave up), by taking each over and running its operation
    * again from its recorded input; each resumes after its last recovery point and stores its final
    * response, which the caller's retry then replays. Operations without a registered body are left
-   * alone. Safe to run on several nodes at once: each operation is taken by one of them.
+   * alone. Safe to run on several nodes at once: each operation is taken by one of them. An
+   * operation that fails again is logged (as a warning, without its key) and left for a later pass.
    *
    * @param operations the bodies, by the scope's operation (such as {@code "POST /rides"}), never
    *     {@code null}
@@ -240,7 +242,11 @@ public final class JdbcStepOperations implements KeyStatusReader {
       } catch (RequestInProgressException | LeaseLostException e) {
         // another node, or the caller's retry, took it first
       } catch (Exception e) {
-        // this operation failed again; the next pass tries again after its lease
+        // This operation failed again; the next pass tries again after its lease. Logged without
+        // the key or the principal (logs carry neither), with the operation and the failure's class
+        // (a message may quote the key).
+        LOG.log(System.Logger.Level.WARNING, "step completer: an abandoned " + row[1] + " operation failed again and stays"
+            + " in progress until the next pass after its lease: " + e.getClass().getName());
       }
     }
     return completed;
