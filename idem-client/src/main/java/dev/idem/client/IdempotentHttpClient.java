@@ -8,22 +8,28 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -80,6 +86,9 @@ public final class IdempotentHttpClient {
   private final Clock clock;
   private final Scheduler scheduler;
   private final DoubleSupplier random;
+  /** The key status endpoint, without a trailing '/'; {@code null} when the client does not ask it. */
+  private final @Nullable String statusEndpoint;
+  private final Function<HttpOperation, String> statusOperation;
 
   private IdempotentHttpClient(Builder b) {
     this.transport = b.transport;
@@ -90,6 +99,8 @@ public final class IdempotentHttpClient {
     this.clock = b.clock;
     this.scheduler = b.scheduler;
     this.random = b.random;
+    this.statusEndpoint = b.statusEndpoint;
+    this.statusOperation = b.statusOperation;
   }
 
   /**
@@ -228,7 +239,96 @@ public final class IdempotentHttpClient {
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
-    return sent.handle((response, failure) -> classify(number, response, failure));
+    return sent.handle((response, failure) -> classify(number, response, failure))
+        .thenCompose(a -> settle(op, key, deadline, a));
+  }
+
+  /**
+   * Asks the key status endpoint, when the client has one, about an attempt whose outcome is
+   * unknown (an I/O failure, or 502, 503, 504 without a replay), and waits accordingly before the
+   * resend: no backoff when the server says the key is completed (the resend replays its stored
+   * answer) or unknown to it (the resend runs the operation), the server's hint when it is in
+   * progress. When the endpoint cannot answer, the attempt keeps its backoff. Answers that say
+   * what happened (409, 429, a final status) are not asked about.
+   */
+  private CompletableFuture<Attempt> settle(HttpOperation op, String key, Instant deadline, Attempt a) {
+    boolean unknown = a.failure != null || (a.response != null && a.response.statusCode() >= 502 && a.response.statusCode() <= 504);
+    if (statusEndpoint == null || !a.retryable || !unknown) {
+      return CompletableFuture.completedFuture(a);
+    }
+    Duration remaining = Duration.between(clock.instant(), deadline);
+    if (remaining.isNegative() || remaining.isZero()) {
+      return CompletableFuture.completedFuture(a);
+    }
+    CompletableFuture<ServerKeyStatus> status;
+    try {
+      status = statusAsync(op, key, remaining.compareTo(policy.attemptTimeout()) < 0 ? remaining : policy.attemptTimeout());
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(a);
+    }
+    return status.handle((s, failure) -> failure != null || s == null ? a : a.settledBy(s));
+  }
+
+  /**
+   * Asks the server's key status endpoint (set with {@link Builder#keyStatus}) what it recorded for
+   * {@code key} under {@code operation}: {@code GET <endpoint>/<key>?operation=<METHOD pattern>}
+   * with the operation's header fields (its credentials, so that the server answers about the
+   * caller's own key), without its body. For a caller that got {@link OutcomeUnknownException} and
+   * wants to know, before it resends, whether the operation completed.
+   *
+   * @param operation the operation, for its method, URI and header fields; never {@code null}
+   * @param key the key it was sent with, never {@code null}
+   * @return what the server said, never {@code null}
+   * @throws IllegalStateException if the client has no key status endpoint
+   * @throws UncheckedIOException if the endpoint cannot be reached, or answers anything but 200 with
+   *     its document or 404
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public ServerKeyStatus keyStatus(HttpOperation operation, String key) throws InterruptedException {
+    Objects.requireNonNull(operation, "operation");
+    Objects.requireNonNull(key, "key");
+    if (statusEndpoint == null) {
+      throw new IllegalStateException("this client has no key status endpoint: set one with Builder.keyStatus");
+    }
+    try {
+      return statusAsync(operation, IdempotencyKey.of(key).value(), policy.attemptTimeout()).get();
+    } catch (ExecutionException e) {
+      Throwable cause = unwrap(e);
+      if (cause instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new UncheckedIOException(cause instanceof IOException io ? io : new IOException(cause));
+    }
+  }
+
+  private CompletableFuture<ServerKeyStatus> statusAsync(HttpOperation op, String key, Duration timeout) {
+    String operation = statusOperation.apply(op);
+    URI uri = URI.create(statusEndpoint + "/" + encode(key) + "?operation=" + encode(operation));
+    HttpRequest.Builder request = HttpRequest.newBuilder(uri).GET().timeout(timeout);
+    for (Map.Entry<String, String> h : op.headers()) {
+      String name = h.getKey().toLowerCase(Locale.ROOT);
+      if (!name.equals("content-type") && !name.equals("content-encoding") && !name.equals(KEY_HEADER.toLowerCase(Locale.ROOT))) {
+        request.header(h.getKey(), h.getValue());
+      }
+    }
+    return transport.send(request.build()).thenApply(r -> {
+      if (r.statusCode() == 404) {
+        return ServerKeyStatus.notFound();
+      }
+      if (r.statusCode() == 200) {
+        Optional<ServerKeyStatus> parsed = ServerKeyStatus.parse(r.body());
+        if (parsed.isPresent()) {
+          return parsed.get();
+        }
+      }
+      throw new UncheckedIOException(new IOException("the key status endpoint " + statusEndpoint + " answered " + r.statusCode()
+          + (r.statusCode() == 200 ? " with a body that is not a key status" : "")));
+    });
+  }
+
+  /** Percent-encodes a path segment or query value (RFC 3986 section 2.1): everything but unreserved characters. */
+  private static String encode(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20").replace("*", "%2A").replace("%7E", "~");
   }
 
   private Attempt classify(int number, HttpResponse<byte[]> response, Throwable failure) {
@@ -290,7 +390,22 @@ public final class IdempotentHttpClient {
     } else {
       reason = "the retry budget or the deadline does not allow another attempt";
     }
-    throw new OutcomeUnknownException(key, sent, a.response == null ? -1 : a.response.statusCode(), reason, a.failure, a.retryAfter);
+    if (a.settled != null) {
+      reason += switch (a.settled.state()) {
+        case COMPLETED -> "; the server's key status says completed with status " + a.settled.status()
+            + ": send again with the same key to get its stored answer";
+        case IN_PROGRESS -> "; the server's key status says an attempt is still in progress";
+        case NOT_FOUND -> "; the server's key status has no record of the key: sending again runs the operation";
+      };
+    }
+    throw new OutcomeUnknownException(key, sent, a.response == null ? -1 : a.response.statusCode(), reason, a.failure, a.retryAfter,
+        a.settled);
+  }
+
+  /** @return the request's method and URI path, as a route names them ({@code POST /notes}) */
+  static String defaultOperation(HttpOperation op) {
+    String path = op.uri().getPath();
+    return op.method() + " " + (path == null || path.isEmpty() ? "/" : path);
   }
 
   private static String quoted(String key) {
@@ -306,14 +421,31 @@ public final class IdempotentHttpClient {
     final boolean retryable;
     final Duration nextDelay;
     final Duration retryAfter;
+    /** What the key status endpoint said after this attempt, or {@code null} when it was not asked or did not answer. */
+    final ServerKeyStatus settled;
 
     Attempt(int number, HttpResponse<byte[]> response, Throwable failure, boolean retryable, Duration nextDelay, Duration retryAfter) {
+      this(number, response, failure, retryable, nextDelay, retryAfter, null);
+    }
+
+    Attempt(int number, HttpResponse<byte[]> response, Throwable failure, boolean retryable, Duration nextDelay, Duration retryAfter,
+        ServerKeyStatus settled) {
+      this.settled = settled;
       this.number = number;
       this.response = response;
       this.failure = failure;
       this.retryable = retryable;
       this.nextDelay = nextDelay;
       this.retryAfter = retryAfter;
+    }
+
+    /** @return this attempt with the wait that {@code status} calls for before the resend */
+    Attempt settledBy(ServerKeyStatus status) {
+      Duration wait = switch (status.state()) {
+        case COMPLETED, NOT_FOUND -> Duration.ZERO;
+        case IN_PROGRESS -> status.retryAfter() == null ? nextDelay : status.retryAfter();
+      };
+      return new Attempt(number, response, failure, retryable, wait, retryAfter, status);
     }
 
     static Attempt notSent(int number) {
@@ -351,6 +483,8 @@ public final class IdempotentHttpClient {
     private Clock clock = Clock.systemUTC();
     private Scheduler scheduler = Scheduler.DEFAULT;
     private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+    private String statusEndpoint;
+    private Function<HttpOperation, String> statusOperation = IdempotentHttpClient::defaultOperation;
 
     private Builder(Transport transport) {
       this.transport = transport;
@@ -395,6 +529,55 @@ public final class IdempotentHttpClient {
     /** @param random uniform numbers in [0, 1) for the jitter (tests pass their own) */
     public Builder random(DoubleSupplier random) {
       this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /**
+     * Asks the server's key status endpoint to settle an unknown outcome before resending (off
+     * unless set): after an attempt that failed without telling what happened (an I/O failure or
+     * timeout, or 502, 503, 504 without a replay) the client sends {@code GET
+     * <endpoint>/<key>?operation=<METHOD path>} with the operation's header fields, and then resends
+     * at once when the server says the key is completed (the resend gets the stored answer) or
+     * unknown to it (the resend runs the operation), or after the server's hint when it is in
+     * progress, instead of its backoff. If the endpoint fails the backoff applies. When the attempts
+     * run out, {@link OutcomeUnknownException#serverStatus()} says what the server last said. The
+     * operation is the request's method and URI path ({@code POST /notes}), which Idem's endpoint
+     * resolves to the route its filter matches; {@link #keyStatus(URI, Function)} names it
+     * otherwise.
+     *
+     * @param endpoint the endpoint, such as {@code http://127.0.0.1:8080/idempotency-keys}, never
+     *     {@code null}; absolute http or https, without query or fragment
+     * @return this builder
+     * @throws IllegalArgumentException if {@code endpoint} breaks that rule
+     */
+    public Builder keyStatus(URI endpoint) {
+      return keyStatus(endpoint, IdempotentHttpClient::defaultOperation);
+    }
+
+    /**
+     * As {@link #keyStatus(URI)}, with the operation named by {@code operation} (the server's route
+     * as "METHOD pattern", such as {@code PATCH /notes/*}).
+     *
+     * @param endpoint as for {@link #keyStatus(URI)}
+     * @param operation the route of an operation, never {@code null}; must not return {@code null}
+     * @return this builder
+     * @throws IllegalArgumentException if {@code endpoint} is not an absolute http(s) URI without
+     *     query or fragment
+     */
+    public Builder keyStatus(URI endpoint, Function<HttpOperation, String> operation) {
+      Objects.requireNonNull(endpoint, "endpoint");
+      this.statusOperation = Objects.requireNonNull(operation, "operation");
+      String scheme = endpoint.getScheme();
+      if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https")) || endpoint.getRawAuthority() == null
+          || endpoint.getRawQuery() != null || endpoint.getRawFragment() != null) {
+        throw new IllegalArgumentException("the key status endpoint must be an absolute http or https URI without query or fragment: "
+            + endpoint);
+      }
+      String text = endpoint.toString();
+      while (text.endsWith("/")) {
+        text = text.substring(0, text.length() - 1);
+      }
+      this.statusEndpoint = text;
       return this;
     }
 

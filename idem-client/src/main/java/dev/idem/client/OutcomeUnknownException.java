@@ -19,6 +19,7 @@ public class OutcomeUnknownException extends IdemException {
   private final int attempts;
   private final int lastStatus;
   private final transient Duration retryAfter;
+  private final transient ServerKeyStatus serverStatus;
 
   /**
    * @param key the idempotency key of the operation
@@ -41,12 +42,38 @@ public class OutcomeUnknownException extends IdemException {
    *     {@code null} when it asked for none
    */
   public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, @Nullable Throwable cause, @Nullable Duration retryAfter) {
+    this(key, attempts, lastStatus, reason, cause, retryAfter, null);
+  }
+
+  /**
+   * @param key the idempotency key of the operation
+   * @param attempts how many attempts were sent
+   * @param lastStatus the status of the last response, or -1 when the last attempt got none
+   * @param reason why the client stopped
+   * @param cause the last failure, may be {@code null}
+   * @param retryAfter the wait the server asked for in its last answer, or {@code null}
+   * @param serverStatus what the server's key status endpoint said after the last attempt ({@link
+   *     IdempotentHttpClient.Builder#keyStatus}), or {@code null} when it was not asked or did not answer
+   */
+  public OutcomeUnknownException(String key, int attempts, int lastStatus, String reason, @Nullable Throwable cause,
+      @Nullable Duration retryAfter, @Nullable ServerKeyStatus serverStatus) {
     super("outcome unknown after " + attempts + " attempt(s) with idempotency key '" + key + "' (" + reason
         + (lastStatus > 0 ? ", last status " + lastStatus : "") + "); the effect may exist: resume with the same key", cause);
     this.key = key;
     this.attempts = attempts;
     this.lastStatus = lastStatus;
     this.retryAfter = retryAfter;
+    this.serverStatus = serverStatus;
+  }
+
+  /**
+   * @return what the server's key status endpoint said after the last attempt: for example {@link
+   *     ServerKeyStatus.State#COMPLETED} with the stored status, so that the caller knows the effect
+   *     exists and a resend with {@link #key()} will get its answer; empty when the client has no
+   *     endpoint, did not ask, or got no answer
+   */
+  public Optional<ServerKeyStatus> serverStatus() {
+    return Optional.ofNullable(serverStatus);
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
@@ -27,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * tested without a database; {@link #storedResponseBytes} and {@link #replaceStoredResponseBytes}
  * let a test look at and alter those bytes as someone with access to a store could.
  */
-public final class InMemoryLeaseStore implements LeaseStore {
+public final class InMemoryLeaseStore implements LeaseStore, KeyStatusReader {
 
   private final Clock clock;
   private final ResponseProtection protection;
@@ -96,7 +97,7 @@ public final class InMemoryLeaseStore implements LeaseStore {
         return e;
       }
       done[0] = true;
-      return new Entry(e.fingerprint, e.owner, e.leaseUntil, copy, e.expiresAt);
+      return new Entry(e.fingerprint, e.owner, e.leaseUntil, copy, e.expiresAt, e.completedAt);
     });
     return done[0];
   }
@@ -112,7 +113,7 @@ public final class InMemoryLeaseStore implements LeaseStore {
     AtomicReference<ClaimResult> result = new AtomicReference<>();
     records.compute(new Id(request.scope(), request.key()), (id, e) -> {
       long now = clock.millis();
-      Entry fresh = new Entry(request.fingerprint(), ownerToken, now + lease.toMillis(), null, now + retention.toMillis());
+      Entry fresh = new Entry(request.fingerprint(), ownerToken, now + lease.toMillis(), null, now + retention.toMillis(), 0);
       if (e == null || now >= e.expiresAt) {
         result.set(ClaimResult.claimed(request.fingerprint(), false));
         return fresh;
@@ -123,11 +124,11 @@ public final class InMemoryLeaseStore implements LeaseStore {
       }
       if (e.owner.equals(ownerToken)) {
         result.set(ClaimResult.claimed(e.fingerprint, false));
-        return new Entry(e.fingerprint, ownerToken, now + lease.toMillis(), null, e.expiresAt);
+        return new Entry(e.fingerprint, ownerToken, now + lease.toMillis(), null, e.expiresAt, 0);
       }
       if (now >= e.leaseUntil && e.fingerprint.equals(request.fingerprint())) {
         result.set(ClaimResult.claimed(e.fingerprint, true));
-        return new Entry(e.fingerprint, ownerToken, now + lease.toMillis(), null, Math.max(e.expiresAt, now + retention.toMillis()));
+        return new Entry(e.fingerprint, ownerToken, now + lease.toMillis(), null, Math.max(e.expiresAt, now + retention.toMillis()), 0);
       }
       result.set(ClaimResult.inProgress(e.fingerprint, Duration.ofMillis(Math.max(0, e.leaseUntil - now))));
       return e;
@@ -151,7 +152,7 @@ public final class InMemoryLeaseStore implements LeaseStore {
       }
       done[0] = true;
       byte[] stored = protection.seal(scope, key, e.fingerprint, response);
-      return new Entry(e.fingerprint, e.owner, e.leaseUntil, stored, now + retention.toMillis());
+      return new Entry(e.fingerprint, e.owner, e.leaseUntil, stored, now + retention.toMillis(), now);
     });
     return done[0];
   }
@@ -173,6 +174,29 @@ public final class InMemoryLeaseStore implements LeaseStore {
     return done[0];
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One read of the record, on this store's clock; a protected response is opened to read its
+   * status.
+   */
+  @Override
+  public KeyStatus status(Scope scope, IdempotencyKey key) {
+    Objects.requireNonNull(scope, "scope");
+    Objects.requireNonNull(key, "key");
+    Entry e = records.get(new Id(scope, key));
+    long now = clock.millis();
+    if (e == null || now >= e.expiresAt) {
+      return KeyStatus.absent();
+    }
+    if (e.response != null) {
+      int status = protection.open(scope, key, e.fingerprint, e.response).status();
+      return new KeyStatus.Completed(e.fingerprint, status, Instant.ofEpochMilli(e.completedAt), Instant.ofEpochMilli(e.expiresAt));
+    }
+    return new KeyStatus.InProgress(e.fingerprint, Instant.ofEpochMilli(e.leaseUntil),
+        Duration.ofMillis(Math.max(0, e.leaseUntil - now)), null, Instant.ofEpochMilli(e.expiresAt));
+  }
+
   @Override
   public long purgeExpired(int batchSize) {
     if (batchSize < 1 || batchSize > 100_000) {
@@ -191,6 +215,9 @@ public final class InMemoryLeaseStore implements LeaseStore {
 
   private record Id(Scope scope, IdempotencyKey key) {}
 
-  /** {@code response}: the stored bytes, {@code null} while in progress; never changed in place. */
-  private record Entry(Fingerprint fingerprint, String owner, long leaseUntil, byte[] response, long expiresAt) {}
+  /**
+   * {@code response}: the stored bytes, {@code null} while in progress; never changed in place.
+   * {@code completedAt}: when the response was stored (ms on the store's clock), 0 while in progress.
+   */
+  private record Entry(Fingerprint fingerprint, String owner, long leaseUntil, byte[] response, long expiresAt, long completedAt) {}
 }

@@ -4,11 +4,15 @@ import dev.idem.core.Effect;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.ResponseProtection;
+import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.ConflictRetry.Round;
@@ -91,7 +95,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Instances are immutable after {@link Builder#build()} and thread-safe; share one per table. A
  * {@link Connection} must be used by one thread at a time, as JDBC requires.
  */
-public final class JdbcIdempotency {
+public final class JdbcIdempotency implements KeyStatusReader {
 
   /** The default retention of a record: 24 hours. */
   public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
@@ -124,6 +128,7 @@ public final class JdbcIdempotency {
   private final ClaimFirst claimFirst;
   private final KeyLast keyLast;
   private final JoinedTransaction joined;
+  private final KeyStatusQuery statusQuery;
 
   private JdbcIdempotency(Builder b) {
     this.retention = b.retention;
@@ -138,6 +143,7 @@ public final class JdbcIdempotency {
     this.claimFirst = new ClaimFirst(settings);
     this.keyLast = new KeyLast(settings);
     this.joined = new JoinedTransaction(settings);
+    this.statusQuery = new KeyStatusQuery(b.table, b.protection);
   }
 
   /** @return a builder with the defaults: table {@code idem_keys}, retention 24 h, schema on demand */
@@ -398,6 +404,59 @@ public final class JdbcIdempotency {
     Dialect dialect = Dialect.of(connection);
     keys.ensureSchema(connection, dialect, autoCommit(connection));
     return Optional.ofNullable(keys.answerIfLive(connection, keys.statements(dialect), request));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On a connection of the builder's {@link Builder#dataSource data source}, in auto-commit
+   * mode: see {@link #status(Connection, Scope, IdempotencyKey)}.
+   *
+   * @throws IllegalStateException if the builder had no data source
+   */
+  @Override
+  public KeyStatus status(Scope scope, IdempotencyKey key) {
+    if (dataSource == null) {
+      throw new IllegalStateException("no DataSource configured: use status(Connection, ...) or Builder.dataSource");
+    }
+    try (Connection connection = dataSource.getConnection()) {
+      if (!connection.getAutoCommit()) {
+        connection.setAutoCommit(true);
+      }
+      return status(connection, scope, key);
+    } catch (SQLException e) {
+      throw new IdemStoreException("cannot get a connection from the data source: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * What the key table knows of (scope, key): one primary-key read that takes no lock and writes
+   * nothing, on the database's clock. A transactional claim is not visible before its transaction
+   * commits, so an operation still running in transactional mode reads as {@link KeyStatus.Absent}
+   * (a retry then waits on its claim and replays); a lease-mode claim of a store sharing the table
+   * reads as {@link KeyStatus.InProgress}. The table is created first if missing and allowed, as
+   * for {@link #replay}.
+   *
+   * @param connection an open connection, used by this thread only; best in auto-commit mode, so
+   *     the read sees the latest committed record
+   * @param scope principal and operation, never {@code null}
+   * @param key the idempotency key, never {@code null}
+   * @return the status, never {@code null}
+   * @throws dev.idem.core.StoredResponseUnreadableException if the key is completed and its
+   *     protected response cannot be opened to read its status
+   * @throws IdemStoreException if the read fails
+   */
+  public KeyStatus status(Connection connection, Scope scope, IdempotencyKey key) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(scope, "scope");
+    Objects.requireNonNull(key, "key");
+    Dialect dialect = Dialect.of(connection);
+    keys.ensureSchema(connection, dialect, autoCommit(connection));
+    try {
+      return statusQuery.read(connection, dialect, scope, key);
+    } catch (SQLException e) {
+      throw storeFailure("status read failed", e);
+    }
   }
 
   /**

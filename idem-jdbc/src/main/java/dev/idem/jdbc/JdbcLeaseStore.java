@@ -3,6 +3,8 @@ package dev.idem.jdbc;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
@@ -61,7 +63,7 @@ import javax.sql.DataSource;
  * lease. The dialect is detected on the first connection and kept: one store, one database.
  * Immutable after {@link Builder#build()} and thread-safe.
  */
-public final class JdbcLeaseStore implements LeaseStore {
+public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
 
   /** Reads and conditional writes per claim before giving up on a record that keeps changing. */
   private static final int MAX_ROUNDS = 5;
@@ -73,12 +75,14 @@ public final class JdbcLeaseStore implements LeaseStore {
   private final ResponseProtection protection;
   /** The statements of the data source's dialect, set by the first connection. */
   private volatile KeyTableSql sql;
+  private final KeyStatusQuery statusQuery;
 
   private JdbcLeaseStore(Builder b) {
     this.dataSource = b.dataSource;
     this.table = new KeyTable(b.table, b.createSchema, b.protection);
     this.sqliteBusyTimeout = b.sqliteBusyTimeout;
     this.protection = b.protection;
+    this.statusQuery = new KeyStatusQuery(b.table, b.protection);
   }
 
   /**
@@ -236,6 +240,23 @@ public final class JdbcLeaseStore implements LeaseStore {
   private static KeyRow readLive(Connection c, KeyTableSql sql, Scope scope, IdempotencyKey key) throws SQLException {
     KeyRow row = KeyTableSql.readRow(c, sql.read, scope.principal(), scope.operation(), key.value());
     return row != null && row.live() ? row : null;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One primary-key read in auto-commit mode (the latest committed record), on the database's
+   * clock; no lock is taken and nothing is written.
+   */
+  @Override
+  public KeyStatus status(Scope scope, IdempotencyKey key) {
+    Objects.requireNonNull(scope, "scope");
+    Objects.requireNonNull(key, "key");
+    try (Connection c = connection()) {
+      return statusQuery.read(c, sql.dialect, scope, key);
+    } catch (SQLException e) {
+      throw failure("status of " + LogRef.of(scope, key), e);
+    }
   }
 
   @Override

@@ -4,6 +4,8 @@ import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
@@ -20,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
@@ -46,7 +49,7 @@ import redis.clients.jedis.UnifiedJedis;
  * fingerprint} (64 lowercase hex digits), {@code state} ({@code IN_PROGRESS} or {@code COMPLETED}),
  * {@code owner}, {@code lease_until} and {@code expires_at} (milliseconds since the Unix epoch on the
  * Redis server's clock) and, once completed, {@code response} (the bytes of {@link
- * StoredResponseCodec}). The hash also carries a Redis expiry ({@code PEXPIREAT}) at {@code
+ * StoredResponseCodec}) and {@code completed_at} (the completion's time, same unit). The hash also carries a Redis expiry ({@code PEXPIREAT}) at {@code
  * expires_at}, so Redis removes expired records by itself. A completion sets {@code expires_at} to
  * exactly the retention after it, so a completed key is kept exactly the retention on Redis's clock:
  * the expiry policy to publish (draft-ietf-httpapi-idempotency-key-header, section 2.3), unless an
@@ -73,7 +76,7 @@ import redis.clients.jedis.UnifiedJedis;
  * failure of Redis or of the connection is thrown as {@link IdemStoreException}, never as a Jedis
  * exception.
  */
-public final class RedisLeaseStore implements LeaseStore {
+public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
 
   /** The key prefix used when {@link Builder#keyPrefix(String)} is not called: {@value}. */
   public static final String DEFAULT_KEY_PREFIX = "idem:";
@@ -100,6 +103,7 @@ public final class RedisLeaseStore implements LeaseStore {
   private static final Script COMPLETE = load("complete", false, "prelude.lua", "read-owner.lua", "complete.lua");
   private static final Script RELEASE = load("release", false, "prelude.lua", "read-owner.lua", "release.lua");
   private static final Script PURGE = load("purge", false, "prelude.lua", "purge.lua");
+  private static final Script STATUS = load("status", true, "prelude.lua", "status.lua");
 
   private final RedisStoreClient redis;
   private final String keyPrefix;
@@ -287,6 +291,70 @@ public final class RedisLeaseStore implements LeaseStore {
     checkOwnerToken(ownerToken);
     String recordKey = recordKey(scope, key);
     return toCount(run(RELEASE, recordKey, utf8(ownerToken)), RELEASE, recordKey) == 1;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One read-only Lua script on the record's hash, on the Redis server's clock (so that expiry
+   * is decided as {@link #claim} decides it, from the exact instant of expiry); it writes nothing
+   * and, whatever the {@link Builder#durability durability} mode, waits for no replica. A protected
+   * response is opened to read its status.
+   *
+   * @throws dev.idem.core.StoredResponseUnreadableException if a protected response cannot be opened
+   * @throws IdemStoreException if Redis fails or cannot be reached, or the record is corrupt
+   */
+  @Override
+  public KeyStatus status(Scope scope, IdempotencyKey key) {
+    String recordKey = recordKey(scope, key);
+    Object reply;
+    try {
+      reply = redis.eval(STATUS, List.of(utf8(recordKey)), List.of());
+    } catch (IdemStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new IdemStoreException("Redis " + STATUS.name() + " failed on " + recordKey + ": " + e.getMessage(), e);
+    }
+    if (!(reply instanceof List<?> list) || list.isEmpty() || !(list.get(0) instanceof byte[] state)) {
+      throw unexpected(STATUS, recordKey, reply);
+    }
+    String stateName = new String(state, StandardCharsets.US_ASCII);
+    if (stateName.equals("ABSENT") && list.size() == 1) {
+      return KeyStatus.absent();
+    }
+    if (list.size() != 7) {
+      throw unexpected(STATUS, recordKey, reply);
+    }
+    byte[][] fields = new byte[6][];
+    for (int i = 0; i < 6; i++) {
+      if (!(list.get(i + 1) instanceof byte[] field)) {
+        throw unexpected(STATUS, recordKey, reply);
+      }
+      fields[i] = field;
+    }
+    Fingerprint fingerprint = fingerprintOf(fields[0], recordKey);
+    // fields: fingerprint, lease_until, completed_at, expires_at, now, response
+    long expiresAt = millis(fields[3], recordKey);
+    long now = millis(fields[4], recordKey);
+    if (stateName.equals("COMPLETED")) {
+      int status = openStored(fields[5], recordKey, scope, key, fingerprint).status();
+      Instant completedAt = fields[2].length == 0 ? null : Instant.ofEpochMilli(millis(fields[2], recordKey));
+      return new KeyStatus.Completed(fingerprint, status, completedAt, Instant.ofEpochMilli(expiresAt));
+    }
+    if (stateName.equals("IN_PROGRESS")) {
+      long leaseUntil = millis(fields[1], recordKey);
+      return new KeyStatus.InProgress(fingerprint, Instant.ofEpochMilli(leaseUntil), Duration.ofMillis(Math.max(0, leaseUntil - now)),
+          null, Instant.ofEpochMilli(expiresAt));
+    }
+    throw unexpected(STATUS, recordKey, reply);
+  }
+
+  private static long millis(byte[] digits, String recordKey) {
+    try {
+      return Long.parseLong(new String(digits, StandardCharsets.US_ASCII));
+    } catch (NumberFormatException e) {
+      throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt time", e);
+    }
   }
 
   /**

@@ -17,6 +17,6 @@ if r[1] ~= 'IN_PROGRESS' then
   return 0
 end
 local newExpiresAt = now + tonumber(ARGV[3])
-redis.call('HSET', k, 'state', 'COMPLETED', 'response', ARGV[2], 'expires_at', ms(newExpiresAt))
+redis.call('HSET', k, 'state', 'COMPLETED', 'response', ARGV[2], 'completed_at', ms(now), 'expires_at', ms(newExpiresAt))
 redis.call('PEXPIREAT', k, ms(newExpiresAt))
 return 1

@@ -35,6 +35,8 @@ import org.springframework.core.env.Environment;
  *   <li>{@link IdemMetricsConfiguration}: Micrometer's counters and store timer, with a registry;
  *   <li>{@link IdemWebConfiguration}: the {@code Idempotency-Key} filter on Spring MVC, its start-up
  *       log line, and {@link IdemHandlerExceptionResolver};
+ *   <li>{@link IdemKeyStatusConfiguration}: the key status endpoint, with {@code
+ *       idem.key-status.enabled=true};
  *   <li>{@link IdemMethodConfiguration}: {@link Idempotent} service methods, and the refusal to start
  *       when a bean has them and no principal source is configured;
  *   <li>{@link IdemRabbitConfiguration}: {@link IdemRabbitListeners}, with spring-rabbit and
@@ -73,6 +75,7 @@ import org.springframework.core.env.Environment;
     IdemStoreConfiguration.class,
     IdemMetricsConfiguration.class,
     IdemWebConfiguration.class,
+    IdemKeyStatusConfiguration.class,
     IdemMethodConfiguration.class,
     IdemRabbitConfiguration.class,
     IdemKafkaConfiguration.class})

@@ -10,6 +10,8 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InProgressPolicy;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Outcome;
@@ -569,6 +571,124 @@ public abstract class LeaseContract {
         .hasMessageContaining("longer than the lease");
   }
 
+
+  // ------------------------------------------------------------------ key status
+
+  /**
+   * @return the key status reader of the store under test: the store itself, which every store
+   *     Idem ships implements ({@link KeyStatusReader})
+   * @throws AssertionError if the store does not implement it
+   */
+  protected KeyStatusReader statusReader() {
+    if (store() instanceof KeyStatusReader reader) {
+      return reader;
+    }
+    throw new AssertionError(store().getClass().getName() + " does not implement KeyStatusReader");
+  }
+
+  @Test
+  void theStatusOfAnUnknownKeyIsAbsent() {
+    IdempotentRequest request = request("k-status-unknown", "{}");
+    assertThat(statusReader().status(request.scope(), request.key())).isEqualTo(KeyStatus.absent());
+  }
+
+  @Test
+  void theStatusFollowsTheKeyFromClaimToCompletionOnTheStoresClock() {
+    IdempotentRequest request = request("k-status", "{\"amount\":10}");
+    Duration lease = Duration.ofSeconds(30);
+    Duration retention = Duration.ofMinutes(5);
+    assertThat(store().claim(request, "owner-s", lease, retention).state()).isEqualTo(ClaimResult.State.CLAIMED);
+
+    KeyStatus running = statusReader().status(request.scope(), request.key());
+    assertThat(running).isInstanceOf(KeyStatus.InProgress.class);
+    KeyStatus.InProgress inProgress = (KeyStatus.InProgress) running;
+    assertThat(inProgress.fingerprint()).isEqualTo(request.fingerprint());
+    assertThat(inProgress.step()).isNull();
+    assertThat(inProgress.leaseRemaining()).isPositive().isLessThanOrEqualTo(lease);
+    assertThat(Duration.between(inProgress.leaseUntil(), inProgress.expiresAt())).as("expiry after the lease").isPositive();
+
+    StoredResponse response = StoredResponse.builder(201).header("Content-Type", "text/plain").body("charged").build();
+    assertThat(store().complete(request.scope(), request.key(), "owner-s", response, retention)).isTrue();
+    KeyStatus done = statusReader().status(request.scope(), request.key());
+    assertThat(done).isInstanceOf(KeyStatus.Completed.class);
+    KeyStatus.Completed completed = (KeyStatus.Completed) done;
+    assertThat(completed.fingerprint()).isEqualTo(request.fingerprint());
+    assertThat(completed.status()).isEqualTo(201);
+    assertThat(completed.completedAt()).as("the completion's time").isNotNull();
+    assertThat(completed.completedAt()).isAfterOrEqualTo(inProgress.leaseUntil().minus(lease));
+    // kept at least the retention after completion, and at most the lease longer (the claim's expiry)
+    assertThat(Duration.between(completed.completedAt(), completed.expiresAt()))
+        .isGreaterThanOrEqualTo(retention).isLessThanOrEqualTo(retention.plus(lease));
+    assertThat(effects).as("reading a status runs nothing").hasValue(0);
+  }
+
+  @Test
+  void aStatusReadChangesNothingAndAClaimWhoseLeaseRanOutStaysInProgressUntilTakenOver() throws Exception {
+    IdempotentRequest request = request("k-status-lease", "{}");
+    store().claim(request, "owner-a", SHORT_LEASE, Duration.ofMinutes(5));
+    Thread.sleep(PAST_SHORT_LEASE.toMillis());
+    KeyStatus stale = statusReader().status(request.scope(), request.key());
+    assertThat(stale).isInstanceOf(KeyStatus.InProgress.class);
+    assertThat(((KeyStatus.InProgress) stale).leaseRemaining()).isZero();
+    ClaimResult takeover = store().claim(request, "owner-b", Duration.ofSeconds(30), Duration.ofMinutes(5));
+    assertThat(takeover.state()).isEqualTo(ClaimResult.State.CLAIMED);
+    assertThat(takeover.recovery()).as("the status read did not renew or take the claim").isTrue();
+    assertThat(((KeyStatus.InProgress) statusReader().status(request.scope(), request.key())).leaseRemaining()).isPositive();
+  }
+
+  @Test
+  void aReleasedKeyAndTheSameKeyInAnotherScopeReadAsAbsent() {
+    LeaseIdempotency idem = engine().build();
+    IdempotentRequest request = request("k-status-scope", "{}");
+    idem.execute(request, ctx -> effect(201, "done"));
+    assertThat(statusReader().status(request.scope(), request.key())).isInstanceOf(KeyStatus.Completed.class);
+    assertThat(statusReader().status(Scope.of(principal + "-other", "POST /charges"), request.key()))
+        .as("another principal's key").isEqualTo(KeyStatus.absent());
+    assertThat(statusReader().status(Scope.of(principal, "POST /refunds"), request.key()))
+        .as("another operation's key").isEqualTo(KeyStatus.absent());
+
+    IdempotentRequest released = request("k-status-released", "{}");
+    assertThatThrownBy(() -> idem.execute(released, ctx -> {
+      throw new IllegalStateException("boom");
+    })).isInstanceOf(IllegalStateException.class);
+    assertThat(statusReader().status(released.scope(), released.key())).isEqualTo(KeyStatus.absent());
+  }
+
+  @Test
+  void aStoredFailureReadsAsCompletedWithItsStatus() {
+    LeaseIdempotency idem = engine().build();
+    IdempotentRequest request = request("k-status-422", "{}");
+    idem.execute(request, ctx -> effect(422, "invalid card"));
+    KeyStatus status = statusReader().status(request.scope(), request.key());
+    assertThat(status).isInstanceOf(KeyStatus.Completed.class);
+    assertThat(((KeyStatus.Completed) status).status()).isEqualTo(422);
+  }
+
+  @Test
+  void anExpiredKeyReadsAsAbsent() throws Exception {
+    IdempotentRequest request = request("k-status-expired", "{}");
+    Duration lease = Duration.ofMillis(200);
+    Duration retention = Duration.ofMillis(700);
+    store().claim(request, "owner-e", lease, retention);
+    store().complete(request.scope(), request.key(), "owner-e", StoredResponse.of(201, "x"), retention);
+    assertThat(statusReader().status(request.scope(), request.key())).isInstanceOf(KeyStatus.Completed.class);
+    Thread.sleep(retention.plus(lease).plusMillis(300).toMillis());
+    assertThat(statusReader().status(request.scope(), request.key())).isEqualTo(KeyStatus.absent());
+  }
+
+  @Test
+  void theStatusOfAProtectedResponseIsReadWithoutItBeingStoredInClear() throws Exception {
+    LeaseIdempotency idem = engineOn(protectedStore(KEY_A));
+    IdempotentRequest request = request("k-status-secret", "{}");
+    idem.execute(request, ctx -> secretEffect("s"));
+    KeyStatusReader reader = (KeyStatusReader) protectedStore(KEY_A);
+    KeyStatus status = reader.status(request.scope(), request.key());
+    assertThat(status).isInstanceOf(KeyStatus.Completed.class);
+    assertThat(((KeyStatus.Completed) status).status()).isEqualTo(201);
+    assertThatThrownBy(() -> ((KeyStatusReader) protectedStore(ONLY_KEY_B)).status(request.scope(), request.key()))
+        .as("a response it cannot open is refused, never guessed")
+        .isInstanceOf(StoredResponseUnreadableException.class);
+  }
 
   // ------------------------------------------------------------------ response protection at rest
 

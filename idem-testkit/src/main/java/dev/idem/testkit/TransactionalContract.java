@@ -13,6 +13,8 @@ import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.Outcome;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
@@ -21,6 +23,7 @@ import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.jdbc.DataSourceTransactionRunner;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.jdbc.TransactionRunner;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.lab.EffectTable;
@@ -795,6 +798,136 @@ public abstract class TransactionalContract {
       assertThat(recordCount(c)).isEqualTo(1);
     }
     assertThat(effectCount()).isEqualTo(2);
+  }
+
+  // ---------------------------------------------------------------- key status
+
+  @Test
+  void theKeyStatusIsAbsentThenCompletedWithTheStoredStatusAndItsTimes() throws Exception {
+    IdempotentRequest request = request("alice", "k-status", "{\"value\":42}");
+    try (Connection c = target().open()) {
+      assertThat(idem.status(c, request.scope(), request.key())).isEqualTo(KeyStatus.absent());
+      create(c, request, "{\"value\":42}");
+      KeyStatus status = idem.status(c, request.scope(), request.key());
+      assertThat(status).isInstanceOf(KeyStatus.Completed.class);
+      KeyStatus.Completed completed = (KeyStatus.Completed) status;
+      assertThat(completed.status()).isEqualTo(201);
+      assertThat(completed.fingerprint()).isEqualTo(request.fingerprint());
+      assertThat(completed.completedAt()).isNotNull();
+      // kept at least the retention after completion, at most the claim's margin longer
+      assertThat(Duration.between(completed.completedAt(), completed.expiresAt()))
+          .isGreaterThanOrEqualTo(idem.retention()).isLessThanOrEqualTo(idem.retention().plus(JdbcIdempotency.EXPIRY_MARGIN));
+      assertThat(idem.status(c, Scope.of("bob", "POST /things"), request.key())).as("another principal's key").isEqualTo(KeyStatus.absent());
+      assertThat(idem.status(c, Scope.of("alice", "POST /other"), request.key())).as("another operation's key").isEqualTo(KeyStatus.absent());
+    }
+    assertThat(invocations).as("reading a status runs nothing").hasValue(1);
+  }
+
+  @Test
+  void aStoredClientErrorReadsAsCompletedWithThatStatus() throws Exception {
+    IdempotentRequest request = request("alice", "k-status-422", "{}");
+    try (Connection c = target().open()) {
+      idem.execute(c, request, conn -> StoredResponse.of(422, "{\"error\":\"invalid\"}"));
+      assertThat(((KeyStatus.Completed) idem.status(c, request.scope(), request.key())).status()).isEqualTo(422);
+    }
+  }
+
+  @Test
+  void anExpiredKeyAndAnOrphanedClaimReadAsAbsent() throws Exception {
+    IdempotentRequest expired = request("alice", "k-status-expired", "{}");
+    IdempotentRequest orphan = request("alice", "k-status-orphan", "{}");
+    try (Connection c = target().open()) {
+      create(c, expired, "{}");
+      try (Statement st = c.createStatement()) {
+        st.executeUpdate("UPDATE " + idem.table() + " SET expires_at = expires_at - 100000000000");
+      }
+      assertThat(idem.status(c, expired.scope(), expired.key())).isEqualTo(KeyStatus.absent());
+      try (PreparedStatement ps = c.prepareStatement(
+          "INSERT INTO " + idem.table() + " (principal, operation, idem_key, fingerprint, state, created_at, expires_at)"
+              + " VALUES (?, ?, ?, ?, 'IN_PROGRESS', 0, 9000000000000)")) {
+        ps.setString(1, orphan.scope().principal());
+        ps.setString(2, orphan.scope().operation());
+        ps.setString(3, orphan.key().value());
+        ps.setString(4, orphan.fingerprint().hex());
+        ps.executeUpdate();
+      }
+      assertThat(idem.status(c, orphan.scope(), orphan.key())).as("a claim a broken transaction left").isEqualTo(KeyStatus.absent());
+    }
+  }
+
+  /**
+   * A transactional claim is invisible before its commit: the status of a running operation reads
+   * as absent, and the read neither waits for the claim's lock nor takes one.
+   */
+  @Test
+  void theStatusOfARunningTransactionalOperationIsReadWithoutWaitingForItsClaim() throws Exception {
+    IdempotentRequest request = request("alice", "k-status-running", "{}");
+    try (Connection c = target().open()) {
+      idem.createSchema(c);
+    }
+    CountDownLatch inEffect = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Outcome> running = pool.submit(() -> {
+        try (Connection c = target().open()) {
+          return idem.execute(c, request, conn -> {
+            long id = effects.insert(conn, "t", "{}");
+            inEffect.countDown();
+            finish.await(30, TimeUnit.SECONDS);
+            return StoredResponse.of(201, "{\"id\":" + id + "}");
+          });
+        }
+      });
+      assertThat(inEffect.await(30, TimeUnit.SECONDS)).isTrue();
+      ExecutorService reader = Executors.newSingleThreadExecutor();
+      try {
+        Future<KeyStatus> read = reader.submit(() -> {
+          try (Connection c = target().open()) {
+            return idem.status(c, request.scope(), request.key());
+          }
+        });
+        assertThat(read.get(10, TimeUnit.SECONDS)).isEqualTo(KeyStatus.absent());
+      } finally {
+        reader.shutdownNow();
+      }
+      finish.countDown();
+      assertThat(running.get(30, TimeUnit.SECONDS).replayed()).isFalse();
+    } finally {
+      finish.countDown();
+      pool.shutdownNow();
+    }
+    try (Connection c = target().open()) {
+      assertThat(idem.status(c, request.scope(), request.key())).isInstanceOf(KeyStatus.Completed.class);
+    }
+  }
+
+  @Test
+  void aLeaseModeClaimInTheSameTableReadsAsInProgressWithItsLease() throws Exception {
+    try (Connection c = target().open()) {
+      idem.createSchema(c);
+    }
+    JdbcLeaseStore leases = JdbcLeaseStore.builder(target().dataSource()).table(idem.table()).build();
+    IdempotentRequest request = request("alice", "k-status-lease", "{}");
+    leases.claim(request, "owner-1", Duration.ofSeconds(30), Duration.ofMinutes(5));
+    for (KeyStatusReader reader : List.<KeyStatusReader>of(leases, builder().table(idem.table()).dataSource(target().dataSource()).build())) {
+      KeyStatus status = reader.status(request.scope(), request.key());
+      assertThat(status).isInstanceOf(KeyStatus.InProgress.class);
+      KeyStatus.InProgress inProgress = (KeyStatus.InProgress) status;
+      assertThat(inProgress.leaseRemaining()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(30));
+      assertThat(inProgress.fingerprint()).isEqualTo(request.fingerprint());
+    }
+  }
+
+  @Test
+  void theStatusOfAProtectedResponseIsReadAndAnUnreadableOneIsRefused() throws Exception {
+    IdempotentRequest request = request("alice", "k-status-secret", "{}");
+    createSecret(protectedBy(KEY_A), request, "s");
+    try (Connection c = target().open()) {
+      assertThat(((KeyStatus.Completed) protectedBy(KEY_A).status(c, request.scope(), request.key())).status()).isEqualTo(201);
+      assertThatThrownBy(() -> protectedBy(ONLY_KEY_B).status(c, request.scope(), request.key()))
+          .isInstanceOf(StoredResponseUnreadableException.class);
+    }
   }
 
   @Test

@@ -304,7 +304,9 @@ public abstract class KeyTableSql {
     String laterExpiry = "expires_at = CASE WHEN expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END";
     // Retention counts from completion, so an effect slower than the retention still leaves a
     // live record for the duplicates that waited on it.
-    this.complete = "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, " + laterExpiry + PK;
+    // created_at becomes the completion's time: a completed record's created_at is when it
+    // completed (KeyStatus.Completed#completedAt); the column is not indexed, so this keeps a HOT update.
+    this.complete = "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, created_at = " + now + ", " + laterExpiry + PK;
     if (savepointAfterClaim()) {
       // One row written, or an error that stops the COMMIT after it from running: a cast that fails
       // on a marker of Idem's own, so that it is told apart from the same kind of error raised by
@@ -338,7 +340,8 @@ public abstract class KeyTableSql {
         "UPDATE " + t + " SET owner_token = ?, lease_until = " + now + " + ?, " + laterExpiry
             + PK + " AND fingerprint = ? AND state = 'IN_PROGRESS'" + live + " AND COALESCE(lease_until, 0) <= " + now;
     this.leaseComplete =
-        "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, lease_until = NULL, " + laterExpiry
+        "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, lease_until = NULL, created_at = " + now + ", "
+            + laterExpiry
             + PK + " AND owner_token = ? AND state = 'IN_PROGRESS'" + live;
     this.leaseRelease = "DELETE FROM " + t + PK + " AND owner_token = ? AND state = 'IN_PROGRESS'" + live;
     this.purge = purge();

@@ -1,0 +1,584 @@
+package dev.idem.jdbc.steps;
+
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.KeyStatusReader;
+import dev.idem.core.LeaseLostException;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.steps.DerivedKeys;
+import dev.idem.core.steps.StepOperation;
+import dev.idem.core.steps.Steps;
+import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.JdbcLeaseStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * Runs {@link StepOperation}s of named steps under one idempotency key, on one database:
+ *
+ * <ul>
+ *   <li><b>The claim</b> is a lease-mode claim of the key table ({@link JdbcLeaseStore}): a new key
+ *       runs; a completed one replays its stored final response; one whose lease another run holds
+ *       is {@link RequestInProgressException}; one whose lease ran out is taken over and resumed.
+ *   <li><b>The step table</b> (default {@code idem_steps}, primary key principal, operation, key,
+ *       step) holds the operation's input and fingerprint (step {@code "#input"}, which no step name
+ *       can be) and one row per recorded step, its result being the recovery point.
+ *   <li><b>A local step</b> is one transaction: its writes, its row, and a conditional renewal of
+ *       the lease by this run's owner token, which fails (rolling everything back, {@link
+ *       LeaseLostException}) when another run took the operation over.
+ *   <li><b>A foreign call</b> runs outside transactions with {@link DerivedKeys#of}, then its
+ *       answer is recorded as a local step without writes.
+ *   <li><b>The final response</b> completes the claim (fenced by the owner token) and is replayed
+ *       to every later request with the key.
+ *   <li>A run that stops (an exception, a crash) before any step was recorded releases the claim;
+ *       after a step it keeps the claim, so that a retry after the lease, or {@link
+ *       #completeAbandoned}, resumes after the last recovery point.
+ * </ul>
+ *
+ * <p>Immutable after {@link Builder#build()} and thread-safe.
+ */
+public final class JdbcStepOperations implements KeyStatusReader {
+
+  /** The step table used when {@link Builder#stepTable} is not called: {@value}. */
+  public static final String DEFAULT_STEP_TABLE = "idem_steps";
+
+  private static final System.Logger LOG = System.getLogger(JdbcStepOperations.class.getName());
+  private static final String INPUT_STEP = "#input";
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
+
+  private final DataSource dataSource;
+  private final JdbcLeaseStore keys;
+  private final String keyTable;
+  private final String stepTable;
+  private final Duration lease;
+  private final Duration retention;
+  private final boolean createSchema;
+  private volatile boolean schemaReady;
+
+  private JdbcStepOperations(Builder b) {
+    this.dataSource = b.dataSource;
+    this.keyTable = b.keyTable;
+    this.stepTable = b.stepTable;
+    this.lease = b.lease;
+    this.retention = b.retention;
+    this.createSchema = b.createSchema;
+    this.keys = JdbcLeaseStore.builder(b.dataSource).table(b.keyTable).createSchema(b.createSchema).build();
+  }
+
+  /**
+   * @param dataSource where connections come from, never {@code null}
+   * @return a builder: key table {@code idem_keys}, step table {@value #DEFAULT_STEP_TABLE}, lease
+   *     30 s, retention 24 h, tables created on first use
+   */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  /** @return the key table, whose claims these operations take (shared with lease and transactional mode) */
+  public JdbcLeaseStore keys() {
+    return keys;
+  }
+
+  /**
+   * Runs {@code operation} for the request's scope and key: the first run, a resume after the last
+   * recovery point, or a replay of the stored final response (see the class description).
+   *
+   * @param request scope, key and fingerprint of the whole operation, never {@code null}
+   * @param input the operation's input, recorded at the first run and given to every run, never
+   *     {@code null}; at most 16 MiB
+   * @param operation the steps, never {@code null}
+   * @return executed now (with {@link Outcome#recovery()} when it resumed) or replayed
+   * @throws IdempotencyKeyReusedException if the key was used with another fingerprint
+   * @throws RequestInProgressException if another run holds the operation's lease
+   * @throws LeaseLostException if another run took the operation over while this one ran
+   * @throws IdemStoreException if the database fails
+   * @throws Exception what a step or the body threw; the steps recorded before stay recorded
+   */
+  public Outcome execute(IdempotentRequest request, byte[] input, StepOperation operation) throws Exception {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(input, "input");
+    Objects.requireNonNull(operation, "operation");
+    if (input.length > 16 << 20) {
+      throw new IllegalArgumentException("the input must be at most 16 MiB, was " + input.length + " bytes");
+    }
+    ensureSchema();
+    String owner = UUID.randomUUID().toString();
+    ClaimResult claim = keys.claim(request, owner, lease, retention);
+    if (!claim.fingerprint().equals(request.fingerprint())) {
+      throw new IdempotencyKeyReusedException(request.scope(), request.key());
+    }
+    switch (claim.state()) {
+      case COMPLETED:
+        return Outcome.replayed(claim.response());
+      case IN_PROGRESS:
+        throw new RequestInProgressException(request.key(), claim.leaseRemaining().isZero() ? Duration.ofSeconds(1) : claim.leaseRemaining());
+      default:
+        break;
+    }
+    return run(request, owner, input, operation, claim.recovery());
+  }
+
+  private Outcome run(IdempotentRequest request, String owner, byte[] input, StepOperation operation, boolean recovery)
+      throws Exception {
+    Map<String, String> recorded = recorded(request.scope(), request.key());
+    if (!recovery && !recorded.isEmpty()) {
+      // A new claim over rows of an operation whose key record expired (or was purged) without
+      // completing: after the retention the key is a new operation, and those steps are not its.
+      deleteSteps(request);
+      recorded.clear();
+    }
+    byte[] theInput = input;
+    String storedInput = recorded.remove(INPUT_STEP);
+    if (storedInput != null) {
+      String[] parts = storedInput.split("\n", 2);
+      if (!parts[0].equals(request.fingerprint().hex())) {
+        throw new IdempotencyKeyReusedException(request.scope(), request.key());
+      }
+      theInput = java.util.Base64.getDecoder().decode(parts.length > 1 ? parts[1] : "");
+    } else {
+      recordStep(request, owner, INPUT_STEP, request.fingerprint().hex() + "\n" + java.util.Base64.getEncoder().encodeToString(input), null);
+    }
+    RunSteps steps = new RunSteps(request, owner, recorded, recovery || !recorded.isEmpty());
+    StoredResponse response;
+    try {
+      response = Objects.requireNonNull(operation.run(steps, theInput), "the operation returned null");
+    } catch (Exception | Error e) {
+      if (steps.recordedNow == 0 && recorded.isEmpty()) {
+        release(request, owner);
+      }
+      throw e;
+    }
+    if (!keys.complete(request.scope(), request.key(), owner, response, retention)) {
+      throw new LeaseLostException(request.key(), "complete");
+    }
+    return Outcome.executed(response, true, steps.resumed());
+  }
+
+  private void release(IdempotentRequest request, String owner) {
+    deleteSteps(request);
+    keys.release(request.scope(), request.key(), owner);
+  }
+
+  private void deleteSteps(IdempotentRequest request) {
+    try (Connection c = connection();
+        PreparedStatement ps = c.prepareStatement("DELETE FROM " + stepTable + " WHERE principal = ? AND operation = ? AND idem_key = ?")) {
+      bindKey(ps, request.scope(), request.key(), 1);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw failure("deleting the steps of an operation", e);
+    }
+  }
+
+  /**
+   * The completer: finishes up to {@code max} operations whose run stopped after a recorded step and
+   * whose lease has run out (their caller gave up), by taking each over and running its operation
+   * again from its recorded input; each resumes after its last recovery point and stores its final
+   * response, which the caller's retry then replays. Operations without a registered body are left
+   * alone. Safe to run on several nodes at once: each operation is taken by one of them. An
+   * operation that fails again is logged (as a warning, without its key) and left for a later pass.
+   *
+   * @param operations the bodies, by the scope's operation (such as {@code "POST /rides"}), never
+   *     {@code null}
+   * @param max 1 to 10 000
+   * @return how many operations this call completed
+   * @throws IdemStoreException if the database fails
+   */
+  public int completeAbandoned(Map<String, StepOperation> operations, int max) {
+    Objects.requireNonNull(operations, "operations");
+    if (max < 1 || max > 10_000) {
+      throw new IllegalArgumentException("max must be between 1 and 10000, was " + max);
+    }
+    ensureSchema();
+    List<Object[]> candidates = new ArrayList<>();
+    try (Connection c = connection();
+        PreparedStatement ps = c.prepareStatement("SELECT s.principal, s.operation, s.idem_key, s.result FROM " + stepTable + " s JOIN "
+            + keyTable + " k ON k.principal = s.principal AND k.operation = s.operation AND k.idem_key = s.idem_key"
+            + " WHERE s.step = ? AND k.state = 'IN_PROGRESS' AND k.lease_until <= " + Dialect.of(c).nowMillis()
+            + " AND k.expires_at > " + Dialect.of(c).nowMillis())) {
+      ps.setString(1, INPUT_STEP);
+      ps.setMaxRows(max);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next() && candidates.size() < max) {
+          candidates.add(new Object[] {rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4)});
+        }
+      }
+    } catch (SQLException e) {
+      throw failure("finding abandoned operations", e);
+    }
+    int completed = 0;
+    for (Object[] row : candidates) {
+      StepOperation body = operations.get((String) row[1]);
+      if (body == null) {
+        continue;
+      }
+      String[] input = ((String) row[3]).split("\n", 2);
+      IdempotentRequest request = new IdempotentRequest(Scope.of((String) row[0], (String) row[1]), IdempotencyKey.of((String) row[2]),
+          Fingerprint.fromHex(input[0]));
+      try {
+        Outcome outcome = execute(request, java.util.Base64.getDecoder().decode(input.length > 1 ? input[1] : ""), body);
+        if (!outcome.replayed()) {
+          completed++;
+        }
+      } catch (RequestInProgressException | LeaseLostException e) {
+        // another node, or the caller's retry, took it first
+      } catch (Exception e) {
+        // This operation failed again; the next pass tries again after its lease. Logged without
+        // the key or the principal (logs carry neither), with the operation and the failure's class
+        // (a message may quote the key).
+        LOG.log(System.Logger.Level.WARNING, "step completer: an abandoned " + row[1] + " operation failed again and stays"
+            + " in progress until the next pass after its lease: " + e.getClass().getName());
+      }
+    }
+    return completed;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The key table's status ({@link JdbcLeaseStore#status}); for an operation in progress, with
+   * the name of its last recorded step as {@link KeyStatus.InProgress#step()} (the recovery point a
+   * resume starts after), or {@code null} before its first step.
+   */
+  @Override
+  public KeyStatus status(Scope scope, IdempotencyKey key) {
+    KeyStatus status = keys.status(scope, key);
+    if (!(status instanceof KeyStatus.InProgress running)) {
+      return status;
+    }
+    ensureSchema();
+    try (Connection c = connection();
+        PreparedStatement ps = c.prepareStatement("SELECT step FROM " + stepTable + " WHERE principal = ? AND operation = ? AND idem_key = ?"
+            + " AND step <> ? ORDER BY created_at DESC, step")) {
+      bindKey(ps, scope, key, 1);
+      ps.setString(4, INPUT_STEP);
+      ps.setMaxRows(1);
+      try (ResultSet rs = ps.executeQuery()) {
+        String step = rs.next() ? rs.getString(1) : null;
+        return new KeyStatus.InProgress(running.fingerprint(), running.leaseUntil(), running.leaseRemaining(), step, running.expiresAt());
+      }
+    } catch (SQLException e) {
+      throw failure("reading the last recorded step", e);
+    }
+  }
+
+  /** Creates the step table if missing (and the key table, through {@link JdbcLeaseStore}). */
+  public void createSchema(Connection connection) {
+    Dialect d = Dialect.of(connection);
+    String text = switch (d) {
+      case POSTGRESQL -> "CREATE TABLE IF NOT EXISTS " + stepTable + " (principal VARCHAR(200) COLLATE \"C\" NOT NULL,"
+          + " operation VARCHAR(200) COLLATE \"C\" NOT NULL, idem_key VARCHAR(255) COLLATE \"C\" NOT NULL,"
+          + " step VARCHAR(64) COLLATE \"C\" NOT NULL, result TEXT NOT NULL, created_at BIGINT NOT NULL,"
+          + " PRIMARY KEY (principal, operation, idem_key, step))";
+      case MYSQL -> "CREATE TABLE IF NOT EXISTS " + stepTable + " (principal VARBINARY(600) NOT NULL, operation VARBINARY(600) NOT NULL,"
+          + " idem_key VARBINARY(255) NOT NULL, step VARBINARY(64) NOT NULL, result LONGTEXT NOT NULL, created_at BIGINT NOT NULL,"
+          + " PRIMARY KEY (principal, operation, idem_key, step)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+      case SQLITE -> "CREATE TABLE IF NOT EXISTS " + stepTable + " (principal TEXT NOT NULL, operation TEXT NOT NULL, idem_key TEXT NOT NULL,"
+          + " step TEXT NOT NULL, result TEXT NOT NULL, created_at INTEGER NOT NULL,"
+          + " PRIMARY KEY (principal, operation, idem_key, step)) WITHOUT ROWID";
+    };
+    try (Statement st = connection.createStatement()) {
+      st.execute(text);
+    } catch (SQLException e) {
+      throw failure("creating table " + stepTable, e);
+    }
+  }
+
+  /**
+   * Deletes the steps of operations whose key record is gone (purged, released or expired and
+   * replaced), at most {@code batchSize} operations' worth per call.
+   *
+   * @return how many step rows were deleted
+   */
+  public long purgeOrphanedSteps(int batchSize) {
+    if (batchSize < 1 || batchSize > 100_000) {
+      throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
+    }
+    ensureSchema();
+    try (Connection c = connection();
+        PreparedStatement ps = c.prepareStatement("DELETE FROM " + stepTable + " WHERE NOT EXISTS (SELECT 1 FROM " + keyTable
+            + " k WHERE k.principal = " + stepTable + ".principal AND k.operation = " + stepTable + ".operation AND k.idem_key = "
+            + stepTable + ".idem_key AND k.expires_at > " + Dialect.of(c).nowMillis() + ")")) {
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw failure("purging orphaned steps", e);
+    }
+  }
+
+  // ------------------------------------------------------------------ the steps of one run
+
+  private final class RunSteps implements Steps {
+    private final IdempotentRequest request;
+    private final String owner;
+    private final Map<String, String> recorded;
+    private final boolean resumed;
+    private final java.util.Set<String> seen = new java.util.HashSet<>();
+    int recordedNow;
+
+    RunSteps(IdempotentRequest request, String owner, Map<String, String> recorded, boolean resumed) {
+      this.request = request;
+      this.owner = owner;
+      this.recorded = recorded;
+      this.resumed = resumed;
+    }
+
+    @Override
+    public Scope scope() {
+      return request.scope();
+    }
+
+    @Override
+    public IdempotencyKey key() {
+      return request.key();
+    }
+
+    @Override
+    public boolean resumed() {
+      return resumed;
+    }
+
+    @Override
+    public String local(String name, LocalStep body) throws Exception {
+      Objects.requireNonNull(body, "body");
+      String done = before(name);
+      if (done != null) {
+        return done;
+      }
+      String result = recordStep(request, owner, name, null, body);
+      recordedNow++;
+      recorded.put(name, result);
+      return result;
+    }
+
+    @Override
+    public String foreign(String name, ForeignCall call) throws Exception {
+      Objects.requireNonNull(call, "call");
+      String done = before(name);
+      if (done != null) {
+        return done;
+      }
+      String answer = Objects.requireNonNull(call.call(DerivedKeys.of(request.scope(), request.key(), name)), "the call returned null");
+      checkResult(name, answer);
+      recordStep(request, owner, name, answer, null);
+      recordedNow++;
+      recorded.put(name, answer);
+      return answer;
+    }
+
+    private String before(String name) {
+      DerivedKeys.checkStepName(name);
+      if (!seen.add(name)) {
+        throw new IllegalArgumentException("step '" + name + "' is run twice in one operation; step names are unique");
+      }
+      return recorded.get(name);
+    }
+  }
+
+  private static void checkResult(String name, String result) {
+    if (result.length() > Steps.MAX_RESULT_CHARS) {
+      throw new IllegalArgumentException("the result of step '" + name + "' is " + result.length() + " characters, more than "
+          + Steps.MAX_RESULT_CHARS);
+    }
+  }
+
+  /**
+   * One transaction: {@code body}'s writes (or the fixed {@code result}), the step's row, and the
+   * fenced renewal of the lease.
+   *
+   * @return the recorded result
+   */
+  private String recordStep(IdempotentRequest request, String owner, String name, String result, Steps.LocalStep body) throws Exception {
+    try (Connection c = connection()) {
+      Dialect d = Dialect.of(c);
+      c.setAutoCommit(false);
+      try {
+        // The fence first: it renews this run's lease only while this run holds it, and locks the
+        // key's row, so a run that took the operation over waits for this one to end.
+        if (!renewLease(c, d, request, owner)) {
+          throw new LeaseLostException(request.key(), "step " + name);
+        }
+        String value = body == null ? result : Objects.requireNonNull(body.run(c), "step " + name + " returned null");
+        checkResult(name, value);
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + stepTable
+            + " (principal, operation, idem_key, step, result, created_at) VALUES (?, ?, ?, ?, ?, " + d.nowMillis() + ")")) {
+          bindKey(ps, request.scope(), request.key(), 1);
+          ps.setString(4, name);
+          ps.setString(5, value);
+          ps.executeUpdate();
+        }
+        c.commit();
+        return value;
+      } catch (Exception | Error e) {
+        try {
+          c.rollback();
+        } catch (SQLException ignored) {
+          // the connection is broken; nothing of the step committed
+        }
+        throw e;
+      } finally {
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException ignored) {
+          // the pool discards a broken connection
+        }
+      }
+    } catch (SQLException e) {
+      throw failure("recording step " + name, e);
+    }
+  }
+
+  private boolean renewLease(Connection c, Dialect d, IdempotentRequest request, String owner) throws SQLException {
+    String now = d.nowMillis();
+    long keep = lease.toMillis() + retention.toMillis();
+    try (PreparedStatement ps = c.prepareStatement("UPDATE " + keyTable + " SET lease_until = " + now + " + ?, expires_at = CASE WHEN"
+        + " expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END WHERE principal = ? AND operation = ? AND idem_key = ?"
+        + " AND owner_token = ? AND state = 'IN_PROGRESS' AND expires_at > " + now)) {
+      ps.setLong(1, lease.toMillis());
+      ps.setLong(2, keep);
+      ps.setLong(3, keep);
+      bindKey(ps, request.scope(), request.key(), 4);
+      ps.setString(7, owner);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  private Map<String, String> recorded(Scope scope, IdempotencyKey key) {
+    Map<String, String> steps = new HashMap<>();
+    try (Connection c = connection();
+        PreparedStatement ps = c.prepareStatement("SELECT step, result FROM " + stepTable + " WHERE principal = ? AND operation = ? AND idem_key = ?")) {
+      bindKey(ps, scope, key, 1);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          steps.put(rs.getString(1), rs.getString(2));
+        }
+      }
+    } catch (SQLException e) {
+      throw failure("reading the recorded steps", e);
+    }
+    return steps;
+  }
+
+  private static void bindKey(PreparedStatement ps, Scope scope, IdempotencyKey key, int first) throws SQLException {
+    ps.setString(first, scope.principal());
+    ps.setString(first + 1, scope.operation());
+    ps.setString(first + 2, key.value());
+  }
+
+  private void ensureSchema() {
+    if (schemaReady || !createSchema) {
+      return;
+    }
+    try (Connection c = connection()) {
+      createSchema(c);
+      schemaReady = true;
+    } catch (SQLException e) {
+      throw failure("creating table " + stepTable, e);
+    }
+  }
+
+  private Connection connection() throws SQLException {
+    Connection c = dataSource.getConnection();
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    return c;
+  }
+
+  private IdemStoreException failure(String what, SQLException e) {
+    return new IdemStoreException("step store (" + stepTable + "): " + what + " failed: " + e.getMessage() + " [SQLState "
+        + e.getSQLState() + "]", e);
+  }
+
+  /** Builds a {@link JdbcStepOperations}. Not thread-safe; every setter validates eagerly. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private String keyTable = "idem_keys";
+    private String stepTable = DEFAULT_STEP_TABLE;
+    private Duration lease = Duration.ofSeconds(30);
+    private Duration retention = Duration.ofHours(24);
+    private boolean createSchema = true;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /** @param table the key table, a plain SQL identifier of at most 48 characters */
+    public Builder keyTable(String table) {
+      this.keyTable = identifier(table);
+      return this;
+    }
+
+    /** @param table the step table, a plain SQL identifier of at most 48 characters */
+    public Builder stepTable(String table) {
+      this.stepTable = identifier(table);
+      return this;
+    }
+
+    /**
+     * @param lease how long a run holds the operation without recording a step, positive; each
+     *     recorded step renews it. After it, a retry or the completer takes the operation over
+     */
+    public Builder lease(Duration lease) {
+      Objects.requireNonNull(lease, "lease");
+      if (lease.isNegative() || lease.isZero()) {
+        throw new IllegalArgumentException("lease must be positive, was " + lease);
+      }
+      this.lease = lease;
+      return this;
+    }
+
+    /** @param retention how long a completed operation's final response is kept, longer than the lease */
+    public Builder retention(Duration retention) {
+      Objects.requireNonNull(retention, "retention");
+      if (retention.isNegative() || retention.isZero()) {
+        throw new IllegalArgumentException("retention must be positive, was " + retention);
+      }
+      this.retention = retention;
+      return this;
+    }
+
+    /** @param createSchema whether missing tables are created on first use (default {@code true}) */
+    public Builder createSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+      return this;
+    }
+
+    /**
+     * @return the operations, never {@code null}
+     * @throws IllegalArgumentException if the retention is not longer than the lease
+     */
+    public JdbcStepOperations build() {
+      if (retention.compareTo(lease) <= 0) {
+        throw new IllegalArgumentException("retention (" + retention + ") must be longer than the lease (" + lease + ")");
+      }
+      return new JdbcStepOperations(this);
+    }
+
+    private static String identifier(String table) {
+      Objects.requireNonNull(table, "table");
+      if (!IDENTIFIER.matcher(table).matches()) {
+        throw new IllegalArgumentException("a table name is a plain SQL identifier of at most 48 characters, was '" + table + "'");
+      }
+      return table;
+    }
+  }
+}

@@ -1,0 +1,15 @@
+package dev.idem.testkit;
+
+import dev.idem.lab.JdbcTarget;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The multi-step operation contract on Sqlite. */
+class SqliteStepsContractTest extends StepsContract {
+
+  @RegisterExtension static final TestDatabase DB = TestDatabase.sqlite();
+
+  @Override
+  protected JdbcTarget target() {
+    return DB.target();
+  }
+}
