@@ -871,7 +871,8 @@ public abstract class TransactionalContract {
     try {
       Future<Outcome> running = pool.submit(() -> {
         try (Connection c = target().open()) {
-          return idem.execute(c, request, conn -> {
+          return idem.execute(c, request, connCtx -> {
+            Connection conn = connCtx.connection();
             long id = effects.insert(conn, "t", "{}");
             inEffect.countDown();
             finish.await(30, TimeUnit.SECONDS);

@@ -136,7 +136,7 @@ public class StepsBenchmark {
   @Benchmark
   public Outcome singleStep() throws Exception {
     try (Connection c = dataSource.getConnection()) {
-      return single.execute(c, request(), conn -> StoredResponse.of(201, insert(conn, "single")));
+      return single.execute(c, request(), ctx -> StoredResponse.of(201, insert(ctx.connection(), "single")));
     }
   }
 
