@@ -38,8 +38,14 @@ public enum Dialect {
   SQLITE("sqlite.sql", "CAST(unixepoch('subsec') * 1000 AS INTEGER)"),
   /** PostgreSQL 11 or later, via pgjdbc. */
   POSTGRESQL("postgresql.sql", "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
-  /** MySQL 8 and MariaDB 10.5 or later, InnoDB, via MariaDB Connector/J or MySQL Connector/J. */
-  MYSQL("mysql.sql", "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+  /**
+   * MySQL 8 and MariaDB 10.5 or later, InnoDB, via MariaDB Connector/J or MySQL Connector/J. The
+   * clock is {@code UTC_TIMESTAMP(3)} counted from the epoch with {@code TIMESTAMPDIFF}, pure
+   * arithmetic on a UTC datetime: {@code UNIX_TIMESTAMP(NOW(3))} reads the session's local time
+   * back through its time zone, which in the hour a daylight-saving zone repeats each autumn is
+   * ambiguous and can come out an hour early or late, enough to take over a lease that still runs.
+   */
+  MYSQL("mysql.sql", "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000)");
 
   private final String schemaResource;
   private final String nowMillis;
