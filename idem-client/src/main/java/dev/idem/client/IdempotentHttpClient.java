@@ -27,6 +27,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
 import java.util.function.Function;
@@ -280,8 +281,10 @@ public final class IdempotentHttpClient {
    * @param key the key it was sent with, never {@code null}
    * @return what the server said, never {@code null}
    * @throws IllegalStateException if the client has no key status endpoint
-   * @throws UncheckedIOException if the endpoint cannot be reached, or answers anything but 200 with
-   *     its document or 404
+   * @throws UncheckedIOException if the endpoint cannot be reached or does not answer within the
+   *     policy's attempt timeout (body included), or answers anything but 200 with its document or
+   *     404 with its own problem details (another 404, such as a server without the endpoint's, is
+   *     not "not found")
    * @throws InterruptedException if interrupted while waiting
    */
   public ServerKeyStatus keyStatus(HttpOperation operation, String key) throws InterruptedException {
@@ -311,18 +314,19 @@ public final class IdempotentHttpClient {
         request.header(h.getKey(), h.getValue());
       }
     }
-    return transport.send(request.build()).thenApply(r -> {
-      if (r.statusCode() == 404) {
-        return ServerKeyStatus.notFound();
-      }
-      if (r.statusCode() == 200) {
+    // The request's timeout ends at the response's header fields; the whole exchange, body
+    // included, is bounded too, so that a status read never outlasts the time left.
+    return transport.send(request.build()).orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).thenApply(r -> {
+      if (r.statusCode() == 200 || r.statusCode() == 404) {
         Optional<ServerKeyStatus> parsed = ServerKeyStatus.parse(r.body());
-        if (parsed.isPresent()) {
+        if (parsed.isPresent() && (parsed.get().state() == ServerKeyStatus.State.NOT_FOUND) == (r.statusCode() == 404)) {
           return parsed.get();
         }
       }
+      // Only the endpoint's own 404 says "no record": a 404 from a server without the endpoint or
+      // from a proxy says nothing about the key.
       throw new UncheckedIOException(new IOException("the key status endpoint " + statusEndpoint + " answered " + r.statusCode()
-          + (r.statusCode() == 200 ? " with a body that is not a key status" : "")));
+          + (r.statusCode() == 200 || r.statusCode() == 404 ? " with a body that is not the endpoint's key status" : "")));
     });
   }
 

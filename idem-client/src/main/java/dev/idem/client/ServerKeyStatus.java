@@ -40,8 +40,10 @@ public record ServerKeyStatus(State state, int status, @Nullable Instant complet
     /** 200 {@code "in_progress"}: an attempt holds the key; a resend now would get 409. */
     IN_PROGRESS,
     /**
-     * 404: the server has no record of the key for this caller and operation: it never arrived, it
-     * failed and was released, or its retention passed. A resend runs the operation.
+     * 404 with the endpoint's own problem details ({@code "state":"not_found"}): the server has
+     * no record of the key for this caller and operation: it never arrived, it failed and was
+     * released, or its retention passed. A resend runs the operation. Any other 404 (a server
+     * without the endpoint, a proxy's page) is not this answer: the client reads it as a failure.
      */
     NOT_FOUND
   }
@@ -67,7 +69,9 @@ public record ServerKeyStatus(State state, int status, @Nullable Instant complet
   }
 
   /**
-   * Reads a 200 answer's JSON object.
+   * Reads an answer's JSON object: a 200 document ({@code "completed"}, {@code "in_progress"}) or
+   * the 404 problem details, which carry {@code "state":"not_found"}. The caller checks that the
+   * state agrees with the HTTP status.
    *
    * @return the status, or empty when the body is not the endpoint's document (unknown state,
    *     missing or malformed members, longer than 16 KiB)
@@ -107,6 +111,9 @@ public record ServerKeyStatus(State state, int status, @Nullable Instant complet
       }
     } catch (IOException e) {
       return Optional.empty();
+    }
+    if ("not_found".equals(state)) {
+      return Optional.of(notFound());
     }
     try {
       if ("completed".equals(state) && status >= 100 && status <= 599 && expiresAt != null) {

@@ -485,4 +485,48 @@ class IdempotentHttpClientTest {
     assertThatThrownBy(() -> HttpOperation.builder("POST", URI.create("/relative"))).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> HttpOperation.builder("POST", NOTES).header("Idempotency-Key", "x")).isInstanceOf(IllegalArgumentException.class);
   }
+
+  // ------------------------------------------------------------------ key status answers
+
+  private static final URI STATUS = URI.create("http://127.0.0.1:9/idempotency-keys");
+
+  /**
+   * Regression: any 404 was read as the endpoint's "no record of this key", so a server without the
+   * endpoint, or a proxy's error page, told the caller that a request which may have run never
+   * arrived. Only the endpoint's own problem details ({@code "state":"not_found"}) say that.
+   */
+  @Test
+  void onlyTheEndpointsOwnFourOhFourIsNotFound() throws Exception {
+    String endpoints404 = "{\"type\":\"urn:idem:problem:idempotency-key-not-found\",\"title\":\"Idempotency-Key not found\","
+        + "\"status\":404,\"detail\":\"...\",\"state\":\"not_found\"}";
+    ScriptedTransport t = transport(n -> switch (n) {
+      case 1 -> new ScriptedTransport.Reply(404, Map.of("Content-Type", List.of("application/problem+json")), endpoints404);
+      case 2 -> new ScriptedTransport.Reply(404, Map.of("Content-Type", List.of("text/html")), "<h1>Not Found</h1>");
+      case 3 -> new ScriptedTransport.Reply(404, Map.of("Content-Type", List.of("application/problem+json")),
+          "{\"title\":\"Not Found\",\"status\":404}");
+      default -> new ScriptedTransport.Reply(200, Map.of("Content-Type", List.of("application/json")), "{\"state\":\"not_found\"}");
+    });
+    IdempotentHttpClient client = client(t).keyStatus(STATUS).build();
+    assertThat(client.keyStatus(save("a"), "k-1").state()).isEqualTo(ServerKeyStatus.State.NOT_FOUND);
+    for (String what : List.of("an HTML 404", "another problem's 404", "a 200 that says not_found")) {
+      assertThatThrownBy(() -> client.keyStatus(save("a"), "k-1")).as(what)
+          .isInstanceOf(java.io.UncheckedIOException.class).hasMessageContaining("not the endpoint's key status");
+    }
+  }
+
+  /**
+   * Regression: the status request's timeout bounded only the wait for the response's header
+   * fields, so an answer whose body never ended held the caller past its deadline.
+   */
+  @Test
+  void aKeyStatusAnswerThatNeverEndsIsBoundedByTheAttemptTimeout() {
+    IdempotentHttpClient.Transport hanging = request -> new java.util.concurrent.CompletableFuture<>();
+    IdempotentHttpClient client = IdempotentHttpClient.builder(hanging)
+        .retryPolicy(ClientRetryPolicy.builder().attemptTimeout(Duration.ofMillis(200)).build())
+        .keyStatus(STATUS).build();
+    long began = System.nanoTime();
+    assertThatThrownBy(() -> client.keyStatus(save("a"), "k-1")).isInstanceOf(java.io.UncheckedIOException.class)
+        .hasRootCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+    assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(10));
+  }
 }

@@ -43,4 +43,11 @@ class ServerKeyStatusTest {
       assertThat(ServerKeyStatus.parse(json(body))).as(body).isEmpty();
     }
   }
+
+  @Test
+  void readsTheNotFoundProblemsState() {
+    assertThat(ServerKeyStatus.parse(json("{\"type\":\"urn:idem:problem:idempotency-key-not-found\",\"status\":404,"
+        + "\"state\":\"not_found\"}"))).hasValueSatisfying(s -> assertThat(s.state()).isEqualTo(ServerKeyStatus.State.NOT_FOUND));
+    assertThat(ServerKeyStatus.parse(json("{\"type\":\"urn:idem:problem:idempotency-key-not-found\",\"status\":404}"))).isEmpty();
+  }
 }

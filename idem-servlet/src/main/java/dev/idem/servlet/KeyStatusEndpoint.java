@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The key status endpoint: {@code GET <path>/{key}?operation=<METHOD pattern>} answers a caller
@@ -96,6 +97,7 @@ public final class KeyStatusEndpoint implements Filter {
    *     problem format; never {@code null}
    * @param reader the store the filter's engine uses, never {@code null}
    * @throws NullPointerException if an argument is {@code null}
+   * @throws IllegalArgumentException if a configured route lies under {@link #DEFAULT_PATH}
    */
   public KeyStatusEndpoint(IdempotencyFilterConfig config, KeyStatusReader reader) {
     this(config, reader, DEFAULT_PATH);
@@ -107,7 +109,8 @@ public final class KeyStatusEndpoint implements Filter {
    * @param path the endpoint's path inside the context: {@code /} and segments of RFC 3986
    *     unreserved characters, without a trailing {@code /} (such as {@code /idempotency-keys})
    * @throws NullPointerException if an argument is {@code null}
-   * @throws IllegalArgumentException if {@code path} breaks that rule
+   * @throws IllegalArgumentException if {@code path} breaks that rule, or a configured route's
+   *     pattern is {@code path} or lies under it (the endpoint would answer that route's requests)
    */
   public KeyStatusEndpoint(IdempotencyFilterConfig config, KeyStatusReader reader, String path) {
     this.config = Objects.requireNonNull(config, "config");
@@ -117,10 +120,16 @@ public final class KeyStatusEndpoint implements Filter {
       throw new IllegalArgumentException("path must be '/' and segments of letters, digits, '.', '_', '~' or '-', without a"
           + " trailing '/', such as /idempotency-keys; was " + path);
     }
+    for (IdempotencyFilterConfig.Route r : config.routes()) {
+      if (r.pattern().equals(path) || r.pattern().startsWith(path + "/")) {
+        throw new IllegalArgumentException("the route " + r.operation() + " lies under the key status endpoint's path " + path
+            + ", which would answer its requests: mount the endpoint on another path");
+      }
+    }
     this.path = path;
     this.notFound = config.problem(NOT_FOUND, "Idempotency-Key not found", 404,
         "no request of yours with this Idempotency-Key is recorded for this operation (never sent, not completed and"
-            + " released, or expired): a request sent again with this key runs as a new one", Map.of());
+            + " released, or expired): a request sent again with this key runs as a new one", Map.of("state", "not_found"));
   }
 
   /** @return the endpoint's path inside the context, never {@code null} */
@@ -169,7 +178,7 @@ public final class KeyStatusEndpoint implements Filter {
               + " operation=POST%20%2Fnotes, the route as the server configures it", Map.of()), res);
       return;
     }
-    IdempotencyFilterConfig.Route route = routeOf(operations[0]);
+    IdempotencyFilterConfig.Route route = routeOf(operations[0], req.getContextPath());
     if (route == null) {
       sendNotFound(res); // no key can be recorded there: as unknown as any other
       return;
@@ -207,15 +216,19 @@ public final class KeyStatusEndpoint implements Filter {
   }
 
   /**
+   * @param context the request's context path ({@code ""} at the root, such as {@code "/shop"})
    * @return the configured route named by {@code operation}: the one whose {@code "<METHOD>
-   *     <pattern>"} is {@code operation}, else, for a request line such as {@code "POST
-   *     /orders/7"}, the route the filter would match for that method and path (so a client that
-   *     names its request, not the route's pattern, still reads the key in the scope the filter
-   *     gave it); {@code null} when none
+   *     <pattern>"} is {@code operation}, or whose scope operation under this context is (such as
+   *     {@code "POST /shop/notes"} for the route {@code POST /notes}); else, for a request line such
+   *     as {@code "POST /orders/7"} or {@code "POST /shop/orders/7"} (the path as the client sent
+   *     it, with or without the context path), the route the filter would match for that method and
+   *     path, so a client that names its request, not the route's pattern, still reads the key in
+   *     the scope the filter gave it; {@code null} when none
    */
-  private IdempotencyFilterConfig.Route routeOf(String operation) {
+  private IdempotencyFilterConfig.@Nullable Route routeOf(String operation, @Nullable String context) {
+    boolean inContext = context != null && !context.isEmpty() && !context.equals("/");
     for (IdempotencyFilterConfig.Route r : config.routes()) {
-      if (r.operation().equals(operation)) {
+      if (r.operation().equals(operation) || (inContext && operation.equals(r.method() + " " + context + r.pattern()))) {
         return r;
       }
     }
@@ -223,7 +236,15 @@ public final class KeyStatusEndpoint implements Filter {
     if (space <= 0 || space + 1 >= operation.length() || operation.charAt(space + 1) != '/') {
       return null;
     }
-    return config.routeFor(operation.substring(0, space), operation.substring(space + 1));
+    String method = operation.substring(0, space);
+    String path = operation.substring(space + 1);
+    if (inContext && path.startsWith(context + "/")) {
+      IdempotencyFilterConfig.Route r = config.routeFor(method, path.substring(context.length()));
+      if (r != null) {
+        return r;
+      }
+    }
+    return config.routeFor(method, path);
   }
 
   private void sendNotFound(HttpServletResponse res) throws IOException {

@@ -217,4 +217,36 @@ class KeyStatusEndpointTest {
     assertThatThrownBy(() -> new KeyStatusEndpoint(config(), store, "/keys/")).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new KeyStatusEndpoint(config(), store, "keys")).isInstanceOf(IllegalArgumentException.class);
   }
+
+  /**
+   * Regression: under a context path, the operation a client names by default is the request line
+   * it sent ({@code "POST /shop/notes"}), and the endpoint matched it against the routes without
+   * the context path, so every key of an application not at the root read as unknown.
+   */
+  @Test
+  void underAContextPathAKeyIsFoundByTheRouteTheScopeOperationOrTheRequestLineAsSent() throws Exception {
+    IdempotencyFilterConfig config = config();
+    server = new TestServer("/shop", config, app, null, new KeyStatusEndpoint(config, store));
+    assertThat(post("/shop/notes", "alice", "k-ctx2").statusCode()).isEqualTo(201);
+    for (String operation : java.util.List.of("POST%20/notes", "POST%20/shop/notes")) {
+      HttpResponse<byte[]> r = server.send(server.request("/shop" + KeyStatusEndpoint.DEFAULT_PATH + "/k-ctx2?operation=" + operation)
+          .header(TestServer.USER_HEADER, "alice").GET().build());
+      assertThat(r.statusCode()).as(operation).isEqualTo(200);
+      assertThat(body(r)).as(operation).startsWith("{\"state\":\"completed\",\"status\":201,");
+    }
+    HttpResponse<byte[]> outside = server.send(server.request("/shop" + KeyStatusEndpoint.DEFAULT_PATH + "/k-ctx2?operation=POST%20/other/notes")
+        .header(TestServer.USER_HEADER, "alice").GET().build());
+    assertThat(outside.statusCode()).as("a path that is not the route's, in or out of the context").isEqualTo(404);
+  }
+
+  /** A route under the endpoint's path would be answered by the endpoint (405 for its POSTs): refused when the endpoint is made. */
+  @Test
+  void aRouteUnderTheEndpointsPathIsRefusedAtConstruction() {
+    LeaseIdempotency engine = LeaseIdempotency.builder(store).build();
+    IdempotencyFilterConfig under = IdempotencyFilterConfig.builder(engine).required("POST", "/idempotency-keys/*").build();
+    assertThatThrownBy(() -> new KeyStatusEndpoint(under, store))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("POST /idempotency-keys/*");
+    IdempotencyFilterConfig beside = IdempotencyFilterConfig.builder(engine).required("POST", "/idempotency-keys-archive").build();
+    assertThat(new KeyStatusEndpoint(beside, store).path()).isEqualTo(KeyStatusEndpoint.DEFAULT_PATH);
+  }
 }

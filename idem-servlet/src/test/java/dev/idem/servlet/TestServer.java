@@ -52,12 +52,18 @@ final class TestServer implements AutoCloseable {
    *     parameters as a CSRF check does
    */
   TestServer(IdempotencyFilterConfig config, HttpServlet servlet, MultipartConfigElement multipart, Filter... before) throws Exception {
+    this("/", config, servlet, multipart, before);
+  }
+
+  /** As the constructor above, with the application under {@code contextPath} (such as {@code "/shop"}). */
+  TestServer(String contextPath, IdempotencyFilterConfig config, HttpServlet servlet, MultipartConfigElement multipart, Filter... before)
+      throws Exception {
     server = new Server();
     ServerConnector connector = new ServerConnector(server);
     connector.setHost("127.0.0.1");
     connector.setPort(0);
     server.addConnector(connector);
-    ServletContextHandler context = new ServletContextHandler("/");
+    ServletContextHandler context = new ServletContextHandler(contextPath);
     context.addFilter(new FilterHolder(new PrincipalFromHeader()), "/*", EnumSet.of(DispatcherType.REQUEST));
     for (Filter f : before) {
       context.addFilter(new FilterHolder(f), "/*", EnumSet.of(DispatcherType.REQUEST));
