@@ -23,6 +23,7 @@ function setStatus(text, state, extra = {}) {
   statusLine.dataset.replayed = String(Boolean(extra.replayed));
   statusLine.dataset.resumed = String(Boolean(extra.resumed));
   statusLine.dataset.attempts = String(extra.attempts || 0);
+  // dataset.settled (what the key status endpoint last said) is set where it is asked, and kept.
 }
 
 // crypto.randomUUID() exists only in secure contexts (https, or http on localhost/127.0.0.1).
@@ -118,6 +119,43 @@ async function send(pending, body) {
   }
 }
 
+// Asks the service's key status endpoint what it recorded for this save's key, after an attempt
+// whose outcome is unknown: {state: 'completed', status}, {state: 'in_progress', waitMs} or
+// {state: 'not_found'}; null when it could not tell (no answer, or anything but the endpoint's
+// own documents: a 404 counts only with the endpoint's "state":"not_found"). Only ever reads:
+// whatever it says, the next step is a resend with the same key, which is always safe.
+const STATUS_TIMEOUT_MS = 3000;
+
+async function askStatus(key) {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), STATUS_TIMEOUT_MS);
+  try {
+    const response = await fetch(`/idempotency-keys/${encodeURIComponent(key)}?operation=${encodeURIComponent('POST /notes')}`,
+      { cache: 'no-store', signal: abort.signal });
+    const doc = parseJson(await response.text());
+    if (!doc) return null;
+    if (response.status === 200 && doc.state === 'completed' && Number.isInteger(doc.status)) {
+      return { state: 'completed', status: doc.status };
+    }
+    if (response.status === 200 && doc.state === 'in_progress' && Number.isInteger(doc.retryAfterSeconds)) {
+      return { state: 'in_progress', waitMs: doc.retryAfterSeconds * 1000 };
+    }
+    if (response.status === 404 && doc.state === 'not_found') return { state: 'not_found' };
+    return null;
+  } catch (unreachable) {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// What the status line says about a key status answer.
+function settledText(known) {
+  if (known.state === 'completed') return 'the server says it completed this save; fetching its stored answer';
+  if (known.state === 'in_progress') return 'the server is still working on this save';
+  return 'the server has no record of this save; sending it again';
+}
+
 let busy = false; // one save at a time in this tab
 
 // Sends one save until it gets a final answer, a bounded number of times.
@@ -178,7 +216,17 @@ async function save(pending, resumed) {
       let wait = answer ? retryAfterMs(answer) : null;
       if (wait === null) wait = backoff(attempt);
       if (attempt === MAX_ATTEMPTS || Date.now() - started + wait > MAX_TOTAL_MS) break;
-      const why = answer === null ? 'no answer' : answer.status === 201 ? 'unreadable answer' : `HTTP ${answer.status}`;
+      let why = answer === null ? 'no answer' : answer.status === 201 ? 'unreadable answer' : `HTTP ${answer.status}`;
+      // No answer, or a gateway's: the save may have run. The key status settles it before the
+      // resend: done or unknown, resend now (a replay, or the first run); running, wait as told.
+      if (answer === null || [502, 503, 504].includes(answer.status)) {
+        const known = await askStatus(pending.key);
+        if (known) {
+          wait = known.state === 'in_progress' ? Math.min(known.waitMs, MAX_DELAY_MS) : 0;
+          why = `${why}; ${settledText(known)}`;
+          statusLine.dataset.settled = known.state;
+        }
+      }
       setStatus(`${verb} “${pending.title}”: ${why}, retrying with the same key in ${(wait / 1000).toFixed(1)} s…`, 'saving', { resumed, attempts: attempt });
       await sleep(wait);
     }
@@ -237,6 +285,12 @@ async function start() {
   }
   const listed = await refreshList();
   if (pending) {
+    // Ask first what became of it, to say so while the resend (same key) fetches the answer.
+    const known = await askStatus(pending.key);
+    if (known) {
+      statusLine.dataset.settled = known.state;
+      setStatus(`Resuming an unfinished save of “${pending.title}”: ${settledText(known)}…`, 'saving', { resumed: true });
+    }
     await save(pending, true);
   } else {
     setStatus(listed ? 'Ready.' : 'Could not load the notes; is the service running?', listed ? 'ready' : 'error');

@@ -200,12 +200,20 @@ class BrowserTest {
       assertThat(noteItems()).containsExactly("#" + id + " Third time lucky");
 
       List<LoggedRequest> posts = posts(proxy);
-      assertThat(posts).hasSizeGreaterThanOrEqualTo(4);
-      assertThat(posts.subList(0, 3)).allSatisfy(p -> {
-        assertThat(p.fault()).isEqualTo(Fault.LOSE_RESPONSE);
-        assertThat(p.status()).isEqualTo(OptionalInt.of(201));
-      });
       assertThat(posts).allSatisfy(p -> assertThat(p.idempotencyKey()).isEqualTo(posts.get(0).idempotencyKey()));
+      // The three lost answers fell on the POSTs and on the page's key status questions between
+      // them (GET /idempotency-keys/{key}): every lost POST had been answered 201 by the service.
+      List<LoggedRequest> lost = proxy.log().stream().filter(r -> r.fault() == Fault.LOSE_RESPONSE).toList();
+      assertThat(lost).hasSize(3).allSatisfy(r -> {
+        if (r.method().equals("POST")) {
+          assertThat(r.status()).isEqualTo(OptionalInt.of(201));
+        } else {
+          assertThat(r.target()).startsWith("/idempotency-keys/" + posts.get(0).idempotencyKey().orElseThrow());
+        }
+      });
+      assertThat(lost.get(0).method()).isEqualTo("POST");
+      // After fetch() gave up, the page asked the key status before it resent.
+      assertThat(statusQuestions(proxy)).as("the page's key status questions in %s", proxy.log()).isNotEmpty();
       System.out.println("[notes-service] page attempts: " + status.getDomAttribute("data-attempts") + ", POSTs seen by the proxy: " + posts.size());
     }
   }
@@ -247,6 +255,14 @@ class BrowserTest {
           .findFirst().orElseThrow(() -> new AssertionError("no resumed POST in " + proxy.log()));
       assertThat(resumed.idempotencyKey()).isEqualTo(Optional.of(key));
       assertThat(resumed.status()).isEqualTo(OptionalInt.of(201));
+
+      // Before resending, the reloaded page asked the key status, which said "completed".
+      LoggedRequest asked = statusQuestions(proxy).stream().filter(r -> r.number() > FIRST_POST + 1).findFirst()
+          .orElseThrow(() -> new AssertionError("no key status question after the reload in " + proxy.log()));
+      assertThat(asked.target()).startsWith("/idempotency-keys/" + key + "?operation=POST%20%2Fnotes");
+      assertThat(asked.status()).isEqualTo(OptionalInt.of(200));
+      assertThat(asked.number()).isLessThan(resumed.number());
+      assertThat(status.getDomAttribute("data-settled")).isEqualTo("completed");
     }
   }
 
@@ -293,6 +309,11 @@ class BrowserTest {
   private static List<LoggedRequest> posts(FaultProxy proxy) {
     proxy.log().forEach(r -> System.out.println("[notes-service] proxy: " + r));
     return proxy.log().stream().filter(r -> r.method().equals("POST") && r.target().equals("/notes")).toList();
+  }
+
+  /** @return the page's key status questions (GET /idempotency-keys/...), in order */
+  private static List<LoggedRequest> statusQuestions(FaultProxy proxy) {
+    return proxy.log().stream().filter(r -> r.method().equals("GET") && r.target().startsWith("/idempotency-keys/")).toList();
   }
 
   /** Keeps a picture of the page in target/browser-screenshots, for a person to look at. */
