@@ -245,11 +245,27 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @see #execute(Connection, IdempotentRequest, Effect)
    */
   public Outcome execute(IdempotentRequest request, Effect effect) {
+    return onOwnConnection("execute", connection -> execute(connection, request, effect));
+  }
+
+  /**
+   * Runs {@code body} on a connection of the builder's data source, in auto-commit mode, and
+   * closes it (back to its pool).
+   *
+   * @param method the name of the method's {@code Connection} variant, for the message when there
+   *     is no data source
+   * @throws IllegalStateException if the builder had no data source
+   * @throws IdemStoreException if no connection can be had, or setting or closing it fails
+   */
+  private <T> T onOwnConnection(String method, java.util.function.Function<Connection, T> body) {
     if (dataSource == null) {
-      throw new IllegalStateException("no DataSource configured: use execute(Connection, ...) or Builder.dataSource");
+      throw new IllegalStateException("no DataSource configured: use " + method + "(Connection, ...) or Builder.dataSource");
     }
     try (Connection connection = dataSource.getConnection()) {
-      return execute(connection, request, effect);
+      if (!connection.getAutoCommit()) {
+        connection.setAutoCommit(true);
+      }
+      return body.apply(connection);
     } catch (SQLException e) {
       throw new IdemStoreException("cannot get a connection from the data source: " + e.getMessage(), e);
     }
@@ -416,17 +432,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
    */
   @Override
   public KeyStatus status(Scope scope, IdempotencyKey key) {
-    if (dataSource == null) {
-      throw new IllegalStateException("no DataSource configured: use status(Connection, ...) or Builder.dataSource");
-    }
-    try (Connection connection = dataSource.getConnection()) {
-      if (!connection.getAutoCommit()) {
-        connection.setAutoCommit(true);
-      }
-      return status(connection, scope, key);
-    } catch (SQLException e) {
-      throw new IdemStoreException("cannot get a connection from the data source: " + e.getMessage(), e);
-    }
+    return onOwnConnection("status", connection -> status(connection, scope, key));
   }
 
   /**
