@@ -121,9 +121,15 @@ public final class Outbox {
     }
   }
 
-  /** As {@link #createSchema(Connection)}, on a connection borrowed from {@code dataSource}. */
+  /**
+   * As {@link #createSchema(Connection)}, on a connection borrowed from {@code dataSource} and
+   * switched to auto-commit mode (a pool may hand it out with auto-commit off).
+   */
   public void createSchema(DataSource dataSource) {
     try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
       createSchema(c);
     } catch (SQLException e) {
       throw failure("cannot get a connection", e);

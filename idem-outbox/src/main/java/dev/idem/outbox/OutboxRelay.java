@@ -106,6 +106,9 @@ public final class OutboxRelay implements AutoCloseable {
   public Round runOnce() throws InterruptedException {
     String owner = UUID.randomUUID().toString();
     try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true); // a borrowed connection is the relay's own: its claim and marks commit
+      }
       List<OutboxEntry> batch = outbox.claim(c, owner, lease, batchSize, transports.keySet());
       if (batch.isEmpty()) {
         return new Round(0, 0, 0, 0, 0);

@@ -202,6 +202,36 @@ abstract class OutboxStoreContract {
     assertThat(count("SELECT COUNT(*) FROM ob_" + suffix)).isEqualTo(4);
   }
 
+  /**
+   * Regression: on a pool that hands out connections with auto-commit off, the relay took the
+   * borrowed connection for a caller's transaction and never committed its claim or its marks, so
+   * the pool rolled them back and every round delivered the same intents again.
+   */
+  @Test
+  void onAPoolWithAutoCommitOffTheRelaysMarksAndTheSchemaAreCommitted() throws Exception {
+    DataSource off = new AutoCommitOffDataSource(ds);
+    Outbox other = Outbox.builder().table("ob2_" + suffix).build();
+    try {
+      other.createSchema(off);
+      try (Connection c = ds.getConnection()) {
+        assertThat(other.counts(c)).as("the table, committed").containsEntry(OutboxEntry.State.PENDING, 0L);
+      }
+    } finally {
+      try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS ob2_" + suffix);
+      }
+    }
+    placeOrder(request("alice", "order-pool"), 2);
+    RecordingTransport transport = new RecordingTransport(Intent.Kind.RABBITMQ);
+    OutboxRelay relay = OutboxRelay.builder(outbox, off).transport(transport).backoff(Duration.ZERO, Duration.ZERO).build();
+    assertThat(relay.runOnce()).isEqualTo(new OutboxRelay.Round(2, 2, 0, 0, 0));
+    assertThat(relay.runOnce().claimed()).as("nothing left to claim").isZero();
+    assertThat(transport.deliveries.values()).containsOnly(1);
+    try (Connection c = ds.getConnection()) {
+      assertThat(outbox.counts(c)).containsEntry(OutboxEntry.State.SENT, 2L).containsEntry(OutboxEntry.State.PENDING, 0L);
+    }
+  }
+
   @Test
   void theRelayMarksDeliveredIntentsSentAndClaimsNothingMore() throws Exception {
     placeOrder(request("alice", "order-7"), 3);

@@ -95,6 +95,9 @@ class IdemTransactionalConfiguration {
         // At start-up, on a connection of its own: created inside a caller's transaction, the table
         // would vanish if that transaction rolled back.
         try (Connection c = dataSource.getConnection()) {
+          if (!c.getAutoCommit()) {
+            c.setAutoCommit(true); // a pool with auto-commit off would roll the DDL back on PostgreSQL
+          }
           idem.createSchema(c);
           warnOfGaleraSettings(c);
         } catch (SQLException e) {
