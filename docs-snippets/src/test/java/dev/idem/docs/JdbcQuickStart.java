@@ -36,7 +36,7 @@ final class JdbcQuickStart {
     IdempotentRequest request = new IdempotentRequest(
         Scope.of(userId, "POST /notes"),              // from authentication and routing, never the body
         IdempotencyKey.of(idempotencyKeyHeader),
-        Fingerprint.ofJson(requestBody));             // canonical JSON (RFC 8785, exact numbers), SHA-256
+        Fingerprint.ofJson(requestBody));             // the body's bytes as canonical JSON (RFC 8785), SHA-256
 
     Outcome outcome;
     try (Connection connection = dataSource.getConnection()) {  // auto-commit: Idem commits

@@ -11,7 +11,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -23,11 +22,11 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Runs the README's Spring Boot quick start: {@code NotesController} with the starter and
- * spring-boot-starter-jdbc on SQLite, with the properties the README gives; then the client's
+ * spring-boot-starter-jdbc on SQLite, with the properties and the schema.sql the README gives; then the client's
  * snippets and {@code idem check} against it.
  */
 @SpringBootTest(classes = NotesApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = {"idem.principal=shared", "idem.required-key-routes=POST /notes"})
+    properties = {"idem.principal=shared", "idem.required-key-routes=POST /notes", "spring.sql.init.mode=always"})
 class SpringQuickStartTest {
 
   @TempDir static Path dir;
@@ -39,11 +38,6 @@ class SpringQuickStartTest {
 
   @LocalServerPort int port;
   @Autowired JdbcTemplate jdbc;
-
-  @BeforeEach
-  void notesTable() {
-    jdbc.execute("CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL)");
-  }
 
   private HttpResponse<String> post(String key, String json) throws Exception {
     HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/notes"))
