@@ -273,6 +273,18 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
    * checks the table; afterwards a borrow costs no statement (on SQLite, a physical connection's
    * first borrow reads its busy timeout once).
    */
+  /**
+   * Creates the key table and its index if missing, then checks that it compares identities byte
+   * for byte; the same as {@link JdbcIdempotency#createSchema(Connection)} on this store's table.
+   *
+   * @param connection an open connection; in auto-commit mode the DDL commits at once, otherwise it
+   *     joins the open transaction
+   * @throws IdemStoreException if the DDL fails, or if an existing table compares identities loosely
+   */
+  public void createSchema(Connection connection) {
+    table.createSchema(connection);
+  }
+
   private Connection connection() throws SQLException {
     Connection c = dataSource.getConnection();
     try {

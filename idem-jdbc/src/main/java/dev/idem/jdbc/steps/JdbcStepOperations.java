@@ -281,8 +281,18 @@ public final class JdbcStepOperations implements KeyStatusReader {
     }
   }
 
-  /** Creates the step table if missing (and the key table, through {@link JdbcLeaseStore}). */
+  /**
+   * Creates the key table (through {@link JdbcLeaseStore#createSchema}) and the step table if they
+   * are missing, then checks the key table as {@link dev.idem.jdbc.JdbcIdempotency#checkSchema}
+   * does. Needed only with {@link Builder#createSchema(boolean) createSchema(false)}; otherwise the
+   * first use creates both.
+   *
+   * @param connection an open connection; in auto-commit mode each statement commits at once
+   * @throws IdemStoreException if a statement fails, or the existing key table compares identities
+   *     loosely
+   */
   public void createSchema(Connection connection) {
+    keys.createSchema(connection);
     Dialect d = Dialect.of(connection);
     String text = switch (d) {
       case POSTGRESQL -> "CREATE TABLE IF NOT EXISTS " + stepTable + " (principal VARCHAR(200) COLLATE \"C\" NOT NULL,"
