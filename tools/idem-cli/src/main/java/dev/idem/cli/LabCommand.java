@@ -74,6 +74,8 @@ final class LabCommand implements Callable<Integer> {
 
   @picocli.CommandLine.Mixin QueueLabOptions queueLab;
 
+  @picocli.CommandLine.Mixin StepsLabOptions stepsLab;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -86,8 +88,15 @@ final class LabCommand implements Callable<Integer> {
       err.println(queueLab.misuse() != null ? queueLab.misuse() : "idem lab --queue: --http and --concurrency do not apply");
       return 2;
     }
+    if (stepsLab.steps && (queueLab.queue || http || concurrency != 8)) {
+      err.println("idem lab --steps: --queue, --http and --concurrency do not apply");
+      return 2;
+    }
     if (queueLab.queue) {
       return queueLab.run(db, json, out, err);
+    }
+    if (stepsLab.steps) {
+      return stepsLab.run(db, json, out, err);
     }
     if (http) {
       if (!db.equals(DEFAULT_DB) || concurrency != 8) {

@@ -70,4 +70,19 @@ class LabCommandTest {
     assertThat(run("lab", "--concurrency", "1")).isEqualTo(2);
     assertThat(err.toString()).contains("--concurrency must be between 2 and 256");
   }
+
+  @Test
+  void stepsLabRefusesTheOtherLabsOptions() {
+    assertThat(run("lab", "--steps", "--queue")).isEqualTo(2);
+    assertThat(err.toString()).contains("idem lab --steps: --queue, --http and --concurrency do not apply");
+    assertThat(run("lab", "--steps", "--concurrency", "4")).isEqualTo(2);
+  }
+
+  @Test
+  void stepsLabOnAnUnreachableDatabaseIsExitTwoWithAClearErrorAndNoStackTrace() {
+    int status = run("lab", "--steps", "--db", "jdbc:postgresql://127.0.0.1:1/none?user=x&password=secret&connectTimeout=2");
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString()).startsWith("idem lab --steps: cannot use the database jdbc:postgresql://127.0.0.1:1/none")
+        .doesNotContain("secret").doesNotContain("\tat ");
+  }
 }

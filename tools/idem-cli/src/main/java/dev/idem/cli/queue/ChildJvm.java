@@ -14,11 +14,13 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A child JVM running {@link QueueLabChild} from this process's class path, which the lab kills
- * with {@link Process#destroyForcibly()} (SIGKILL on Unix: no shutdown hook, no finally block, no
- * ack) once it printed the line that says it reached the point of the crash. Not thread-safe.
+ * A child JVM running a lab's child class ({@link QueueLabChild}, the steps lab's child) from this
+ * process's class path, which the lab kills with {@link Process#destroyForcibly()} (SIGKILL on Unix:
+ * no shutdown hook, no finally block, no ack) once it printed the line that says it reached the
+ * point of the crash. Its standard input stays open while the lab runs, so a child that watches it
+ * exits by itself when the lab goes away. Not thread-safe.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
 
   private final Process process;
   private final String role;
@@ -28,8 +30,8 @@ final class ChildJvm implements AutoCloseable {
   private ChildJvm(Process process, String role) {
     this.process = process;
     this.role = role;
-    Thread out = new Thread(() -> pump(process.getInputStream(), true), "queue-lab-child-out");
-    Thread err = new Thread(() -> pump(process.getErrorStream(), false), "queue-lab-child-err");
+    Thread out = new Thread(() -> pump(process.getInputStream(), true), "lab-child-out");
+    Thread err = new Thread(() -> pump(process.getErrorStream(), false), "lab-child-err");
     out.setDaemon(true);
     err.setDaemon(true);
     out.start();
@@ -42,9 +44,22 @@ final class ChildJvm implements AutoCloseable {
    * @param args the child's arguments; the first is its role
    */
   static ChildJvm start(List<String> args) throws IOException {
+    return start(QueueLabChild.class.getName(), args);
+  }
+
+  /**
+   * Starts {@code java -cp <this class path> mainClass args...}: a small client JVM (C1 only,
+   * serial GC, 128 MiB heap).
+   *
+   * @param mainClass the fully qualified name of a class with a {@code main} method on this class path
+   * @param args the child's arguments, at least one; the first names its role in error messages
+   * @return the running child
+   * @throws IOException if the process cannot be started
+   */
+  public static ChildJvm start(String mainClass, List<String> args) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m",
-        "-cp", System.getProperty("java.class.path"), QueueLabChild.class.getName()));
+        "-cp", System.getProperty("java.class.path"), mainClass));
     command.addAll(args);
     return new ChildJvm(new ProcessBuilder(command).start(), args.get(0));
   }
@@ -71,7 +86,7 @@ final class ChildJvm implements AutoCloseable {
    * @throws IllegalStateException if the child exits or prints nothing matching within {@code timeout};
    *     the message has the child's standard error
    */
-  String await(String prefix, Duration timeout) throws InterruptedException {
+  public String await(String prefix, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
       String line = lines.poll(100, TimeUnit.MILLISECONDS);
@@ -89,7 +104,7 @@ final class ChildJvm implements AutoCloseable {
   }
 
   /** Kills the child at once (SIGKILL) and waits until it is gone. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly();
     if (!process.waitFor(30, TimeUnit.SECONDS)) {
       throw new IllegalStateException("the " + role + " process did not die within 30 s of SIGKILL");
@@ -101,5 +116,41 @@ final class ChildJvm implements AutoCloseable {
     if (process.isAlive()) {
       kill();
     }
+  }
+
+  // ---- for the child's side ----
+
+  /**
+   * In a child: exits the JVM at once (status 5) when standard input closes, that is when the lab
+   * that started it is gone, so an interrupted lab leaves no process behind. Starts a daemon thread.
+   */
+  public static void exitWhenParentGoes() {
+    Thread t = new Thread(() -> {
+      try {
+        while (System.in.read() >= 0) {
+          // the parent writes nothing; EOF means it is gone
+        }
+      } catch (IOException ignored) {
+        // same
+      }
+      Runtime.getRuntime().halt(5);
+    }, "parent-watch");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /**
+   * In a child: prints the line the lab {@linkplain #await waits for}, then waits to be killed; if
+   * no SIGKILL comes within two minutes, halts with status 4.
+   *
+   * @param line the line, which starts with the prefix the lab awaits
+   * @throws InterruptedException if the waiting thread is interrupted
+   */
+  public static void announceAndAwaitKill(String line) throws InterruptedException {
+    System.out.println(line);
+    System.out.flush();
+    Thread.sleep(Duration.ofMinutes(2).toMillis());
+    System.err.println("not killed within two minutes");
+    Runtime.getRuntime().halt(4);
   }
 }

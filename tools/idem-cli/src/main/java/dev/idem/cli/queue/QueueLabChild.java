@@ -7,7 +7,6 @@ import dev.idem.outbox.OutboxEntry;
 import dev.idem.outbox.OutboxRelay;
 import dev.idem.outbox.spi.Delivery;
 import dev.idem.outbox.spi.IntentTransport;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 
@@ -37,7 +36,7 @@ public final class QueueLabChild {
    * @param args see the class description
    */
   public static void main(String[] args) {
-    watchParent();
+    ChildJvm.exitWhenParentGoes();
     if (args.length != 6) {
       System.err.println("usage: QueueLabChild role broker brokerUrl jdbcUrl destination arg");
       System.exit(2);
@@ -51,7 +50,7 @@ public final class QueueLabChild {
         case "consumer-naive": {
           InboundMessage m = broker.takeWithoutAck(dest, LabBroker.NAIVE, Duration.ofSeconds(30));
           db.insertEffect(QueueLab.CONSUMER_CRASH, LabBroker.NAIVE, m.messageId()); // auto-commit
-          announceAndWait(COMMITTED);
+          ChildJvm.announceAndAwaitKill(COMMITTED);
           break;
         }
         case "consumer-protected": {
@@ -60,7 +59,7 @@ public final class QueueLabChild {
           if (v.action() != Verdict.Action.ACK) {
             throw new IllegalStateException("the first delivery did not commit: " + v);
           }
-          announceAndWait(COMMITTED);
+          ChildJvm.announceAndAwaitKill(COMMITTED);
           break;
         }
         case "relay": {
@@ -75,7 +74,7 @@ public final class QueueLabChild {
             public List<Delivery> deliver(List<OutboxEntry> batch) throws InterruptedException {
               List<Delivery> results = real.deliver(batch);
               long confirmed = results.stream().filter(d -> d.status() == Delivery.Status.DELIVERED).count();
-              announceAndWait(PUBLISHED + " " + confirmed);
+              ChildJvm.announceAndAwaitKill(PUBLISHED + " " + confirmed);
               return results;
             }
           };
@@ -84,10 +83,10 @@ public final class QueueLabChild {
           throw new IllegalStateException("the relay round ended without publishing: " + round);
         }
         case "request-naive":
-          QueueLab.orderSendingInside(QueueLab.idem(db), broker, dest, arg, () -> announceAndWait(SENT));
+          QueueLab.orderSendingInside(QueueLab.idem(db), broker, dest, arg, () -> ChildJvm.announceAndAwaitKill(SENT));
           throw new IllegalStateException("the request committed");
         case "request-protected":
-          QueueLab.orderWithOutbox(QueueLab.idem(db), QueueLab.outbox(), broker, dest, arg, () -> announceAndWait(RECORDED));
+          QueueLab.orderWithOutbox(QueueLab.idem(db), QueueLab.outbox(), broker, dest, arg, () -> ChildJvm.announceAndAwaitKill(RECORDED));
           throw new IllegalStateException("the request committed");
         default:
           throw new IllegalArgumentException("unknown role " + role);
@@ -96,29 +95,5 @@ public final class QueueLabChild {
       System.err.println("queue lab " + role + ": " + e);
       System.exit(3);
     }
-  }
-
-  /** Prints the line the lab waits for, then waits to be killed. */
-  private static void announceAndWait(String line) throws InterruptedException {
-    System.out.println(line);
-    System.out.flush();
-    Thread.sleep(Duration.ofMinutes(2).toMillis());
-    System.err.println("not killed within two minutes");
-    Runtime.getRuntime().halt(4);
-  }
-
-  private static void watchParent() {
-    Thread t = new Thread(() -> {
-      try {
-        while (System.in.read() >= 0) {
-          // the parent writes nothing; EOF means it is gone
-        }
-      } catch (IOException ignored) {
-        // same
-      }
-      Runtime.getRuntime().halt(5);
-    }, "parent-watch");
-    t.setDaemon(true);
-    t.start();
   }
 }
