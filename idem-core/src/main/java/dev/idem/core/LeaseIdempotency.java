@@ -86,6 +86,16 @@ public final class LeaseIdempotency implements IdempotencyEngine {
     this.sleeper = b.sleeper;
   }
 
+  /** @return how long a claim of this engine lasts before another attempt may take it over; positive, never {@code null} */
+  public Duration lease() {
+    return lease;
+  }
+
+  /** @return how long a completed key is kept and replayed; longer than {@link #lease()}, never {@code null} */
+  public Duration retention() {
+    return retention;
+  }
+
   /**
    * @param store where claims and responses live, never {@code null}
    * @return a builder with lease 30 s, retention 24 h, fail-fast and the standard response policy

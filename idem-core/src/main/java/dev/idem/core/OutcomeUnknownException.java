@@ -32,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  *       what the first run did (look its result up by the idempotency key, pass the key
  *       downstream);
  *   <li>{@link Phase#COMMIT}, if the transaction did not commit: the request runs, once.
+ *   <li>{@link Phase#PARTIAL}: the operation, resumed after its last recorded step.
  * </ul>
  *
  * <p>So a retry with the same key is safe; a retry with a new key is not. An HTTP integration maps
@@ -46,7 +47,14 @@ public class OutcomeUnknownException extends IdemStoreException {
     /** Lease mode: the effect happened; the completion of its claim (its stored response) is in doubt. */
     COMPLETION,
     /** Transactional mode: the commit of the effect's writes together with the stored response is in doubt. */
-    COMMIT
+    COMMIT,
+    /**
+     * An operation of several steps ({@link dev.idem.core.steps.Steps}) stopped after recording some
+     * of them: what they did is recorded as recovery points, the rest has not run, and no final
+     * response is stored. The claim stays, so a retry with the same key resumes the operation after
+     * its last recorded step (and a completer can finish it); it is never run from the start again.
+     */
+    PARTIAL
   }
 
   private final transient IdempotencyKey key;
@@ -86,6 +94,11 @@ public class OutcomeUnknownException extends IdemStoreException {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(phase, "phase");
     long seconds = Objects.requireNonNull(retryAfter, "retryAfter").toSeconds();
+    if (phase == Phase.PARTIAL) {
+      return "the operation for idempotency key '" + key + "' ran in part and stopped: the steps it recorded stay recorded;"
+          + " retry with the same key after " + seconds + " s (a retry resumes it after its last recorded step, or replays its"
+          + " final response)";
+    }
     return phase == Phase.COMPLETION
         ? "the effect for idempotency key '" + key + "' ran, but its response could not be stored, so the outcome is unknown;"
             + " retry with the same key after " + seconds + " s (a retry replays the stored response, or takes the claim over as a recovery)"

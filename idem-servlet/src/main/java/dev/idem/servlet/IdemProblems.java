@@ -156,10 +156,16 @@ public final class IdemProblems {
    * @param phase which write is in doubt: {@link OutcomeUnknownException.Phase#COMPLETION} (lease
    *     mode: the request was processed, its result not recorded) or {@link
    *     OutcomeUnknownException.Phase#COMMIT} (transactional mode: the commit's acknowledgement was
-   *     lost), never {@code null}
+   *     lost) or {@link OutcomeUnknownException.Phase#PARTIAL} (an operation of steps stopped after
+   *     some of them), never {@code null}
    * @return 503 {@value #OUTCOME_UNKNOWN}: a retry with the same key is safe, one with a new key is not
    */
   public IdemProblem outcomeUnknown(long seconds, OutcomeUnknownException.Phase phase) {
+    if (phase == OutcomeUnknownException.Phase.PARTIAL) {
+      return problem(OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503, "the request was processed in part and stopped;"
+          + " its completed steps are recorded. Retry with the same Idempotency-Key after " + seconds + " seconds: the retry"
+          + " resumes it after its last completed step and returns its answer. Do not send it with a new key");
+    }
     String detail = phase == OutcomeUnknownException.Phase.COMPLETION
         ? "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
             + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation."

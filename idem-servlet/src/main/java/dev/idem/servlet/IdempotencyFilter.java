@@ -470,11 +470,31 @@ public final class IdempotencyFilter implements Filter {
       result = cfg.engine().attempt(idempotent, run);
     } catch (RuntimeException e) {
       if (run.failure != null) {
+        OutcomeUnknownException unknown = outcomeUnknownIn(run.failure);
+        if (unknown != null && !res.isCommitted()) {
+          // The handler says its outcome is unknown, such as an operation of steps that stopped
+          // after some of them (JdbcStepOperations.runClaimed): 503 with Retry-After, so that the
+          // caller retries with the same key, which resumes it, rather than with a new one.
+          res.resetBuffer();
+          cfg.problems().send(cfg.problems().forException(unknown).orElseThrow(), res);
+          return;
+        }
         rethrow(run.failure); // the handler's own failure, as it was (nothing of it is kept)
       }
       throw e;
     }
     answer(cfg, result, run, res);
+  }
+
+  /** @return the {@link OutcomeUnknownException} that {@code t} is or wraps (a few causes deep), or {@code null} */
+  private static OutcomeUnknownException outcomeUnknownIn(Throwable t) {
+    Throwable c = t;
+    for (int depth = 0; c != null && depth < 5; depth++, c = c.getCause()) {
+      if (c instanceof OutcomeUnknownException unknown) {
+        return unknown;
+      }
+    }
+    return null;
   }
 
   /** Nothing to release: the filter holds no resources of its own. */

@@ -3,13 +3,17 @@ package dev.idem.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.Effect;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.KeyStatus;
+import dev.idem.core.LeaseContext;
+import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Outcome;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
@@ -209,6 +213,79 @@ public abstract class StepsContract {
       assertThat(receiptRuns).as(step + ": the receipt step never re-ran").hasValue(1);
       clearTables();
     }
+  }
+
+  /** A lease engine on the operations' own key table: the servlet filter's and the starter's engine in lease mode. */
+  private LeaseIdempotency engine() {
+    return LeaseIdempotency.builder(steps.keys()).lease(Duration.ofSeconds(30)).retention(Duration.ofMinutes(5)).build();
+  }
+
+  private Effect claimed(StepOperation operation) {
+    return ctx -> steps.runClaimed(ctx.lease(), input(), operation);
+  }
+
+  @Test
+  void behindALeaseEngineARunThatFailsAfterEachStepInTurnIsResumedByTheNextRetryWithTheSameFinalResponse() throws Exception {
+    LeaseIdempotency engine = engine();
+    for (String step : new String[] {"ride", "charge-call", "charge", "receipt"}) {
+      resetCounters();
+      String key = "k-engine-" + step;
+      killAfter = step;
+      // The engine releases the key of a failed effect; after a recorded step the claim was handed
+      // over first, so the release changes nothing and the retry resumes instead of starting again.
+      assertThatThrownBy(() -> engine.execute(request(key), claimed(ride))).as(step)
+          .isInstanceOfSatisfying(OutcomeUnknownException.class,
+              e -> assertThat(e.phase()).isEqualTo(OutcomeUnknownException.Phase.PARTIAL))
+          .hasCauseInstanceOf(Killed.class);
+      Outcome resumed = engine.execute(request(key), claimed(ride));
+      assertThat(resumed.replayed()).as(step).isFalse();
+      assertThat(resumed.recovery()).as(step + ": taken over at once, the lease ended by the hand-over").isTrue();
+      Outcome replay = engine.execute(request(key), claimed(ride));
+      assertThat(replay.replayed()).isTrue();
+      assertThat(replay.response()).isEqualTo(resumed.response());
+      assertThat(count("rides_")).as(step + ": rides").isEqualTo(1);
+      assertThat(charges).as(step + ": charges").hasValue(1);
+      assertThat(count("receipts_")).as(step + ": receipts").isEqualTo(1);
+      assertThat(rideRuns).as(step + ": the ride step never re-ran").hasValue(1);
+      assertThat(receiptRuns).as(step + ": the receipt step never re-ran").hasValue(1);
+      clearTables();
+    }
+  }
+
+  @Test
+  void behindALeaseEngineARunThatFailsBeforeItsFirstStepReleasesTheKeyAndTheRetryRunsItOnce() throws Exception {
+    LeaseIdempotency engine = engine();
+    StepOperation failsFirst = (s, in) -> {
+      throw new IllegalStateException("the rider's card was declined before anything ran");
+    };
+    assertThatThrownBy(() -> engine.execute(request("k-engine-first"), claimed(failsFirst)))
+        .isInstanceOf(IllegalStateException.class);
+    assertThat(steps.keys().status(Scope.of("alice", "POST /rides"), IdempotencyKey.of("k-engine-first")))
+        .isInstanceOf(KeyStatus.Absent.class);
+    Outcome retry = engine.execute(request("k-engine-first"), claimed(ride));
+    assertThat(retry.recovery()).isFalse();
+    assertOneOfEach();
+  }
+
+  @Test
+  void behindALeaseEngineTheCompleterFinishesAnOperationWhoseRunFailedAndTheEngineReplaysIt() throws Exception {
+    LeaseIdempotency engine = engine();
+    killAfter = "charge";
+    assertThatThrownBy(() -> engine.execute(request("k-engine-abandoned"), claimed(ride)))
+        .isInstanceOf(OutcomeUnknownException.class);
+    assertThat(steps.completeAbandoned(Map.of("POST /rides", ride), 100)).as("handed over: no lease to wait for").isEqualTo(1);
+    Outcome callersRetry = engine.execute(request("k-engine-abandoned"), claimed(ride));
+    assertThat(callersRetry.replayed()).isTrue();
+    assertThat(callersRetry.response().status()).isEqualTo(201);
+    assertOneOfEach();
+  }
+
+  @Test
+  void runClaimedRefusesAClaimThatIsNotInItsKeyTable() {
+    LeaseContext elsewhere = new LeaseContext(Scope.of("alice", "POST /rides"), IdempotencyKey.of("k-elsewhere"), "token", false);
+    assertThatThrownBy(() -> steps.runClaimed(elsewhere, input(), ride)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the lease engine's store must be this key table");
+    assertThat(rideRuns).hasValue(0);
   }
 
   @Test

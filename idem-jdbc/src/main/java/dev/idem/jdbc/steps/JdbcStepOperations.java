@@ -7,8 +7,10 @@ import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.KeyStatus;
 import dev.idem.core.KeyStatusReader;
+import dev.idem.core.LeaseContext;
 import dev.idem.core.LeaseLostException;
 import dev.idem.core.Outcome;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
@@ -116,11 +118,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
    */
   public Outcome execute(IdempotentRequest request, byte[] input, StepOperation operation) throws Exception {
     Objects.requireNonNull(request, "request");
-    Objects.requireNonNull(input, "input");
-    Objects.requireNonNull(operation, "operation");
-    if (input.length > 16 << 20) {
-      throw new IllegalArgumentException("the input must be at most 16 MiB, was " + input.length + " bytes");
-    }
+    checkArguments(input, operation);
     ensureSchema();
     String owner = UUID.randomUUID().toString();
     ClaimResult claim = keys.claim(request, owner, lease, retention);
@@ -138,12 +136,103 @@ public final class JdbcStepOperations implements KeyStatusReader {
     return run(request, owner, input, operation, claim.recovery());
   }
 
+  /**
+   * Runs {@code operation}'s steps under a claim that the caller already holds on this key table:
+   * the lease-mode claim of the servlet filter (its request attribute {@code
+   * IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE}), of an {@code @Idempotent} method ({@code
+   * IdempotentMethodInterceptor.currentLeaseContext()}), or of any {@link
+   * dev.idem.core.LeaseIdempotency} whose store is this key table ({@link #keys()}, or a {@link
+   * JdbcLeaseStore} on the same table and data source). The caller's engine replays a completed key
+   * before the effect runs and stores the response returned here when it completes the claim; this
+   * method records the input and the steps, and resumes after the last recovery point when the
+   * claim is a recovery (or finds steps recorded under it).
+   *
+   * <p>A run that fails after a step was recorded hands the claim over (its owner token replaced,
+   * its lease ended), so that the engine's release cannot free the key and run the operation from
+   * the start: a retry with the same key takes it over at once and resumes, and {@link
+   * #completeAbandoned} finishes it if no retry comes. It then throws {@link
+   * OutcomeUnknownException} with {@link OutcomeUnknownException.Phase#PARTIAL}, which the filter
+   * and the starter answer 503 with {@code Retry-After}. A run that fails before any step throws
+   * what it threw, and the engine releases the key as for any failed effect.
+   *
+   * @param claim the caller's claim: scope, key, owner token, recovery; never {@code null} (in
+   *     transactional mode there is none: a step operation cannot run inside one transaction)
+   * @param input the operation's input (for HTTP, the request body), recorded at the first run, given
+   *     to every run and to the completer; never {@code null}, at most 16 MiB
+   * @param operation the steps, never {@code null}; the completer needs the same body registered
+   *     under the scope's operation name
+   * @return the final response, for the caller's engine to store; never {@code null}
+   * @throws IllegalStateException if this key table holds no claim in progress for the key: the
+   *     engine's store is another table
+   * @throws IdempotencyKeyReusedException if steps were recorded under the key for another fingerprint
+   * @throws LeaseLostException if another run took the operation over while this one ran
+   * @throws OutcomeUnknownException if the operation failed after a recorded step (its cause is the
+   *     failure)
+   * @throws IdemStoreException if the database fails
+   * @throws Exception what a step or the body threw before any step was recorded
+   */
+  public StoredResponse runClaimed(LeaseContext claim, byte[] input, StepOperation operation) throws Exception {
+    Objects.requireNonNull(claim, "claim is null: there is no lease-mode claim here (behind the servlet filter, run the route"
+        + " in lease mode, idem.mode=lease; call an @Idempotent method outside a transaction)");
+    checkArguments(input, operation);
+    ensureSchema();
+    if (!(keys.status(claim.scope(), claim.key()) instanceof KeyStatus.InProgress running)) {
+      throw new IllegalStateException("no claim in progress for this idempotency key in key table " + keyTable
+          + ": the lease engine's store must be this key table (JdbcStepOperations.keys(), or a JdbcLeaseStore on the same table)");
+    }
+    IdempotentRequest request = new IdempotentRequest(claim.scope(), claim.key(), running.fingerprint());
+    RunSteps steps = start(request, claim.ownerToken(), input, claim.recovery());
+    try {
+      return Objects.requireNonNull(operation.run(steps, steps.input), "the operation returned null");
+    } catch (LeaseLostException e) {
+      throw e; // another run holds it now
+    } catch (Exception e) {
+      if (!steps.anyRecorded()) {
+        throw e;
+      }
+      handOver(request, claim.ownerToken(), e);
+      throw new OutcomeUnknownException(claim.key(), Duration.ofSeconds(1), OutcomeUnknownException.Phase.PARTIAL, e);
+    } catch (Error e) {
+      if (steps.anyRecorded()) {
+        handOver(request, claim.ownerToken(), e);
+      }
+      throw e;
+    }
+  }
+
+  private static void checkArguments(byte[] input, StepOperation operation) {
+    Objects.requireNonNull(input, "input");
+    Objects.requireNonNull(operation, "operation");
+    if (input.length > 16 << 20) {
+      throw new IllegalArgumentException("the input must be at most 16 MiB, was " + input.length + " bytes");
+    }
+  }
+
   private Outcome run(IdempotentRequest request, String owner, byte[] input, StepOperation operation, boolean recovery)
       throws Exception {
+    RunSteps steps = start(request, owner, input, recovery);
+    StoredResponse response;
+    try {
+      response = Objects.requireNonNull(operation.run(steps, steps.input), "the operation returned null");
+    } catch (Exception | Error e) {
+      if (!steps.anyRecorded()) {
+        release(request, owner);
+      }
+      throw e;
+    }
+    if (!keys.complete(request.scope(), request.key(), owner, response, retention)) {
+      throw new LeaseLostException(request.key(), "complete");
+    }
+    return Outcome.executed(response, true, steps.resumed());
+  }
+
+  /** Reads what earlier runs recorded (or clears a stale operation's rows) and records the input. */
+  private RunSteps start(IdempotentRequest request, String owner, byte[] input, boolean recovery) throws Exception {
     Map<String, String> recorded = recorded(request.scope(), request.key());
     if (!recovery && !recorded.isEmpty()) {
       // A new claim over rows of an operation whose key record expired (or was purged) without
       // completing: after the retention the key is a new operation, and those steps are not its.
+      // (A run that fails after a step never frees its key: the claim stays, or is handed over.)
       deleteSteps(request);
       recorded.clear();
     }
@@ -158,20 +247,25 @@ public final class JdbcStepOperations implements KeyStatusReader {
     } else {
       recordStep(request, owner, INPUT_STEP, request.fingerprint().hex() + "\n" + java.util.Base64.getEncoder().encodeToString(input), null);
     }
-    RunSteps steps = new RunSteps(request, owner, recorded, recovery || !recorded.isEmpty());
-    StoredResponse response;
-    try {
-      response = Objects.requireNonNull(operation.run(steps, theInput), "the operation returned null");
-    } catch (Exception | Error e) {
-      if (steps.recordedNow == 0 && recorded.isEmpty()) {
-        release(request, owner);
-      }
-      throw e;
+    return new RunSteps(request, owner, recorded, theInput, recovery || !recorded.isEmpty());
+  }
+
+  /**
+   * Hands a claim whose run failed after a step over: a new owner token, the lease ended. Fenced by
+   * the old token; a failure is added to {@code failure} (the claim then ends with its lease).
+   */
+  private void handOver(IdempotentRequest request, String owner, Throwable failure) {
+    try (Connection c = connection();
+        PreparedStatement ps = c.prepareStatement("UPDATE " + keyTable + " SET owner_token = ?, lease_until = "
+            + Dialect.of(c).nowMillis() + " WHERE principal = ? AND operation = ? AND idem_key = ? AND owner_token = ?"
+            + " AND state = 'IN_PROGRESS'")) {
+      ps.setString(1, UUID.randomUUID().toString());
+      bindKey(ps, request.scope(), request.key(), 2);
+      ps.setString(5, owner);
+      ps.executeUpdate();
+    } catch (SQLException | RuntimeException e) {
+      failure.addSuppressed(e);
     }
-    if (!keys.complete(request.scope(), request.key(), owner, response, retention)) {
-      throw new LeaseLostException(request.key(), "complete");
-    }
-    return Outcome.executed(response, true, steps.resumed());
   }
 
   private void release(IdempotentRequest request, String owner) {
@@ -340,15 +434,22 @@ public final class JdbcStepOperations implements KeyStatusReader {
     private final IdempotentRequest request;
     private final String owner;
     private final Map<String, String> recorded;
+    final byte[] input;
     private final boolean resumed;
     private final java.util.Set<String> seen = new java.util.HashSet<>();
-    int recordedNow;
+    private int recordedNow;
 
-    RunSteps(IdempotentRequest request, String owner, Map<String, String> recorded, boolean resumed) {
+    RunSteps(IdempotentRequest request, String owner, Map<String, String> recorded, byte[] input, boolean resumed) {
       this.request = request;
       this.owner = owner;
       this.recorded = recorded;
+      this.input = input;
       this.resumed = resumed;
+    }
+
+    /** @return whether any step of the operation is recorded, by this run or an earlier one */
+    boolean anyRecorded() {
+      return recordedNow > 0 || !recorded.isEmpty();
     }
 
     @Override
