@@ -73,6 +73,7 @@ import org.springframework.core.env.Environment;
     IdemPrincipalConfiguration.class,
     IdemTransactionalConfiguration.class,
     IdemStoreConfiguration.class,
+    IdemStepsConfiguration.class,
     IdemMetricsConfiguration.class,
     IdemWebConfiguration.class,
     IdemKeyStatusConfiguration.class,

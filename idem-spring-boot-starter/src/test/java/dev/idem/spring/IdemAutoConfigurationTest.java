@@ -7,7 +7,14 @@ import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.core.Scope;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.steps.JdbcStepOperations;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
@@ -91,12 +98,25 @@ class IdemAutoConfigurationTest {
   }
 
   @Test
+  void aDataSourceGivesStepOperationsOnTheStoresKeyTable() {
+    withDatabase().withPropertyValues("idem.table=app_keys").run(ctx -> {
+      assertThat(ctx).hasNotFailed().hasSingleBean(JdbcStepOperations.class);
+      JdbcStepOperations steps = ctx.getBean(JdbcStepOperations.class);
+      // the steps run under a claim of the starter's lease engine: they find it in their key table
+      IdempotentRequest request = IdempotentRequest.ofJson("alice", "POST /rides", "k-1", "{}".getBytes(StandardCharsets.UTF_8));
+      Outcome outcome = ctx.getBean(LeaseIdempotency.class).execute(request, c -> steps.runClaimed(c.lease(), new byte[0],
+          (s, in) -> StoredResponse.of(201, s.local("ride", conn -> "ride-1"))));
+      assertThat(outcome.response().bodyAsString()).isEqualTo("ride-1");
+    });
+  }
+
+  @Test
   void withoutADataSourceTheStoreIsInMemory() {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
         .run(ctx -> {
           assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(InMemoryLeaseStore.class);
-          assertThat(ctx).doesNotHaveBean(JdbcIdempotency.class);
+          assertThat(ctx).doesNotHaveBean(JdbcIdempotency.class).doesNotHaveBean(JdbcStepOperations.class);
         });
   }
 
