@@ -156,6 +156,17 @@ public abstract class StepsContract {
     }
   }
 
+  /** After a resume and a replay: the same final response, one ride, one charge, one receipt, no step run twice. */
+  private void assertReplayedOnceEach(String step, Outcome resumed, Outcome replay) throws SQLException {
+    assertThat(replay.replayed()).isTrue();
+    assertThat(replay.response()).isEqualTo(resumed.response());
+    assertThat(count("rides_")).as(step + ": rides").isEqualTo(1);
+    assertThat(charges).as(step + ": charges").hasValue(1);
+    assertThat(count("receipts_")).as(step + ": receipts").isEqualTo(1);
+    assertThat(rideRuns).as(step + ": the ride step never re-ran").hasValue(1);
+    assertThat(receiptRuns).as(step + ": the receipt step never re-ran").hasValue(1);
+  }
+
   private void assertOneOfEach() throws SQLException {
     assertThat(count("rides_")).as("rides").isEqualTo(1);
     assertThat(charges).as("charges").hasValue(1);
@@ -204,13 +215,7 @@ public abstract class StepsContract {
       assertThat(resumed.replayed()).as(step).isFalse();
       assertThat(resumed.recovery()).as(step).isTrue();
       Outcome replay = steps.execute(request(key), input(), ride);
-      assertThat(replay.replayed()).isTrue();
-      assertThat(replay.response()).isEqualTo(resumed.response());
-      assertThat(count("rides_")).as(step + ": rides").isEqualTo(1);
-      assertThat(charges).as(step + ": charges").hasValue(1);
-      assertThat(count("receipts_")).as(step + ": receipts").isEqualTo(1);
-      assertThat(rideRuns).as(step + ": the ride step never re-ran").hasValue(1);
-      assertThat(receiptRuns).as(step + ": the receipt step never re-ran").hasValue(1);
+      assertReplayedOnceEach(step, resumed, replay);
       clearTables();
     }
   }
@@ -241,13 +246,7 @@ public abstract class StepsContract {
       assertThat(resumed.replayed()).as(step).isFalse();
       assertThat(resumed.recovery()).as(step + ": taken over at once, the lease ended by the hand-over").isTrue();
       Outcome replay = engine.execute(request(key), claimed(ride));
-      assertThat(replay.replayed()).isTrue();
-      assertThat(replay.response()).isEqualTo(resumed.response());
-      assertThat(count("rides_")).as(step + ": rides").isEqualTo(1);
-      assertThat(charges).as(step + ": charges").hasValue(1);
-      assertThat(count("receipts_")).as(step + ": receipts").isEqualTo(1);
-      assertThat(rideRuns).as(step + ": the ride step never re-ran").hasValue(1);
-      assertThat(receiptRuns).as(step + ": the receipt step never re-ran").hasValue(1);
+      assertReplayedOnceEach(step, resumed, replay);
       clearTables();
     }
   }
