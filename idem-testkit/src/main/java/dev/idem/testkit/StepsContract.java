@@ -65,6 +65,8 @@ public abstract class StepsContract {
 
   /** Where a run is killed: after the named step, before the next one begins. */
   private volatile String killAfter;
+  /** Whether the next run answers 503 (the payment service unavailable) after the ride's step. */
+  private volatile boolean unavailableAfterRide;
 
   private static final class Killed extends RuntimeException {
     Killed(String step) {
@@ -106,6 +108,10 @@ public abstract class StepsContract {
       return id;
     });
     kill("ride");
+    if (unavailableAfterRide) {
+      unavailableAfterRide = false;
+      return StoredResponse.of(503, "{\"error\":\"the payment service is unavailable\"}");
+    }
     String charge = s.foreign("charge", key -> {
       synchronized (derivedKeysSent) {
         derivedKeysSent.add(key.value());
@@ -277,6 +283,37 @@ public abstract class StepsContract {
     assertThat(callersRetry.replayed()).isTrue();
     assertThat(callersRetry.response().status()).isEqualTo(201);
     assertOneOfEach();
+  }
+
+  /**
+   * Regression: a final answer that the engine's response policy does not store (a 503 after the
+   * ride's step) freed the key, and the next request deleted the recorded ride and recorded a second.
+   */
+  @Test
+  void behindALeaseEngineAnAnswerItDoesNotStoreAfterAStepFreesTheKeyAndTheNextRequestResumesAfterTheStep() throws Exception {
+    LeaseIdempotency engine = engine();
+    unavailableAfterRide = true;
+    Outcome unavailable = engine.execute(request("k-engine-503"), claimed(ride));
+    assertThat(unavailable.response().status()).isEqualTo(503);
+    assertThat(unavailable.stored()).as("released by the response policy").isFalse();
+    Outcome retry = engine.execute(request("k-engine-503"), claimed(ride));
+    assertThat(retry.response().status()).isEqualTo(201);
+    assertThat(engine.execute(request("k-engine-503"), claimed(ride)).replayed()).isTrue();
+    assertOneOfEach();
+  }
+
+  @Test
+  void purgeOrphanedStepsKeepsTheYoungStepsOfAReleasedKeyAndDeletesThemOnceOlderThanTheRetention() throws Exception {
+    JdbcStepOperations shortLived = JdbcStepOperations.builder(target().dataSource()).keyTable("keys_" + suffix)
+        .stepTable("steps_" + suffix).lease(LEASE).retention(Duration.ofSeconds(1)).build();
+    LeaseIdempotency engine = LeaseIdempotency.builder(shortLived.keys()).lease(LEASE).retention(Duration.ofSeconds(1)).build();
+    unavailableAfterRide = true;
+    engine.execute(request("k-purge"), ctx -> shortLived.runClaimed(ctx.lease(), input(), ride)); // 503: key released
+    assertThat(shortLived.purgeOrphanedSteps(100)).as("the released operation's steps are young").isZero();
+    assertThat(count("steps_")).as("its input and its ride").isEqualTo(2);
+    Thread.sleep(1_300);
+    assertThat(shortLived.purgeOrphanedSteps(100)).isEqualTo(2);
+    assertThat(count("steps_")).isZero();
   }
 
   @Test

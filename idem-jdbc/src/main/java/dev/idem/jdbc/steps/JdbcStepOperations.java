@@ -229,10 +229,14 @@ public final class JdbcStepOperations implements KeyStatusReader {
   /** Reads what earlier runs recorded (or clears a stale operation's rows) and records the input. */
   private RunSteps start(IdempotentRequest request, String owner, byte[] input, boolean recovery) throws Exception {
     Map<String, String> recorded = recorded(request.scope(), request.key());
-    if (!recovery && !recorded.isEmpty()) {
-      // A new claim over rows of an operation whose key record expired (or was purged) without
-      // completing: after the retention the key is a new operation, and those steps are not its.
-      // (A run that fails after a step never frees its key: the claim stays, or is handed over.)
+    if (!recovery && !recorded.isEmpty()
+        && (recorded.keySet().equals(java.util.Set.of(INPUT_STEP)) || !recordedWithinRetention(request))) {
+      // A new claim over the rows of a run that failed before its first step (its key was
+      // released), or of an operation whose key record expired without completing: after the
+      // retention the key is a new operation, and those steps are not its. Steps younger than the
+      // retention under a new claim are this operation's: its key was freed after they were
+      // recorded (behind a lease engine, by a final answer its response policy does not store,
+      // such as a 503), and the run resumes after them instead of recording them again.
       deleteSteps(request);
       recorded.clear();
     }
@@ -248,6 +252,22 @@ public final class JdbcStepOperations implements KeyStatusReader {
       recordStep(request, owner, INPUT_STEP, request.fingerprint().hex() + "\n" + java.util.Base64.getEncoder().encodeToString(input), null);
     }
     return new RunSteps(request, owner, recorded, theInput, recovery || !recorded.isEmpty());
+  }
+
+  /** @return whether any row of the operation was recorded less than the retention ago (the database's clock) */
+  private boolean recordedWithinRetention(IdempotentRequest request) {
+    try (Connection c = connection();
+        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + stepTable + " WHERE principal = ? AND operation = ?"
+            + " AND idem_key = ? AND created_at > " + Dialect.of(c).nowMillis() + " - ?")) {
+      bindKey(ps, request.scope(), request.key(), 1);
+      ps.setLong(4, retention.toMillis());
+      ps.setMaxRows(1);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    } catch (SQLException e) {
+      throw failure("reading the age of the recorded steps", e);
+    }
   }
 
   /**
@@ -408,21 +428,49 @@ public final class JdbcStepOperations implements KeyStatusReader {
   }
 
   /**
-   * Deletes the steps of operations whose key record is gone (purged, released or expired and
-   * replaced), at most {@code batchSize} operations' worth per call.
+   * Deletes the steps of operations whose key record is gone (purged, released or expired) and whose
+   * last step is older than the retention, at most {@code batchSize} operations per call. Younger
+   * steps without a live key record are kept: they belong to an operation whose key was released
+   * after a step (a final answer the lease engine's response policy does not store), and the next
+   * request with the key resumes after them.
    *
+   * @param batchSize 1 to 100 000 operations
    * @return how many step rows were deleted
+   * @throws IllegalArgumentException if {@code batchSize} is out of range
+   * @throws IdemStoreException if the database fails
    */
   public long purgeOrphanedSteps(int batchSize) {
     if (batchSize < 1 || batchSize > 100_000) {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
     }
     ensureSchema();
-    try (Connection c = connection();
-        PreparedStatement ps = c.prepareStatement("DELETE FROM " + stepTable + " WHERE NOT EXISTS (SELECT 1 FROM " + keyTable
-            + " k WHERE k.principal = " + stepTable + ".principal AND k.operation = " + stepTable + ".operation AND k.idem_key = "
-            + stepTable + ".idem_key AND k.expires_at > " + Dialect.of(c).nowMillis() + ")")) {
-      return ps.executeUpdate();
+    try (Connection c = connection()) {
+      String now = Dialect.of(c).nowMillis();
+      String noLiveKey = " NOT EXISTS (SELECT 1 FROM " + keyTable + " k WHERE k.principal = s.principal"
+          + " AND k.operation = s.operation AND k.idem_key = s.idem_key AND k.expires_at > " + now + ")";
+      List<String[]> orphans = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement("SELECT s.principal, s.operation, s.idem_key FROM " + stepTable + " s WHERE"
+          + noLiveKey + " GROUP BY s.principal, s.operation, s.idem_key HAVING MAX(s.created_at) <= " + now + " - ?")) {
+        ps.setLong(1, retention.toMillis());
+        ps.setMaxRows(batchSize);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next() && orphans.size() < batchSize) {
+            orphans.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
+          }
+        }
+      }
+      long deleted = 0;
+      try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + stepTable + " WHERE principal = ? AND operation = ?"
+          + " AND idem_key = ? AND NOT EXISTS (SELECT 1 FROM " + keyTable + " k WHERE k.principal = ? AND k.operation = ?"
+          + " AND k.idem_key = ? AND k.expires_at > " + now + ")")) {
+        for (String[] o : orphans) {
+          for (int i = 0; i < 6; i++) {
+            ps.setString(i + 1, o[i % 3]);
+          }
+          deleted += ps.executeUpdate();
+        }
+      }
+      return deleted;
     } catch (SQLException e) {
       throw failure("purging orphaned steps", e);
     }
