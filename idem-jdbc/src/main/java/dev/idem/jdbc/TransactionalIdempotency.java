@@ -65,9 +65,11 @@ import javax.sql.DataSource;
  *       JdbcIdempotency.Builder#claimLockWait} its claim gives up instead, holding the connection no
  *       longer than that bound, and the {@link InProgressPolicy} answers {@link
  *       AttemptResult.Kind#IN_PROGRESS} at once or attempts again, without a connection between
- *       attempts, up to its wait. A duplicate of an attempt running in this engine (this JVM) does
- *       not reach the database at all: in progress at once, or a wait in memory for that attempt to
- *       end, then the replay.
+ *       attempts, up to its wait. A duplicate of an attempt running in this engine (this JVM), on
+ *       every database SQLite included, reads the key's record once outside any transaction (a
+ *       completed record is replayed, so concurrent replays of one key are all replays) and
+ *       otherwise never runs its effect: in progress at once, or a wait in memory for that attempt
+ *       to end, then the replay.
  *   <li>A response that the response policy does not store (5xx, 408, 425, 429) rolls the whole
  *       transaction back, the effect's writes included: {@link AttemptResult.Kind#RELEASED}.
  *   <li>An effect that throws rolls everything back; the exception reaches the caller.
@@ -178,7 +180,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     AttemptResult result;
-    if (keys.claimLockWait() != null && !lookupFirstQuietly()) {
+    if (keys.claimLockWait() != null) {
       result = attemptBeside(request, effect);
     } else {
       result = attemptOnce(request, effect);
@@ -455,10 +457,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   }
 
   /**
-   * With bounded claims: a duplicate of an attempt that runs in this engine (this JVM) does not ask
-   * the database at all. With fail-fast it is answered in progress at once; with a wait it waits
-   * for that attempt to end, holding nothing, and then attempts (a replay, or a run when the first
-   * released its key). Attempts of other instances are met by the bounded claim, and then the
+   * With bounded claims: a duplicate of an attempt that runs in this engine (this JVM) reads the
+   * key's record once, outside any transaction ({@link #storedBeside}), and is replayed if the key
+   * completed (the attempt beside it may be a replay too). Otherwise, with fail-fast it is answered
+   * in progress at once; with a wait it waits for that attempt to end, holding nothing, and then
+   * attempts (a replay, or a run when the first released its key). Attempts of other instances are met by the bounded claim, and then the
    * policy attempts again after pauses ({@link #waitForFirstAttempt}). The database stays the
    * arbiter: this only spares it the duplicates' attempts.
    */
@@ -483,6 +486,13 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         // Another instance holds the key: attempt again after pauses, up to what is left of the wait.
         long left = deadline - System.nanoTime();
         return left <= 0 ? result : waitForFirstAttempt(request, effect, result, left, !toldWaiting);
+      }
+      // The attempt running beside this one may be a replay itself: a completed key is replayed,
+      // whatever else runs for it at the same moment (was: 16 concurrent replays of one completed
+      // key were answered in progress but for the one that reached the database first).
+      AttemptResult stored = storedBeside(request);
+      if (stored != null) {
+        return stored;
       }
       long left = deadline - System.nanoTime();
       if (left <= 0) {
@@ -509,12 +519,21 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     }
   }
 
-  /** {@link #lookupFirst()}, or {@code false} when the dialect cannot be told yet (the attempt will say why). */
-  private boolean lookupFirstQuietly() {
+  /**
+   * A duplicate of an attempt running in this engine reads the key's record once, outside any
+   * transaction, before it answers in progress or waits: a completed record is replayed, and a key
+   * reused with another payload is refused, as the database would answer them.
+   *
+   * @return the record's answer (replayed, key reused, a store failure), or {@code null} when the
+   *     key has no completed record (none yet, or a claim in progress)
+   */
+  private AttemptResult storedBeside(IdempotentRequest request) {
     try {
-      return lookupFirst();
-    } catch (RuntimeException e) {
-      return false;
+      return lookOutside(request).map(AttemptResult::of).orElse(null);
+    } catch (RequestInProgressException e) {
+      return null;
+    } catch (IdemException e) {
+      return beforeEffect(e);
     }
   }
 
