@@ -184,6 +184,14 @@ public final class JdbcIdempotency implements KeyStatusReader {
     return claimLockWait;
   }
 
+  /**
+   * @return the DataSource {@link #execute(IdempotentRequest, Effect)} borrows connections from
+   *     ({@link Builder#dataSource}), or {@code null} when the builder had none
+   */
+  public @Nullable DataSource dataSource() {
+    return dataSource;
+  }
+
 
   /**
    * The order of the writes in a transaction that Idem owns: its own ({@code execute} on a
@@ -395,6 +403,17 @@ public final class JdbcIdempotency implements KeyStatusReader {
     KeyTable.Statements sql = statementsFor(connection, dialect);
     keys.ensureSchema(connection, dialect, false);
     return keyLast.inRunnersTransaction(connection, dialect, sql, request, effect);
+  }
+
+  /**
+   * Makes the key table ready (checked, or created when the builder allows it) on a connection in
+   * auto-commit, before a runner's first transaction: on MySQL and MariaDB a table cannot be created
+   * inside one. Checked once per dialect.
+   *
+   * @throws IdemStoreException if the table is refused or cannot be created
+   */
+  void prepareSchemaOutsideTransactions(Connection connection) {
+    keys.ensureSchema(connection, Dialect.of(connection), true);
   }
 
   /**

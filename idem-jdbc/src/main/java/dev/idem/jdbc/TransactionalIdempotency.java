@@ -117,6 +117,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   /** The attempts running in this engine, by scope and key; see {@link #attemptBeside}. */
   private final ConcurrentHashMap<InFlight, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
   private volatile Boolean lookupFirst;
+  private volatile boolean schemaPrepared;
 
   /**
    * The engine with {@link InProgressPolicy#failFast()}: a duplicate whose claim gives up (only
@@ -238,6 +239,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
 
   /** One attempt, in the order of the key table engine's {@link JdbcIdempotency#strategy()}. */
   private AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
+    try {
+      prepareSchema();
+    } catch (IdemException e) {
+      return beforeEffect(e);
+    }
     return keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect);
   }
 
@@ -635,6 +641,29 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       }
     }
     return false;
+  }
+
+  /**
+   * Before the first attempt: the key table checked, or created if the key table's engine allows it,
+   * on a connection of its own in auto-commit (was: an engine on MariaDB whose table did not exist
+   * yet failed every attempt, since MySQL DDL cannot run inside the attempt's transaction). Done once;
+   * a race does it twice, harmlessly.
+   *
+   * @throws IdemStoreException if no connection can be had, or the table is refused or cannot be made
+   */
+  private void prepareSchema() {
+    if (schemaPrepared) {
+      return;
+    }
+    try (Connection connection = transactions.dataSource().getConnection()) {
+      if (!connection.getAutoCommit()) {
+        connection.setAutoCommit(true);
+      }
+      keys.prepareSchemaOutsideTransactions(connection);
+    } catch (SQLException e) {
+      throw new IdemStoreException("cannot get a connection to prepare the key table: " + e.getMessage(), e);
+    }
+    schemaPrepared = true;
   }
 
   /**

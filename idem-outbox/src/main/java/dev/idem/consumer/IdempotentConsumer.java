@@ -16,7 +16,10 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.AttemptResult;
+import dev.idem.core.IdemListener;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -31,7 +34,12 @@ import java.util.regex.Pattern;
  * <p>Each message is one operation for Idem: idempotency key = the message's {@code
  * Idempotency-Key} header if it has one, else its message id; scope = (the consumer's name, {@code
  * "consume"}); fingerprint = SHA-256 of the body bytes. The handler's writes, the key and its
- * stored response commit in one transaction ({@link JdbcIdempotency}), so:
+ * stored response commit in one transaction of a {@link TransactionalIdempotency} engine: on a
+ * {@link dev.idem.jdbc.DataSourceTransactionRunner} ({@link #builder(String, JdbcIdempotency,
+ * MessageHandler)}), the handler writes on the {@code Connection} it is given; on a runner that
+ * joins a framework's transaction ({@link #builder(String, TransactionalIdempotency,
+ * MessageHandler)}, which the Spring starter uses with Spring's transaction manager), whatever the
+ * handler writes through that framework on the same DataSource joins it too. So:
  *
  * <ul>
  *   <li>a redelivery after a crash between the commit and the acknowledgement replays: the handler
@@ -75,7 +83,7 @@ public final class IdempotentConsumer {
   private static final StoredResponse HANDLED = StoredResponse.of(200, new byte[0]);
 
   private final String name;
-  private final JdbcIdempotency idempotency; // transactional mode, else null
+  private final TransactionalIdempotency transactional; // transactional mode, else null
   private final MessageHandler handler;
   private final LeaseIdempotency leases; // lease mode, else null
   private final LeaseMessageHandler leaseHandler;
@@ -83,7 +91,7 @@ public final class IdempotentConsumer {
 
   private IdempotentConsumer(Builder b) {
     this.name = b.name;
-    this.idempotency = b.idempotency;
+    this.transactional = b.transactional;
     this.handler = b.handler;
     this.leases = b.leases;
     this.leaseHandler = b.leaseHandler;
@@ -91,17 +99,45 @@ public final class IdempotentConsumer {
   }
 
   /**
+   * A consumer in transactional mode on plain JDBC: each message is one transaction Idem begins and
+   * commits on a connection of the key table's {@code DataSource}, the one the handler is given.
+   *
    * @param name the consumer's name, the principal of its scope: letters, digits, {@code . _ : -},
    *     1 to 200 characters. Two consumers with the same name share their keys; give each logical
    *     consumer its own name.
-   * @param idempotency the transactional-mode engine; it must have a {@code DataSource}
+   * @param idempotency the key table's engine; it must have a {@code DataSource} ({@link
+   *     JdbcIdempotency.Builder#dataSource})
+   * @param handler the application's handling
+   * @return a builder with at most 5 deliveries
+   * @throws IllegalArgumentException if the name is not acceptable, or the key table's engine has
+   *     no {@code DataSource}
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public static Builder builder(String name, JdbcIdempotency idempotency, MessageHandler handler) {
+    Objects.requireNonNull(idempotency, "idempotency");
+    if (idempotency.dataSource() == null) {
+      throw new IllegalArgumentException("a transactional idempotent consumer needs a JdbcIdempotency built with a DataSource"
+          + " (JdbcIdempotency.Builder.dataSource), or a TransactionalIdempotency engine");
+    }
+    return builder(name, TransactionalIdempotency.onDataSource(idempotency, idempotency.dataSource(), IdemListener.NONE), handler);
+  }
+
+  /**
+   * A consumer in transactional mode on a transactional engine: each message is one transaction of
+   * the engine's {@link dev.idem.jdbc.TransactionRunner}, and the handler is given its connection.
+   * With a runner on a framework's transaction manager (the Spring starter's), the handler's writes
+   * through that framework ({@code JdbcTemplate}, {@code JdbcClient}, JPA, {@code @Transactional}
+   * services that join) commit with the message's key, as on HTTP.
+   *
+   * @param name the consumer's name, as for {@link #builder(String, JdbcIdempotency, MessageHandler)}
+   * @param engine the transactional-mode engine
    * @param handler the application's handling
    * @return a builder with at most 5 deliveries
    * @throws IllegalArgumentException if the name is not acceptable
+   * @throws NullPointerException if an argument is {@code null}
    */
-  public static Builder builder(String name, JdbcIdempotency idempotency, MessageHandler handler) {
-    return new Builder(name, Objects.requireNonNull(idempotency, "idempotency"), Objects.requireNonNull(handler, "handler"),
-        null, null);
+  public static Builder builder(String name, TransactionalIdempotency engine, MessageHandler handler) {
+    return new Builder(name, Objects.requireNonNull(engine, "engine"), Objects.requireNonNull(handler, "handler"), null, null);
   }
 
   /**
@@ -158,17 +194,25 @@ public final class IdempotentConsumer {
     }
     IdempotentRequest request = new IdempotentRequest(Scope.of(name, OPERATION), key, Fingerprint.ofBytes(message.body()));
     try {
-      Outcome outcome = leases == null
-          ? idempotency.execute(request, connectionCtx -> {
-              Connection connection = connectionCtx.connection();
-              handler.handle(connection, message);
-              return HANDLED;
-            })
-          : leases.execute(request, ctx -> {
-              LeaseContext context = ctx.lease();
-              leaseHandler.handle(context, message);
-              return HANDLED;
-            });
+      Outcome outcome;
+      if (leases == null) {
+        AttemptResult result = transactional.attempt(request, ctx -> {
+          Connection connection = ctx.connection();
+          handler.handle(connection, message);
+          return HANDLED;
+        });
+        Verdict refused = refusal(result, key, message);
+        if (refused != null) {
+          return refused;
+        }
+        outcome = result.outcome().orElseThrow();
+      } else {
+        outcome = leases.execute(request, ctx -> {
+          LeaseContext context = ctx.lease();
+          leaseHandler.handle(context, message);
+          return HANDLED;
+        });
+      }
       return new Verdict(Verdict.Action.ACK, outcome, null);
     } catch (IdempotencyKeyReusedException e) {
       return new Verdict(Verdict.Action.DEAD_LETTER, null,
@@ -183,33 +227,67 @@ public final class IdempotentConsumer {
       return new Verdict(Verdict.Action.RETRY, null,
           "the handler ran but its completion could not be stored; retry after " + e.retryAfter() + ": " + e.getMessage());
     } catch (RuntimeException e) {
-      Throwable cause = e instanceof EffectFailedException && e.getCause() != null ? e.getCause() : e;
-      String reason = cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
-      if (message.deliveryCount() >= maxDeliveries) {
-        return new Verdict(Verdict.Action.DEAD_LETTER, null,
-            "failed on delivery " + message.deliveryCount() + " of at most " + maxDeliveries + ": " + reason);
-      }
-      return new Verdict(Verdict.Action.RETRY, null, reason);
+      return failed(e, message);
     }
+  }
+
+  /**
+   * The verdict of a transactional attempt that did not end in a committed or replayed handling,
+   * by its result's kind.
+   *
+   * @return the verdict, or {@code null} when the result is executed or replayed (acknowledge)
+   */
+  private Verdict refusal(AttemptResult result, IdempotencyKey key, InboundMessage message) {
+    switch (result.kind()) {
+      case EXECUTED:
+      case REPLAYED:
+        return null;
+      case KEY_REUSED:
+        return new Verdict(Verdict.Action.DEAD_LETTER, null, "message id '" + key.value()
+            + "' was already handled with another body: " + result.failure().map(Throwable::getMessage).orElse(""));
+      case IN_PROGRESS:
+        return new Verdict(Verdict.Action.RETRY, null,
+            "message id '" + key.value() + "' is being handled under another claim; retry after " + result.retryAfter());
+      case OUTCOME_UNKNOWN:
+        return new Verdict(Verdict.Action.RETRY, null, "the handler ran but whether its transaction committed is not known;"
+            + " the redelivery replays it or runs it: " + result.failure().map(Throwable::getMessage).orElse(""));
+      case RELEASED:
+        // The handler's answer is always stored; a released one would mean a policy refused it.
+        return failed(new IllegalStateException("the handling was not stored: " + result), message);
+      default:
+        // ROLLED_BACK, REQUEST_FAILED, STORE_UNAVAILABLE, STORED_RESPONSE_UNREADABLE: nothing committed
+        return failed(result.failure().orElseGet(() -> new IllegalStateException(result.toString())), message);
+    }
+  }
+
+  /** A failure of the handling: retried up to {@link #maxDeliveries}, then dead-lettered with its reason. */
+  private Verdict failed(RuntimeException e, InboundMessage message) {
+    Throwable cause = e instanceof EffectFailedException && e.getCause() != null ? e.getCause() : e;
+    String reason = cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+    if (message.deliveryCount() >= maxDeliveries) {
+      return new Verdict(Verdict.Action.DEAD_LETTER, null,
+          "failed on delivery " + message.deliveryCount() + " of at most " + maxDeliveries + ": " + reason);
+    }
+    return new Verdict(Verdict.Action.RETRY, null, reason);
   }
 
   /** Builds an {@link IdempotentConsumer}. Not thread-safe; setters validate eagerly. */
   public static final class Builder {
     private final String name;
-    private final JdbcIdempotency idempotency;
+    private final TransactionalIdempotency transactional;
     private final MessageHandler handler;
     private final LeaseIdempotency leases;
     private final LeaseMessageHandler leaseHandler;
     private int maxDeliveries = 5;
 
-    private Builder(String name, JdbcIdempotency idempotency, MessageHandler handler, LeaseIdempotency leases,
+    private Builder(String name, TransactionalIdempotency transactional, MessageHandler handler, LeaseIdempotency leases,
         LeaseMessageHandler leaseHandler) {
       Objects.requireNonNull(name, "name");
       if (!NAME.matcher(name).matches()) {
         throw new IllegalArgumentException("consumer name must be 1 to 200 of [A-Za-z0-9._:-], was '" + name + "'");
       }
       this.name = name;
-      this.idempotency = idempotency;
+      this.transactional = transactional;
       this.handler = handler;
       this.leases = leases;
       this.leaseHandler = leaseHandler;

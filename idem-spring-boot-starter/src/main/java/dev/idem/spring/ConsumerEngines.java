@@ -7,16 +7,19 @@ import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import java.util.Objects;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * The idempotent consumers that {@link IdemRabbitListeners} and {@link IdemKafkaListeners} hand to
  * their listeners, built from the application's engines, looked up when a listener is made.
- * Transactional mode: the key table of the {@link JdbcIdempotency} bean (its table, retention,
- * response policy, protection and order) in the application's single {@code DataSource}, each
- * message one transaction Idem begins and commits, outside any Spring transaction (the starter's
- * engine has no {@code DataSource} of its own: the filter and {@code @Idempotent} methods run in
- * Spring's transaction). Lease mode: the {@link LeaseIdempotency} bean. Thread-safe.
+ * Transactional mode: the key table of the {@link JdbcIdempotency} bean in the application's single
+ * {@code DataSource}, each message one Spring transaction on the application's transaction manager
+ * (as the filter's requests are), so that the handler's writes through the {@code JdbcTemplate}
+ * bean, {@code JdbcClient}, JPA repositories or {@code @Transactional} services on that DataSource
+ * commit or roll back with the message's key; the handler's {@code Connection} is that
+ * transaction's. A transaction manager that runs on another DataSource is refused when the
+ * listener is made. Lease mode: the {@link LeaseIdempotency} bean. Thread-safe.
  */
 final class ConsumerEngines {
 
@@ -24,15 +27,19 @@ final class ConsumerEngines {
   private final ObjectProvider<DataSource> dataSource;
   private final ObjectProvider<LeaseIdempotency> leases;
 
+  private final ListableBeanFactory beans;
+
   ConsumerEngines(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases) {
+      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
     this.jdbc = jdbc;
     this.dataSource = dataSource;
     this.leases = leases;
+    this.beans = beans;
   }
 
   /**
-   * @throws IllegalStateException if there is no {@link JdbcIdempotency} bean or no single {@code DataSource}
+   * @throws IllegalStateException if there is no {@link JdbcIdempotency} bean, no single {@code
+   *     DataSource}, no single transaction manager, or one that manages another DataSource
    * @throws IllegalArgumentException if the name is not acceptable
    * @throws NullPointerException if {@code handler} is {@code null}
    */
@@ -44,11 +51,7 @@ final class ConsumerEngines {
       throw new IllegalStateException("a transactional idempotent consumer needs the application's DataSource and spring-jdbc:"
           + (keys == null ? " there is no JdbcIdempotency bean" : " there is no single DataSource bean"));
     }
-    JdbcIdempotency idem = JdbcIdempotency.builder()
-        .table(keys.table()).retention(keys.retention()).responsePolicy(keys.responsePolicy())
-        .responseProtection(keys.responseProtection()).strategy(keys.strategy())
-        .createSchema(false).dataSource(ds).build();
-    return IdempotentConsumer.builder(name, idem, handler).build();
+    return IdempotentConsumer.builder(name, SpringTransactions.consumerEngine(name, keys, ds, beans), handler).build();
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.idem.spring;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -20,7 +21,7 @@ class IdemKafkaConfiguration {
   @Bean
   @ConditionalOnMissingBean
   IdemKafkaListeners idemKafkaListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases) {
-    return new IdemKafkaListeners(new ConsumerEngines(jdbc, dataSource, leases));
+      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
+    return new IdemKafkaListeners(new ConsumerEngines(jdbc, dataSource, leases, beans));
   }
 }

@@ -3,6 +3,7 @@ package dev.idem.spring;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -21,7 +22,7 @@ class IdemRabbitConfiguration {
   @Bean
   @ConditionalOnMissingBean
   IdemRabbitListeners idemRabbitListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases) {
-    return new IdemRabbitListeners(new ConsumerEngines(jdbc, dataSource, leases));
+      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
+    return new IdemRabbitListeners(new ConsumerEngines(jdbc, dataSource, leases, beans));
   }
 }

@@ -119,7 +119,7 @@ final class ModeDecisions {
     return null;
   }
 
-  private static DataSource unwrap(DataSource ds) {
+  static DataSource unwrap(DataSource ds) {
     DataSource current = ds;
     for (int i = 0; i < 16 && current instanceof DelegatingDataSource delegating && delegating.getTargetDataSource() != null; i++) {
       current = delegating.getTargetDataSource();
