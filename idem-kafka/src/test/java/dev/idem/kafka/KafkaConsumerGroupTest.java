@@ -151,7 +151,7 @@ class KafkaConsumerGroupTest {
     await("the new members to be given partitions", Duration.ofSeconds(30),
         () -> second.assignments().stream().mapToInt(java.util.Collection::size).sum() > 0);
     first.close(); // two members leave: their partitions move to the others
-    await("every record's effect", Duration.ofSeconds(60), () -> rows() == total);
+    await("every record's effect", Duration.ofSeconds(150), () -> rows() == total);
     await("the offsets to be committed", Duration.ofSeconds(30), () -> KafkaBroker.lag(group, topic) == 0);
     second.close();
 
