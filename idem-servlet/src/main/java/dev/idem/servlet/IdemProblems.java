@@ -127,7 +127,7 @@ public final class IdemProblems {
   /** @return 409 {@value #IN_PROGRESS}, to send with {@code Retry-After: seconds} */
   public IdemProblem inProgress(long seconds) {
     return problem(IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
-        "a request with the same Idempotency-Key is still being processed; retry after " + seconds + " seconds");
+        "a request with the same Idempotency-Key is still being processed; retry after " + seconds(seconds));
   }
 
   /** @return 503 {@value #STORE_UNAVAILABLE}: the key could not be checked, the request was not processed */
@@ -137,12 +137,14 @@ public final class IdemProblems {
   }
 
   /**
-   * @return 503 {@value #STORE_UNAVAILABLE} for a store failure whose moment is not known (an
-   *     exception out of an {@code @Idempotent} method): a retry with the same key is safe
+   * @return 503 {@value #STORE_UNAVAILABLE} for a store failure out of an {@code @Idempotent}
+   *     method: the engines throw a store failure only when nothing of the call was kept (before it
+   *     ran, or rolled back with its writes); a call that ran and may have taken effect is {@link
+   *     #outcomeUnknown} instead. A retry with the same key is safe
    */
   public IdemProblem storeFailed() {
-    return problem(STORE_UNAVAILABLE, "Idempotency store is unavailable", 503, "the idempotency store could not be used, so"
-        + " whether the operation ran is not known; retry later with the same key, which is safe");
+    return problem(STORE_UNAVAILABLE, "Idempotency store is unavailable", 503, "the request was not processed: the idempotency"
+        + " store could not be used, and nothing of the request was kept; retry later with the same key");
   }
 
   /** @return 503 {@value #STORE_UNAVAILABLE}: the transaction did not commit, nothing was kept */
@@ -163,12 +165,12 @@ public final class IdemProblems {
   public IdemProblem outcomeUnknown(long seconds, OutcomeUnknownException.Phase phase) {
     if (phase == OutcomeUnknownException.Phase.PARTIAL) {
       return problem(OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503, "the request was processed in part and stopped;"
-          + " its completed steps are recorded. Retry with the same Idempotency-Key after " + seconds + " seconds: the retry"
+          + " its completed steps are recorded. Retry with the same Idempotency-Key after " + seconds(seconds) + ": the retry"
           + " resumes it after its last completed step and returns its answer. Do not send it with a new key");
     }
     String detail = phase == OutcomeUnknownException.Phase.COMPLETION
         ? "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
-            + " Idempotency-Key after " + seconds + " seconds: the retry gets the recorded answer or completes the same operation."
+            + " Idempotency-Key after " + seconds(seconds) + ": the retry gets the recorded answer or completes the same operation."
             + " Do not send it with a new key"
         : "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
             + " A retry with the same Idempotency-Key is safe: it returns the stored response if the request was"
@@ -334,5 +336,10 @@ public final class IdemProblems {
 
   private IdemProblem problem(String name, String title, int status, String detail) {
     return config.problem(name, title, status, detail, Map.of());
+  }
+
+  /** @return "1 second" or "N seconds" */
+  static String seconds(long seconds) {
+    return seconds == 1 ? "1 second" : seconds + " seconds";
   }
 }
