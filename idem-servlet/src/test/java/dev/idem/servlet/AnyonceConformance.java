@@ -90,9 +90,9 @@ final class AnyonceConformance {
    */
   record Deviation(String vector, String step, String field, String suite, String idem, String reason) {}
 
-  static final String REPLAY_HEADER = "The draft defines no header field that marks a replay (it leaves it to the"
-      + " resource); Idem marks one with Idempotent-Replayed: true, the name Stripe's API uses, and sends no"
-      + " Idempotency-Replayed (docs/http.md)";
+  static final String REPLAY_HEADER = "The draft defines no header field that marks a replay (an open question of the"
+      + " working group, ietf-wg-httpapi/idempotency issue 46); Idem marks one with Idempotent-Replayed: true, the"
+      + " name Stripe's API uses, and sends no Idempotency-Replayed (docs/http.md)";
   static final String PROBLEM_CODE = "The draft asks for a body 'containing a link pointing to relevant documentation'"
       + " and names no member; Idem's RFC 9457 problems identify themselves by their type URI"
       + " (urn:idem:problem:<name>, docs/http.md) and carry no 'code' member";
