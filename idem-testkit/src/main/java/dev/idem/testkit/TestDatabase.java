@@ -97,20 +97,22 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
         break;
       case POSTGRES:
         adminUrl = env("IDEM_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL);
-        database = randomName();
+        String postgresName = randomName();
         try (Connection admin = connectOrSkip("PostgreSQL", adminUrl);
             Statement st = admin.createStatement()) {
-          st.execute("CREATE DATABASE " + database);
+          st.execute("CREATE DATABASE " + postgresName);
         }
+        database = postgresName; // only once it exists: a skipped class has nothing to drop
         target = JdbcTarget.of(withDatabase(adminUrl, database));
         break;
       case MARIADB:
         adminUrl = env("IDEM_TEST_MARIADB_URL", DEFAULT_MARIADB_URL);
-        database = randomName();
+        String mariadbName = randomName();
         try (Connection admin = connectOrSkip("MariaDB", adminUrl);
             Statement st = admin.createStatement()) {
-          st.execute("CREATE DATABASE " + database + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+          st.execute("CREATE DATABASE " + mariadbName + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
         }
+        database = mariadbName; // only once it exists: a skipped class has nothing to drop
         target = JdbcTarget.of(withDatabase(adminUrl, database));
         break;
       default:

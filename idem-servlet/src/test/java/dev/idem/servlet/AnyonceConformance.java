@@ -1,0 +1,539 @@
+package dev.idem.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idem.core.IdempotencyEngine;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+
+/**
+ * Runs the anyonce conformance vectors for the IETF Idempotency-Key header draft (third-party, under
+ * {@code src/test/resources/conformance/anyonce-vectors}, Apache-2.0; see the README there) against
+ * {@link IdempotencyFilter}, one dynamic test per vector id, behind the {@link ConformanceFixture}
+ * servlet. The configuration classes ({@code Conformance*Test}) give the engine; the filter is
+ * configured as the Spring Boot starter configures it by default (1 MiB request limit, 4 MiB
+ * response limit, {@code Retry-After} at most 1 s, fail-fast, {@code urn:idem:problem:} types).
+ *
+ * <p>Every field of a vector is honoured: the request's method, path, header fields and body; a
+ * step's {@code delayMs} (a pause before it is sent) and {@code concurrentWith} (sent {@code
+ * delayMs} after the steps it runs beside were sent, while they are in flight); and each expectation of {@code
+ * schema.json}: {@code status}, {@code headers} (a value, {@code present}, {@code absent} or
+ * {@code regex}), {@code bodyEquals} (a text or {@code sameAs} another step's body), {@code
+ * bodyJson}, {@code bodyBytes} and {@code handlerInvocations} (the fixture's count once the step,
+ * and any step it runs beside, answered). A field the runner does not know, in a vector, a step,
+ * a request or an expectation, fails the vector: a runner that ignored it would assert nothing. A
+ * vector's {@code requires} capability ({@code short-ttl}) is given by the configuration when it
+ * can be, by an engine whose retention is short.
+ *
+ * <p>Where Idem deliberately answers otherwise than a vector expects, {@link #DEVIATIONS} lists the
+ * step, the field, the suite's expectation (checked against the vector, so a changed vector fails
+ * here), Idem's documented answer, which is asserted instead, and why. The suite's own expectation
+ * is still evaluated for each listed field and must fail: a deviation Idem no longer has fails the
+ * test until it is removed from the list.
+ */
+final class AnyonceConformance {
+
+  static final String ROOT = "conformance/anyonce-vectors";
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Idem's header field marking a replay ({@code IdempotencyHeaders.REPLAYED}). */
+  static final String IDEM_REPLAYED = "Idempotent-Replayed";
+
+  /** The anyonce profile's header field marking a replay; the draft names none. */
+  static final String SUITE_REPLAYED = "Idempotency-Replayed";
+
+  /** A configuration under test: its engines. */
+  @FunctionalInterface
+  interface Configuration {
+    /** @return the engine for a vector with these {@code requires} capabilities */
+    IdempotencyEngine engine(Set<String> requires);
+  }
+
+  /**
+   * One field of one step's expectation that Idem answers otherwise, deliberately.
+   *
+   * @param vector the vector id
+   * @param step the step id
+   * @param field {@code status}, {@code bodyEquals}, {@code bodyBytes}, {@code handlerInvocations},
+   *     {@code headers.<name>} or {@code bodyJson.<member>}
+   * @param suite the suite's expectation there, as JSON text, or {@code null} where it has none
+   * @param idem Idem's answer, asserted instead, as JSON text in the same expectation language, or
+   *     {@code null} to assert nothing there (only where another entry asserts Idem's answer)
+   * @param reason why Idem answers so
+   */
+  record Deviation(String vector, String step, String field, String suite, String idem, String reason) {}
+
+  static final String REPLAY_HEADER = "The draft defines no header field that marks a replay (an open question of the"
+      + " working group, ietf-wg-httpapi/idempotency issue 46); Idem marks one with Idempotent-Replayed: true, the"
+      + " name Stripe's API uses, and sends no Idempotency-Replayed (docs/http.md)";
+  static final String PROBLEM_CODE = "The draft asks for a body 'containing a link pointing to relevant documentation'"
+      + " and names no member; Idem's RFC 9457 problems identify themselves by their type URI"
+      + " (urn:idem:problem:<name>, docs/http.md) and carry no 'code' member";
+  static final String RESPONSE_CAP = "The suite's profile caps stored answers at 1 MiB and replays a larger one as an"
+      + " empty 200 with Idempotency-Replay: omitted; Idem's default cap (maxResponseBytes, the starter's"
+      + " idem.max-response-size) is 4 MiB, so this 1 MiB + 1 byte answer is stored and replayed whole (an answer"
+      + " above Idem's cap is refused on retry with 500 response-too-large-to-replay, never replayed empty)";
+
+  /** Idem's documented, deliberate answers where a vector expects another; see the class comment. */
+  static final List<Deviation> DEVIATIONS = List.of(
+      // the replay header's name
+      new Deviation("profile/4xx-replayed", "retry", "headers." + SUITE_REPLAYED, "\"true\"", "{\"absent\":true}", REPLAY_HEADER),
+      new Deviation("profile/4xx-replayed", "retry", "headers." + IDEM_REPLAYED, null, "\"true\"", REPLAY_HEADER),
+      new Deviation("profile/5xx-not-stored", "retry", "headers." + IDEM_REPLAYED, null, "{\"absent\":true}", REPLAY_HEADER),
+      new Deviation("profile/replayed-header", "first", "headers." + IDEM_REPLAYED, null, "{\"absent\":true}", REPLAY_HEADER),
+      new Deviation("profile/replayed-header", "retry", "headers." + SUITE_REPLAYED, "\"true\"", "{\"absent\":true}", REPLAY_HEADER),
+      new Deviation("profile/replayed-header", "retry", "headers." + IDEM_REPLAYED, null, "\"true\"", REPLAY_HEADER),
+      // the stored-answer cap
+      new Deviation("profile/omitted-body-replay", "retry", "bodyBytes", "0", "1048577", RESPONSE_CAP),
+      new Deviation("profile/omitted-body-replay", "retry", "bodyEquals", null, "{\"sameAs\":\"first\"}", RESPONSE_CAP),
+      new Deviation("profile/omitted-body-replay", "retry", "headers." + SUITE_REPLAYED, "\"true\"", "{\"absent\":true}", REPLAY_HEADER),
+      new Deviation("profile/omitted-body-replay", "retry", "headers." + IDEM_REPLAYED, null, "\"true\"", REPLAY_HEADER),
+      new Deviation("profile/omitted-body-replay", "retry", "headers.Idempotency-Replay", "\"omitted\"", "{\"absent\":true}", RESPONSE_CAP),
+      // the problems' identifiers
+      new Deviation("profile/problem-code-member", "missing", "bodyJson.code", "\"missing-key\"", null, PROBLEM_CODE),
+      new Deviation("profile/problem-code-member", "missing", "bodyJson.type", null,
+          "\"" + IdempotencyFilter.PROBLEM_KEY_MISSING + "\"", PROBLEM_CODE),
+      new Deviation("profile/problem-code-member", "changed", "bodyJson.code", "\"fingerprint-mismatch\"", null, PROBLEM_CODE),
+      new Deviation("profile/problem-code-member", "changed", "bodyJson.type", null,
+          "\"" + IdempotencyFilter.PROBLEM_KEY_REUSED + "\"", PROBLEM_CODE),
+      new Deviation("profile/empty-key-rejected", "empty", "bodyJson.code", "\"invalid-key\"", null, PROBLEM_CODE),
+      new Deviation("profile/empty-key-rejected", "empty", "bodyJson.type", null,
+          "\"" + IdempotencyFilter.PROBLEM_KEY_MALFORMED + "\"", PROBLEM_CODE),
+      new Deviation("profile/key-too-long", "too-long", "bodyJson.code", "\"invalid-key\"", null, PROBLEM_CODE),
+      new Deviation("profile/key-too-long", "too-long", "bodyJson.type", null,
+          "\"" + IdempotencyFilter.PROBLEM_KEY_MALFORMED + "\"", PROBLEM_CODE));
+
+  /** The capabilities a vector may require, per schema.json. */
+  static final Set<String> CAPABILITIES = Set.of("short-ttl");
+
+  private static final Set<String> VECTOR_FIELDS =
+      Set.of("id", "tier", "title", "draftRef", "description", "requires", "fixture", "steps");
+  private static final Set<String> STEP_FIELDS = Set.of("id", "delayMs", "concurrentWith", "request", "expect");
+  private static final Set<String> REQUEST_FIELDS = Set.of("method", "path", "headers", "body");
+  private static final Set<String> EXPECT_FIELDS =
+      Set.of("status", "headers", "bodyEquals", "bodyJson", "bodyBytes", "handlerInvocations");
+  private static final Set<String> METHODS = Set.of("GET", "POST", "PUT", "PATCH", "DELETE");
+  private static final Set<String> FIXTURES = Set.of("echo", "status", "slow", "large", "counter");
+
+  private AnyonceConformance() {}
+
+  /** @return the vectors' files, core first, by path; never empty */
+  static List<Path> vectorFiles() {
+    URL root = AnyonceConformance.class.getClassLoader().getResource(ROOT + "/schema.json");
+    assertThat(root).as(ROOT + "/schema.json on the test class path").isNotNull();
+    try {
+      Path dir = Paths.get(root.toURI()).getParent();
+      assertThat(dir.resolve("LICENSE-Apache-2.0.txt")).as("the vectors' licence beside them").exists();
+      List<Path> files = new ArrayList<>();
+      for (String tier : List.of("core", "profile")) {
+        try (Stream<Path> s = Files.list(dir.resolve(tier))) {
+          s.filter(p -> p.getFileName().toString().endsWith(".json")).sorted().forEach(files::add);
+        }
+      }
+      assertThat(files).as("conformance vectors").isNotEmpty();
+      return files;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static JsonNode read(Path file) {
+    try {
+      return JSON.readTree(file.toFile());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * @param configuration the engines
+   * @return one dynamic test per vector, then one that checks the deviation list against the vectors
+   */
+  static Stream<DynamicTest> tests(Configuration configuration) {
+    List<Path> files = vectorFiles();
+    List<DynamicTest> tests = new ArrayList<>();
+    for (Path file : files) {
+      JsonNode vector = read(file);
+      String id = vector.path("id").asText(file.toString());
+      tests.add(DynamicTest.dynamicTest(id, file.toUri(), () -> run(configuration, file, vector)));
+    }
+    tests.add(DynamicTest.dynamicTest("every listed deviation names a vector step and the suite's expectation there",
+        () -> checkDeviationList(files)));
+    return tests.stream();
+  }
+
+  /** Each deviation of this configuration points at an existing step whose expectation is as listed. */
+  static void checkDeviationList(List<Path> files) {
+    Map<String, JsonNode> vectors = new LinkedHashMap<>();
+    files.forEach(f -> {
+      JsonNode v = read(f);
+      vectors.put(v.path("id").asText(), v);
+    });
+    for (Deviation d : DEVIATIONS) {
+        JsonNode v = vectors.get(d.vector());
+      assertThat(v).as("deviation names vector " + d.vector()).isNotNull();
+      JsonNode step = stepById(v, d.step());
+      assertThat(step).as("deviation names step " + d.vector() + "/" + d.step()).isNotNull();
+      assertSuiteValue(d, expectations(step.get("expect")));
+    }
+  }
+
+  static JsonNode stepById(JsonNode vector, String id) {
+    for (JsonNode s : vector.get("steps")) {
+      if (s.path("id").asText().equals(id)) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // validation against schema.json: unknown fields fail
+
+  static void validate(Path file, JsonNode v) {
+    String where = file.getFileName().toString();
+    knownFields(v, VECTOR_FIELDS, "vector " + where);
+    String id = text(v, "id", where);
+    assertThat(id).as("vector id").matches("^(core|profile)/[a-z0-9]+(-[a-z0-9]+)*$");
+    assertThat(file.toString().replace('\\', '/')).as("vector file of " + id).endsWith(id + ".json");
+    String tier = text(v, "tier", id);
+    assertThat(tier).as(id + " tier").isIn("core", "profile");
+    assertThat(id).as(id + " tier prefix").startsWith(tier + "/");
+    if (tier.equals("core")) {
+      assertThat(v.has("draftRef")).as(id + ": a core vector has a draftRef").isTrue();
+    }
+    assertThat(text(v, "fixture", id)).as(id + " fixture").isIn(FIXTURES);
+    if (v.has("requires")) {
+      for (JsonNode r : v.get("requires")) {
+        assertThat(r.asText()).as(id + " requires a capability the runner knows").isIn(CAPABILITIES);
+      }
+    }
+    JsonNode steps = v.get("steps");
+    assertThat(steps != null && steps.isArray() && steps.size() > 0).as(id + " has steps").isTrue();
+    Set<String> seen = new LinkedHashSet<>();
+    for (JsonNode s : steps) {
+      knownFields(s, STEP_FIELDS, id + " step");
+      String sid = text(s, "id", id + " step");
+      assertThat(seen.add(sid)).as(id + ": step id " + sid + " is unique").isTrue();
+      JsonNode req = s.get("request");
+      assertThat(req).as(id + "/" + sid + " request").isNotNull();
+      knownFields(req, REQUEST_FIELDS, id + "/" + sid + " request");
+      assertThat(text(req, "method", id + "/" + sid)).isIn(METHODS);
+      assertThat(text(req, "path", id + "/" + sid)).startsWith("/");
+      JsonNode expect = s.get("expect");
+      assertThat(expect).as(id + "/" + sid + " expect").isNotNull();
+      knownFields(expect, EXPECT_FIELDS, id + "/" + sid + " expect");
+      assertThat(expect.has("status")).as(id + "/" + sid + " expects a status").isTrue();
+      if (expect.has("headers")) {
+        Iterator<Map.Entry<String, JsonNode>> it = expect.get("headers").fields();
+        while (it.hasNext()) {
+          Map.Entry<String, JsonNode> h = it.next();
+          JsonNode m = h.getValue();
+          if (!m.isTextual()) {
+            assertThat(m.isObject() && m.size() == 1).as(id + "/" + sid + " header matcher " + h.getKey()).isTrue();
+            knownFields(m, Set.of("present", "absent", "regex"), id + "/" + sid + " header matcher " + h.getKey());
+          }
+        }
+      }
+      if (expect.has("bodyEquals") && expect.get("bodyEquals").isObject()) {
+        knownFields(expect.get("bodyEquals"), Set.of("sameAs"), id + "/" + sid + " bodyEquals");
+      }
+    }
+  }
+
+  static void knownFields(JsonNode node, Set<String> known, String where) {
+    assertThat(node.isObject()).as(where + " is an object").isTrue();
+    node.fieldNames().forEachRemaining(name -> {
+      if (!known.contains(name)) {
+        fail(where + " has the field '" + name + "', which this runner does not implement (known: " + known
+            + "); implement it rather than ignore it");
+      }
+    });
+  }
+
+  static String text(JsonNode node, String field, String where) {
+    JsonNode n = node.get(field);
+    assertThat(n != null && n.isTextual()).as(where + ": '" + field + "' is a string").isTrue();
+    return n.asText();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // running
+
+  static void run(Configuration configuration, Path file, JsonNode vector) throws Exception {
+    validate(file, vector);
+    String id = vector.get("id").asText();
+    Set<String> requires = new LinkedHashSet<>();
+    vector.path("requires").forEach(r -> requires.add(r.asText()));
+    ConformanceFixture fixture = new ConformanceFixture();
+    IdempotencyFilterConfig config = IdempotencyFilterConfig.builder(configuration.engine(requires))
+        .required("POST", "/echo")
+        .required("POST", "/status/*")
+        .required("POST", "/slow")
+        .required("POST", "/large")
+        // the starter's defaults (idem.max-body-size, idem.max-response-size, idem.max-retry-after)
+        .maxBodyBytes(1 << 20)
+        .maxResponseBytes(4 << 20)
+        .maxRetryAfter(Duration.ofSeconds(1))
+        .build();
+    try (TestServer server = new TestServer(config, fixture)) {
+      HttpResponse<byte[]> reset = server.send(server.request("/reset").POST(HttpRequest.BodyPublishers.noBody()).build());
+      assertThat(reset.statusCode()).as("POST /reset").isEqualTo(204);
+
+      List<List<JsonNode>> groups = groups(id, vector.get("steps"));
+      Map<String, HttpResponse<byte[]>> answers = new LinkedHashMap<>();
+      List<String> failures = new ArrayList<>();
+      ExecutorService pool = Executors.newCachedThreadPool();
+      try {
+        for (List<JsonNode> group : groups) {
+          JsonNode lead = group.get(0);
+          long leadDelay = lead.path("delayMs").asLong(0);
+          if (leadDelay > 0) {
+            Thread.sleep(leadDelay);
+          }
+          long start = System.nanoTime();
+          Map<String, Future<HttpResponse<byte[]>>> sent = new LinkedHashMap<>();
+          Map<String, Long> offsets = new LinkedHashMap<>();
+          for (JsonNode step : group) {
+            // a step beside others is sent its delayMs after the last of them was sent
+            long after = 0;
+            for (JsonNode other : step.path("concurrentWith")) {
+              after = Math.max(after, offsets.get(other.asText()));
+            }
+            long delay = step == lead ? 0 : after + step.path("delayMs").asLong(0);
+            offsets.put(step.get("id").asText(), delay);
+            HttpRequest request = request(server, step.get("request"));
+            sent.put(step.get("id").asText(), pool.submit(() -> {
+              long wait = start + TimeUnit.MILLISECONDS.toNanos(delay) - System.nanoTime();
+              if (wait > 0) {
+                TimeUnit.NANOSECONDS.sleep(wait);
+              }
+              return server.send(request);
+            }));
+          }
+          for (Map.Entry<String, Future<HttpResponse<byte[]>>> e : sent.entrySet()) {
+            answers.put(e.getKey(), e.getValue().get(30, TimeUnit.SECONDS));
+          }
+          int invocations = fixture.invocations();
+          for (JsonNode step : group) {
+            String sid = step.get("id").asText();
+            failures.addAll(checkStep(id, step, answers.get(sid), invocations, answers));
+          }
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      if (!failures.isEmpty()) {
+        fail(id + ":\n  " + String.join("\n  ", failures));
+      }
+    }
+  }
+
+  /**
+   * Splits the steps into groups sent together: a step without {@code concurrentWith} starts a
+   * group; one with it joins the group of the steps it names, which must be the current group.
+   */
+  static List<List<JsonNode>> groups(String id, JsonNode steps) {
+    List<List<JsonNode>> groups = new ArrayList<>();
+    for (JsonNode step : steps) {
+      JsonNode with = step.get("concurrentWith");
+      if (with == null) {
+        groups.add(new ArrayList<>(List.of(step)));
+        continue;
+      }
+      assertThat(groups).as(id + "/" + step.get("id").asText() + ": concurrentWith needs an earlier step").isNotEmpty();
+      List<JsonNode> current = groups.get(groups.size() - 1);
+      Set<String> inGroup = new LinkedHashSet<>();
+      current.forEach(s -> inGroup.add(s.get("id").asText()));
+      for (JsonNode other : with) {
+        assertThat(inGroup).as(id + "/" + step.get("id").asText() + " runs beside " + other.asText()
+            + ", which must be the step just before it or beside that one").contains(other.asText());
+      }
+      current.add(step);
+    }
+    return groups;
+  }
+
+  static HttpRequest request(TestServer server, JsonNode req) {
+    HttpRequest.Builder b = server.request(req.get("path").asText());
+    JsonNode headers = req.get("headers");
+    if (headers != null) {
+      headers.fields().forEachRemaining(h -> b.header(h.getKey(), h.getValue().asText()));
+    }
+    HttpRequest.BodyPublisher body = req.has("body")
+        ? HttpRequest.BodyPublishers.ofString(req.get("body").asText(), StandardCharsets.UTF_8)
+        : HttpRequest.BodyPublishers.noBody();
+    return b.method(req.get("method").asText(), body).timeout(Duration.ofSeconds(30)).build();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // expectations
+
+  /** @return a step's expectations flattened by field ({@code headers.X}, {@code bodyJson.m}), in order */
+  static Map<String, JsonNode> expectations(JsonNode expect) {
+    Map<String, JsonNode> out = new LinkedHashMap<>();
+    expect.fields().forEachRemaining(e -> {
+      switch (e.getKey()) {
+        case "headers", "bodyJson" -> e.getValue().fields().forEachRemaining(m -> out.put(e.getKey() + "." + m.getKey(), m.getValue()));
+        case "status", "bodyEquals", "bodyBytes", "handlerInvocations" -> out.put(e.getKey(), e.getValue());
+        default -> fail("unknown expectation '" + e.getKey() + "'");
+      }
+    });
+    return out;
+  }
+
+  static void assertSuiteValue(Deviation d, Map<String, JsonNode> suite) {
+    JsonNode listed = d.suite() == null ? null : parse(d.suite());
+    assertThat(suite.get(d.field())).as("the suite's expectation " + d.vector() + "/" + d.step() + " " + d.field()
+        + " as the deviation list has it").isEqualTo(listed);
+  }
+
+  static JsonNode parse(String json) {
+    try {
+      return JSON.readTree(json);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static List<String> checkStep(String vector, JsonNode step, HttpResponse<byte[]> r,
+      int invocations, Map<String, HttpResponse<byte[]>> answers) {
+    String sid = step.get("id").asText();
+    Map<String, JsonNode> suite = expectations(step.get("expect"));
+    Map<String, JsonNode> effective = new LinkedHashMap<>(suite);
+    List<String> failures = new ArrayList<>();
+    for (Deviation d : DEVIATIONS) {
+      if (!d.vector().equals(vector) || !d.step().equals(sid)) {
+        continue;
+      }
+      assertSuiteValue(d, suite);
+      if (d.suite() != null) {
+        String met = check(d.field(), suite.get(d.field()), r, invocations, answers);
+        if (met == null) {
+          failures.add(sid + " " + d.field() + ": listed as a deviation, but Idem now meets the suite's expectation "
+              + d.suite() + "; remove the deviation");
+        }
+      }
+      if (d.idem() == null) {
+        effective.remove(d.field());
+      } else {
+        effective.put(d.field(), parse(d.idem()));
+      }
+    }
+    for (Map.Entry<String, JsonNode> e : effective.entrySet()) {
+      String failure = check(e.getKey(), e.getValue(), r, invocations, answers);
+      if (failure != null) {
+        failures.add(sid + " " + e.getKey() + ": " + failure);
+      }
+    }
+    if (!failures.isEmpty()) {
+      failures.add(sid + " answered " + r.statusCode() + " " + r.headers().map() + " "
+          + (r.body().length > 300 ? r.body().length + " bytes" : new String(r.body(), StandardCharsets.UTF_8))
+          + "; handler invocations " + invocations);
+    }
+    return failures;
+  }
+
+  /** @return {@code null} when the answer meets the expectation, else what it lacks */
+  static String check(String field, JsonNode expected, HttpResponse<byte[]> r, int invocations,
+      Map<String, HttpResponse<byte[]>> answers) {
+    if (field.equals("status")) {
+      return r.statusCode() == expected.asInt() ? null : "expected " + expected.asInt() + ", got " + r.statusCode();
+    }
+    if (field.equals("handlerInvocations")) {
+      return invocations == expected.asInt() ? null : "expected " + expected.asInt() + ", got " + invocations;
+    }
+    if (field.equals("bodyBytes")) {
+      return r.body().length == expected.asInt() ? null : "expected " + expected.asInt() + " bytes, got " + r.body().length;
+    }
+    if (field.equals("bodyEquals")) {
+      byte[] want;
+      if (expected.isTextual()) {
+        want = expected.asText().getBytes(StandardCharsets.UTF_8);
+      } else {
+        String other = expected.get("sameAs").asText();
+        HttpResponse<byte[]> o = answers.get(other);
+        if (o == null) {
+          return "sameAs names step '" + other + "', which has not answered before this one";
+        }
+        want = o.body();
+      }
+      return Arrays.equals(want, r.body()) ? null
+          : "expected the body " + preview(want) + ", got " + preview(r.body());
+    }
+    if (field.startsWith("headers.")) {
+      String name = field.substring("headers.".length());
+      List<String> values = r.headers().allValues(name);
+      String value = values.isEmpty() ? null : String.join(", ", values);
+      if (expected.isTextual()) {
+        return expected.asText().equals(value) ? null : "expected " + name + ": " + expected.asText() + ", got " + value;
+      }
+      if (expected.has("present")) {
+        return value != null ? null : "expected " + name + " present, it is absent";
+      }
+      if (expected.has("absent")) {
+        return value == null ? null : "expected " + name + " absent, got " + value;
+      }
+      if (expected.has("regex")) {
+        return value != null && Pattern.compile(expected.get("regex").asText()).matcher(value).find() ? null
+            : "expected " + name + " to match /" + expected.get("regex").asText() + "/, got " + value;
+      }
+      return "unknown header matcher " + expected;
+    }
+    if (field.startsWith("bodyJson.")) {
+      String member = field.substring("bodyJson.".length());
+      JsonNode body;
+      try {
+        body = JSON.readTree(r.body());
+      } catch (IOException e) {
+        return "expected a JSON body, got " + preview(r.body());
+      }
+      if (body == null || !body.isObject()) {
+        return "expected a JSON object, got " + preview(r.body());
+      }
+      JsonNode got = body.get(member);
+      if (got == null) {
+        return "expected the member " + member + " = " + expected + ", it is absent";
+      }
+      boolean same = expected.isNumber() && got.isNumber()
+          ? expected.decimalValue().compareTo(got.decimalValue()) == 0
+          : expected.equals(got);
+      return same ? null : "expected the member " + member + " = " + expected + ", got " + got;
+    }
+    return "unknown expectation '" + field + "'";
+  }
+
+  static String preview(byte[] body) {
+    return body.length > 200 ? body.length + " bytes" : "'" + new String(body, StandardCharsets.UTF_8) + "'";
+  }
+
+}
