@@ -40,6 +40,29 @@ class IdemProblemsTest {
         AttemptResult.storeFailed(new StoredResponseUnreadableException("tampered", null)));
   }
 
+  /** Was: "retry after 1 seconds". */
+  @Test
+  void aRetryAfterOfOneSecondIsWrittenInTheSingular() {
+    assertThat(problems.inProgress(1).detail()).endsWith("retry after 1 second").doesNotContain("1 seconds");
+    assertThat(problems.inProgress(2).detail()).endsWith("retry after 2 seconds");
+    for (OutcomeUnknownException.Phase phase : OutcomeUnknownException.Phase.values()) {
+      assertThat(problems.outcomeUnknown(1, phase).detail()).doesNotContain("1 seconds");
+    }
+  }
+
+  /**
+   * Was: the 503 of an {@code @Idempotent} method's store failure said "whether the operation ran is
+   * not known", while docs/http.md says nothing ran and nothing was kept; an unknown outcome is
+   * {@code outcome-unknown}, never {@code store-unavailable}.
+   */
+  @Test
+  void aStoreFailureSaysTheRequestWasNotProcessedNeverThatItsOutcomeIsUnknown() {
+    for (IdemProblem p : List.of(problems.storeFailed(), problems.storeUnavailable(), problems.notCommitted())) {
+      assertThat(p.status()).isEqualTo(503);
+      assertThat(p.detail()).contains("not processed").doesNotContain("not known").doesNotContain("unknown");
+    }
+  }
+
   @Test
   void theFilterAndTheExceptionResolverAnswerTheSameEventWithTheSameProblem() {
     for (AttemptResult result : resultsWithTheirExceptions()) {
