@@ -467,7 +467,7 @@ public final class IdempotencyFilter implements Filter {
     Run run = new Run(cfg, idempotent, buffered, res, chain);
     AttemptResult result;
     try {
-      result = cfg.engine().attempt(idempotent, run);
+      result = cfg.engineFor(route).attempt(idempotent, run);
     } catch (RuntimeException e) {
       if (run.failure != null) {
         OutcomeUnknownException unknown = outcomeUnknownIn(run.failure);

@@ -1,6 +1,7 @@
 package dev.idem.servlet;
 
 import dev.idem.core.IdempotencyEngine;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
@@ -210,9 +211,18 @@ public final class IdempotencyFilterConfig {
     return builder(LeaseIdempotency.builder(Objects.requireNonNull(store, "store")).build());
   }
 
-  /** @return the engine requests run through, never {@code null} */
+  /** @return the engine requests run through unless their route has one of its own, never {@code null} */
   public IdempotencyEngine engine() {
     return engine;
+  }
+
+  /**
+   * @param route one of this configuration's routes, never {@code null}
+   * @return the engine the route's requests run through: its own ({@link Route#withEngine}), else
+   *     {@link #engine()}; never {@code null}
+   */
+  public IdempotencyEngine engineFor(Route route) {
+    return route.engine().orElse(engine);
   }
 
   /** @return the routes in the order they are tried, first match wins; unmodifiable, never empty */
@@ -381,8 +391,24 @@ public final class IdempotencyFilterConfig {
     private final String pattern;
     private final KeyRequirement requirement;
     private final PathPattern compiled;
+    private final @Nullable IdempotencyEngine engine;
+    private final @Nullable KeyStatusReader statusReader;
+    private final @Nullable String policy;
+
+    private Route(Route route, IdempotencyEngine engine, @Nullable KeyStatusReader statusReader, String policy) {
+      this.method = route.method;
+      this.pattern = route.pattern;
+      this.requirement = route.requirement;
+      this.compiled = route.compiled;
+      this.engine = Objects.requireNonNull(engine, "engine");
+      this.statusReader = statusReader;
+      this.policy = Objects.requireNonNull(policy, "policy");
+    }
 
     private Route(String method, String pattern, KeyRequirement requirement) {
+      this.engine = null;
+      this.statusReader = null;
+      this.policy = null;
       Objects.requireNonNull(method, "method");
       Objects.requireNonNull(pattern, "pattern");
       this.requirement = Objects.requireNonNull(requirement, "requirement");
@@ -411,6 +437,40 @@ public final class IdempotencyFilterConfig {
      */
     public static Route of(String method, String pattern, KeyRequirement requirement) {
       return new Route(method, pattern, requirement);
+    }
+
+    /**
+     * This route with an engine of its own: a policy per route (a mode, a store, a retention, an
+     * in-progress answer), such as transactional mode for {@code POST /orders} beside lease mode on
+     * Redis for {@code POST /payments}, whose handler calls a payment API and must not run inside a
+     * database transaction. Routes without one use the configuration's engine.
+     *
+     * @param engine the engine this route's requests run through, never {@code null}
+     * @param statusReader reads the statuses of this route's keys for {@link KeyStatusEndpoint}
+     *     (the store the engine keeps them in), or {@code null} to read them with the endpoint's
+     *     own reader
+     * @param policy the policy in a few words for logs ({@code "lease mode, Redis, retention 48h"}),
+     *     never {@code null}
+     * @return a new route with the same method, pattern and requirement
+     * @throws NullPointerException if {@code engine} or {@code policy} is {@code null}
+     */
+    public Route withEngine(IdempotencyEngine engine, @Nullable KeyStatusReader statusReader, String policy) {
+      return new Route(this, engine, statusReader, policy);
+    }
+
+    /** @return the engine of this route's own policy, or empty when it uses the configuration's engine */
+    public Optional<IdempotencyEngine> engine() {
+      return Optional.ofNullable(engine);
+    }
+
+    /** @return the reader of this route's own store, or empty when the endpoint's reader applies */
+    public Optional<KeyStatusReader> statusReader() {
+      return Optional.ofNullable(statusReader);
+    }
+
+    /** @return this route's own policy in words, or empty when it uses the configuration's engine */
+    public Optional<String> policy() {
+      return Optional.ofNullable(policy);
     }
 
     /** @return the request method, never {@code null} */
@@ -445,18 +505,19 @@ public final class IdempotencyFilterConfig {
     @Override
     public boolean equals(@Nullable Object o) {
       return o instanceof Route r && r.method.equals(method) && r.pattern.equals(pattern)
-          && r.requirement == requirement;
+          && r.requirement == requirement && r.engine == engine && r.statusReader == statusReader
+          && Objects.equals(r.policy, policy);
     }
 
     @Override
     public int hashCode() {
-      return Objects.hash(method, pattern, requirement);
+      return Objects.hash(method, pattern, requirement, policy);
     }
 
-    /** @return {@code "<method> <pattern> (<requirement>)"} */
+    /** @return {@code "<method> <pattern> (<requirement>)"}, and the route's own policy if it has one */
     @Override
     public String toString() {
-      return operation() + " (" + requirement.name().toLowerCase(Locale.ROOT) + ")";
+      return operation() + " (" + requirement.name().toLowerCase(Locale.ROOT) + (policy == null ? "" : "; " + policy) + ")";
     }
   }
 
@@ -495,9 +556,22 @@ public final class IdempotencyFilterConfig {
      *     method and pattern were already added
      */
     public Builder route(String method, String pattern, KeyRequirement requirement) {
-      Route route = Route.of(method, pattern, requirement);
+      return route(Route.of(method, pattern, requirement));
+    }
+
+    /**
+     * Adds a route made by {@link Route#of}, with an engine of its own if {@link Route#withEngine}
+     * gave it one; routes are tried in the order added and the first match wins.
+     *
+     * @param route the route, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code route} is {@code null}
+     * @throws IllegalArgumentException if the same method and pattern were already added
+     */
+    public Builder route(Route route) {
+      Objects.requireNonNull(route, "route");
       for (Route r : routes) {
-        if (r.method().equals(method) && r.pattern().equals(pattern)) {
+        if (r.method().equals(route.method()) && r.pattern().equals(route.pattern())) {
           throw new IllegalArgumentException("route " + route.operation() + " was already added");
         }
       }

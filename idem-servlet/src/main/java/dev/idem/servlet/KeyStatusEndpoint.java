@@ -187,7 +187,7 @@ public final class KeyStatusEndpoint implements Filter {
     Scope scope = Scope.of(principal, IdempotencyFilter.operation(req, route));
     KeyStatus status;
     try {
-      status = reader.status(scope, key);
+      status = route.statusReader().orElse(reader).status(scope, key);
     } catch (StoredResponseUnreadableException e) {
       config.problems().send(config.problems().storedResponseUnreadable(), res);
       return;
