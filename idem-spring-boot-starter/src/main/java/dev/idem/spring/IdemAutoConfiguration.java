@@ -40,7 +40,9 @@ import org.springframework.core.env.Environment;
  *   <li>{@link IdemKeyStatusConfiguration}: the key status endpoint, with {@code
  *       idem.key-status.enabled=true};
  *   <li>{@link IdemMethodConfiguration}: {@link Idempotent} service methods, and the refusal to start
- *       when a bean has them and no principal source is configured;
+ *       when a bean has them and no principal source is configured, or one of them returns a result
+ *       that cannot be stored (a {@code Mono}, a {@code CompletableFuture}, a Kotlin {@code suspend}
+ *       function's);
  *   <li>{@link IdemRabbitConfiguration}: {@link IdemRabbitListeners}, with spring-rabbit and
  *       idem-outbox;
  *   <li>{@link IdemKafkaConfiguration}: {@link IdemKafkaListeners}, with spring-kafka and
