@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationListener;
+import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
@@ -40,8 +41,6 @@ final class IdemRouteCheck implements ApplicationListener<ApplicationReadyEvent>
 
   /** The defaults of {@code idem.optional-key-routes}, not checked unless the property is set. */
   private static final List<String> DEFAULT_OPTIONAL_ROUTES = List.copyOf(new IdemProperties().getOptionalKeyRoutes());
-
-  private static final String ROUTER_FUNCTION = "org.springframework.web.servlet.function.RouterFunction";
 
   /**
    * A handler as the check sees it.
@@ -111,12 +110,7 @@ final class IdemRouteCheck implements ApplicationListener<ApplicationReadyEvent>
   }
 
   private static boolean hasRouterFunctions(ApplicationContext context) {
-    try {
-      Class<?> type = Class.forName(ROUTER_FUNCTION, false, IdemRouteCheck.class.getClassLoader());
-      return context.getBeanNamesForType(type, false, false).length > 0;
-    } catch (ClassNotFoundException | LinkageError e) {
-      return false;
-    }
+    return context.getBeanNamesForType(RouterFunction.class, false, false).length > 0;
   }
 
   /**
