@@ -1,19 +1,28 @@
 package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.reactivestreams.Publisher;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.util.ClassUtils;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -95,6 +104,35 @@ class IdempotentReturnTypeTest {
     });
   }
 
+  /** A lazy bean whose type is only known once it is created: the start-up scan cannot see it. */
+  @Configuration(proxyBeanMethods = false)
+  static class LazyMonoCharges {
+    static final AtomicInteger RUNS = new AtomicInteger();
+
+    @Bean
+    @Lazy
+    Object lazyCharges() {
+      return new MonoCharges() {
+        @Override
+        public Mono<String> charge(String key, long cents) {
+          RUNS.incrementAndGet();
+          return super.charge(key, cents);
+        }
+      };
+    }
+  }
+
+  @Test
+  void aCallOfAMethodTheScanCouldNotSeeIsRefusedBeforeItRuns() {
+    methods.withUserConfiguration(LazyMonoCharges.class).run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      MonoCharges charges = ctx.getBean("lazyCharges", MonoCharges.class);
+      assertThatThrownBy(() -> charges.charge("k-1", 500)).isInstanceOf(IdemUnsupportedException.class)
+          .hasMessageContaining("@Idempotent method").hasMessageContaining("reactor.core.publisher.Mono<java.lang.String>");
+      assertThat(LazyMonoCharges.RUNS).hasValue(0);
+    });
+  }
+
   /** Every kind of later result, not only the instance. */
   interface Deferred {
     @Idempotent Mono<String> mono(@Idempotent.Key String key);
@@ -127,17 +165,26 @@ class IdempotentReturnTypeTest {
     }
   }
 
+  /**
+   * A Kotlin suspend function as the JVM sees it, {@code Object charge(String, Continuation)}: Kotlin
+   * is not on the test class path, so its {@code Continuation} is a stand-in compiled here, under
+   * its name, in a class loader of its own.
+   */
   @Test
-  void aKotlinSuspendFunctionIsUnsupported() throws Exception {
-    // kotlin.sequences.SequenceScope.yield is a suspend function: (Object, Continuation) in Java
-    assumeThat(ClassUtils.isPresent("kotlin.sequences.SequenceScope", null)).as("Kotlin on the test class path").isTrue();
-    Method yield = null;
-    for (Method m : ClassUtils.forName("kotlin.sequences.SequenceScope", null).getMethods()) {
-      if (m.getName().equals("yield")) {
-        yield = m;
-      }
+  void aKotlinSuspendFunctionIsUnsupported(@TempDir Path dir) throws Exception {
+    Path continuation = Files.createDirectories(dir.resolve("kotlin/coroutines")).resolve("Continuation.java");
+    Files.writeString(continuation, "package kotlin.coroutines; public interface Continuation<T> {}");
+    Path charges = Files.createDirectories(dir.resolve("demo")).resolve("SuspendingCharges.java");
+    Files.writeString(charges, "package demo; public class SuspendingCharges {"
+        + " public Object charge(String key, kotlin.coroutines.Continuation<? super String> completion) { return key; } }");
+    JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+    assertThat(javac.run(null, null, null, "-d", dir.toString(), continuation.toString(), charges.toString())).isZero();
+    try (URLClassLoader loader = new URLClassLoader(new URL[] {dir.toUri().toURL()}, getClass().getClassLoader())) {
+      Class<?> type = loader.loadClass("demo.SuspendingCharges");
+      Method suspend = type.getMethod("charge", String.class, loader.loadClass("kotlin.coroutines.Continuation"));
+      assertThat(IdempotentReturnTypes.unsupported(suspend)).contains("Kotlin suspend function", "kotlin.coroutines.Continuation");
+      assertThat(IdempotentReturnTypes.refusal("charges", suspend, IdempotentReturnTypes.unsupported(suspend)).getMessage())
+          .contains("bean 'charges': @Idempotent method demo.SuspendingCharges.charge is a Kotlin suspend function");
     }
-    assertThat(yield).isNotNull();
-    assertThat(IdempotentReturnTypes.unsupported(yield)).contains("Kotlin suspend function", "kotlin.coroutines.Continuation");
   }
 }
