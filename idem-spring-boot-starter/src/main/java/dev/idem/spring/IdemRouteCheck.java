@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -15,6 +16,8 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationListener;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
@@ -31,7 +34,8 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * not set) are not checked: an application without a PATCH handler is no mistake.
  *
  * <p>It reads the {@code @RequestMapping} handlers (of every {@link RequestMappingInfoHandlerMapping}
- * bean, Actuator's endpoints included); functional routes ({@code RouterFunction} beans) cannot be
+ * bean, Actuator's endpoints included, Spring Boot's {@code /error} left out: it takes every
+ * method); functional routes ({@code RouterFunction} beans) cannot be
  * read, and when the application has some the warning says so. It only logs: the application
  * starts either way. Immutable and thread-safe.
  */
@@ -54,6 +58,10 @@ final class IdemRouteCheck implements ApplicationListener<ApplicationReadyEvent>
       patterns = Set.copyOf(patterns);
     }
   }
+
+  /** Spring Boot's {@code ErrorController}: 3.x, then 4.x, where it moved. */
+  private static final Set<String> ERROR_CONTROLLERS = Set.of(
+      "org.springframework.boot.web.servlet.error.ErrorController", "org.springframework.boot.webmvc.error.ErrorController");
 
   private final List<IdempotencyFilterConfig.Route> routes;
   private final String servletPath;
@@ -91,7 +99,11 @@ final class IdemRouteCheck implements ApplicationListener<ApplicationReadyEvent>
     }
     List<Handler> handlers = new ArrayList<>();
     for (RequestMappingInfoHandlerMapping mapping : context.getBeansOfType(RequestMappingInfoHandlerMapping.class, false, false).values()) {
-      for (RequestMappingInfo info : mapping.getHandlerMethods().keySet()) {
+      for (Map.Entry<RequestMappingInfo, HandlerMethod> handler : mapping.getHandlerMethods().entrySet()) {
+        if (isErrorController(handler.getValue().getBeanType())) {
+          continue; // Spring Boot's /error takes every method: it would make any catch-all look fine
+        }
+        RequestMappingInfo info = handler.getKey();
         Set<String> methods = new LinkedHashSet<>();
         info.getMethodsCondition().getMethods().forEach(m -> methods.add(String.valueOf(m)));
         Set<String> patterns = new LinkedHashSet<>();
@@ -107,6 +119,20 @@ final class IdemRouteCheck implements ApplicationListener<ApplicationReadyEvent>
           functional ? " (functional routes, RouterFunction beans, are not checked)" : "",
           r.requirement().name().toLowerCase(Locale.ROOT));
     }
+  }
+
+  /**
+   * @param type a handler's bean type, never {@code null}
+   * @return whether it is Spring Boot's error controller (of either line), which answers {@code
+   *     /error} for every request method
+   */
+  static boolean isErrorController(Class<?> type) {
+    for (Class<?> c : ClassUtils.getAllInterfacesForClassAsSet(type)) {
+      if (ERROR_CONTROLLERS.contains(c.getName())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean hasRouterFunctions(ApplicationContext context) {

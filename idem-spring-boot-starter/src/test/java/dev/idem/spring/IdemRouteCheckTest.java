@@ -16,6 +16,7 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -103,6 +104,24 @@ class IdemRouteCheckTest {
           assertThat(output).contains("WARN", "the route \"POST /ordres\" of idem.required-key-routes matches no handler of Spring MVC",
               "the route \"PATCH /orders\" of idem.optional-key-routes matches no handler")
               .doesNotContain("\"POST /orders\" of");
+        });
+  }
+
+  @Test
+  void springBootsErrorControllerWhichTakesEveryMethodDoesNotHideACatchAllWithoutHandlers(CapturedOutput output) throws Exception {
+    Class<?> dispatcher = ClassUtils.forName(BootLine.BOOT_4
+        ? "org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration"
+        : "org.springframework.boot.autoconfigure.web.servlet.DispatcherServletAutoConfiguration", null);
+    Class<?> errors = ClassUtils.forName(BootLine.BOOT_4
+        ? "org.springframework.boot.webmvc.autoconfigure.error.ErrorMvcAutoConfiguration"
+        : "org.springframework.boot.autoconfigure.web.servlet.error.ErrorMvcAutoConfiguration", null);
+    web.withConfiguration(AutoConfigurations.of(dispatcher, errors))
+        .withPropertyValues("idem.optional-key-routes=POST /**,PATCH /**").run(ctx -> {
+          assertThat(ctx).hasNotFailed().hasBean("basicErrorController");
+          assertThat(IdemRouteCheck.isErrorController(ctx.getBean("basicErrorController").getClass())).isTrue();
+          ready(ctx.getSourceApplicationContext());
+          assertThat(output).contains("the route \"PATCH /**\" of idem.optional-key-routes matches no handler")
+              .doesNotContain("\"POST /**\" of");
         });
   }
 
