@@ -124,6 +124,17 @@ public final class IdemProblems {
         + " request (method, target, media type or body); use a new key for a new request");
   }
 
+  /**
+   * The same problem as {@link #keyReused()} in the words of an {@code @Idempotent} method, whose
+   * payload is its arguments, not an HTTP request's method, target, media type and body.
+   *
+   * @return 422 {@value #KEY_REUSED}
+   */
+  public IdemProblem keyReusedWithOtherArguments() {
+    return problem(KEY_REUSED, "Idempotency-Key is already used", 422, "this Idempotency-Key was already used for this"
+        + " operation with other arguments; use a new key for a new call");
+  }
+
   /** @return 409 {@value #IN_PROGRESS}, to send with {@code Retry-After: seconds} */
   public IdemProblem inProgress(long seconds) {
     return problem(IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,

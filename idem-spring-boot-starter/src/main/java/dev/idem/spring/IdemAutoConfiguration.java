@@ -35,10 +35,14 @@ import org.springframework.core.env.Environment;
  *   <li>{@link IdemMetricsConfiguration}: Micrometer's counters and store timer, with a registry;
  *   <li>{@link IdemWebConfiguration}: the {@code Idempotency-Key} filter on Spring MVC, its start-up
  *       log line, and {@link IdemHandlerExceptionResolver};
+ *   <li>{@link IdemReactiveWebConfiguration}: the refusal to start a reactive web application
+ *       (Spring WebFlux), whose requests the filter cannot protect;
  *   <li>{@link IdemKeyStatusConfiguration}: the key status endpoint, with {@code
  *       idem.key-status.enabled=true};
  *   <li>{@link IdemMethodConfiguration}: {@link Idempotent} service methods, and the refusal to start
- *       when a bean has them and no principal source is configured;
+ *       when a bean has them and no principal source is configured, or one of them returns a result
+ *       that cannot be stored (a {@code Mono}, a {@code CompletableFuture}, a Kotlin {@code suspend}
+ *       function's);
  *   <li>{@link IdemRabbitConfiguration}: {@link IdemRabbitListeners}, with spring-rabbit and
  *       idem-outbox;
  *   <li>{@link IdemKafkaConfiguration}: {@link IdemKafkaListeners}, with spring-kafka and
@@ -46,7 +50,8 @@ import org.springframework.core.env.Environment;
  * </ul>
  *
  * Every bean can be replaced by one of the application's own. A wrong value stops the start-up
- * with {@link IdemConfigurationException}. Optional libraries (spring-jdbc and spring-tx, the
+ * with {@link IdemConfigurationException}, and what Idem cannot protect with {@link
+ * IdemUnsupportedException}. Optional libraries (spring-jdbc and spring-tx, the
  * Servlet API and Spring MVC, Spring Security, Jedis, Spring Data Redis, Micrometer, spring-rabbit, spring-kafka)
  * are only touched from configurations guarded by {@link ConditionalOnClass} with class names, so
  * the application starts with any subset of them.
@@ -76,6 +81,7 @@ import org.springframework.core.env.Environment;
     IdemStepsConfiguration.class,
     IdemMetricsConfiguration.class,
     IdemWebConfiguration.class,
+    IdemReactiveWebConfiguration.class,
     IdemKeyStatusConfiguration.class,
     IdemMethodConfiguration.class,
     IdemRabbitConfiguration.class,

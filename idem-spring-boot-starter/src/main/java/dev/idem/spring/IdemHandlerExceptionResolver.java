@@ -32,7 +32,8 @@ import org.springframework.web.servlet.ModelAndView;
  * <table>
  *   <caption>Exceptions and answers</caption>
  *   <tr><th>exception</th><th>status</th><th>problem type</th></tr>
- *   <tr><td>{@link IdempotencyKeyReusedException}</td><td>422</td><td>idempotency-key-reused</td></tr>
+ *   <tr><td>{@link IdempotencyKeyReusedException}</td><td>422, its detail speaking of the method's
+ *       arguments ({@link IdemProblems#keyReusedWithOtherArguments()})</td><td>idempotency-key-reused</td></tr>
  *   <tr><td>{@link IdempotencyKeyMissingException}</td><td>400</td><td>idempotency-key-missing</td></tr>
  *   <tr><td>{@link InvalidIdempotencyKeyException}</td><td>400</td><td>idempotency-key-malformed</td></tr>
  *   <tr><td>{@link RequestInProgressException}</td><td>409, with {@code Retry-After} ({@link
@@ -75,9 +76,16 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
       return null;
     }
     IdemProblems problems = config.problems();
-    Optional<IdemProblems.Answer> answer = ex instanceof IdempotencyKeyMissingException
-        ? Optional.of(new IdemProblems.Answer(problems.keyMissing("this operation"), OptionalLong.empty()))
-        : problems.forException(ex);
+    Optional<IdemProblems.Answer> answer;
+    if (ex instanceof IdempotencyKeyMissingException) {
+      answer = Optional.of(new IdemProblems.Answer(problems.keyMissing("this operation"), OptionalLong.empty()));
+    } else if (ex instanceof IdempotencyKeyReusedException) {
+      // The filter answers its own reused keys; one that reaches Spring MVC comes from a method
+      // (or the application's own use of an engine), whose payload is its arguments.
+      answer = Optional.of(new IdemProblems.Answer(problems.keyReusedWithOtherArguments(), OptionalLong.empty()));
+    } else {
+      answer = problems.forException(ex);
+    }
     if (answer.isEmpty()) {
       return null; // the application's own exception
     }

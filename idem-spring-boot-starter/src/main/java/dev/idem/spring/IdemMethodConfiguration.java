@@ -31,7 +31,7 @@ import org.springframework.util.function.SingletonSupplier;
  * IdempotentMethodInterceptor}), joining the caller's Spring transaction when there is one on the
  * application's DataSource ({@link MethodTransactions}, only with spring-jdbc and spring-tx), and
  * the start-up check that refuses a bean with such methods when no principal source or no Jackson
- * is there.
+ * is there, or when one of them returns a result that comes later ({@link IdempotentReturnTypes}).
  */
 @Configuration(proxyBeanMethods = false)
 class IdemMethodConfiguration {
@@ -57,8 +57,11 @@ class IdemMethodConfiguration {
   }
 
   /**
-   * Refuses to start when a bean has {@code @Idempotent} methods and no principal source is
-   * configured, or when {@code idem.principal} names a source that is not on the class path.
+   * Refuses to start when an {@code @Idempotent} method returns a result that comes later (a
+   * {@code Mono}, a {@code Flux}, a {@code CompletableFuture}, a Kotlin {@code suspend} function's:
+   * {@link IdempotentReturnTypes}), when a bean has {@code @Idempotent} methods and no principal
+   * source is configured, or when {@code idem.principal} names a source that is not on the class
+   * path.
    */
   @Bean
   static SmartInitializingSingleton idemPrincipalCheck(
@@ -67,6 +70,7 @@ class IdemMethodConfiguration {
       ObjectProvider<IdemPrincipalResolver> resolvers,
       ObjectProvider<PrincipalIntegration> integrations) {
     return () -> {
+      IdempotentReturnTypes.check(beans);
       IdemPrincipalResolver resolver = IdemPrincipals.forMethods(properties.getObject(), resolvers.getIfAvailable(), integrations.orderedStream().toList());
       if (resolver == null) {
         IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {

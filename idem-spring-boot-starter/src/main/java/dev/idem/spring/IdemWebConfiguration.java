@@ -21,17 +21,21 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
 
 /**
  * The {@link IdempotencyFilter} on Spring MVC: its configuration from the properties, in the mode
  * of the {@link ModeDecision} ({@link IdemTransactionalConfiguration}), with the one start-up log
- * line {@code Idem: <mode> mode (...)}; on a servlet web application its registration, and {@link
+ * line {@code Idem: <mode> mode (...)}; on a servlet web application its registration, {@link
  * IdemHandlerExceptionResolver}, which answers the refusals of {@link Idempotent} methods in Spring
- * MVC as the filter's problem details. Only with the Servlet API on the class path.
+ * MVC as the filter's problem details, and {@link IdemRouteCheck}, which warns of a configured route
+ * that matches no handler. Only with the Servlet API on the class path.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = "jakarta.servlet.Filter")
@@ -145,6 +149,13 @@ class IdemWebConfiguration {
       @ConditionalOnMissingBean
       IdemHandlerExceptionResolver idemHandlerExceptionResolver(IdempotencyFilterConfig config) {
         return new IdemHandlerExceptionResolver(config);
+      }
+
+      /** The WARN line, once the application is ready, for a configured route that matches no handler. */
+      @Bean
+      IdemRouteCheck idemRouteCheck(IdempotencyFilterConfig config, Environment environment) {
+        boolean optionalRoutesSet = Binder.get(environment).bind("idem.optional-key-routes", Bindable.listOf(String.class)).isBound();
+        return new IdemRouteCheck(config, optionalRoutesSet, environment.getProperty("spring.mvc.servlet.path"));
       }
     }
   }

@@ -146,6 +146,8 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @throws dev.idem.core.RequestInProgressException if a call with this key is still running
    * @throws IllegalStateException if the method has no {@link Idempotent.Key} parameter of type
    *     {@code String}
+   * @throws IdemUnsupportedException if the method's result comes later (a {@code Mono}, a {@code
+   *     CompletableFuture}, a Kotlin {@code suspend} function's), before it runs
    */
   @Override
   public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
@@ -157,6 +159,11 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     }
     if (annotation == null) {
       return invocation.proceed(); // matched through another path; nothing to do
+    }
+    String unsupported = IdempotentReturnTypes.unsupported(method);
+    if (unsupported != null) {
+      // Refused at start-up for the beans of the context; this one escaped the scan. Nothing runs.
+      throw IdempotentReturnTypes.refusal(null, method, unsupported);
     }
     MethodParameter[] parameters = new AnnotatedMethod(method).getMethodParameters();
     Object[] args = invocation.getArguments();

@@ -37,6 +37,8 @@ class IdemHandlerExceptionResolverTest {
     assertThat(reused.getStatus()).isEqualTo(422);
     assertThat(reused.getContentAsString()).contains("\"type\":\"urn:idem:problem:idempotency-key-reused\"")
         .doesNotContain("alice", "charge");
+    // a method's payload is its arguments: not the filter's words for an HTTP request
+    assertThat(reused.getContentAsString()).contains("with other arguments").doesNotContain("media type", "body", "target");
 
     MockHttpServletResponse missing = resolve(defaults, new IdempotencyKeyMissingException("Payments.charge"));
     assertThat(missing.getStatus()).isEqualTo(400);
