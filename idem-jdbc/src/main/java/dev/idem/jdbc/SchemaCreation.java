@@ -32,7 +32,8 @@ import java.util.Objects;
  *       transaction back, and it runs again (its {@code IF NOT EXISTS} then sees the objects).
  *   <li>MySQL and MariaDB, whose DDL commits on its own: a named lock ({@code GET_LOCK}) on the
  *       database and table name around the statements, released afterwards; where the server
- *       refuses named locks (some Galera set-ups) the statements run without it. "Table already
+ *       refuses named locks (some Galera set-ups), or the lock is not granted within {@link
+ *       #LOCK_WAIT}, the statements run without it. "Table already
  *       exists" (1050) and "duplicate key name" (1061) count as done.
  *   <li>SQLite, where a write takes the database's single write lock: each statement runs on its
  *       own, waiting for that lock at least {@link #LOCK_WAIT} (the connection's busy timeout is
@@ -98,9 +99,10 @@ public final class SchemaCreation {
         execute(c, statements);
         c.commit();
         return;
-      } catch (SQLException e) {
+      } catch (SQLException | RuntimeException e) {
+        // Rolled back before auto-commit is restored: restoring it would commit what ran.
         rollbackQuietly(c, e);
-        if (attempt >= ATTEMPTS || !postgresDuplicate(e)) {
+        if (attempt >= ATTEMPTS || !(e instanceof SQLException sql && postgresDuplicate(sql))) {
           throw e;
         }
       } finally {
@@ -249,7 +251,7 @@ public final class SchemaCreation {
     }
   }
 
-  private static void rollbackQuietly(Connection c, SQLException failure) {
+  private static void rollbackQuietly(Connection c, Exception failure) {
     try {
       c.rollback();
     } catch (SQLException e) {
