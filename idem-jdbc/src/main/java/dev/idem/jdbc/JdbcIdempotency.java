@@ -519,13 +519,18 @@ public final class JdbcIdempotency implements KeyStatusReader {
 
   /**
    * Creates the key table and its index if they do not exist, then checks that the table compares
-   * record identities byte for byte (see {@link #checkSchema(Connection)}). Safe to call many times
-   * and from many threads. The same statements ship as {@link Dialect#schemaResource()} for own
-   * migrations.
+   * record identities byte for byte (see {@link #checkSchema(Connection)}). Safe to call many times,
+   * from many threads, and from many processes at the same moment on a new database (replicas
+   * starting together): the table and its index are made once and no caller fails because another
+   * made them first ({@link SchemaCreation}: an advisory lock on PostgreSQL, a named lock on MySQL
+   * and MariaDB, the write lock and a busy wait on SQLite). The same statements ship as {@link
+   * Dialect#schemaResource()} for own migrations.
    *
-   * @param connection an open connection; in auto-commit mode the DDL commits at once, otherwise it
-   *     joins the open transaction
-   * @throws IdemStoreException if the DDL fails, or if an existing table, created by an earlier
+   * @param connection an open connection; in auto-commit mode the DDL is committed when this returns
+   *     (on PostgreSQL in one transaction of its own, the connection back in auto-commit mode),
+   *     otherwise it joins the open transaction (MySQL's DDL commits it)
+   * @throws IdemStoreException if the DDL fails, if another creator held the table's schema lock for
+   *     longer than {@link SchemaCreation#LOCK_WAIT}, or if an existing table, created by an earlier
    *     version, compares identities loosely: the message names the column and the migration
    *     statement
    */
@@ -704,7 +709,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
 
     /**
      * @param createSchema {@code true} (the default) to create the table on first use with {@code
-     *     CREATE TABLE IF NOT EXISTS}; {@code false} when migrations create it
+     *     CREATE TABLE IF NOT EXISTS}, safely when other processes do at the same moment ({@link
+     *     SchemaCreation}); {@code false} when migrations create it
      */
     public Builder createSchema(boolean createSchema) {
       this.createSchema = createSchema;

@@ -269,22 +269,26 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
   }
 
   /**
-   * Borrows a connection in auto-commit mode. The first one decides the dialect and creates or
-   * checks the table; afterwards a borrow costs no statement (on SQLite, a physical connection's
-   * first borrow reads its busy timeout once).
-   */
-  /**
    * Creates the key table and its index if missing, then checks that it compares identities byte
    * for byte; the same as {@link JdbcIdempotency#createSchema(Connection)} on this store's table.
+   * Thread-safe, and safe when many processes create the table at the same moment ({@link
+   * SchemaCreation}).
    *
-   * @param connection an open connection; in auto-commit mode the DDL commits at once, otherwise it
-   *     joins the open transaction
-   * @throws IdemStoreException if the DDL fails, or if an existing table compares identities loosely
+   * @param connection an open connection; in auto-commit mode the DDL is committed when this
+   *     returns, otherwise it joins the open transaction
+   * @throws IdemStoreException if the DDL fails, if another creator held the table's schema lock
+   *     for longer than {@link SchemaCreation#LOCK_WAIT}, or if an existing table compares
+   *     identities loosely
    */
   public void createSchema(Connection connection) {
     table.createSchema(connection);
   }
 
+  /**
+   * Borrows a connection in auto-commit mode. The first one decides the dialect and creates or
+   * checks the table; afterwards a borrow costs no statement (on SQLite, a physical connection's
+   * first borrow reads its busy timeout once).
+   */
   private Connection connection() throws SQLException {
     Connection c = dataSource.getConnection();
     try {

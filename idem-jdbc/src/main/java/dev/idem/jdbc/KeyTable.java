@@ -19,7 +19,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
@@ -215,10 +214,9 @@ final class KeyTable {
 
   private void runSchemaScript(Connection connection) {
     Dialect dialect = Dialect.of(connection);
-    try (Statement st = connection.createStatement()) {
-      for (String ddl : SchemaScript.statements(dialect.schemaResource(), name)) {
-        st.execute(ddl);
-      }
+    try {
+      // Safe when other processes create the same table at the same moment (SchemaCreation).
+      SchemaCreation.run(connection, name, SchemaScript.statements(dialect.schemaResource(), name));
     } catch (SQLException e) {
       throw storeFailure("creating table " + name + " failed", e);
     }

@@ -5,6 +5,7 @@ import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Scope;
 import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.SchemaCreation;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -97,12 +98,17 @@ public final class Outbox {
   }
 
   /**
-   * Creates the table and its index if they do not exist ({@code CREATE ... IF NOT EXISTS}).
-   * Call it at start-up, outside any transaction: DDL commits implicitly on MySQL and MariaDB.
+   * Creates the table and its index if they do not exist ({@code CREATE ... IF NOT EXISTS}), and
+   * commits them. Call it at start-up, outside any transaction: DDL commits implicitly on MySQL and
+   * MariaDB. Safe when several processes (or threads, each on its own connection) create the same
+   * table at the same moment: each table and index is made once and no caller fails because another
+   * made it first ({@link SchemaCreation}: an advisory lock on PostgreSQL, a named lock on MySQL and
+   * MariaDB, the write lock and a busy wait on SQLite). Thread-safe.
    *
-   * @param connection an open connection in auto-commit mode
+   * @param connection an open connection in auto-commit mode, back in it when this returns
    * @throws IllegalStateException if the connection is inside a transaction
-   * @throws IdemStoreException if the database refuses the statements
+   * @throws IdemStoreException if the database refuses the statements, or another creator held the
+   *     table's schema lock for longer than {@link SchemaCreation#LOCK_WAIT}
    */
   public void createSchema(Connection connection) {
     Objects.requireNonNull(connection, "connection");
@@ -110,12 +116,7 @@ public final class Outbox {
       if (!connection.getAutoCommit()) {
         throw new IllegalStateException("create the outbox table outside a transaction (auto-commit mode)");
       }
-      Dialect dialect = Dialect.of(connection);
-      try (Statement st = connection.createStatement()) {
-        for (String statement : schemaStatements(dialect)) {
-          st.execute(statement);
-        }
-      }
+      SchemaCreation.run(connection, table, schemaStatements(Dialect.of(connection)));
     } catch (SQLException e) {
       throw failure("cannot create the outbox table", e);
     }

@@ -44,7 +44,7 @@ public class IdemProperties {
   /** The key table for the jdbc store and for @Idempotent in transactional mode. */
   private String table = "idem_keys";
 
-  /** Whether to create the key table at start-up (CREATE TABLE IF NOT EXISTS); false when migrations do. */
+  /** Whether to create the key table at start-up when the keys are kept in the DataSource (CREATE TABLE IF NOT EXISTS, safe from many replicas at once); false when migrations do. */
   private boolean createSchema = true;
 
   /**

@@ -56,14 +56,25 @@ class IdemStoreConfiguration {
     return store;
   }
 
+  /**
+   * @param dataSource whether the application has a DataSource for the store
+   * @param redis the Redis stores, or {@code null} without idem-redis
+   * @return the store {@code idem.store} stands for: {@code auto} is Redis with a Redis client, else
+   *     JDBC with a DataSource, else memory
+   */
+  static IdemProperties.StoreType resolve(IdemProperties p, boolean dataSource, RedisStores redis) {
+    IdemProperties.StoreType type = p.getStore();
+    if (type != IdemProperties.StoreType.AUTO) {
+      return type;
+    }
+    return redis != null && redis.hasClient() ? IdemProperties.StoreType.REDIS
+        : dataSource ? IdemProperties.StoreType.JDBC
+        : IdemProperties.StoreType.MEMORY;
+  }
+
   private static LeaseStore chooseStore(IdemProperties p, DataSource dataSource, RedisStores redis) {
     boolean redisClient = redis != null && redis.hasClient();
-    IdemProperties.StoreType type = p.getStore();
-    if (type == IdemProperties.StoreType.AUTO) {
-      type = redisClient ? IdemProperties.StoreType.REDIS
-          : dataSource != null ? IdemProperties.StoreType.JDBC
-          : IdemProperties.StoreType.MEMORY;
-    }
+    IdemProperties.StoreType type = resolve(p, dataSource != null, redis);
     switch (type) {
       case REDIS:
         if (!redisClient) {

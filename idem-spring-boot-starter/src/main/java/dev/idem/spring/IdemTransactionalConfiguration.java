@@ -81,7 +81,8 @@ class IdemTransactionalConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(DataSource.class)
-    JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource) {
+    JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource,
+        ObjectProvider<IdemStoreConfiguration.RedisStores> redis) {
       // A duplicate of a running request gives up on its row after this instead of holding a
       // pooled connection for as long as the first attempt runs (PostgreSQL, MariaDB).
       JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema()).claimLockWait(CLAIM_LOCK_WAIT);
@@ -91,9 +92,15 @@ class IdemTransactionalConfiguration {
       builder.strategy(p.getStrategy() == IdemProperties.Strategy.CLAIM_FIRST
           ? JdbcIdempotency.Strategy.CLAIM_FIRST : JdbcIdempotency.Strategy.KEY_LAST);
       JdbcIdempotency idem = builder.build();
+      if (!keyTableInUse(p, redis.getIfAvailable())) {
+        // Lease mode on Redis or memory: the DataSource is the application's alone. The table is
+        // made on first use if an @Idempotent method ever joins a Spring transaction.
+        LOG.debug("Idem: the keys are kept outside the DataSource; the key table {} is not created at start-up", p.getTable());
+        return idem;
+      }
       if (p.isCreateSchema()) {
         // At start-up, on a connection of its own: created inside a caller's transaction, the table
-        // would vanish if that transaction rolled back.
+        // would vanish if that transaction rolled back. Safe when replicas start at the same moment.
         try (Connection c = dataSource.getConnection()) {
           if (!c.getAutoCommit()) {
             c.setAutoCommit(true); // a pool with auto-commit off would roll the DDL back on PostgreSQL
@@ -111,6 +118,25 @@ class IdemTransactionalConfiguration {
         }
       }
       return idem;
+    }
+
+    /**
+     * Whether the key table in the DataSource is Idem's store: in transactional mode, when {@code
+     * idem.store} stands for the JDBC store, and when both {@code idem.mode} and {@code idem.store}
+     * are {@code auto} (the mode may then be transactional; {@link ModeDecisions}). Not with {@code
+     * idem.mode=lease}, or {@code idem.mode=auto} and {@code idem.store} set, on Redis or memory.
+     *
+     * @param redis the Redis stores, or {@code null} without idem-redis
+     */
+    static boolean keyTableInUse(IdemProperties p, IdemStoreConfiguration.RedisStores redis) {
+      IdemProperties.Mode mode = p.getMode() == null ? IdemProperties.Mode.AUTO : p.getMode();
+      if (mode == IdemProperties.Mode.TRANSACTIONAL) {
+        return true;
+      }
+      if (mode == IdemProperties.Mode.AUTO && p.getStore() == IdemProperties.StoreType.AUTO) {
+        return true;
+      }
+      return IdemStoreConfiguration.resolve(p, true, redis) == IdemProperties.StoreType.JDBC;
     }
 
     /**

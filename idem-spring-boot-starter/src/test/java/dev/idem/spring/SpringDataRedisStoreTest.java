@@ -100,6 +100,49 @@ class SpringDataRedisStoreTest {
   }
 
   @Test
+  void aRedisStoreLeavesTheApplicationsDataSourceAlone(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    // Issue 35: an instance in lease mode with idem.store=redis still created idem_keys in its
+    // DataSource at start-up. The key table is made there only when the JDBC store is used.
+    String[][] redisStores = {{"idem.mode=lease", "idem.store=redis"}, {"idem.mode=auto", "idem.store=redis"},
+        {"idem.mode=lease", "idem.store=auto"}};
+    for (int i = 0; i < redisStores.length; i++) {
+      String url = "jdbc:sqlite:" + dir.resolve("app" + i + ".db");
+      withDataSource(url).withPropertyValues(redisStores[i]).run(ctx -> {
+        assertThat(ctx).hasNotFailed();
+        assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(RedisLeaseStore.class);
+        worksEndToEnd(ctx, true);
+      });
+      assertThat(tables(url)).as(String.join(" ", redisStores[i])).doesNotContain("idem_keys");
+    }
+    // The JDBC store beside a Redis client still gets its table at start-up.
+    String url = "jdbc:sqlite:" + dir.resolve("jdbc.db");
+    withDataSource(url).withPropertyValues("idem.mode=lease", "idem.store=jdbc").run(ctx -> assertThat(ctx).hasNotFailed());
+    assertThat(tables(url)).contains("idem_keys");
+  }
+
+  private ApplicationContextRunner withDataSource(String url) {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.plus(BootLine.redis(), BootLine.jdbc()),
+            AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+        .withUserConfiguration(App.class)
+        .withPropertyValues("spring.data.redis.host=" + LocalRedis.HOST, "spring.data.redis.port=" + LocalRedis.PORT,
+            "idem.principal=shared", "idem.in-progress=wait", "idem.redis.key-prefix=" + prefix,
+            "spring.datasource.url=" + url, "spring.datasource.hikari.maximum-pool-size=2");
+  }
+
+  private static List<String> tables(String url) throws java.sql.SQLException {
+    List<String> names = new ArrayList<>();
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(url);
+        java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT name FROM sqlite_master WHERE type = 'table'")) {
+      while (rs.next()) {
+        names.add(rs.getString(1));
+      }
+    }
+    return names;
+  }
+
+  @Test
   void storeAutoCountsSpringsRedisConnectionFactoryAsARedisClient() {
     for (String client : List.of("lettuce", "jedis")) {
       app("spring.data.redis.client-type=" + client).run(ctx -> {

@@ -20,6 +20,7 @@ import dev.idem.core.steps.StepOperation;
 import dev.idem.core.steps.Steps;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcLeaseStore;
+import dev.idem.jdbc.SchemaCreation;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -399,11 +400,15 @@ public final class JdbcStepOperations implements KeyStatusReader {
    * Creates the key table (through {@link JdbcLeaseStore#createSchema}) and the step table if they
    * are missing, then checks the key table as {@link dev.idem.jdbc.JdbcIdempotency#checkSchema}
    * does. Needed only with {@link Builder#createSchema(boolean) createSchema(false)}; otherwise the
-   * first use creates both.
+   * first use creates both. Thread-safe, and safe when many processes create the tables at the same
+   * moment: each is made once and no caller fails because another made it first ({@link
+   * SchemaCreation}).
    *
-   * @param connection an open connection; in auto-commit mode each statement commits at once
-   * @throws IdemStoreException if a statement fails, or the existing key table compares identities
-   *     loosely
+   * @param connection an open connection; in auto-commit mode the tables are committed when this
+   *     returns, otherwise they join the open transaction
+   * @throws IdemStoreException if a statement fails, if another creator held a table's schema lock
+   *     for longer than {@link SchemaCreation#LOCK_WAIT}, or the existing key table compares
+   *     identities loosely
    */
   public void createSchema(Connection connection) {
     keys.createSchema(connection);
@@ -420,8 +425,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
           + " step TEXT NOT NULL, result TEXT NOT NULL, created_at INTEGER NOT NULL,"
           + " PRIMARY KEY (principal, operation, idem_key, step)) WITHOUT ROWID";
     };
-    try (Statement st = connection.createStatement()) {
-      st.execute(text);
+    try {
+      SchemaCreation.run(connection, stepTable, List.of(text));
     } catch (SQLException e) {
       throw failure("creating table " + stepTable, e);
     }

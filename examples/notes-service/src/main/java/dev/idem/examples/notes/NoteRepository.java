@@ -10,6 +10,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
@@ -56,8 +57,22 @@ public class NoteRepository {
     } else {
       ddl = "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL)";
     }
-    jdbc.execute(ddl);
+    createIfMissing(ddl);
     addIdempotencyReference(p);
+  }
+
+  /**
+   * Runs a {@code CREATE ... IF NOT EXISTS}, safe when replicas start at the same moment: on
+   * PostgreSQL two sessions that both find the object missing both insert it into the catalog, and
+   * the second fails with a unique violation once the first commits. Run again, the statement then
+   * finds the object and does nothing.
+   */
+  private void createIfMissing(String ddl) {
+    try {
+      jdbc.execute(ddl);
+    } catch (DataAccessException another) {
+      jdbc.execute(ddl);
+    }
   }
 
   /**
@@ -69,17 +84,36 @@ public class NoteRepository {
     boolean present = hasIdempotencyReference(product);
     if (!present) {
       String type = product.contains("mariadb") || product.contains("mysql") ? "CHAR(64) CHARACTER SET ascii COLLATE ascii_bin" : "CHAR(64)";
-      jdbc.execute("ALTER TABLE notes ADD COLUMN idem_ref " + type + " NULL");
+      try {
+        jdbc.execute("ALTER TABLE notes ADD COLUMN idem_ref " + type + " NULL");
+      } catch (DataAccessException e) {
+        // another replica starting at the same moment may have added it
+        if (!hasIdempotencyReference(product)) {
+          throw e;
+        }
+      }
     }
     if (product.contains("mariadb") || product.contains("mysql")) {
-      Integer indexes = jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.statistics"
-          + " WHERE table_schema = DATABASE() AND table_name = 'notes' AND index_name = 'notes_idem_ref'", Integer.class);
-      if (indexes == null || indexes == 0) {
-        jdbc.execute("CREATE UNIQUE INDEX notes_idem_ref ON notes (idem_ref)");
+      if (!hasIdempotencyIndex()) {
+        try {
+          jdbc.execute("CREATE UNIQUE INDEX notes_idem_ref ON notes (idem_ref)");
+        } catch (DataAccessException e) {
+          // another replica starting at the same moment may have made it (MySQL has no IF NOT EXISTS here)
+          if (!hasIdempotencyIndex()) {
+            throw e;
+          }
+        }
       }
     } else {
-      jdbc.execute("CREATE UNIQUE INDEX IF NOT EXISTS notes_idem_ref ON notes (idem_ref)");
+      createIfMissing("CREATE UNIQUE INDEX IF NOT EXISTS notes_idem_ref ON notes (idem_ref)");
     }
+  }
+
+  /** MariaDB/MySQL: whether the current database's {@code notes} has {@code notes_idem_ref}. */
+  private boolean hasIdempotencyIndex() {
+    Integer indexes = jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.statistics"
+        + " WHERE table_schema = DATABASE() AND table_name = 'notes' AND index_name = 'notes_idem_ref'", Integer.class);
+    return indexes != null && indexes > 0;
   }
 
   /**
