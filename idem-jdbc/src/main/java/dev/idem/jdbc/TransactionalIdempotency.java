@@ -171,6 +171,16 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     return keys;
   }
 
+  /** @return the runner of the attempts' transactions, never {@code null} */
+  public TransactionRunner transactions() {
+    return transactions;
+  }
+
+  /** @return what a duplicate does whose claim gave up on a running attempt, never {@code null} */
+  public InProgressPolicy inProgress() {
+    return inProgress;
+  }
+
   /**
    * {@inheritDoc}
    *

@@ -298,6 +298,22 @@ public final class IdempotencyFilter implements Filter {
 
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
+  private static final String KEY_ATTRIBUTE = IdempotencyFilter.class.getName() + ".key";
+
+  /**
+   * The key of the request the filter protects, for code the handler calls (the Spring starter's
+   * {@code @Idempotent} methods: a method called with the request's own key is covered by the
+   * request's record and records none of its own).
+   *
+   * @param request the request, never {@code null}
+   * @return the request's idempotency key when a route of this filter protects it with a key, else
+   *     empty (no route, no key, or a request the filter did not see)
+   * @throws NullPointerException if {@code request} is {@code null}
+   */
+  public static java.util.Optional<dev.idem.core.IdempotencyKey> protectedKey(ServletRequest request) {
+    Object key = Objects.requireNonNull(request, "request").getAttribute(KEY_ATTRIBUTE);
+    return key instanceof dev.idem.core.IdempotencyKey k ? java.util.Optional.of(k) : java.util.Optional.empty();
+  }
 
   private volatile IdempotencyFilterConfig config;
 
@@ -387,6 +403,7 @@ public final class IdempotencyFilter implements Filter {
     // client sent it; the handler's own field of that name and stored ones are never sent.
     res.setHeader(KEY_HEADER, key.fieldValue());
     req.setAttribute(APPLIED, Boolean.TRUE); // forwards and error dispatches of this request pass through
+    req.setAttribute(KEY_ATTRIBUTE, key.key());
 
     int max = cfg.maxBodyBytes();
     long declared = req.getContentLengthLong();

@@ -140,8 +140,11 @@ class IdemMethodConfiguration {
         TransactionalIdempotency joining = keys != null && ds != null && joins != null
             ? joins.engine(keys, ds, listeners.getIfUnique(() -> IdemListener.NONE))
             : null;
-        return new IdempotentMethodInterceptor(lease.getObject(), joining, joins != null, ds, json, resolver, p.getAnonymousPrincipal(),
-            maxResponseBytes(p));
+        IdempotentMethodInterceptor made = new IdempotentMethodInterceptor(lease.getObject(), joining, joins != null, ds, json, resolver,
+            p.getAnonymousPrincipal(), maxResponseBytes(p));
+        IdempotentMethodInterceptor.RequestKeys keysOfRequests = beans.getBeanProvider(IdempotentMethodInterceptor.RequestKeys.class)
+            .getIfAvailable();
+        return keysOfRequests == null ? made : made.coveredBy(keysOfRequests);
       });
     }
 

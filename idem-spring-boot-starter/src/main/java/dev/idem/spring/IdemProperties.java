@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.core.ResponseProtection;
+import dev.idem.servlet.KeyRequirement;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -145,10 +146,115 @@ public class IdemProperties {
   private final Redis redis = new Redis();
 
   /**
+   * Routes with a policy of their own, by a name of your choice (idem.routes.payments.route=POST
+   * /payments, idem.routes.payments.mode=lease, idem.routes.payments.store=redis): each has its own
+   * mode, store, retention, lease and in-progress answer, unset ones taken from the idem.*
+   * properties. They are tried before idem.required-key-routes and idem.optional-key-routes, in
+   * the order given. An @IdempotencyPolicy annotation on a Spring MVC handler method does the same
+   * beside the code.
+   */
+  private Map<String, RoutePolicy> routes = new LinkedHashMap<>();
+
+  /**
    * Protection at rest of stored responses (idem.protection.*): off unless current-key is set. See
    * {@link dev.idem.core.ResponseProtection}.
    */
   private final Protection protection = new Protection();
+
+  /** The {@code idem.routes.<name>.*} properties: one route's own policy. */
+  public static class RoutePolicy {
+    /** The route, "METHOD /path-pattern" as in idem.required-key-routes, such as "POST /payments". */
+    private @Nullable String route;
+
+    /** Whether requests must carry an Idempotency-Key (required: 400 without one) or may (optional). */
+    private KeyRequirement key = KeyRequirement.REQUIRED;
+
+    /**
+     * The route's mode: lease (for handlers that call other systems: no database transaction of
+     * Idem's is open while they run), transactional (the handler's writes and the key commit
+     * together), or auto (the filter's mode, unless store names Redis or memory: then lease).
+     */
+    private Mode mode = Mode.AUTO;
+
+    /** Lease mode: where the route's keys are kept (jdbc, redis, memory); auto: idem.store's choice. */
+    private StoreType store = StoreType.AUTO;
+
+    /** How long the route's keys are kept; unset: idem.retention. */
+    private @Nullable Duration retention;
+
+    /** Lease mode: how long the route's claims are held; unset: idem.lease. */
+    private @Nullable Duration lease;
+
+    /** What a duplicate of a running request gets (fail-fast or wait); unset: idem.in-progress. */
+    private @Nullable InProgress inProgress;
+
+    /** With in-progress=wait: how long a duplicate waits; unset: idem.max-wait. */
+    private @Nullable Duration maxWait;
+
+    public @Nullable String getRoute() {
+      return route;
+    }
+
+    public void setRoute(@Nullable String route) {
+      this.route = route;
+    }
+
+    public KeyRequirement getKey() {
+      return key;
+    }
+
+    public void setKey(KeyRequirement key) {
+      this.key = key;
+    }
+
+    public Mode getMode() {
+      return mode;
+    }
+
+    public void setMode(Mode mode) {
+      this.mode = mode;
+    }
+
+    public StoreType getStore() {
+      return store;
+    }
+
+    public void setStore(StoreType store) {
+      this.store = store;
+    }
+
+    public @Nullable Duration getRetention() {
+      return retention;
+    }
+
+    public void setRetention(@Nullable Duration retention) {
+      this.retention = retention;
+    }
+
+    public @Nullable Duration getLease() {
+      return lease;
+    }
+
+    public void setLease(@Nullable Duration lease) {
+      this.lease = lease;
+    }
+
+    public @Nullable InProgress getInProgress() {
+      return inProgress;
+    }
+
+    public void setInProgress(@Nullable InProgress inProgress) {
+      this.inProgress = inProgress;
+    }
+
+    public @Nullable Duration getMaxWait() {
+      return maxWait;
+    }
+
+    public void setMaxWait(@Nullable Duration maxWait) {
+      this.maxWait = maxWait;
+    }
+  }
 
   /** Where the principal of a key's scope comes from. */
   public enum PrincipalSource {
@@ -512,6 +618,14 @@ public class IdemProperties {
 
   public Redis getRedis() {
     return redis;
+  }
+
+  public Map<String, RoutePolicy> getRoutes() {
+    return routes;
+  }
+
+  public void setRoutes(Map<String, RoutePolicy> routes) {
+    this.routes = routes;
   }
 
   public Protection getProtection() {

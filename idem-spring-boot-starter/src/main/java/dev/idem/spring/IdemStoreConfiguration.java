@@ -73,17 +73,31 @@ class IdemStoreConfiguration {
   }
 
   private static LeaseStore chooseStore(IdemProperties p, DataSource dataSource, RedisStores redis) {
+    return chooseStore(p, p.getStore(), "idem.store", dataSource, redis);
+  }
+
+  /**
+   * A store of the given type, as {@code idem.store} would choose it (a route's own store, {@link
+   * RoutePolicies}), undecorated.
+   *
+   * @param property the property that asked for it, for messages
+   * @throws IdemConfigurationException if the store cannot be made here
+   */
+  static LeaseStore chooseStore(IdemProperties p, IdemProperties.StoreType type, String property, DataSource dataSource,
+      RedisStores redis) {
     boolean redisClient = redis != null && redis.hasClient();
-    IdemProperties.StoreType type = resolve(p, dataSource != null, redis);
+    if (type == IdemProperties.StoreType.AUTO) {
+      type = resolve(p, dataSource != null, redis);
+    }
     switch (type) {
       case REDIS:
         if (!redisClient) {
-          throw new IdemConfigurationException("idem.store", redis == null ? NO_IDEM_REDIS : redis.missing(), null);
+          throw new IdemConfigurationException(property, redis == null ? NO_IDEM_REDIS : redis.missing(), null);
         }
         return redis.create(p);
       case JDBC:
         if (dataSource == null) {
-          throw new IdemConfigurationException("idem.store", "is jdbc, but the application has no DataSource", null);
+          throw new IdemConfigurationException(property, "is jdbc, but the application has no DataSource", null);
         }
         return configured("idem.table", () -> JdbcLeaseStore.builder(dataSource).table(p.getTable()).createSchema(p.isCreateSchema())
             .responseProtection(p.getProtection().build()).build());

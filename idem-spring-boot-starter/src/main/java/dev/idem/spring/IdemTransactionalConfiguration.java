@@ -177,6 +177,31 @@ class IdemTransactionalConfiguration {
           transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE), inProgressPolicy(p), jpa.getIfAvailable());
     }
 
+    /**
+     * The transactional engine for routes whose own policy asks for transactional mode ({@link
+     * RoutePolicies}): the filter's when it runs transactional, else decided as {@code
+     * idem.mode=transactional} would decide it, looked up only when such a route exists.
+     */
+    @Bean
+    @ConditionalOnClass(name = "jakarta.servlet.Filter")
+    RoutePolicies.TransactionalEngines idemRouteTransactionalEngines(
+        ConfigurableListableBeanFactory beans,
+        IdemProperties p,
+        ObjectProvider<TransactionalIdempotency> own,
+        ObjectProvider<JdbcIdempotency> jdbcIdempotency,
+        ObjectProvider<DataSource> dataSource,
+        ObjectProvider<PlatformTransactionManager> transactionManager,
+        ObjectProvider<IdemListener> listeners,
+        ObjectProvider<ModeDecisions.JpaDataSource> jpa) {
+      return () -> {
+        IdemProperties forced = new IdemProperties();
+        forced.setMode(IdemProperties.Mode.TRANSACTIONAL);
+        return ModeDecisions.decide(beans, forced, own.getIfUnique(), jdbcIdempotency.getIfUnique(), dataSource.getIfUnique(),
+            transactionManager.getIfUnique(), listeners.getIfUnique(() -> IdemListener.NONE), inProgressPolicy(p),
+            jpa.getIfAvailable()).engine;
+      };
+    }
+
     /** JPA's transaction manager's DataSource, for the mode decision: only with spring-orm. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.orm.jpa.JpaTransactionManager")

@@ -3,6 +3,7 @@ package dev.idem.spring;
 import static dev.idem.spring.IdemSettings.configured;
 import static dev.idem.spring.IdemSettings.maxResponseBytes;
 
+import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
@@ -13,8 +14,10 @@ import dev.idem.servlet.KeyRequirement;
 import dev.idem.servlet.PrincipalResolver;
 import dev.idem.servlet.ProblemRenderer;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -54,12 +57,40 @@ class IdemWebConfiguration {
       ObjectProvider<PrincipalResolver> filterPrincipals,
       ObjectProvider<IdemPrincipalResolver> methodPrincipals,
       ObjectProvider<PrincipalIntegration> integrations,
-      ObjectProvider<ProblemRenderer> problemRenderer) {
+      ObjectProvider<ProblemRenderer> problemRenderer,
+      ObjectProvider<IdemListener> listeners,
+      ObjectProvider<DataSource> dataSource,
+      ObjectProvider<IdemStoreConfiguration.RedisStores> redis,
+      ObjectProvider<IdemStoreDecorator> decorators,
+      ObjectProvider<RoutePolicies.TransactionalEngines> transactionalEngines,
+      ObjectProvider<HandlerPolicySource> handlerPolicies) {
     // A ModeDecision bean exists exactly when spring-jdbc and spring-tx are on the class path.
     ModeDecision decided = modeDecision.getIfAvailable();
     ModeDecision mode = decided != null ? decided : IdemTransactionalConfiguration.withoutSpringJdbc(p);
     IdempotencyEngine engine = mode.engine != null ? mode.engine : leaseEngine.getObject();
     IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
+    // Routes with a policy of their own first (properties, then handler annotations): first match wins.
+    List<RoutePolicies.Spec> specs = new ArrayList<>(RoutePolicies.fromProperties(p));
+    HandlerPolicySource annotated = handlerPolicies.getIfAvailable();
+    if (annotated != null) {
+      specs.addAll(annotated.specs());
+    }
+    List<String> policyLines = new ArrayList<>();
+    if (!specs.isEmpty()) {
+      RoutePolicies policies = new RoutePolicies(p, mode, store.getObject(), type -> {
+        LeaseStore made = IdemStoreConfiguration.chooseStore(p, type, "idem.routes.*.store", dataSource.getIfAvailable(),
+            redis.getIfAvailable());
+        for (IdemStoreDecorator decorator : decorators.orderedStream().toList()) {
+          made = decorator.decorate(made);
+        }
+        return made;
+      }, transactionalEngines.getIfAvailable(), listeners.getIfUnique(() -> IdemListener.NONE));
+      for (RoutePolicies.Spec spec : specs) {
+        IdempotencyFilterConfig.Route route = policies.route(spec);
+        configured(spec.source(), () -> b.route(route));
+        policyLines.add(route + " [" + spec.source() + "]");
+      }
+    }
     for (String route : p.getRequiredKeyRoutes()) {
       String[] parts = route("idem.required-key-routes", route);
       configured("idem.required-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.REQUIRED));
@@ -87,7 +118,19 @@ class IdemWebConfiguration {
         mode.mode.name().toLowerCase(Locale.ROOT), mode.reason,
         mode.mode == IdemProperties.Mode.TRANSACTIONAL ? "table " + p.getTable() + " of that DataSource" : describe(store.getIfAvailable()),
         FilterPrincipals.describe(p, filterBean, methodBean, sources));
+    for (String line : policyLines) {
+      LOG.info("Idem: route {}", line);
+    }
     return config;
+  }
+
+  /** The routes of {@link IdempotencyPolicy} annotations on handler methods; a bean only with Spring MVC. */
+  interface HandlerPolicySource {
+    /**
+     * @return one spec per request method and path pattern of each annotated handler method
+     * @throws IdemConfigurationException for an annotation that cannot be honoured
+     */
+    List<RoutePolicies.Spec> specs();
   }
 
   /** {@code about:blank} leaves the type out; anything else must be a valid base. */
@@ -145,6 +188,22 @@ class IdemWebConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
     static class MvcConfiguration {
+      /** The key of the request the filter protects on this thread, for {@link Idempotent} methods it calls. */
+      @Bean
+      IdempotentMethodInterceptor.RequestKeys idemRequestKeys() {
+        return () -> org.springframework.web.context.request.RequestContextHolder.getRequestAttributes()
+            instanceof org.springframework.web.context.request.ServletRequestAttributes servlet
+            ? IdempotencyFilter.protectedKey(servlet.getRequest()).orElse(null) : null;
+      }
+
+      /** The {@link IdempotencyPolicy} annotations of the handler methods, read when the filter's configuration is made. */
+      @Bean
+      HandlerPolicySource idemHandlerPolicies(
+          ObjectProvider<org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping> mappings,
+          Environment environment) {
+        return () -> HandlerPolicies.find(() -> mappings.orderedStream().toList(), environment.getProperty("spring.mvc.servlet.path"));
+      }
+
       @Bean
       @ConditionalOnMissingBean
       IdemHandlerExceptionResolver idemHandlerExceptionResolver(IdempotencyFilterConfig config) {

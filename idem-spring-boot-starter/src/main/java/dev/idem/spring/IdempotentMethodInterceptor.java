@@ -62,6 +62,7 @@ import org.springframework.core.annotation.AnnotatedMethod;
 public final class IdempotentMethodInterceptor implements MethodInterceptor {
 
   private static final ThreadLocal<LeaseContext> LEASE_CONTEXT = new ThreadLocal<>();
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IdemAutoConfiguration.class);
 
   /**
    * The claim of the {@link Idempotent} method running on this thread in lease mode: its scope, key
@@ -92,6 +93,30 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final IdemPrincipalResolver principals;
   private final String anonymousPrincipal;
   private final int maxResponseBytes;
+  /** The key of the HTTP request the filter protects on this thread, if any; see {@link #coveredBy}. */
+  private volatile RequestKeys requestKeys = () -> null;
+  /** The methods whose calls inside a protected request were logged already (once each). */
+  private final java.util.Set<Method> toldCovered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** The key of the request the Idempotency-Key filter protects on this thread. */
+  interface RequestKeys {
+    /** @return the request's key, or {@code null} outside a request the filter protects with a key */
+    @Nullable IdempotencyKey current();
+  }
+
+  /**
+   * A method called with the key of the HTTP request that the Idempotency-Key filter protects on
+   * the same thread is covered by that request's record: it runs as part of the request, records no
+   * key of its own (one key record per request), and a retry of the request replays its answer
+   * without calling the method. A call with another key keeps its own record.
+   *
+   * @param keys where the current request's key is read, never {@code null}
+   * @return this interceptor
+   */
+  IdempotentMethodInterceptor coveredBy(RequestKeys keys) {
+    this.requestKeys = Objects.requireNonNull(keys, "keys");
+    return this;
+  }
 
   /**
    * Same as the full constructor with the anonymous principal {@value
@@ -185,10 +210,22 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     if (args[keyIndex] == null) {
       throw new IdempotencyKeyMissingException(method.getDeclaringClass().getSimpleName() + "." + method.getName());
     }
+    IdempotencyKey key = IdempotencyKey.of((String) args[keyIndex]);
+    IdempotencyKey requestKey = requestKeys.current();
+    if (key.equals(requestKey)) {
+      if (toldCovered.add(method)) {
+        LOG.info("Idem: @Idempotent {}.{} runs inside a request that the Idempotency-Key filter protects with the same key:"
+            + " the request's record covers it, so it records no key of its own{}", method.getDeclaringClass().getSimpleName(),
+            method.getName(), (transactional != null || transactionalEngineMissing) && SpringTransactions.active()
+                ? "; the request's route runs in transactional mode, so its call runs inside that transaction: give the"
+                    + " route mode=lease (idem.routes.<name>.mode or @IdempotencyPolicy) if it calls another system"
+                : "");
+      }
+      return invocation.proceed();
+    }
     String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
     String principal = Scope.principalPart(principals.currentPrincipal(), anonymousPrincipal);
-    IdempotentRequest request = new IdempotentRequest(
-        Scope.of(principal, operation), IdempotencyKey.of((String) args[keyIndex]), Fingerprint.ofJson(json.write(payload)));
+    IdempotentRequest request = new IdempotentRequest(Scope.of(principal, operation), key, Fingerprint.ofJson(json.write(payload)));
 
     Outcome outcome;
     Object[] result = new Object[1];

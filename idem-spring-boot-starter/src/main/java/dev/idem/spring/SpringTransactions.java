@@ -65,6 +65,11 @@ final class SpringTransactions {
     return new TransactionalIdempotency(keys, new SpringTransactionRunner(dataSource, () -> tm), IdemListener.NONE);
   }
 
+  /** @return whether a Spring transaction is open on this thread */
+  static boolean active() {
+    return TransactionSynchronizationManager.isActualTransactionActive();
+  }
+
   /**
    * @param dataSource the application's DataSource, never {@code null}
    * @return the connection of the Spring transaction open on this thread, or {@code null} when no

@@ -318,7 +318,7 @@ class TransactionalFilterModeTest {
     return jdbc.queryForObject("SELECT COUNT(*) FROM " + table, Long.class);
   }
 
-  private static Path tempDir() {
+  static Path tempDir() {
     try {
       return Files.createTempDirectory("idem-tx-filter");
     } catch (IOException e) {

@@ -1,0 +1,92 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.servlet.IdempotencyFilterConfig;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * What a route's own policy refuses at start-up, with a message naming the entry (nothing is
+ * silently left unprotected), and how Spring's path patterns become the filter's.
+ */
+class RoutePolicyRefusalsTest {
+
+  @TempDir Path dir;
+
+  private ApplicationContextRunner app() {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"), "idem.principal=shared",
+            "idem.store=memory");
+  }
+
+  @Test
+  void aRouteInTransactionalModeWithItsKeysInRedisIsRefused() {
+    app().withPropertyValues("idem.routes.orders.route=POST /orders", "idem.routes.orders.mode=transactional",
+        "idem.routes.orders.store=redis").run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("idem.routes.orders.store")
+              .hasMessageContaining("transactional");
+        });
+  }
+
+  @Test
+  void aRoutePolicyWithoutARouteIsRefused() {
+    app().withPropertyValues("idem.routes.payments.mode=lease").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("idem.routes.payments.route");
+    });
+  }
+
+  @Test
+  void aRouteNamedByAPolicyAndByTheKeyRoutesIsRefused() {
+    app().withPropertyValues("idem.routes.payments.route=POST /payments", "idem.required-key-routes=POST /payments")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("POST /payments").hasMessageContaining("already added");
+        });
+  }
+
+  @Test
+  void aLeaseNotShorterThanTheRouteRetentionIsRefused() {
+    app().withPropertyValues("idem.routes.payments.route=POST /payments", "idem.routes.payments.mode=lease",
+        "idem.routes.payments.retention=10s", "idem.routes.payments.lease=30s").run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(ctx.getStartupFailure()).hasStackTraceContaining("idem.routes.payments.retention")
+              .hasStackTraceContaining("must be longer than the lease");
+        });
+  }
+
+  @Test
+  void aLeaseRouteOnTheFiltersStoreTakesItsOwnRetentionAndTheOthersStayAsConfigured() {
+    app().withPropertyValues("idem.routes.payments.route=POST /payments", "idem.routes.payments.mode=lease",
+        "idem.routes.payments.retention=48h", "idem.routes.payments.key=optional").run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          IdempotencyFilterConfig config = ctx.getBean(IdempotencyFilterConfig.class);
+          IdempotencyFilterConfig.Route payments = config.routeFor("POST", "/payments");
+          assertThat(payments.toString()).startsWith("POST /payments (optional; lease mode").contains("retention PT48H");
+          assertThat(config.engineFor(payments)).isNotSameAs(config.engine());
+          IdempotencyFilterConfig.Route other = config.routeFor("POST", "/notes");
+          assertThat(other.operation()).isEqualTo("POST /**");
+          assertThat(config.engineFor(other)).isSameAs(config.engine());
+        });
+  }
+
+  @Test
+  void springPathPatternsBecomeTheFiltersAndPartialSegmentsAreRefused() {
+    assertThat(HandlerPolicies.filterPattern("s", "/orders")).isEqualTo("/orders");
+    assertThat(HandlerPolicies.filterPattern("s", "/orders/{id}/lines")).isEqualTo("/orders/*/lines");
+    assertThat(HandlerPolicies.filterPattern("s", "/orders/{id:\\d+}")).isEqualTo("/orders/*");
+    assertThat(HandlerPolicies.filterPattern("s", "/files/{*path}")).isEqualTo("/files/**");
+    assertThat(HandlerPolicies.filterPattern("s", "/files/**")).isEqualTo("/files/**");
+    assertThat(HandlerPolicies.filterPattern("s", "/")).isEqualTo("/");
+    assertThatThrownBy(() -> HandlerPolicies.filterPattern("s", "/files/{name}.txt"))
+        .isInstanceOf(IdemConfigurationException.class).hasMessageContaining("{name}.txt");
+    assertThatThrownBy(() -> HandlerPolicies.filterPattern("s", "/a/**/b")).isInstanceOf(IdemConfigurationException.class);
+  }
+}
