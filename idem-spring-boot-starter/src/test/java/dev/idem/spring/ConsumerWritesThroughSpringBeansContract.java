@@ -73,7 +73,7 @@ abstract class ConsumerWritesThroughSpringBeansContract {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
         .withUserConfiguration(App.class)
-        .withPropertyValues("spring.datasource.url=" + database().target().url(),
+        .withPropertyValues("spring.datasource.url=" + database().url(),
             "spring.datasource.hikari.maximum-pool-size=4", "idem.table=keys_" + suffix());
   }
 

@@ -83,6 +83,15 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
     return target;
   }
 
+  /**
+   * @return the JDBC URL of this class's database, for a framework that opens its own connections
+   *     (a Spring Boot test's {@code spring.datasource.url})
+   * @throws IllegalStateException before the extension ran
+   */
+  public String url() {
+    return target().url();
+  }
+
   /** @return {@code true} when the environment says this is a CI run ({@code CI=true}) */
   public static boolean underCi() {
     return "true".equalsIgnoreCase(System.getenv("CI"));
