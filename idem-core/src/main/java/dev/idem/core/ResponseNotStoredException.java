@@ -8,7 +8,7 @@ import java.util.Objects;
  * original answer cannot be given back. Look the result up another way (for example by the
  * resource the operation created).
  *
- * <p>An HTTP integration maps it to 500 with an RFC 9457 problem of type {@code
+ * <p>An HTTP integration maps it to 422 with an RFC 9457 problem of type {@code
  * response-too-large-to-replay} that states the original status. Immutable and thread-safe.
  */
 public class ResponseNotStoredException extends IdemException {

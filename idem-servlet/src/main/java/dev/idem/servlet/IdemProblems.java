@@ -208,8 +208,11 @@ public final class IdemProblems {
    * under the original status, and never a second run.
    *
    * @param stored the key's record, without its body ({@link StoredResponse#bodyStored()} false)
-   * @return 500 {@value #RESPONSE_TOO_LARGE}, with the members {@code originalStatus}, and where
-   *     known {@code originalBodyBytes} and {@code originalLocation}
+   * @return 422 {@value #RESPONSE_TOO_LARGE}, with the members {@code originalStatus}, and where
+   *     known {@code originalBodyBytes} and {@code originalLocation}. A 4xx, not a 5xx: the request
+   *     was processed and its answer is gone, so a retry with the same key can never get it, and
+   *     retrying clients (stripe-java among them) retry a 5xx again; 422, as for a key reused with
+   *     another request, tells them not to resend this key, and no common client retries it
    */
   public IdemProblem responseTooLarge(StoredResponse stored) {
     long bytes = stored.answeredBodyLength();
@@ -222,10 +225,10 @@ public final class IdemProblems {
     if (location != null) {
       members.put("originalLocation", location);
     }
-    return config.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 500,
+    return config.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 422,
         "the request with this Idempotency-Key was already processed and answered with status " + stored.status()
             + (bytes >= 0 ? " and a body of " + bytes + " bytes" : "") + ", too large to be stored for replays;"
-            + " it is not run again, and its answer cannot be sent again"
+            + " it is not run again, and its answer cannot be sent again, so do not resend this key"
             + (location != null ? ": the answer's Location was " + location : ": look its result up another way"),
         members);
   }
@@ -236,7 +239,7 @@ public final class IdemProblems {
    *     large to store ({@link ResponseNotStoredException}), with the member {@code originalStatus}
    */
   public IdemProblem responseNotStored(int originalStatus) {
-    return config.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 500,
+    return config.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 422,
         "the operation of this idempotency key already ran and answered with status " + originalStatus
             + ", but its answer was too large to store; it is not run again: look the result up another way",
         Map.of("originalStatus", originalStatus));

@@ -117,7 +117,7 @@ import java.util.Objects;
  *       the body's length: {@link StoredResponse.Builder#bodyNotStored(long)}), deciding by its
  *       {@link dev.idem.core.ResponsePolicy} on that status as for a short answer, and a warning
  *       (without the key) is logged. A retry then gets the problem {@value
- *       #PROBLEM_RESPONSE_TOO_LARGE} (500) instead of a second run. The same holds when the handler
+ *       #PROBLEM_RESPONSE_TOO_LARGE} (422) instead of a second run. The same holds when the handler
  *       throws, or the client goes away, after part of the answer has been sent: the client has
  *       seen the status, so the key stays completed and the exception still reaches the container,
  *       which aborts the half-sent answer.
@@ -160,7 +160,7 @@ import java.util.Objects;
  *       refused its data at commit, or the handler answered success after an SQL error that
  *       aborted its transaction); nothing was kept or stored, and a retry would fail the same
  *       way</td><td>RFC 9110 15.6.1</td></tr>
- *   <tr><td>500</td><td>{@value #PROBLEM_RESPONSE_TOO_LARGE}</td><td>a retry of a request that ran
+ *   <tr><td>422</td><td>{@value #PROBLEM_RESPONSE_TOO_LARGE}</td><td>a retry of a request that ran
  *       and was answered with a body longer than {@link IdempotencyFilterConfig#maxResponseBytes()}:
  *       the operation is not run again and its answer cannot be sent again. Extension members
  *       {@code originalStatus}, {@code originalBodyBytes} and, when the answer had one, {@code
@@ -588,7 +588,7 @@ public final class IdempotencyFilter implements Filter {
     LOG.log(Level.WARNING, "idempotency filter: an answer to " + run.idempotent.scope().operation() + " (status "
         + run.captured.getStatus() + ", " + run.captured.bodyLength() + " bytes" + (run.failure != null ? " before the handler failed" : "")
         + ") was longer than maxResponseBytes (" + cfg.maxResponseBytes() + " bytes): it was streamed to the client and only"
-        + " its status is stored, so a retry with the same key is answered 500 " + IdemProblems.RESPONSE_TOO_LARGE
+        + " its status is stored, so a retry with the same key is answered 422 " + IdemProblems.RESPONSE_TOO_LARGE
         + " and does not run the operation again; raise maxResponseBytes if such retries must be replayed");
   }
 

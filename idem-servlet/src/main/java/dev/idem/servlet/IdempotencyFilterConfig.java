@@ -38,7 +38,7 @@ import org.jspecify.annotations.Nullable;
  *     .required("POST", "/payments")       // 400 without Idempotency-Key
  *     .optional("POST", "/notes/**")       // deduplicated only when the client sends a key
  *     .maxBodyBytes(256 * 1024)
- *     .maxResponseBytes(8 * 1024 * 1024)   // larger answers are sent once; a retry gets 500, not a second run
+ *     .maxResponseBytes(8 * 1024 * 1024)   // larger answers are sent once; a retry gets 422, not a second run
  *     .problemTypeBase(URI.create("https://api.example.com/problems/"))
  *     .build();
  * servletContext.addFilter("idem", new IdempotencyFilter(config)).addMappingForUrlPatterns(null, false, "/*");
@@ -635,7 +635,7 @@ public final class IdempotencyFilterConfig {
      * with a record of the answer without its body (status, replayed header fields, body length;
      * {@link dev.idem.core.StoredResponse.Builder#bodyNotStored(long)}), or releases it when the
      * {@link dev.idem.core.ResponsePolicy} does not store that status (5xx by default), exactly as
-     * for a short answer. A retry with the same key then runs nothing and gets 500 with the problem
+     * for a short answer. A retry with the same key then runs nothing and gets 422 with the problem
      * type {@code response-too-large-to-replay} ({@link IdempotencyFilter#PROBLEM_RESPONSE_TOO_LARGE}
      * under the default base), whose {@code originalStatus}, {@code originalBodyBytes} and {@code
      * originalLocation} members say what the first answer was. The filter logs a warning (without

@@ -99,7 +99,7 @@ final class AnyonceConformance {
   static final String RESPONSE_CAP = "The suite's profile caps stored answers at 1 MiB and replays a larger one as an"
       + " empty 200 with Idempotency-Replay: omitted; Idem's default cap (maxResponseBytes, the starter's"
       + " idem.max-response-size) is 4 MiB, so this 1 MiB + 1 byte answer is stored and replayed whole (an answer"
-      + " above Idem's cap is refused on retry with 500 response-too-large-to-replay, never replayed empty)";
+      + " above Idem's cap is refused on retry with 422 response-too-large-to-replay, never replayed empty)";
 
   /** Idem's documented, deliberate answers where a vector expects another; see the class comment. */
   static final List<Deviation> DEVIATIONS = List.of(

@@ -104,14 +104,17 @@ class IdempotencyFilterResponseLimitTest {
     assertThat(warnings).isEmpty();
   }
 
-  /** Asserts the problem a retry of an answer over the cap gets, and that nothing ran again. */
+  /**
+   * Asserts the problem a retry of an answer over the cap gets, and that nothing ran again. Was 500,
+   * which retrying clients resend; a 422 tells them not to.
+   */
   static void assertTooLargeToReplay(HttpResponse<byte[]> retry, int originalStatus, long originalBytes, String location) {
-    assertThat(retry.statusCode()).isEqualTo(500);
+    assertThat(retry.statusCode()).isEqualTo(422);
     assertThat(header(retry, "Content-Type")).startsWith("application/problem+json");
     assertThat(header(retry, "Idempotent-Replayed")).isNull();
     String json = new String(retry.body(), StandardCharsets.UTF_8);
     assertThat(json).contains("\"type\":\"urn:idem:problem:response-too-large-to-replay\"",
-        "\"status\":500", "\"originalStatus\":" + originalStatus, "\"originalBodyBytes\":" + originalBytes,
+        "\"status\":422", "\"originalStatus\":" + originalStatus, "\"originalBodyBytes\":" + originalBytes,
         "answered with status " + originalStatus);
     if (location != null) {
       assertThat(json).contains("\"originalLocation\":\"" + location + "\"");
@@ -218,9 +221,9 @@ class IdempotencyFilterResponseLimitTest {
     server = new TestServer(IdempotencyFilterConfig.builder(store).maxResponseBytes(CAP).aboutBlankProblemTypes().build(), app);
     server.send(sized("blank", "stream", CAP + 1));
     HttpResponse<byte[]> retry = server.send(sized("blank", "stream", CAP + 1));
-    assertThat(retry.statusCode()).isEqualTo(500);
+    assertThat(retry.statusCode()).isEqualTo(422);
     String json = new String(retry.body(), StandardCharsets.UTF_8);
-    assertThat(json).doesNotContain("\"type\"").contains("\"title\":\"Internal Server Error\"", "\"originalStatus\":201");
+    assertThat(json).doesNotContain("\"type\"").contains("\"title\":\"Unprocessable Content\"", "\"originalStatus\":201");
 
     server.close();
     server = new TestServer(IdempotencyFilterConfig.builder(store).maxResponseBytes(CAP)

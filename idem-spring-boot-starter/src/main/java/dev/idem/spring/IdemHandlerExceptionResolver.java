@@ -41,7 +41,7 @@ import org.springframework.web.servlet.ModelAndView;
  *   <tr><td>{@link OutcomeUnknownException}</td><td>503, with {@code Retry-After}</td><td>outcome-unknown</td></tr>
  *   <tr><td>{@link dev.idem.core.StoredResponseUnreadableException}</td><td>500</td><td>stored-response-unreadable</td></tr>
  *   <tr><td>{@link IdemStoreException} (any other)</td><td>503</td><td>store-unavailable</td></tr>
- *   <tr><td>{@link ResponseNotStoredException}</td><td>500</td><td>response-too-large-to-replay</td></tr>
+ *   <tr><td>{@link ResponseNotStoredException}</td><td>422</td><td>response-too-large-to-replay</td></tr>
  * </table>
  *
  * <p>Ordered after Spring MVC's own resolvers ({@link Ordered#LOWEST_PRECEDENCE}): an {@code

@@ -94,7 +94,7 @@ public class IdemProperties {
    * The largest response body the filter holds in memory to store it, and the largest serialized
    * result of an @Idempotent method that is stored, 0B to 64MB (default 4MB). A longer response
    * still reaches the client in full, streamed, and runs once: its key stays completed with its
-   * status but without its body, a warning is logged, and a retry with the same key gets 500
+   * status but without its body, a warning is logged, and a retry with the same key gets 422
    * (problem type response-too-large-to-replay) instead of running the handler again. On
    * MySQL/MariaDB, max_allowed_packet must hold about twice this size.
    */

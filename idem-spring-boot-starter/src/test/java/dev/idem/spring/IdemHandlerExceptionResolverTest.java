@@ -73,10 +73,10 @@ class IdemHandlerExceptionResolverTest {
   }
 
   @Test
-  void aRepeatOfAMethodWhoseResultWasTooLargeToStoreIs500NotASecondRun() throws Exception {
+  void aRepeatOfAMethodWhoseResultWasTooLargeToStoreIs422NotASecondRun() throws Exception {
     StoredResponse record = StoredResponse.builder(201).bodyNotStored(5_000_000).build();
     MockHttpServletResponse tooLarge = resolve(defaults, new ResponseNotStoredException(IdempotencyKey.of("secret-key-1"), record));
-    assertThat(tooLarge.getStatus()).isEqualTo(500);
+    assertThat(tooLarge.getStatus()).isEqualTo(422);
     assertThat(tooLarge.getContentAsString()).contains("response-too-large-to-replay", "status 201").doesNotContain("secret-key-1");
   }
 

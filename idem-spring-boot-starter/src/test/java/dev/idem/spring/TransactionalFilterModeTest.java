@@ -255,7 +255,7 @@ class TransactionalFilterModeTest {
     assertThat(count("idem_keys")).as("the key commits with the handler's row").isEqualTo(1);
     for (int attempt = 0; attempt < 2; attempt++) {
       HttpResponse<String> retry = post(key, "i", "big");
-      assertThat(retry.statusCode()).isEqualTo(500);
+      assertThat(retry.statusCode()).isEqualTo(422);
       assertThat(retry.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/problem+json"));
       assertThat(retry.body()).contains("response-too-large-to-replay", "\"originalStatus\":201", "\"originalBodyBytes\":4096");
     }
@@ -276,7 +276,7 @@ class TransactionalFilterModeTest {
     assertThat(responses).filteredOn(r -> r.statusCode() != 201)
         .allSatisfy(r -> {
           // in progress while the first runs in this instance (fail-fast), the stored record's problem after
-          assertThat(r.statusCode()).isIn(409, 500);
+          assertThat(r.statusCode()).isIn(409, 422);
           assertThat(r.body()).containsAnyOf("response-too-large-to-replay", "request-in-progress");
         });
     assertThat(count("items")).as("one handler run committed").isEqualTo(1);
