@@ -168,6 +168,13 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     public static DeadLetter rejectToQueueDeadLetterExchange() {
       return new DeadLetter(null, null);
     }
+
+    /** @return where dead letters go, for logs */
+    @Override
+    public String toString() {
+      return exchange == null ? "the queue's own x-dead-letter-exchange (rejected without requeue)"
+          : "exchange '" + exchange + "' routing key '" + routingKey + "'";
+    }
   }
 
   @Override
