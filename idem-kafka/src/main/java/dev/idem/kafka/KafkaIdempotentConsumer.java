@@ -61,7 +61,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <p>A {@link Verdict.Action#RETRY} seeks the record's partition back to it and pauses that
  * partition for the {@link Builder#retryBackoff} (other partitions go on), so the partition's
- * records keep their order. Each member's thread is its {@link KafkaConsumer}'s only user.
+ * records keep their order. When Idem's store failed ({@link Verdict#storeUnavailable()}) the pause
+ * is the verdict's {@link Verdict#retryAfter()} if longer (100 ms doubling to 30 s while the store
+ * stays down), and the delivery does not count towards the dead-letter bound. Each member's thread is its {@link KafkaConsumer}'s only user.
  *
  * <p>Thread-safe: {@link #start} and {@link #close} may be called from any thread.
  */
@@ -334,7 +336,8 @@ public final class KafkaIdempotentConsumer implements AutoCloseable {
               if (verdict.action() == Verdict.Action.RETRY) {
                 client.seek(tp, record.offset());
                 client.pause(List.of(tp));
-                pausedUntil.put(tp, System.nanoTime() + retryBackoff.toNanos());
+                // a store failure backs off longer (its retryAfter, doubling up to 30 s) than a handler's
+                pausedUntil.put(tp, System.nanoTime() + verdict.pause(retryBackoff).toNanos());
                 break; // the partition's later records wait behind this one
               }
               OffsetAndMetadata next = new OffsetAndMetadata(record.offset() + 1);

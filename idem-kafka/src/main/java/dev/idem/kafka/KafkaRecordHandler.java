@@ -3,6 +3,7 @@ package dev.idem.kafka;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
@@ -20,6 +21,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.utils.Bytes;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -226,20 +228,31 @@ public final class KafkaRecordHandler {
 
   /**
    * Handles one record and acts on the verdict (see the class description). Never throws for a
-   * failure of the handler, the store or the dead-letter producer.
+   * failure of the handler, the store or the dead-letter producer, nor for a key or value of a type
+   * it cannot read.
    *
-   * @param record the record as polled, never {@code null}; its key and value {@code byte[]} or
-   *     {@code String} (read and written as UTF-8) or {@code null}, as the byte-array and string
-   *     deserializers make them
-   * @return {@code ACK} or {@code DEAD_LETTER}: commit past it; {@code RETRY}: seek back to it
-   * @throws IllegalArgumentException if the key or value is of another type (a record that another
-   *     deserializer made: give the container the byte-array or string deserializer)
+   * <p>Keys and values are read as Spring Kafka and the Kafka client's own deserializers make them:
+   * {@code byte[]}, {@link String} (UTF-8), {@link ByteBuffer} (its remaining bytes), Kafka's
+   * {@link Bytes}, or {@code null} (empty). A record whose key or value is of any other type (another
+   * deserializer's object) is not run: it is dead-lettered with the reason (its copy without that key
+   * or value; the {@code x-idem-topic}, {@code x-idem-partition} and {@code x-idem-offset} headers say
+   * where the original is), or with {@link DeadLetter#haltPartition()} retried for ever.
+   *
+   * <p>A {@link Verdict#storeUnavailable()} verdict (Idem's store failed) is not counted as a
+   * delivery: retry it after its {@link Verdict#retryAfter()}.
+   *
+   * @param record the record as polled, never {@code null}
+   * @return {@code ACK} or {@code DEAD_LETTER}: commit past it; {@code RETRY}: seek back to it (after
+   *     {@link Verdict#pause(Duration)})
+   * @throws NullPointerException if {@code record} is {@code null}
    */
   public Verdict handle(ConsumerRecord<?, ?> record) {
     Objects.requireNonNull(record, "record");
-    byte[] recordKey = raw(record.key(), "key");
-    byte[] recordValue = raw(record.value(), "value");
-    String id = keySource.idOf(record);
+    String position = position(record.topic(), record.partition(), record.offset());
+    int deliveryCount;
+    synchronized (deliveries) {
+      deliveryCount = deliveries.merge(position, 1, Integer::sum);
+    }
     Map<String, String> headers = new HashMap<>();
     for (Header h : record.headers()) {
       String value = text(h.value());
@@ -247,24 +260,35 @@ public final class KafkaRecordHandler {
         headers.put(h.key(), value);
       }
     }
-    String position = position(record.topic(), record.partition(), record.offset());
-    int deliveryCount;
-    synchronized (deliveries) {
-      deliveryCount = deliveries.merge(position, 1, Integer::sum);
+    String source = "topic '" + record.topic() + "' partition " + record.partition() + " offset " + record.offset();
+    byte[] recordKey;
+    byte[] recordValue;
+    InboundMessage message;
+    Verdict verdict;
+    try {
+      recordKey = raw(record.key(), "key");
+      recordValue = raw(record.value(), "value");
+      String id = keySource.idOf(record);
+      byte[] value = recordValue == null ? new byte[0] : recordValue;
+      message = new InboundMessage(id, headers, value, deliveryCount, source);
+      verdict = consumer.process(message);
+    } catch (UnreadableRecord e) {
+      recordKey = e.key ? null : bytesOrNull(record.key());
+      recordValue = e.key ? bytesOrNull(record.value()) : null;
+      message = new InboundMessage(null, headers, new byte[0], deliveryCount, source);
+      verdict = new Verdict(Verdict.Action.DEAD_LETTER, null, e.getMessage());
     }
-    byte[] value = recordValue == null ? new byte[0] : recordValue;
-    InboundMessage message = new InboundMessage(id, headers, value, deliveryCount,
-        "topic '" + record.topic() + "' partition " + record.partition() + " offset " + record.offset());
-    Verdict verdict = consumer.process(message);
     if (verdict.action() == Verdict.Action.DEAD_LETTER) {
       String failure = deadLetter(record, recordKey, recordValue, verdict.reason(), deliveryCount);
       if (failure != null) {
         verdict = new Verdict(Verdict.Action.RETRY, null, failure + "; kept: " + verdict.reason());
       }
     }
-    if (verdict.action() != Verdict.Action.RETRY) {
-      synchronized (deliveries) {
+    synchronized (deliveries) {
+      if (verdict.action() != Verdict.Action.RETRY) {
         deliveries.remove(position);
+      } else if (verdict.storeUnavailable()) {
+        deliveries.computeIfPresent(position, (k, n) -> n <= 1 ? null : n - 1); // not counted
       }
     }
     listener.accept(message, verdict);
@@ -323,14 +347,45 @@ public final class KafkaRecordHandler {
   }
 
   private static byte @Nullable [] raw(@Nullable Object o, String what) {
-    if (o == null || o instanceof byte[]) {
-      return (byte[]) o;
+    byte[] bytes = bytesOrNull(o);
+    if (o != null && bytes == null) {
+      throw new UnreadableRecord("key".equals(what), "the record's " + what + " is a " + o.getClass().getName()
+          + ": an idempotent consumer reads records as byte[], String, ByteBuffer or Bytes (give the container the"
+          + " byte-array, string, byte-buffer or bytes deserializer); not run, the original is at its topic, partition"
+          + " and offset");
     }
-    if (o instanceof String) {
-      return ((String) o).getBytes(StandardCharsets.UTF_8);
+    return bytes;
+  }
+
+  /** @return the bytes of a {@code byte[]}, {@code String}, {@code ByteBuffer} or {@code Bytes}, else {@code null} */
+  private static byte @Nullable [] bytesOrNull(@Nullable Object o) {
+    if (o instanceof byte[] b) {
+      return b;
     }
-    throw new IllegalArgumentException("the record's " + what + " is a " + o.getClass().getName()
-        + ": an idempotent consumer reads records as byte[] or String (the byte-array or string deserializer)");
+    if (o instanceof String s) {
+      return s.getBytes(StandardCharsets.UTF_8);
+    }
+    if (o instanceof ByteBuffer buffer) {
+      ByteBuffer copy = buffer.duplicate();
+      byte[] b = new byte[copy.remaining()];
+      copy.get(b);
+      return b;
+    }
+    if (o instanceof Bytes b) {
+      return b.get();
+    }
+    return null;
+  }
+
+  /** A key or value of a type the handler cannot read. */
+  private static final class UnreadableRecord extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final boolean key;
+
+    UnreadableRecord(boolean key, String message) {
+      super(message, null, false, false);
+      this.key = key;
+    }
   }
 
   private static String position(String topic, int partition, long offset) {
@@ -341,10 +396,8 @@ public final class KafkaRecordHandler {
     if (value == null) {
       return null;
     }
-    if (value instanceof byte[]) {
-      return new String((byte[]) value, StandardCharsets.UTF_8);
-    }
-    return value.toString();
+    byte[] b = bytesOrNull(value);
+    return b == null ? value.toString() : new String(b, StandardCharsets.UTF_8);
   }
 
   private static byte[] bytes(String s) {

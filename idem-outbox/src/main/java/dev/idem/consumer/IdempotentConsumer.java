@@ -18,9 +18,13 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
 /**
@@ -81,6 +85,10 @@ public final class IdempotentConsumer {
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._:-]{1,200}");
   private static final StoredResponse HANDLED = StoredResponse.of(200, new byte[0]);
+  /** The first pause after a store failure; pauses double up to {@link #STORE_MAX_BACKOFF}. */
+  static final Duration STORE_FIRST_BACKOFF = Duration.ofMillis(100);
+  /** The longest pause after store failures. */
+  static final Duration STORE_MAX_BACKOFF = Duration.ofSeconds(30);
 
   private final String name;
   private final TransactionalIdempotency transactional; // transactional mode, else null
@@ -88,6 +96,8 @@ public final class IdempotentConsumer {
   private final LeaseIdempotency leases; // lease mode, else null
   private final LeaseMessageHandler leaseHandler;
   private final int maxDeliveries;
+  /** Store failures in a row, across messages; 0 once the store answers. */
+  private final AtomicInteger storeFailures = new AtomicInteger();
 
   private IdempotentConsumer(Builder b) {
     this.name = b.name;
@@ -174,12 +184,21 @@ public final class IdempotentConsumer {
   /**
    * Handles one message through Idem and says what to do with it. Never throws for a failure of
    * the handler or the store: those become {@link Verdict.Action#RETRY} or {@link
-   * Verdict.Action#DEAD_LETTER}.
+   * Verdict.Action#DEAD_LETTER}; a failure of Idem's store is a {@link Verdict#storeUnavailable}
+   * retry, never a dead letter (see the class description). Thread-safe.
    *
    * @param message the message, never {@code null}
    * @return the verdict, never {@code null}
    */
   public Verdict process(InboundMessage message) {
+    Verdict verdict = decide(message);
+    if (!verdict.storeUnavailable()) {
+      storeFailures.set(0);
+    }
+    return verdict;
+  }
+
+  private Verdict decide(InboundMessage message) {
     Objects.requireNonNull(message, "message");
     String raw = message.header(KEY_HEADER) != null ? message.header(KEY_HEADER) : message.messageId();
     if (raw == null) {
@@ -209,11 +228,17 @@ public final class IdempotentConsumer {
       } else {
         outcome = leases.execute(request, ctx -> {
           LeaseContext context = ctx.lease();
-          leaseHandler.handle(context, message);
+          try {
+            leaseHandler.handle(context, message);
+          } catch (Exception e) {
+            throw new HandlerFailure(e); // the handler's own, told apart from the store's below
+          }
           return HANDLED;
         });
       }
       return new Verdict(Verdict.Action.ACK, outcome, null);
+    } catch (HandlerFailure e) {
+      return failed(e.getCause(), message);
     } catch (IdempotencyKeyReusedException e) {
       return new Verdict(Verdict.Action.DEAD_LETTER, null,
           "message id '" + key.value() + "' was already handled with another body: " + e.getMessage());
@@ -226,8 +251,31 @@ public final class IdempotentConsumer {
     } catch (OutcomeUnknownException e) {
       return new Verdict(Verdict.Action.RETRY, null,
           "the handler ran but its completion could not be stored; retry after " + e.retryAfter() + ": " + e.getMessage());
+    } catch (StoredResponseUnreadableException e) {
+      return failed(e, message); // asking again will not make it readable
+    } catch (IdemStoreException e) {
+      // lease mode: the lease store failed before or after the handler (the handler's own are HandlerFailure)
+      return storeDown(e);
     } catch (RuntimeException e) {
       return failed(e, message);
+    }
+  }
+
+  /** Idem's store failed: redeliver after the next backoff, not counted, never dead-lettered. */
+  private Verdict storeDown(Throwable failure) {
+    int n = storeFailures.incrementAndGet();
+    long millis = STORE_FIRST_BACKOFF.toMillis() << Math.min(n - 1, 20);
+    Duration pause = millis >= STORE_MAX_BACKOFF.toMillis() ? STORE_MAX_BACKOFF : Duration.ofMillis(millis);
+    return Verdict.storeUnavailable(pause, "Idem's store failed (not counted as a delivery; retry after " + pause.toMillis()
+        + " ms): " + failure.getClass().getName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
+  }
+
+  /** A lease-mode handler's own exception, carried through the engine. */
+  private static final class HandlerFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    HandlerFailure(Exception cause) {
+      super(cause);
     }
   }
 
@@ -251,17 +299,24 @@ public final class IdempotentConsumer {
       case OUTCOME_UNKNOWN:
         return new Verdict(Verdict.Action.RETRY, null, "the handler ran but whether its transaction committed is not known;"
             + " the redelivery replays it or runs it: " + result.failure().map(Throwable::getMessage).orElse(""));
+      case STORE_UNAVAILABLE:
+        return storeDown(result.failure().orElseGet(() -> new IllegalStateException(result.toString())));
+      case ROLLED_BACK:
+        if (result.failure().orElse(null) instanceof IdemStoreException) {
+          return storeDown(result.failure().get()); // storing the response or the commit failed: the store's failure
+        }
+        return failed(result.failure().orElseGet(() -> new IllegalStateException(result.toString())), message);
       case RELEASED:
         // The handler's answer is always stored; a released one would mean a policy refused it.
         return failed(new IllegalStateException("the handling was not stored: " + result), message);
       default:
-        // ROLLED_BACK, REQUEST_FAILED, STORE_UNAVAILABLE, STORED_RESPONSE_UNREADABLE: nothing committed
+        // REQUEST_FAILED, STORED_RESPONSE_UNREADABLE: nothing committed, and a retry may fail the same way
         return failed(result.failure().orElseGet(() -> new IllegalStateException(result.toString())), message);
     }
   }
 
   /** A failure of the handling: retried up to {@link #maxDeliveries}, then dead-lettered with its reason. */
-  private Verdict failed(RuntimeException e, InboundMessage message) {
+  private Verdict failed(Throwable e, InboundMessage message) {
     Throwable cause = e instanceof EffectFailedException && e.getCause() != null ? e.getCause() : e;
     String reason = cause.getClass().getName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
     if (message.deliveryCount() >= maxDeliveries) {

@@ -102,4 +102,46 @@ class LeaseModeVerdictTest {
     assertThat(again.reason()).contains("mail server said 554");
     assertThat(runs.get()).isEqualTo(2);
   }
+
+  /**
+   * Regression: a lease store that failed on the last allowed delivery dead-lettered the message
+   * ("failed on delivery 3 of at most 3: ... IdemStoreException"): Idem's store failing is not the
+   * message's failure.
+   */
+  @Test
+  void aLeaseStoreFailureOnTheLastDeliveryIsRetriedAfterABackoffNotDeadLettered() {
+    AtomicInteger runs = new AtomicInteger();
+    LeaseStore down = new CompleteFails() {
+      @Override
+      public ClaimResult claim(IdempotentRequest request, String ownerToken, Duration lease, Duration retention) {
+        throw new IdemStoreException("connection refused", null);
+      }
+
+      @Override
+      public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
+        return real.complete(scope, key, ownerToken, response, retention);
+      }
+    };
+    IdempotentConsumer consumer = consumer(down, runs);
+    Verdict first = consumer.process(lastDelivery());
+    Verdict second = consumer.process(lastDelivery());
+    assertThat(runs.get()).isZero();
+    assertThat(first.action()).isEqualTo(Verdict.Action.RETRY);
+    assertThat(first.storeUnavailable()).isTrue();
+    assertThat(first.reason()).contains("connection refused");
+    assertThat(first.retryAfter()).isEqualTo(Duration.ofMillis(100));
+    assertThat(second.retryAfter()).isEqualTo(Duration.ofMillis(200)); // doubles while the store stays down
+  }
+
+  @Test
+  void aHandlersOwnIdemStoreExceptionCountsAndIsDeadLetteredOnTheLastDelivery() {
+    LeaseIdempotency leases = LeaseIdempotency.builder(new InMemoryLeaseStore()).build();
+    IdempotentConsumer failing = IdempotentConsumer.leaseBuilder("mailer", leases, (context, m) -> {
+      throw new IdemStoreException("another service's idempotency store said no", null);
+    }).maxDeliveries(3).build();
+    Verdict verdict = failing.process(lastDelivery());
+    assertThat(verdict.action()).isEqualTo(Verdict.Action.DEAD_LETTER);
+    assertThat(verdict.storeUnavailable()).isFalse();
+    assertThat(verdict.reason()).contains("failed on delivery 3 of at most 3").contains("another service's");
+  }
 }

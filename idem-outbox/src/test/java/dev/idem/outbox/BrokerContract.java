@@ -247,7 +247,11 @@ abstract class BrokerContract {
   }
 
   private IdempotentConsumer consumer(AtomicInteger runs, int maxDeliveries) {
-    JdbcIdempotency keys = JdbcIdempotency.builder().table("ck_" + suffix).dataSource(ds).build();
+    return consumer(ds, runs, maxDeliveries);
+  }
+
+  private IdempotentConsumer consumer(DataSource keysDataSource, AtomicInteger runs, int maxDeliveries) {
+    JdbcIdempotency keys = JdbcIdempotency.builder().table("ck_" + suffix).dataSource(keysDataSource).build();
     return IdempotentConsumer.builder("billing-" + suffix, keys, (c, m) -> {
       runs.incrementAndGet();
       String body = new String(m.body(), StandardCharsets.UTF_8);
@@ -345,6 +349,48 @@ abstract class BrokerContract {
     assertThat(runs.get()).isEqualTo(3 + 1);
     assertThat(effects("poison-2")).isZero();
     assertThat(broker.outstanding()).isZero();
+  }
+
+  /**
+   * Regression: with the key table unavailable for longer than maxDeliveries deliveries, every
+   * message was dead-lettered ("failed on delivery 5 of at most 5: ... IdemStoreException: ...
+   * lookup failed"). A store failure is not the message's: it is retried after a backoff, not
+   * counted, and once the store is back each message is handled once.
+   */
+  @Test
+  void aKeyTableOutageLongerThanMaxDeliveriesDeadLettersNothing() throws Exception {
+    for (int i = 5; i <= 7; i++) {
+      broker.publishRaw("invoice-" + i, ("bill-" + i).getBytes(StandardCharsets.UTF_8));
+    }
+    OutageDataSource flaky = new OutageDataSource(ds);
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentConsumer consumer = consumer(flaky, runs, 2);
+    // the key table exists before the outage (the consumer's first message makes it)
+    assertThat(consumer.process(new dev.idem.consumer.InboundMessage("warm-up", Map.of(), "warm-up".getBytes(StandardCharsets.UTF_8), 1,
+        "test")).action()).isEqualTo(Verdict.Action.ACK);
+    runs.set(0);
+    Verdicts verdicts = new Verdicts();
+    flaky.down(true);
+    try (AutoCloseable running = broker.consume(consumer, verdicts)) {
+      await("store failures past the bound of 2 deliveries", () -> verdicts.count(Verdict.Action.RETRY) >= 5
+          || verdicts.count(Verdict.Action.DEAD_LETTER) > 0);
+      assertThat(verdicts.count(Verdict.Action.DEAD_LETTER)).as("dead letters during the outage").isZero();
+      flaky.down(false);
+      await("every message acknowledged", () -> verdicts.count(Verdict.Action.ACK) == 3);
+    }
+    assertThat(flaky.refused()).isPositive();
+    assertThat(verdicts.count(Verdict.Action.DEAD_LETTER)).isZero();
+    assertThat(verdicts.all.stream().filter(v -> v.action() == Verdict.Action.RETRY))
+        .allSatisfy(v -> {
+          assertThat(v.storeUnavailable()).isTrue();
+          assertThat(v.retryAfter()).isPositive();
+        });
+    assertThat(runs.get()).isEqualTo(3);
+    for (int i = 5; i <= 7; i++) {
+      assertThat(effects("bill-" + i)).isEqualTo(1);
+    }
+    assertThat(broker.outstanding()).isZero();
+    assertThat(broker.deadLetters(0, Duration.ZERO)).isEmpty();
   }
 
   @Test

@@ -46,8 +46,27 @@ import org.springframework.util.backoff.FixedBackOff;
  * back; it must never give up and skip the record: give the container {@link
  * #retryingErrorHandler(Duration)} (Idem dead-letters by itself after the last allowed delivery).
  *
- * <p>Records are read as {@code byte[]} or {@code String} (the byte-array or string deserializer).
- * Make one instance per logical consumer (a bean) and keep it: delivery counts live in it. Thread-safe:
+ * <p>No acknowledgement mode can drop a record. The manual-acknowledgement methods never throw
+ * into the container (so Spring's default error handler, which gives up after its back-off, never
+ * sees a record of theirs): a record is acknowledged only once handled, replayed or dead-lettered,
+ * and anything else, an unexpected failure included, is a nack. The automatic-acknowledgement
+ * methods throw only to retry, and need {@link #retryingErrorHandler(Duration)}.
+ *
+ * <p>When Idem's store fails ({@link Verdict#storeUnavailable()}) the record is retried after the
+ * verdict's {@link Verdict#retryAfter()} (100 ms doubling to 30 s while the store stays down) if
+ * that is longer than the backoff, never dead-lettered: the nack's sleep with manual
+ * acknowledgement, a sleep on the consumer thread before the error handler's own back-off with
+ * automatic acknowledgement. After a nack Spring Kafka polls again only after the nack's sleep and
+ * up to the container's poll timeout (see docs/kafka.md).
+ *
+ * <p>Records are read as {@code byte[]}, {@code String}, {@code ByteBuffer} or Kafka's {@code
+ * Bytes} (the byte-array, string, byte-buffer or bytes deserializer); a record of another type is
+ * dead-lettered with the reason, never thrown into the container. When made it logs one INFO line
+ * ({@code Idem: listener '<name>' (<mode>, Kafka) keys from ..., dead letters to ...}), and it logs
+ * dead letters and store failures at WARN, at most once a minute each (logger {@code
+ * dev.idem.spring.listeners}).
+ *
+ * <p>Make one instance per logical consumer (a bean) and keep it: delivery counts live in it. Thread-safe:
  * one instance may serve every thread of a concurrent container.
  */
 public final class IdemKafkaListener {
@@ -56,10 +75,12 @@ public final class IdemKafkaListener {
 
   private final KafkaRecordHandler handler;
   private final Duration backoff;
+  private final ListenerLog log;
 
-  private IdemKafkaListener(KafkaRecordHandler handler, Duration backoff) {
+  private IdemKafkaListener(KafkaRecordHandler handler, Duration backoff, ListenerLog log) {
     this.handler = handler;
     this.backoff = backoff;
+    this.log = log;
   }
 
   /**
@@ -71,7 +92,13 @@ public final class IdemKafkaListener {
    */
   public static IdemKafkaListener of(IdempotentConsumer consumer, KafkaRecordHandler.KeySource keySource,
       KafkaRecordHandler.DeadLetter deadLetter) {
-    return new IdemKafkaListener(new KafkaRecordHandler(consumer, keySource, deadLetter), DEFAULT_BACKOFF);
+    IdemKafkaListener listener =
+        new IdemKafkaListener(new KafkaRecordHandler(consumer, keySource, deadLetter), DEFAULT_BACKOFF, new ListenerLog(consumer.name()));
+    listener.log.started(consumer.leaseMode() ? "lease" : "transactional", "Kafka",
+        keySource + " (or the " + IdempotentConsumer.KEY_HEADER + " header when a record has one)",
+        deadLetter.topic() == null ? "nowhere: the partition halts at a record that will not be handled"
+            : "topic '" + deadLetter.topic() + "'");
+    return listener;
   }
 
   /**
@@ -84,7 +111,7 @@ public final class IdemKafkaListener {
     if (backoff.isNegative() || backoff.compareTo(Duration.ofMinutes(1)) > 0) {
       throw new IllegalArgumentException("backoff must be between 0 and 1 minute");
     }
-    return new IdemKafkaListener(handler, backoff);
+    return new IdemKafkaListener(handler, backoff, log);
   }
 
   /** @return the idempotent consumer it runs */
@@ -126,13 +153,16 @@ public final class IdemKafkaListener {
    *
    * @param record the record, never {@code null}
    * @param ack the record's acknowledgment, never {@code null}
-   * @return the verdict
+   * @return the verdict; never throws for a failure of the handler, the store, the record's type or
+   *     anything unexpected (those are nacked: retried, not skipped)
+   * @throws NullPointerException if an argument is {@code null}
    */
   public Verdict process(ConsumerRecord<?, ?> record, Acknowledgment ack) {
+    Objects.requireNonNull(record, "record");
     Objects.requireNonNull(ack, "ack");
-    Verdict verdict = handler.handle(record);
+    Verdict verdict = handle(record);
     if (verdict.action() == Verdict.Action.RETRY) {
-      ack.nack(backoff);
+      ack.nack(verdict.pause(backoff));
     } else {
       ack.acknowledge();
     }
@@ -147,11 +177,44 @@ public final class IdemKafkaListener {
    * @throws RetryException when the record must be polled again (nothing committed)
    */
   public Verdict process(ConsumerRecord<?, ?> record) {
-    Verdict verdict = handler.handle(record);
+    Objects.requireNonNull(record, "record");
+    Verdict verdict = handle(record);
     if (verdict.action() == Verdict.Action.RETRY) {
+      pauseForStore(verdict);
       throw new RetryException(verdict.reason());
     }
     return verdict;
+  }
+
+  /**
+   * The record through the handler, never throwing: anything unexpected (a bug, a listener that
+   * threw) becomes a {@code RETRY}, so that no error handler can skip the record for it.
+   */
+  private Verdict handle(ConsumerRecord<?, ?> record) {
+    Verdict verdict;
+    try {
+      verdict = handler.handle(record);
+    } catch (RuntimeException e) {
+      log.unexpected(where(record), e);
+      return new Verdict(Verdict.Action.RETRY, null, "unexpected failure in Idem's listener support, retried: " + e);
+    }
+    log.verdict(where(record), verdict);
+    return verdict;
+  }
+
+  /** Automatic acknowledgement: the container's error handler backs off its own fixed pause; a store failure waits longer. */
+  private void pauseForStore(Verdict verdict) {
+    if (verdict.storeUnavailable() && verdict.retryAfter().toMillis() > 0) {
+      try {
+        Thread.sleep(verdict.retryAfter().toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static String where(ConsumerRecord<?, ?> record) {
+    return "topic '" + record.topic() + "' partition " + record.partition() + " offset " + record.offset();
   }
 
   /**
@@ -168,10 +231,10 @@ public final class IdemKafkaListener {
     Objects.requireNonNull(ack, "ack");
     List<Verdict> verdicts = new java.util.ArrayList<>(records.size());
     for (int i = 0; i < records.size(); i++) {
-      Verdict v = handler.handle(records.get(i));
+      Verdict v = handle(records.get(i));
       verdicts.add(v);
       if (v.action() == Verdict.Action.RETRY) {
-        ack.nack(i, backoff);
+        ack.nack(i, v.pause(backoff));
         return verdicts;
       }
     }
@@ -191,8 +254,9 @@ public final class IdemKafkaListener {
   public List<Verdict> processBatch(List<? extends ConsumerRecord<?, ?>> records) {
     List<Verdict> verdicts = new java.util.ArrayList<>(records.size());
     for (int i = 0; i < records.size(); i++) {
-      Verdict v = handler.handle(records.get(i));
+      Verdict v = handle(records.get(i));
       if (v.action() == Verdict.Action.RETRY) {
+        pauseForStore(v);
         throw new BatchListenerFailedException(v.reason(), i);
       }
       verdicts.add(v);

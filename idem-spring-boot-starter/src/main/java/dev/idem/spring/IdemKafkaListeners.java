@@ -6,6 +6,17 @@ import dev.idem.consumer.MessageHandler;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.kafka.KafkaRecordHandler;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.core.ProducerFactory;
 
 /**
  * Makes {@link IdemKafkaListener}s with the application's Idem engines: auto-configured when
@@ -18,11 +29,17 @@ import dev.idem.kafka.KafkaRecordHandler;
  * relay sets); at most 5 deliveries of a failing record. For another key source or bound, build
  * the {@link IdempotentConsumer} yourself and use {@link IdemKafkaListener#of}.
  *
+ * <p>Dead letters through Spring Boot's own Kafka beans: {@link #deadLetterTopic(KafkaTemplate,
+ * String)} or {@link #deadLetterTopic(ProducerFactory, String)}, which make the byte-array producer
+ * {@link KafkaRecordHandler.DeadLetter#toTopic} needs from the template's or factory's settings
+ * ({@code spring.kafka.producer.*}), closed with the application context.
+ *
  * <p>Thread-safe.
  */
-public final class IdemKafkaListeners {
+public final class IdemKafkaListeners implements AutoCloseable {
 
   private final ConsumerEngines engines;
+  private final List<DefaultKafkaProducerFactory<byte[], byte[]>> producers = new CopyOnWriteArrayList<>();
 
   IdemKafkaListeners(ConsumerEngines engines) {
     this.engines = engines;
@@ -58,5 +75,53 @@ public final class IdemKafkaListeners {
   public IdemKafkaListener lease(String name, LeaseMessageHandler handler, KafkaRecordHandler.DeadLetter deadLetter) {
     return IdemKafkaListener.of(engines.lease(name, handler),
         KafkaRecordHandler.KeySource.idHeader(), deadLetter);
+  }
+
+  /**
+   * Dead letters to {@code topic}, produced with the settings of Spring Boot's {@code KafkaTemplate}
+   * bean (its producer factory's configuration: servers, security, client settings), with
+   * byte-array serializers and {@code acks=all}, outside any Kafka transaction.
+   *
+   * @param template the application's template, never {@code null}; any key and value types
+   * @param topic the dead-letter topic, never {@code null}
+   * @return the policy, with a 10-second acknowledgement timeout
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public KafkaRecordHandler.DeadLetter deadLetterTopic(KafkaTemplate<?, ?> template, String topic) {
+    return deadLetterTopic(Objects.requireNonNull(template, "template").getProducerFactory(), topic);
+  }
+
+  /**
+   * Dead letters to {@code topic}, produced with the configuration of a Spring Kafka {@code
+   * ProducerFactory} (Spring Boot's bean, say), with byte-array serializers and {@code acks=all},
+   * outside any Kafka transaction. The producer is made once per call and closed when this bean is
+   * (with the application context).
+   *
+   * @param factory the producer factory whose configuration to use, never {@code null}
+   * @param topic the dead-letter topic, never {@code null}
+   * @return the policy, with a 10-second acknowledgement timeout
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public KafkaRecordHandler.DeadLetter deadLetterTopic(ProducerFactory<?, ?> factory, String topic) {
+    Objects.requireNonNull(factory, "factory");
+    Objects.requireNonNull(topic, "topic");
+    Map<String, Object> config = new HashMap<>(factory.getConfigurationProperties());
+    config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+    config.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
+    config.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
+    config.put(ProducerConfig.ACKS_CONFIG, "all");
+    DefaultKafkaProducerFactory<byte[], byte[]> bytes =
+        new DefaultKafkaProducerFactory<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+    producers.add(bytes);
+    return KafkaRecordHandler.DeadLetter.toTopic(bytes.createProducer(), topic, Duration.ofSeconds(10));
+  }
+
+  /** Closes the dead-letter producers this bean made; called by the application context when it closes. */
+  @Override
+  public void close() {
+    for (DefaultKafkaProducerFactory<byte[], byte[]> f : producers) {
+      f.destroy();
+    }
+    producers.clear();
   }
 }

@@ -36,6 +36,13 @@ import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter
  * keep it: on classic queues the delivery count of a message id is counted in it, shared by all the
  * container's channels and threads (quorum queues count on the broker).
  *
+ * <p>When Idem's store fails the message is requeued after a pause (100 ms doubling to 30 s while
+ * the store stays down), slept on the container's thread, and never dead-lettered for it (see
+ * {@link RabbitMqIdempotentConsumer}). When made it logs one INFO line ({@code Idem: listener
+ * '<name>' (<mode>, RabbitMQ queue '<queue>') keys from ..., dead letters to ...}), and it logs dead
+ * letters and store failures at WARN, at most once a minute each (logger {@code
+ * dev.idem.spring.listeners}).
+ *
  * <p>Thread-safe.
  */
 public final class IdemRabbitListener {
@@ -44,10 +51,16 @@ public final class IdemRabbitListener {
 
   private final IdempotentConsumer consumer;
   private final RabbitMqIdempotentConsumer adapter;
+  private final ListenerLog log;
+  private final String queue;
 
   private IdemRabbitListener(String queue, IdempotentConsumer consumer, RabbitMqIdempotentConsumer.DeadLetter deadLetter) {
     this.consumer = Objects.requireNonNull(consumer, "consumer");
     this.adapter = RabbitMqIdempotentConsumer.forDeliveries(queue, consumer, deadLetter);
+    this.queue = queue;
+    this.log = new ListenerLog(consumer.name());
+    log.started(consumer.leaseMode() ? "lease" : "transactional", "RabbitMQ queue '" + queue + "'",
+        "the " + IdempotentConsumer.KEY_HEADER + " header, else the AMQP message-id", deadLetter.toString());
   }
 
   /**
@@ -83,6 +96,8 @@ public final class IdemRabbitListener {
     AMQP.BasicProperties properties = PROPERTIES.fromMessageProperties(mp, StandardCharsets.UTF_8.name());
     Envelope envelope = new Envelope(mp.getDeliveryTag(), Boolean.TRUE.equals(mp.isRedelivered()),
         mp.getReceivedExchange(), mp.getReceivedRoutingKey());
-    return adapter.handle(channel, envelope, properties, message.getBody());
+    Verdict verdict = adapter.handle(channel, envelope, properties, message.getBody());
+    log.verdict("queue '" + queue + "' (message-id " + mp.getMessageId() + ")", verdict);
+    return verdict;
   }
 }

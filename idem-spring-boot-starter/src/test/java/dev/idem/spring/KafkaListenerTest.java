@@ -27,7 +27,15 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.serialization.UUIDDeserializer;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -136,8 +144,75 @@ class KafkaListenerTest {
     }
 
     @Bean
-    Orders orders(IdemKafkaListener ordersListener) {
+    Orders orders(@org.springframework.beans.factory.annotation.Qualifier("ordersListener") IdemKafkaListener ordersListener) {
       return new Orders(ordersListener);
+    }
+
+    /** A manual-acknowledgement container on Spring's default error handler, for values of the given deserializer. */
+    private static ConcurrentKafkaListenerContainerFactory<String, Object> manual(Environment env, Class<?> valueDeserializer) {
+      ConcurrentKafkaListenerContainerFactory<String, Object> f = new ConcurrentKafkaListenerContainerFactory<>();
+      f.setConsumerFactory(new DefaultKafkaConsumerFactory<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+          env.getProperty("test.servers"), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+          ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+          ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, valueDeserializer)));
+      f.getContainerProperties().setAckMode(ContainerProperties.AckMode.MANUAL);
+      f.getContainerProperties().setPollTimeout(200);
+      return f;
+    }
+
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<String, Object> bufferFactory(Environment env) {
+      return manual(env, ByteBufferDeserializer.class);
+    }
+
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<String, Object> uuidFactory(Environment env) {
+      return manual(env, UUIDDeserializer.class);
+    }
+
+    /** What Spring Boot defines: a template, with String serializers. */
+    @Bean
+    KafkaTemplate<String, String> kafkaTemplate(Environment env) {
+      return new KafkaTemplate<>(new DefaultKafkaProducerFactory<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+          env.getProperty("test.servers"), ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+          ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class)));
+    }
+
+    @Bean
+    IdemKafkaListener paymentsListener(IdemKafkaListeners listeners, KafkaTemplate<String, String> template, Environment env) {
+      return listeners.transactional("payments", (connection, message) -> {
+        String id = message.header("message-id");
+        RUNS.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+        try (Statement s = connection.createStatement()) {
+          s.executeUpdate("INSERT INTO effects(message_id) VALUES ('" + id + "')");
+        }
+      }, listeners.deadLetterTopic(template, env.getProperty("test.topic") + ".DLT")).withBackoff(Duration.ofMillis(20));
+    }
+
+    @Bean
+    Payments payments(@org.springframework.beans.factory.annotation.Qualifier("paymentsListener") IdemKafkaListener paymentsListener) {
+      return new Payments(paymentsListener);
+    }
+  }
+
+  /** Listeners whose values are not byte[] or String. */
+  static class Payments {
+    final IdemKafkaListener listener;
+
+    Payments(IdemKafkaListener listener) {
+      this.listener = listener;
+    }
+
+    @KafkaListener(id = "buffers", topics = "${test.topic}", groupId = "${test.topic}-buffers", autoStartup = "false",
+        containerFactory = "bufferFactory")
+    void onBuffer(ConsumerRecord<String, java.nio.ByteBuffer> record, Acknowledgment ack) {
+      listener.process(record, ack);
+    }
+
+    @KafkaListener(id = "uuids", topics = "${test.topic}", groupId = "${test.topic}-uuids", autoStartup = "false",
+        containerFactory = "uuidFactory")
+    void onUuid(ConsumerRecord<String, UUID> record, Acknowledgment ack) {
+      listener.process(record, ack);
     }
   }
 
@@ -243,7 +318,7 @@ class KafkaListenerTest {
     app().run(ctx -> {
       assertThat(ctx).hasNotFailed();
       createEffects(ctx);
-      int max = ctx.getBean(IdemKafkaListener.class).consumer().maxDeliveries();
+      int max = ctx.getBean("ordersListener", IdemKafkaListener.class).consumer().maxDeliveries();
       publish("order-1", "a", "{\"order\":1}");
       publish("order-1", "a", "{\"order\":1}"); // a redelivery: the relay published it twice
       publish("order-2", "b", "poison pill");
@@ -300,5 +375,64 @@ class KafkaListenerTest {
         .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("b.db"))
         .run(ctx -> assertThat(ctx).hasSingleBean(IdemKafkaListeners.class));
+  }
+
+  /**
+   * Regression: in a MANUAL-acknowledgement container on Spring's default error handler, records
+   * whose values were ByteBuffer made the listener support throw ("the record's value is a
+   * java.nio.HeapByteBuffer"), and the error handler skipped them after its back-off: 0 rows,
+   * nothing dead-lettered.
+   */
+  @Test
+  void aByteBufferValuedManualAckListenerHandlesEveryRecordNoneSkipped() {
+    app().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      createEffects(ctx);
+      for (int i = 0; i < 3; i++) {
+        publish("pay-" + i, "k" + i, "{\"pay\":" + i + "}");
+      }
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("buffers").start();
+      await(() -> effects(ctx, "pay-0") == 1 && effects(ctx, "pay-1") == 1 && effects(ctx, "pay-2") == 1,
+          "every ByteBuffer record handled");
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("buffers").stop();
+      for (int i = 0; i < 3; i++) {
+        assertThat(App.RUNS.get("pay-" + i).get()).isEqualTo(1);
+      }
+      assertThat(deadLetters()).isEmpty();
+    });
+  }
+
+  /**
+   * A value type the listener cannot read is dead-lettered with the reason (through a dead-letter
+   * topic made from Spring's KafkaTemplate), never thrown into the container to be skipped.
+   */
+  @Test
+  void aRecordOfAnUnreadableValueTypeIsDeadLetteredWithTheReasonNotSkipped() {
+    app().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      createEffects(ctx);
+      publish("pay-uuid", "k", UUID.randomUUID().toString());
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("uuids").start();
+      await(() -> !deadLetters().isEmpty(), "the record dead-lettered");
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("uuids").stop();
+      List<ConsumerRecord<byte[], byte[]>> dead = deadLetters();
+      assertThat(dead).hasSize(1);
+      assertThat(header(dead.get(0), "message-id")).isEqualTo("pay-uuid");
+      assertThat(header(dead.get(0), KafkaRecordHandler.REASON_HEADER)).contains("java.util.UUID");
+      assertThat(header(dead.get(0), "x-idem-topic")).isEqualTo(topic);
+      assertThat(App.RUNS).doesNotContainKey("pay-uuid");
+      assertThat(effects(ctx, "pay-uuid")).isZero();
+    });
+  }
+
+  @Test
+  @ExtendWith(OutputCaptureExtension.class)
+  void eachProtectedListenerSaysAtStartUpWhatProtectsIt(CapturedOutput output) {
+    app().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(output.getOut()).contains("Idem: listener 'orders' (transactional, Kafka) keys from header 'message-id'")
+          .contains("Idem: listener 'payments' (transactional, Kafka)")
+          .contains("dead letters to topic '" + topic + ".DLT'");
+    });
   }
 }

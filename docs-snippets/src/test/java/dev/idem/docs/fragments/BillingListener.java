@@ -12,12 +12,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.Producer;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.support.Acknowledgment;
 
 /**
@@ -62,10 +62,10 @@ public final class BillingListener {
   static class KafkaBillingConfiguration {
     // tag::kafka-bean[]
     @Bean
-    IdemKafkaListener billingListener(IdemKafkaListeners listeners, Producer<byte[], byte[]> deadLetters) {
+    IdemKafkaListener billingListener(IdemKafkaListeners listeners, KafkaTemplate<?, ?> kafkaTemplate) {
       return listeners.transactional("billing", (connection, message) -> {
         insertInvoice(connection, message.body());             // same transaction as the key
-      }, KafkaRecordHandler.DeadLetter.toTopic(deadLetters, "orders.DLT"));
+      }, listeners.deadLetterTopic(kafkaTemplate, "orders.DLT")); // Spring Boot's template
     }
     // end::kafka-bean[]
   }

@@ -32,7 +32,14 @@ import java.util.function.BiConsumer;
  * never dropped. Set the JetStream consumer's {@code MaxDeliver} above {@link
  * IdempotentConsumer#maxDeliveries()} (or unlimited), or the server stops redelivering first.
  *
- * <p>Thread-safe: holds no state of its own.
+ * <p>When Idem's store failed ({@link Verdict#storeUnavailable()}) the {@code nak}'s delay is the
+ * verdict's {@link Verdict#retryAfter()} if longer (100 ms doubling to 30 s while the store stays
+ * down), and that delivery is not counted towards {@link IdempotentConsumer#maxDeliveries()}: it is
+ * subtracted from the server's {@code deliveredCount}, remembered in this process for the last
+ * 10,000 messages. The server still counts it against the consumer's {@code MaxDeliver}: leave that
+ * unlimited ({@code -1}) so that an outage cannot exhaust it.
+ *
+ * <p>Thread-safe: its only state is the count of those uncounted deliveries.
  */
 public final class JetStreamIdempotentConsumer implements MessageHandler {
 
@@ -45,6 +52,13 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
   private final Duration redeliveryDelay;
   private final Duration ackTimeout;
   private volatile BiConsumer<InboundMessage, Verdict> listener = (m, v) -> { };
+  /** Deliveries of a message (stream, consumer, sequence) that Idem's store failed: not counted. */
+  private final Map<String, Integer> uncounted = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+      return size() > 10_000;
+    }
+  };
 
   /**
    * @param consumer the idempotent consumer
@@ -98,7 +112,7 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
       }
     }
     String id = h == null ? null : h.getFirst("Nats-Msg-Id");
-    int deliveries = msg.isJetStream() ? (int) Math.min(Integer.MAX_VALUE, msg.metaData().deliveredCount()) : 0;
+    int deliveries = msg.isJetStream() ? counted(msg) : 0;
     String source = msg.isJetStream()
         ? "stream '" + msg.metaData().getStream() + "' consumer '" + msg.metaData().getConsumer() + "'"
         : "subject '" + msg.getSubject() + "'";
@@ -107,6 +121,7 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
     Verdict verdict = consumer.process(message);
     switch (verdict.action()) {
       case ACK:
+        forget(msg);
         try {
           msg.ackSync(ackTimeout);
         } catch (TimeoutException e) {
@@ -114,10 +129,14 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
         }
         break;
       case RETRY:
-        msg.nakWithDelay(redeliveryDelay);
+        if (verdict.storeUnavailable() && msg.isJetStream()) {
+          notCounted(msg);
+        }
+        msg.nakWithDelay(verdict.pause(redeliveryDelay));
         break;
       case DEAD_LETTER:
         if (publishDeadLetter(msg, h, body, id, deliveries, verdict.reason())) {
+          forget(msg);
           msg.term();
         } else {
           msg.nakWithDelay(redeliveryDelay);
@@ -129,6 +148,33 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
     }
     listener.accept(message, verdict);
     return verdict;
+  }
+
+  /** @return the server's delivery count less the deliveries of this message that Idem's store failed */
+  private int counted(Message msg) {
+    int server = (int) Math.min(Integer.MAX_VALUE, msg.metaData().deliveredCount());
+    synchronized (uncounted) {
+      Integer skip = uncounted.get(position(msg));
+      return skip == null ? server : Math.max(1, server - skip);
+    }
+  }
+
+  private void notCounted(Message msg) {
+    synchronized (uncounted) {
+      uncounted.merge(position(msg), 1, Integer::sum);
+    }
+  }
+
+  private void forget(Message msg) {
+    if (msg.isJetStream()) {
+      synchronized (uncounted) {
+        uncounted.remove(position(msg));
+      }
+    }
+  }
+
+  private static String position(Message msg) {
+    return msg.metaData().getStream() + "\u0000" + msg.metaData().getConsumer() + "\u0000" + msg.metaData().streamSequence();
   }
 
   private boolean publishDeadLetter(Message msg, Headers original, byte[] body, String id, int deliveries, String reason) {

@@ -34,6 +34,14 @@ import java.util.concurrent.TimeoutException;
  * last 10,000 ids), so after a restart, or with several consumer processes on one queue, a failing
  * message may get more deliveries than the bound before it is dead-lettered. Prefer quorum queues.
  *
+ * <p>When Idem's store failed ({@link Verdict#storeUnavailable()}) the message is requeued after
+ * the verdict's {@link Verdict#retryAfter()} (100 ms doubling to 30 s while the store stays down),
+ * slept on the consumer thread, so that a database outage does not spin; that delivery is not
+ * counted towards {@link IdempotentConsumer#maxDeliveries()} (on quorum queues it is subtracted
+ * from the broker's count, remembered in this process for the last 10,000 ids). Give a quorum
+ * queue a {@code x-delivery-limit} high enough for an outage, or none: RabbitMQ 4 drops or
+ * dead-letters by itself past its default of 20.
+ *
  * <p>Dead-lettering ({@link DeadLetter}): either a copy is published, persistent and confirmed, to
  * a dead-letter exchange with the reason in the {@code x-idem-dead-reason} header (and the original
  * exchange, routing key, queue and delivery count), and the original is then acknowledged (a copy
@@ -59,6 +67,13 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
   private final IdempotentConsumer consumer;
   private final DeadLetter deadLetter;
   private final Map<String, Integer> deliveries = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+      return size() > REMEMBERED;
+    }
+  };
+  /** Deliveries of a message id that Idem's store failed, which do not count towards the bound. */
+  private final Map<String, Integer> uncounted = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
       return size() > REMEMBERED;
@@ -153,6 +168,13 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     public static DeadLetter rejectToQueueDeadLetterExchange() {
       return new DeadLetter(null, null);
     }
+
+    /** @return where dead letters go, for logs */
+    @Override
+    public String toString() {
+      return exchange == null ? "the queue's own x-dead-letter-exchange (rejected without requeue)"
+          : "exchange '" + exchange + "' routing key '" + routingKey + "'";
+    }
   }
 
   @Override
@@ -198,6 +220,10 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
         forget(id);
         break;
       case RETRY:
+        if (verdict.storeUnavailable()) {
+          notCounted(id);
+          pause(verdict.retryAfter()); // Idem's store is down: requeue after the backoff, not at once
+        }
         channel.basicNack(tag, false, true);
         break;
       case DEAD_LETTER:
@@ -222,6 +248,33 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
   }
 
   private int deliveryCount(String id, Envelope envelope, AMQP.BasicProperties properties) {
+    int counted = countedDeliveries(id, envelope, properties);
+    if (id == null) {
+      return counted;
+    }
+    synchronized (uncounted) {
+      Integer skip = uncounted.get(id);
+      return skip == null ? counted : Math.max(1, counted - skip);
+    }
+  }
+
+  private void notCounted(String id) {
+    if (id != null) {
+      synchronized (uncounted) {
+        uncounted.merge(id, 1, Integer::sum);
+      }
+    }
+  }
+
+  private static void pause(java.time.Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // requeue at once
+    }
+  }
+
+  private int countedDeliveries(String id, Envelope envelope, AMQP.BasicProperties properties) {
     Object brokerCount = properties.getHeaders() == null ? null : properties.getHeaders().get("x-delivery-count");
     if (brokerCount instanceof Number) {
       return ((Number) brokerCount).intValue() + 1;
@@ -241,6 +294,9 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
     if (id != null) {
       synchronized (deliveries) {
         deliveries.remove(id);
+      }
+      synchronized (uncounted) {
+        uncounted.remove(id);
       }
     }
   }
