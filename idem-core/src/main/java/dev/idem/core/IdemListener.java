@@ -63,4 +63,16 @@ public interface IdemListener {
 
   /** An expired lease of another owner was taken over. */
   default void takenOver(IdempotentRequest request) {}
+
+  /**
+   * A request an HTTP integration refused before it reached an engine: no key where one is
+   * required ({@code key-missing}), a malformed key ({@code key-malformed}), a body that cannot be
+   * read as its media type ({@code payload-invalid}) or that is over the limit ({@code
+   * body-too-large}). Called on the request's thread; must not throw (an exception is ignored).
+   *
+   * @param operation the route's operation, such as {@code "POST /notes"}, never {@code null}:
+   *     low-cardinality, never a key
+   * @param reason one of the reasons above, never {@code null}
+   */
+  default void refused(String operation, String reason) {}
 }

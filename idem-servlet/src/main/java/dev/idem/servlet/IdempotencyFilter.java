@@ -389,6 +389,7 @@ public final class IdempotencyFilter implements Filter {
     KeyHeader.Result key = KeyHeader.parse(req.getHeaders(KEY_HEADER));
     if (key.absent()) {
       if (route.requirement() == KeyRequirement.REQUIRED) {
+        refused(cfg, req, route, "key-missing");
         cfg.problems().send(cfg.problems().keyMissing(route.operation()), res);
       } else {
         chain.doFilter(request, response);
@@ -396,6 +397,7 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     if (key.problem() != null) {
+      refused(cfg, req, route, "key-malformed");
       cfg.problems().send(cfg.problems().keyMalformed(key.problem()), res);
       return;
     }
@@ -408,7 +410,7 @@ public final class IdempotencyFilter implements Filter {
     int max = cfg.maxBodyBytes();
     long declared = req.getContentLengthLong();
     if (declared > max) {
-      tooLarge(cfg, req, res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
+      tooLarge(cfg, req, route, res, "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
       return;
     }
     BufferedRequest buffered = null;
@@ -422,8 +424,9 @@ public final class IdempotencyFilter implements Filter {
         parts = FormParts.read(req);
       } catch (FormParts.Unreadable e) {
         if (e.tooLarge()) {
-          tooLarge(cfg, req, res, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
+          tooLarge(cfg, req, route, res, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
         } else {
+          refused(cfg, req, route, "payload-invalid");
           cfg.problems().send(cfg.problems().payloadInvalid(
               "the body is declared as " + req.getContentType() + " but cannot be read: " + e.getMessage()), res);
         }
@@ -431,7 +434,7 @@ public final class IdempotencyFilter implements Filter {
       }
       if (parts != null) {
         if (parts.bytes() > max) {
-          tooLarge(cfg, req, res, "the parts of the request body add up to " + parts.bytes() + " bytes; at most " + max + " bytes are accepted");
+          tooLarge(cfg, req, route, res, "the parts of the request body add up to " + parts.bytes() + " bytes; at most " + max + " bytes are accepted");
           return;
         }
         buffered = BufferedRequest.parsedByContainer(req);
@@ -451,7 +454,7 @@ public final class IdempotencyFilter implements Filter {
         body = new byte[0]; // a container that refuses the stream once it parsed the form
       }
       if (body == null) {
-        tooLarge(cfg, req, res, "the request body is longer than " + max + " bytes, the most accepted");
+        tooLarge(cfg, req, route, res, "the request body is longer than " + max + " bytes, the most accepted");
         return;
       }
       if (form && body.length == 0 && req.getContentLengthLong() != 0) {
@@ -460,7 +463,7 @@ public final class IdempotencyFilter implements Filter {
         // and they are what is fingerprinted (with a truly empty body, they are the query's).
         FormParts fields = FormParts.ofParameters(req);
         if (fields.bytes() > max) {
-          tooLarge(cfg, req, res, "the form's fields add up to " + fields.bytes() + " bytes; at most " + max + " bytes are accepted");
+          tooLarge(cfg, req, route, res, "the form's fields add up to " + fields.bytes() + " bytes; at most " + max + " bytes are accepted");
           return;
         }
         buffered = BufferedRequest.parsedByContainer(req);
@@ -474,6 +477,7 @@ public final class IdempotencyFilter implements Filter {
     try {
       fingerprint = fingerprint(req, rawBody, payload);
     } catch (InvalidPayloadException e) {
+      refused(cfg, req, route, "payload-invalid");
       cfg.problems().send(cfg.problems().payloadInvalid(
           "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage()), res);
       return;
@@ -800,10 +804,20 @@ public final class IdempotencyFilter implements Filter {
     cfg.problems().send(cfg.problems().responseTooLarge(stored), res);
   }
 
-  private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletRequest req, HttpServletResponse res, String detail)
-      throws IOException {
+  private static void tooLarge(IdempotencyFilterConfig cfg, HttpServletRequest req, IdempotencyFilterConfig.Route route,
+      HttpServletResponse res, String detail) throws IOException {
+    refused(cfg, req, route, "body-too-large");
     swallow(req);
     cfg.problems().send(cfg.problems().bodyTooLarge(detail), res);
+  }
+
+  /** Tells the configuration's listener of a refusal before the engine; a listener must not change the answer. */
+  private static void refused(IdempotencyFilterConfig cfg, HttpServletRequest req, IdempotencyFilterConfig.Route route, String reason) {
+    try {
+      cfg.listener().refused(operation(req, route), reason);
+    } catch (RuntimeException ignored) {
+      // a listener must not change the answer
+    }
   }
 
   /** How much of an unread body over the limit is read and dropped before the 413 answer. */

@@ -1,5 +1,6 @@
 package dev.idem.servlet;
 
+import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.KeyStatusReader;
 import dev.idem.core.LeaseIdempotency;
@@ -143,6 +144,7 @@ public final class IdempotencyFilterConfig {
   private final Set<String> replayedHeaders;
   private final Duration maxRetryAfter;
   private final ProblemRenderer problemRenderer;
+  private final IdemListener listener;
 
   private IdempotencyFilterConfig(Builder b, List<Route> routes) {
     this.engine = b.engine;
@@ -157,6 +159,7 @@ public final class IdempotencyFilterConfig {
     this.replayedHeaders = Collections.unmodifiableSet(headers);
     this.maxRetryAfter = b.maxRetryAfter;
     this.problemRenderer = b.problemRenderer;
+    this.listener = b.listener;
     this.problems = new IdemProblems(this);
   }
 
@@ -167,6 +170,14 @@ public final class IdempotencyFilterConfig {
    */
   public IdemProblems problems() {
     return problems;
+  }
+
+  /**
+   * @return told of the requests the filter refuses before they reach the engine ({@link
+   *     IdemListener#refused}); {@link IdemListener#NONE} unless set, never {@code null}
+   */
+  public IdemListener listener() {
+    return listener;
   }
 
   /** @return what writes Idem's own answers ({@link ProblemRenderer#rfc9457()} unless set); never {@code null} */
@@ -536,6 +547,7 @@ public final class IdempotencyFilterConfig {
     private Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
     private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
     private ProblemRenderer problemRenderer = ProblemRenderer.rfc9457();
+    private IdemListener listener = IdemListener.NONE;
 
     private Builder(IdempotencyEngine engine) {
       this.engine = engine;
@@ -822,6 +834,21 @@ public final class IdempotencyFilterConfig {
      */
     public Builder problemRenderer(ProblemRenderer renderer) {
       this.problemRenderer = Objects.requireNonNull(renderer, "renderer");
+      return this;
+    }
+
+    /**
+     * Tells a listener of the requests the filter refuses itself, before any engine sees them (a
+     * missing or malformed key, a body that is invalid or too large), with the route's operation
+     * and the reason; the engines tell their own listeners of everything else. Give it the
+     * engines' listener so that one set of metrics counts both.
+     *
+     * @param listener the listener, never {@code null}; {@link IdemListener#NONE} is the default
+     * @return this builder
+     * @throws NullPointerException if {@code listener} is {@code null}
+     */
+    public Builder listener(IdemListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
       return this;
     }
 

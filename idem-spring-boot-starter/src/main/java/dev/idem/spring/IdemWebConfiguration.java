@@ -109,6 +109,7 @@ class IdemWebConfiguration {
     configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
     configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
     problemRenderer.ifUnique(b::problemRenderer); // the application's own error format, else RFC 9457
+    b.listener(listeners.getIfUnique(() -> IdemListener.NONE)); // the filter's own refusals, beside the engines'
     PrincipalResolver filterBean = filterPrincipals.getIfAvailable();
     IdemPrincipalResolver methodBean = methodPrincipals.getIfAvailable();
     List<PrincipalIntegration> sources = integrations.orderedStream().toList();

@@ -89,6 +89,20 @@ class MetricsInBothModesTest {
       assertThat(count(meters, "idem.executions", "stored", "false")).isEqualTo(1);
       assertThat(count(meters, "idem.replays", null, null)).isEqualTo(1);
       assertThat(count(meters, "idem.rejections", "reason", "key-reused")).isEqualTo(1);
+      // every meter names the route's operation, never the key (was: no operation tag at all)
+      assertThat(count(meters, "idem.replays", "operation", "POST /notes")).isEqualTo(1);
+      assertThat(meters.find("idem.executions").tag("operation", "POST /notes").counters())
+          .extracting(c -> c.count()).containsExactlyInAnyOrder(1.0, 1.0);
+      assertThat(meters.getMeters()).allSatisfy(m -> assertThat(m.getId().getTags().toString()).doesNotContain("k-1"));
+      // was: a 400 for a missing key was counted under no reason
+      MockHttpServletRequest keyless = new MockHttpServletRequest("POST", "/notes");
+      keyless.setServletPath("/notes");
+      MockHttpServletResponse missing = new MockHttpServletResponse();
+      filter.doFilter(keyless, missing, (req, res) -> {
+        throw new AssertionError("a request without its required key must not reach the handler");
+      });
+      assertThat(missing.getStatus()).isEqualTo(400);
+      assertThat(count(meters, "idem.rejections", "reason", "key-missing")).isEqualTo(1);
       assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM notes", Integer.class))
           .as("the handler ran twice; in transactional mode the released answer took its row with it")
           .isEqualTo(mode.equals("transactional") ? 1 : 2);
