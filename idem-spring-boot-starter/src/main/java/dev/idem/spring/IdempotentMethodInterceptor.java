@@ -75,6 +75,21 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     return Optional.ofNullable(LEASE_CONTEXT.get());
   }
 
+  private static final ThreadLocal<Boolean> LAST_CALL_REPLAYED = new ThreadLocal<>();
+
+  /**
+   * Whether the last {@link Idempotent} method call that returned on this thread was answered from
+   * its key's stored result instead of running: how a caller learns that a call was a replay (an
+   * HTTP response of the filter says so in {@code Idempotent-Replayed}; a method's result carries
+   * nothing). Read it right after the call, on the same thread.
+   *
+   * @return {@code true} if that call replayed a stored result; {@code false} if it ran, if it was
+   *     covered by the protected request around it, or if no call returned on this thread yet
+   */
+  public static boolean lastCallReplayed() {
+    return Boolean.TRUE.equals(LAST_CALL_REPLAYED.get());
+  }
+
   /** Wraps a Throwable from the method so that it can cross the engine and be rethrown as it was. */
   private static final class MethodFailure extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -221,7 +236,9 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
                     + " route mode=lease (idem.routes.<name>.mode or @IdempotencyPolicy) if it calls another system"
                 : "");
       }
-      return invocation.proceed();
+      Object covered = invocation.proceed();
+      LAST_CALL_REPLAYED.set(Boolean.FALSE);
+      return covered;
     }
     String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
     String principal = Scope.principalPart(principals.currentPrincipal(), anonymousPrincipal);
@@ -262,6 +279,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     } catch (EffectFailedException e) {
       throw e.getCause() instanceof MethodFailure ? e.getCause().getCause() : e;
     }
+    LAST_CALL_REPLAYED.set(outcome.replayed());
     if (method.getReturnType() == void.class) {
       return null; // nothing to give back, stored or not
     }
