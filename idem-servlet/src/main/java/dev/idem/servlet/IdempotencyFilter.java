@@ -9,6 +9,7 @@ import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidPayloadException;
 import dev.idem.core.LeaseContext;
+import dev.idem.core.KeyStatus;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Scope;
@@ -483,7 +484,24 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     String principal = Scope.principalPart(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
-    IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(req, route)), key.key(), fingerprint);
+    IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(cfg, req.getMethod(), path, req.getContextPath(), route)),
+        key.key(), fingerprint);
+    String routeOperation = operation(req, route);
+    if (cfg.earlierNames() != null && !routeOperation.equals(idempotent.scope().operation())) {
+      // Named after the handler now; a key stored under the route's name (before the change) is
+      // answered there, never run again under the new name.
+      IdempotentRequest earlier = new IdempotentRequest(Scope.of(principal, routeOperation), key.key(), fingerprint);
+      KeyStatus status;
+      try {
+        status = route.statusReader().orElse(cfg.earlierNames()).status(earlier.scope(), earlier.key());
+      } catch (RuntimeException e) {
+        cfg.problems().send(cfg.problems().storeUnavailable(), res);
+        return;
+      }
+      if (!(status instanceof KeyStatus.Absent)) {
+        idempotent = earlier;
+      }
+    }
 
     Run run = new Run(cfg, idempotent, buffered, res, chain);
     AttemptResult result;
@@ -814,7 +832,7 @@ public final class IdempotencyFilter implements Filter {
   /** Tells the configuration's listener of a refusal before the engine; a listener must not change the answer. */
   private static void refused(IdempotencyFilterConfig cfg, HttpServletRequest req, IdempotencyFilterConfig.Route route, String reason) {
     try {
-      cfg.listener().refused(operation(req, route), reason);
+      cfg.listener().refused(operation(cfg, req.getMethod(), path(req), req.getContextPath(), route), reason);
     } catch (RuntimeException ignored) {
       // a listener must not change the answer
     }
@@ -852,18 +870,41 @@ public final class IdempotencyFilter implements Filter {
    * the SHA-256 of its UTF-8 bytes; no route operation starts so (a method is a token, without
    * {@code ':'}), so it stays distinct.
    */
-  static String operation(HttpServletRequest req, IdempotencyFilterConfig.Route route) {
-    String context = req.getContextPath();
-    if (context == null || context.isEmpty() || context.equals("/")) {
-      return route.operation();
+  /**
+   * The scope's operation: the handler's path template when the configuration names operations
+   * after handlers ({@link IdempotencyFilterConfig.Builder#operationNames}) and it knows one, with
+   * the context path in front as for a route; else the route's ({@link #operation(HttpServletRequest,
+   * IdempotencyFilterConfig.Route)}).
+   */
+  static String operation(IdempotencyFilterConfig cfg, String method, String path, @org.jspecify.annotations.Nullable String context,
+      IdempotencyFilterConfig.Route route) {
+    OperationNamer namer = cfg.operationNamer();
+    String template = namer == null ? null : namer.pathTemplate(method, path);
+    if (template == null || !template.startsWith("/")) {
+      return operation(context, route);
     }
-    String operation = route.method() + " " + context + route.pattern();
+    boolean root = context == null || context.isEmpty() || context.equals("/");
+    return valid(route.method() + " " + (root ? "" : context) + template);
+  }
+
+  static String operation(HttpServletRequest req, IdempotencyFilterConfig.Route route) {
+    return operation(req.getContextPath(), route);
+  }
+
+  private static String valid(String operation) {
     try {
       Scope.of("x", operation); // validates
       return operation;
     } catch (IllegalArgumentException e) {
       return "sha256:" + Fingerprint.ofBytes(operation.getBytes(StandardCharsets.UTF_8)).hex();
     }
+  }
+
+  private static String operation(@org.jspecify.annotations.Nullable String context, IdempotencyFilterConfig.Route route) {
+    if (context == null || context.isEmpty() || context.equals("/")) {
+      return route.operation();
+    }
+    return valid(route.method() + " " + context + route.pattern());
   }
 
   /** The decoded, normalised path inside the context. */

@@ -145,6 +145,8 @@ public final class IdempotencyFilterConfig {
   private final Duration maxRetryAfter;
   private final ProblemRenderer problemRenderer;
   private final IdemListener listener;
+  private final @Nullable OperationNamer operationNamer;
+  private final @Nullable KeyStatusReader earlierNames;
 
   private IdempotencyFilterConfig(Builder b, List<Route> routes) {
     this.engine = b.engine;
@@ -160,6 +162,8 @@ public final class IdempotencyFilterConfig {
     this.maxRetryAfter = b.maxRetryAfter;
     this.problemRenderer = b.problemRenderer;
     this.listener = b.listener;
+    this.operationNamer = b.operationNamer;
+    this.earlierNames = b.earlierNames;
     this.problems = new IdemProblems(this);
   }
 
@@ -170,6 +174,23 @@ public final class IdempotencyFilterConfig {
    */
   public IdemProblems problems() {
     return problems;
+  }
+
+  /**
+   * @return what names a key's operation after the handler a request reaches ({@link
+   *     Builder#operationNames}), or {@code null} to name it after the route
+   */
+  public @Nullable OperationNamer operationNamer() {
+    return operationNamer;
+  }
+
+  /**
+   * @return where the filter looks for a key stored under its route's operation (the name before
+   *     {@link Builder#operationNames}) before it runs a request under the handler's, or {@code
+   *     null} when it does not look
+   */
+  public @Nullable KeyStatusReader earlierNames() {
+    return earlierNames;
   }
 
   /**
@@ -548,6 +569,8 @@ public final class IdempotencyFilterConfig {
     private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
     private ProblemRenderer problemRenderer = ProblemRenderer.rfc9457();
     private IdemListener listener = IdemListener.NONE;
+    private @Nullable OperationNamer operationNamer;
+    private @Nullable KeyStatusReader earlierNames;
 
     private Builder(IdempotencyEngine engine) {
       this.engine = engine;
@@ -849,6 +872,28 @@ public final class IdempotencyFilterConfig {
      */
     public Builder listener(IdemListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Names each key's operation after the handler the request reaches ({@code "POST
+     * /orders/{id}"}) instead of the route that matched it ({@code "POST /**"}). Keys stored under
+     * the route's operation before this was set would no longer be found, and their retries would
+     * run again: with {@code earlierNames}, a keyed request whose two names differ first asks it
+     * whether its key lives under the route's operation, and if so is answered there (replayed,
+     * in progress, or refused as reused), as before. Keep it until one retention has passed since
+     * the change; then {@code null} spares that read.
+     *
+     * @param namer names operations after handlers, never {@code null}
+     * @param earlierNames reads the statuses of keys under the routes' operations in the store the
+     *     route's engine uses (a route's own {@link Route#statusReader()} wins), or {@code null}
+     *     not to look
+     * @return this builder
+     * @throws NullPointerException if {@code namer} is {@code null}
+     */
+    public Builder operationNames(OperationNamer namer, @Nullable KeyStatusReader earlierNames) {
+      this.operationNamer = Objects.requireNonNull(namer, "namer");
+      this.earlierNames = earlierNames;
       return this;
     }
 

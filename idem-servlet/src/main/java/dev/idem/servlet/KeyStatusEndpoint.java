@@ -178,16 +178,26 @@ public final class KeyStatusEndpoint implements Filter {
               + " operation=POST%20%2Fnotes, the route as the server configures it", Map.of()), res);
       return;
     }
-    IdempotencyFilterConfig.Route route = routeOf(operations[0], req.getContextPath());
-    if (route == null) {
+    Target target = routeOf(operations[0], req.getContextPath());
+    if (target == null) {
       sendNotFound(res); // no key can be recorded there: as unknown as any other
       return;
     }
+    IdempotencyFilterConfig.Route route = target.route();
     String principal = Scope.principalPart(config.principalResolver().resolve(req), config.anonymousPrincipal());
-    Scope scope = Scope.of(principal, IdempotencyFilter.operation(req, route));
+    String routeOperation = IdempotencyFilter.operation(req, route);
+    // Named as the filter names it: after the handler the request line reaches, when the
+    // configuration names operations so and the operation was given as a request line or template.
+    String operation = target.path() == null ? routeOperation
+        : IdempotencyFilter.operation(config, route.method(), target.path(), req.getContextPath(), route);
+    Scope scope = Scope.of(principal, operation);
+    KeyStatusReader store = route.statusReader().orElse(reader);
     KeyStatus status;
     try {
-      status = route.statusReader().orElse(reader).status(scope, key);
+      status = store.status(scope, key);
+      if (status instanceof KeyStatus.Absent && config.earlierNames() != null && !operation.equals(routeOperation)) {
+        status = store.status(Scope.of(principal, routeOperation), key); // stored before operations were named after handlers
+      }
     } catch (StoredResponseUnreadableException e) {
       config.problems().send(config.problems().storedResponseUnreadable(), res);
       return;
@@ -225,11 +235,18 @@ public final class KeyStatusEndpoint implements Filter {
    *     path, so a client that names its request, not the route's pattern, still reads the key in
    *     the scope the filter gave it; {@code null} when none
    */
-  private IdempotencyFilterConfig.@Nullable Route routeOf(String operation, @Nullable String context) {
+  /**
+   * The route an operation parameter names, and the path inside the context when it was given as a
+   * request line or a handler's template ({@code POST /notes/7}, {@code POST /notes/{id}}) rather
+   * than as a route's own operation.
+   */
+  private record Target(IdempotencyFilterConfig.Route route, @Nullable String path) {}
+
+  private @Nullable Target routeOf(String operation, @Nullable String context) {
     boolean inContext = context != null && !context.isEmpty() && !context.equals("/");
     for (IdempotencyFilterConfig.Route r : config.routes()) {
       if (r.operation().equals(operation) || (inContext && operation.equals(r.method() + " " + context + r.pattern()))) {
-        return r;
+        return new Target(r, null);
       }
     }
     int space = operation.indexOf(' ');
@@ -239,12 +256,14 @@ public final class KeyStatusEndpoint implements Filter {
     String method = operation.substring(0, space);
     String path = operation.substring(space + 1);
     if (inContext && path.startsWith(context + "/")) {
-      IdempotencyFilterConfig.Route r = config.routeFor(method, path.substring(context.length()));
+      String inside = path.substring(context.length());
+      IdempotencyFilterConfig.Route r = config.routeFor(method, inside);
       if (r != null) {
-        return r;
+        return new Target(r, inside);
       }
     }
-    return config.routeFor(method, path);
+    IdempotencyFilterConfig.Route r = config.routeFor(method, path);
+    return r == null ? null : new Target(r, path);
   }
 
   private void sendNotFound(HttpServletResponse res) throws IOException {
