@@ -188,8 +188,7 @@ public final class KeyStatusEndpoint implements Filter {
     String routeOperation = IdempotencyFilter.operation(req, route);
     // Named as the filter names it: after the handler the request line reaches, when the
     // configuration names operations so and the operation was given as a request line or template.
-    String operation = target.path() == null ? routeOperation
-        : IdempotencyFilter.operation(config, route.method(), target.path(), req.getContextPath(), route);
+    String operation = IdempotencyFilter.operation(config, route.method(), target.path(), req.getContextPath(), route);
     Scope scope = Scope.of(principal, operation);
     KeyStatusReader store = route.statusReader().orElse(reader);
     KeyStatus status;
@@ -236,17 +235,18 @@ public final class KeyStatusEndpoint implements Filter {
    *     the scope the filter gave it; {@code null} when none
    */
   /**
-   * The route an operation parameter names, and the path inside the context when it was given as a
-   * request line or a handler's template ({@code POST /notes/7}, {@code POST /notes/{id}}) rather
-   * than as a route's own operation.
+   * The route an operation parameter names, and the path inside the context to name the operation
+   * by: a request line's or a handler template's ({@code POST /notes/7}, {@code POST /notes/{id}}),
+   * or the route's own pattern.
    */
-  private record Target(IdempotencyFilterConfig.Route route, @Nullable String path) {}
+  private record Target(IdempotencyFilterConfig.Route route, String path) {}
 
   private @Nullable Target routeOf(String operation, @Nullable String context) {
     boolean inContext = context != null && !context.isEmpty() && !context.equals("/");
     for (IdempotencyFilterConfig.Route r : config.routes()) {
       if (r.operation().equals(operation) || (inContext && operation.equals(r.method() + " " + context + r.pattern()))) {
-        return new Target(r, null);
+        // a route's own operation: named as the filter names it, after the handler its pattern reaches if any
+        return new Target(r, r.pattern());
       }
     }
     int space = operation.indexOf(' ');

@@ -146,6 +146,22 @@ public class IdemProperties {
   private final Redis redis = new Redis();
 
   /**
+   * What a key's operation is named after: handler (the Spring MVC handler's path pattern the
+   * request reaches, POST /orders/{id}, where the route is POST /**; the route's pattern when no
+   * handler matches) or route (the matching route's pattern, as before 0.2).
+   */
+  private OperationNames operationNames = OperationNames.HANDLER;
+
+  /**
+   * With operation-names=handler: whether a keyed request whose handler's name differs from its
+   * route's first looks for its key under the route's name, so that a retry whose key was stored
+   * before operations were named after handlers is replayed, not run again. It costs one read of the
+   * store per such request: set it to false once one retention has passed since the upgrade (or on
+   * a service that never stored keys under route names).
+   */
+  private boolean earlierOperationNames = true;
+
+  /**
    * Routes with a policy of their own, by a name of your choice (idem.routes.payments.route=POST
    * /payments, idem.routes.payments.mode=lease, idem.routes.payments.store=redis): each has its own
    * mode, store, retention, lease and in-progress answer, unset ones taken from the idem.*
@@ -254,6 +270,14 @@ public class IdemProperties {
     public void setMaxWait(@Nullable Duration maxWait) {
       this.maxWait = maxWait;
     }
+  }
+
+  /** What a key's operation is named after. */
+  public enum OperationNames {
+    /** The Spring MVC handler's path pattern the request reaches, else the route's. */
+    HANDLER,
+    /** The matching route's pattern. */
+    ROUTE
   }
 
   /** Where the principal of a key's scope comes from. */
@@ -618,6 +642,22 @@ public class IdemProperties {
 
   public Redis getRedis() {
     return redis;
+  }
+
+  public OperationNames getOperationNames() {
+    return operationNames;
+  }
+
+  public void setOperationNames(OperationNames operationNames) {
+    this.operationNames = operationNames;
+  }
+
+  public boolean isEarlierOperationNames() {
+    return earlierOperationNames;
+  }
+
+  public void setEarlierOperationNames(boolean earlierOperationNames) {
+    this.earlierOperationNames = earlierOperationNames;
   }
 
   public Map<String, RoutePolicy> getRoutes() {

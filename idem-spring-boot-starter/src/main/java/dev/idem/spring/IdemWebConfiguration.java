@@ -6,11 +6,13 @@ import static dev.idem.spring.IdemSettings.maxResponseBytes;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
+import dev.idem.servlet.OperationNamer;
 import dev.idem.servlet.PrincipalResolver;
 import dev.idem.servlet.ProblemRenderer;
 import java.net.URI;
@@ -63,7 +65,9 @@ class IdemWebConfiguration {
       ObjectProvider<IdemStoreConfiguration.RedisStores> redis,
       ObjectProvider<IdemStoreDecorator> decorators,
       ObjectProvider<RoutePolicies.TransactionalEngines> transactionalEngines,
-      ObjectProvider<HandlerPolicySource> handlerPolicies) {
+      ObjectProvider<HandlerPolicySource> handlerPolicies,
+      ObjectProvider<OperationNamer> operationNamer,
+      ObjectProvider<KeyStatusReader> ownReaders) {
     // A ModeDecision bean exists exactly when spring-jdbc and spring-tx are on the class path.
     ModeDecision decided = modeDecision.getIfAvailable();
     ModeDecision mode = decided != null ? decided : IdemTransactionalConfiguration.withoutSpringJdbc(p);
@@ -114,6 +118,7 @@ class IdemWebConfiguration {
     IdemPrincipalResolver methodBean = methodPrincipals.getIfAvailable();
     List<PrincipalIntegration> sources = integrations.orderedStream().toList();
     b.principalResolver(FilterPrincipals.choose(p, filterBean, methodBean, sources));
+    String naming = operationNames(p, b, operationNamer.getIfAvailable(), ownReaders, mode, store, dataSource);
     IdempotencyFilterConfig config = configured("idem.required-key-routes", b::build);
     LOG.info("Idem: {} mode ({}); keys in {}; principal from {}",
         mode.mode.name().toLowerCase(Locale.ROOT), mode.reason,
@@ -122,7 +127,39 @@ class IdemWebConfiguration {
     for (String line : policyLines) {
       LOG.info("Idem: route {}", line);
     }
+    LOG.info("Idem: operations named after {}", naming);
     return config;
+  }
+
+  /**
+   * {@code idem.operation-names} and {@code idem.earlier-operation-names} on the builder.
+   *
+   * @return the choice in words, for the start-up log
+   */
+  private static String operationNames(IdemProperties p, IdempotencyFilterConfig.Builder b, OperationNamer namer,
+      ObjectProvider<KeyStatusReader> ownReaders, ModeDecision mode, ObjectProvider<LeaseStore> store,
+      ObjectProvider<DataSource> dataSource) {
+    if (p.getOperationNames() == IdemProperties.OperationNames.ROUTE || namer == null) {
+      return "the routes' patterns" + (namer == null ? " (no Spring MVC handler mappings)" : " (idem.operation-names=route)");
+    }
+    if (!p.isEarlierOperationNames()) {
+      b.operationNames(namer, null);
+      return "the handlers' path patterns (idem.earlier-operation-names=false: keys stored under route names are not looked for)";
+    }
+    List<KeyStatusReader> readers = ownReaders.orderedStream()
+        .filter(r -> !(r instanceof LeaseStore) && !(r instanceof dev.idem.jdbc.JdbcIdempotency)).toList();
+    KeyStatusReader earlier;
+    try {
+      earlier = IdemKeyStatusConfiguration.reader(readers.size() == 1 ? readers.get(0) : null, mode, store.getIfAvailable(),
+          dataSource.getIfUnique());
+    } catch (IdemConfigurationException e) {
+      // No way to find keys stored under the routes' names: keep those names rather than lose them.
+      return "the routes' patterns (the store reads no key statuses, so keys stored under route names could not be"
+          + " found under handler names: " + e.getMessage() + ")";
+    }
+    b.operationNames(namer, earlier);
+    return "the handlers' path patterns; a key stored under its route's pattern is still found there"
+        + " (idem.earlier-operation-names=false once one retention has passed)";
   }
 
   /** The routes of {@link IdempotencyPolicy} annotations on handler methods; a bean only with Spring MVC. */
@@ -195,6 +232,14 @@ class IdemWebConfiguration {
         return () -> org.springframework.web.context.request.RequestContextHolder.getRequestAttributes()
             instanceof org.springframework.web.context.request.ServletRequestAttributes servlet
             ? IdempotencyFilter.protectedKey(servlet.getRequest()).orElse(null) : null;
+      }
+
+      /** Names keys' operations after the Spring MVC handler a request reaches ({@code idem.operation-names}). */
+      @Bean
+      OperationNamer idemOperationNamer(
+          ObjectProvider<org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping> mappings,
+          Environment environment) {
+        return new SpringMvcOperationNamer(() -> mappings.orderedStream().toList(), environment.getProperty("spring.mvc.servlet.path"));
       }
 
       /** The {@link IdempotencyPolicy} annotations of the handler methods, read when the filter's configuration is made. */

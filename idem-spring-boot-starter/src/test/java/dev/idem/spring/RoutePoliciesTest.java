@@ -58,6 +58,8 @@ class RoutePoliciesTest {
     r.add("spring.datasource.hikari.maximum-pool-size", () -> "8");
     r.add("idem.mode", () -> "transactional");
     r.add("idem.required-key-routes", () -> "POST /orders");
+    r.add("idem.optional-key-routes", () -> "POST /notes/**");
+    r.add("idem.key-status.enabled", () -> "true");
     r.add("idem.routes.payments.route", () -> "POST /payments");
     r.add("idem.routes.payments.mode", () -> "lease");
     r.add("idem.routes.payments.store", () -> "memory");
@@ -125,6 +127,12 @@ class RoutePoliciesTest {
         Thread.sleep(30);
         String charge = charges.charge(chargeKey != null ? chargeKey : key, Integer.parseInt(amount.trim()));
         return ResponseEntity.status(201).body("{\"charge\":\"" + charge + "\",\"amount\":" + amount + "}");
+      }
+
+      @PostMapping("/notes/{id}/tags")
+      ResponseEntity<String> tag(@PathVariable("id") String id, @RequestBody String tag) {
+        ran("tags");
+        return ResponseEntity.status(201).body("{\"note\":\"" + id + "\",\"tag\":\"" + tag + "\"}");
       }
 
       @PostMapping("/refunds/{id}")
@@ -205,6 +213,26 @@ class RoutePoliciesTest {
       assertThat(withOwnKey.statusCode()).isEqualTo(201);
     }
     assertThat(RUNS.get("charge")).as("charges").hasValue(2);
+  }
+
+  /**
+   * Was: every key under the route POST /notes/** was scoped by that configured pattern, so key
+   * status had to be asked with operation=POST%20%2Fnotes%2F** and metrics could not name the route.
+   * The operation is now the handler's pattern.
+   */
+  @Test
+  void aKeyIsScopedByTheHandlersPatternAndKeyStatusFindsItByItOrByARequestLine() throws Exception {
+    String key = UUID.randomUUID().toString();
+    assertThat(post("/notes/7/tags", key, "red").statusCode()).isEqualTo(201);
+    assertThat(jdbc.queryForList("SELECT operation FROM idem_keys", String.class)).containsExactly("POST /notes/{id}/tags");
+    // by the handler's pattern or by a request line; the catch-all route POST /notes/** names no one handler
+    for (String operation : List.of("POST /notes/{id}/tags", "POST /notes/7/tags")) {
+      HttpResponse<String> status = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/idempotency-keys/" + key
+          + "?operation=" + java.net.URLEncoder.encode(operation, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20")))
+          .GET().build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(status.statusCode()).as(operation).isEqualTo(200);
+      assertThat(status.body()).as(operation).contains("\"state\":\"completed\"");
+    }
   }
 
   @Test
