@@ -66,7 +66,9 @@ class CheckCommandTest {
 
       assertThat(blindStatus).as(blind.out + "\n" + blind.err).isEqualTo(1);
       assertThat(blind.out.toString()).contains("control: BLIND: the second request, under another key, was answered 409")
-          .contains("{{key-uuid}}");
+          .contains("{{key-uuid}}")
+          .contains("the counting is BLIND (see control)")
+          .contains("result: FAILED: control" + System.lineSeparator());
     }
   }
 
