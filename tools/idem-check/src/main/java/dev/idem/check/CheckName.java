@@ -13,9 +13,11 @@ public enum CheckName {
 
   /**
    * The same request sent with two different keys makes two effects: proof that the counting can
-   * see a duplicate at all. If it counts one, every "one effect" below proves nothing.
+   * see a duplicate at all. If it counts one, every "one effect" below proves nothing. The two
+   * requests differ only in {@code {{key-uuid}}}, if the body has it.
    */
-  CONTROL(true, "the same request with two different keys makes two effects, so the counting can see a duplicate"),
+  CONTROL(true, "the same request with two different keys (only {{key-uuid}} differs) makes two effects, so the counting"
+      + " can see a duplicate"),
 
   /**
    * Through the fault proxy, the first response is lost after the server wrote it; the retry with

@@ -187,16 +187,16 @@ final class Checks {
   // ---- the checks ----
 
   private CheckResult control(Run run) throws Stop, ApiUnreachableException, InterruptedException {
+    // one marker (the count sees both), two keys, each with its own {{key-uuid}} (a unique field may take it)
     String marker = marker();
-    String body = config.render(marker, PLAIN_NUMBER);
     Effects effects = new Effects(marker);
-    Answer first = run.post(List.of(key()), body);
+    Answer first = run.post(List.of(key()), config.render(marker, keyValue(), PLAIN_NUMBER));
     if (!first.success()) {
       throw new Stop(Verdict.FAIL, "the create request was answered " + describe(first)
           + "; check the URL, --body and the -H headers");
     }
     createWorks = true;
-    run.post(List.of(key()), body);
+    Answer second = run.post(List.of(key()), config.render(marker, keyValue(), PLAIN_NUMBER));
     OptionalLong n = effects.after(run.answers);
     if (n.isEmpty()) {
       return run.result(Verdict.FAIL, n, "BLIND: the answers carry neither a Location field nor an \"id\" member, so"
@@ -204,6 +204,14 @@ final class Checks {
     }
     if (n.getAsLong() == 2) {
       return run.result(Verdict.PASS, n, "two keys, two effects: the counting can see a duplicate");
+    }
+    if (n.getAsLong() == 1 && !second.success()) {
+      return run.result(Verdict.FAIL, n, "BLIND: the second request, under another key, was answered "
+          + describe(second) + ", so a duplicate would be invisible and no \"1 effect\" below proves anything"
+          + (config.hasKeyPlaceholder()
+              ? ""
+              : "; if the API keeps a field unique (an order number), put {{key-uuid}} in it: a fresh value"
+                  + " per key, the same in every retry of one key"));
     }
     if (n.getAsLong() == 1) {
       return run.result(Verdict.FAIL, n, "BLIND: two requests with different keys counted as one effect, so a"
@@ -221,7 +229,7 @@ final class Checks {
           + " over " + target.getScheme() + "; run the check against a plain http address of the service");
     }
     String marker = marker();
-    String body = config.render(marker, PLAIN_NUMBER);
+    String body = config.render(marker, keyValue(), PLAIN_NUMBER);
     String key = key();
     Effects effects = new Effects(marker);
     int port = target.getPort() > 0 ? target.getPort() : 80;
@@ -296,7 +304,7 @@ final class Checks {
   private CheckResult concurrentDuplicates(Run run) throws Stop, ApiUnreachableException, InterruptedException {
     int n = config.concurrency();
     String marker = marker();
-    String body = config.render(marker, PLAIN_NUMBER);
+    String body = config.render(marker, keyValue(), PLAIN_NUMBER);
     String key = key();
     Effects effects = new Effects(marker);
     ExecutorService pool = Executors.newFixedThreadPool(n, r -> {
@@ -374,13 +382,15 @@ final class Checks {
 
   private CheckResult keyReuse(Run run) throws Stop, ApiUnreachableException, InterruptedException {
     // the other content still contains the marker, so that one count (by marker, or in all) sees both
+    // {{key-uuid}} stays the key's: only the content around the marker differs
     String marker = marker();
     String key = key();
+    String keyValue = keyValue();
     Effects effects = new Effects(marker);
-    Answer a = run.post(List.of(key), config.render(marker, PLAIN_NUMBER));
+    Answer a = run.post(List.of(key), config.render(marker, keyValue, PLAIN_NUMBER));
     requireCreated(a);
     settle();
-    Answer b = run.post(List.of(key), config.render(marker + "-other", PLAIN_NUMBER));
+    Answer b = run.post(List.of(key), config.render(marker + "-other", keyValue, PLAIN_NUMBER));
     OptionalLong n = effects.after(run.answers);
     comparesContent = b.clientError();
     String effectsProblem = n.isPresent() && n.getAsLong() != 1 ? "; " + n.getAsLong() + " effects" : "";
@@ -407,7 +417,7 @@ final class Checks {
 
   private CheckResult fingerprintReordered(Run run) throws Stop, ApiUnreachableException, InterruptedException {
     String marker = marker();
-    String plain = config.render(marker, PLAIN_NUMBER);
+    String plain = config.render(marker, keyValue(), PLAIN_NUMBER);
     JsonNode parsed = Json.parse(plain);
     if (parsed == null) {
       throw new Stop(Verdict.SKIPPED, "not applicable: the body is not JSON");
@@ -453,17 +463,18 @@ final class Checks {
     String marker = marker();
     String one;
     String other;
+    String keyValue = keyValue();
     boolean augmented = !config.hasNumberPlaceholder();
     if (augmented) {
-      JsonNode parsed = Json.parse(config.render(marker, PLAIN_NUMBER));
+      JsonNode parsed = Json.parse(config.render(marker, keyValue, PLAIN_NUMBER));
       if (parsed == null || !parsed.isObject()) {
         throw new Stop(Verdict.SKIPPED, "not applicable: the body is not a JSON object and has no {{number}} placeholder");
       }
       one = Json.withNumberMember(parsed, NUMBER_MEMBER, BIG_NUMBER);
       other = Json.withNumberMember(parsed, NUMBER_MEMBER, BIG_NUMBER_NEIGHBOUR);
     } else {
-      one = config.render(marker, BIG_NUMBER);
-      other = config.render(marker, BIG_NUMBER_NEIGHBOUR);
+      one = config.render(marker, keyValue, BIG_NUMBER);
+      other = config.render(marker, keyValue, BIG_NUMBER_NEIGHBOUR);
     }
     String key = key();
     Effects effects = new Effects(marker);
@@ -495,7 +506,7 @@ final class Checks {
   }
 
   private CheckResult missingKey(Run run) throws ApiUnreachableException, InterruptedException {
-    Answer a = run.post(List.of(), config.render(marker(), PLAIN_NUMBER));
+    Answer a = run.post(List.of(), config.render(marker(), keyValue(), PLAIN_NUMBER));
     if (a.status == 400) {
       return run.result(Verdict.PASS, OptionalLong.empty(), "refused with 400");
     }
@@ -513,14 +524,14 @@ final class Checks {
 
   private CheckResult malformedKey(Run run) throws ApiUnreachableException, InterruptedException {
     Map<String, Answer> seen = new LinkedHashMap<>();
-    seen.put("an empty key", run.post(List.of(""), config.render(marker(), PLAIN_NUMBER)));
-    seen.put("a key with an unmatched quote", run.post(List.of("\"" + key()), config.render(marker(), PLAIN_NUMBER)));
+    seen.put("an empty key", run.post(List.of(""), config.render(marker(), keyValue(), PLAIN_NUMBER)));
+    seen.put("a key with an unmatched quote", run.post(List.of("\"" + key()), config.render(marker(), keyValue(), PLAIN_NUMBER)));
     return refusals(run, seen);
   }
 
   private CheckResult secondKeyField(Run run) throws ApiUnreachableException, InterruptedException {
     Map<String, Answer> seen = new LinkedHashMap<>();
-    seen.put("two Idempotency-Key fields", run.post(List.of(key(), key()), config.render(marker(), PLAIN_NUMBER)));
+    seen.put("two Idempotency-Key fields", run.post(List.of(key(), key()), config.render(marker(), keyValue(), PLAIN_NUMBER)));
     return refusals(run, seen);
   }
 
@@ -603,6 +614,11 @@ final class Checks {
   }
 
   private static String marker() {
+    return UUID.randomUUID().toString();
+  }
+
+  /** @return a fresh value for {@code {{key-uuid}}}: one per key, shared by every request with that key */
+  private static String keyValue() {
     return UUID.randomUUID().toString();
   }
 

@@ -32,9 +32,13 @@ import java.util.Objects;
  * }</pre>
  *
  * <p><b>The body</b> is a template: {@code {{uuid}}} (required) becomes a fresh UUID for each
- * intended operation, which makes each operation's content unique and is the marker effects are
- * counted by; {@code {{number}}} (optional) marks where the API takes a JSON number, for the
- * big-number check. Without it, that check (and the reorder check, if the body has a single
+ * check, which makes each check's content unique and is the marker effects are counted by (the
+ * control sends it under two keys, so both effects carry it); {@code {{key-uuid}}} (optional)
+ * becomes a fresh UUID for each {@code Idempotency-Key}: every request with one key (a retry, a
+ * concurrent duplicate) carries the same value, a request under another key (or none) another one.
+ * Put it in a field the API keeps unique (an order number), so that the control's second key is a
+ * second order and not a conflict with the first; {@code {{number}}} (optional) marks where the
+ * API takes a JSON number, for the big-number check. Without it, that check (and the reorder check, if the body has a single
  * member) adds a member {@code "idem_check_number"} to a JSON object body; an API that refuses
  * unknown members then gets {@link Verdict#SKIPPED} for them.
  *
@@ -56,6 +60,11 @@ import java.util.Objects;
  * thread-safe; each {@link #run()} is independent.
  */
 public final class IdemCheck {
+
+  /** One fresh UUID per check: the marker its effects are counted by. */
+  private static final String UUID_PLACEHOLDER = "{{uuid}}";
+  /** One fresh UUID per Idempotency-Key: the same in every request with that key. */
+  private static final String KEY_UUID = "{{key-uuid}}";
 
   private final URI target;
   private final String method;
@@ -147,10 +156,18 @@ public final class IdemCheck {
     return template.contains("{{number}}");
   }
 
-  /** @return the body for one operation: its marker for {@code {{uuid}}}, the literal for {@code {{number}}} */
-  String render(String marker, String number) {
-    return template.replace("{{uuid}}", marker).replace("{{number}}", number);
+  boolean hasKeyPlaceholder() {
+    return template.contains(KEY_UUID);
   }
+
+  /**
+   * @return the body of one request: the check's marker for {@code {{uuid}}}, the key's value for
+   *     {@code {{key-uuid}}}, the literal for {@code {{number}}}; the same arguments give the same bytes
+   */
+  String render(String marker, String keyValue, String number) {
+    return template.replace(KEY_UUID, keyValue).replace(UUID_PLACEHOLDER, marker).replace("{{number}}", number);
+  }
+
 
   /** How to count, decided by the builder; the URL counter needs the run's exchange. */
   private interface CountingSpec {
@@ -214,17 +231,21 @@ public final class IdemCheck {
     /**
      * Sets the body template (required).
      *
-     * @param template the body, with {@code {{uuid}}} at least once (for example in a title) and
-     *     optionally {@code {{number}}} where the API takes a JSON number; sent as UTF-8
+     * @param template the body, with {@code {{uuid}}} at least once (for example in a title),
+     *     optionally {@code {{key-uuid}}} in a field the API keeps unique (one value per key, the
+     *     same in every retry) and {@code {{number}}} where the API takes a JSON number; sent as UTF-8
      * @return this builder
      * @throws IllegalArgumentException if {@code {{uuid}}} is missing
      */
     public Builder body(String template) {
       Objects.requireNonNull(template, "template");
-      if (!template.contains("{{uuid}}")) {
+      if (!template.contains(UUID_PLACEHOLDER)) {
         throw new IllegalArgumentException("the body must contain {{uuid}}: each operation needs content of its own"
             + " (for the key-reuse check) and a marker to count its effects by, for example"
-            + " {\"title\":\"check-{{uuid}}\"}");
+            + " {\"title\":\"check-{{uuid}}\"}" + (template.contains(KEY_UUID)
+                ? "; {{key-uuid}} changes with the key, so it cannot mark one check's effects: use both, for example"
+                    + " {\"number\":\"{{key-uuid}}\",\"note\":\"check-{{uuid}}\"}"
+                : ""));
       }
       this.template = template;
       return this;

@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -144,6 +145,50 @@ class IdemCheckTest {
     }
   }
 
+  /** An order whose number the API keeps UNIQUE: one number per key, the marker in the note. */
+  private static final String ORDER = "{\"number\":\"{{key-uuid}}\",\"note\":\"check-{{uuid}}\"}";
+
+  @Test
+  void anApiWithAUniqueOrderNumberPassesEveryCheckWhenTheNumberIsTheKeys() throws Exception {
+    try (ToyApi api = ToyApi.withUniqueMember("number")) {
+      CheckReport report = IdemCheck.builder(api.items()).body(ORDER).settle(SHORT_SETTLE).countUrl(api.items())
+          .build().run();
+
+      assertThat(report.results()).extracting(CheckResult::verdict).as(report.toTable()).containsOnly(Verdict.PASS);
+      assertThat(report.exitStatus()).isZero();
+      assertThat(report.result(CheckName.CONTROL).answers()).isEqualTo("201 x2");
+      assertThat(report.result(CheckName.CONTROL).effects()).hasValue(2);
+
+      Map<String, List<String>> bodiesByKey = api.received().stream().filter(r -> r.key() != null)
+          .collect(Collectors.groupingBy(ToyApi.Received::key, Collectors.mapping(ToyApi.Received::body, Collectors.toList())));
+      // one number per key, every key its own
+      Map<String, Set<String>> numbersByKey = bodiesByKey.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
+          e -> e.getValue().stream().map(b -> Json.parse(b).get("number").asText()).collect(Collectors.toSet())));
+      assertThat(numbersByKey.values()).allSatisfy(numbers -> assertThat(numbers).hasSize(1));
+      assertThat(numbersByKey.values().stream().flatMap(Set::stream).distinct().count()).isEqualTo(numbersByKey.size());
+      // the concurrent duplicates of one key sent the same bytes
+      assertThat(bodiesByKey.values()).filteredOn(bodies -> bodies.size() == 8).singleElement()
+          .satisfies(bodies -> assertThat(Set.copyOf(bodies)).hasSize(1));
+    }
+  }
+
+  @Test
+  void anApiWithAUniqueOrderNumberLeavesTheControlBlindWhenTheNumberIsTheChecks() throws Exception {
+    try (ToyApi api = ToyApi.withUniqueMember("number")) {
+      // {{uuid}} is one value per check: the control's two keys send the same number, and the API refuses the second
+      CheckReport report = IdemCheck.builder(api.items()).body("{\"number\":\"{{uuid}}\",\"note\":\"check\"}")
+          .settle(SHORT_SETTLE).countUrl(api.items()).build().run();
+
+      CheckResult control = report.result(CheckName.CONTROL);
+      assertThat(control.verdict()).as(report.toTable()).isEqualTo(Verdict.FAIL);
+      assertThat(control.answers()).isEqualTo("201, 409");
+      assertThat(control.effects()).hasValue(1);
+      assertThat(control.detail()).startsWith("BLIND: the second request, under another key, was answered 409")
+          .contains("put {{key-uuid}} in it");
+      assertThat(report.exitStatus()).isEqualTo(1);
+    }
+  }
+
   @Test
   void aCountThatSeesNoEffectFailsTheControl() throws Exception {
     try (ToyApi api = ToyApi.start(ToyApi.Flaw.NONE)) {
@@ -217,6 +262,8 @@ class IdemCheckTest {
     URI url = URI.create("http://127.0.0.1:8080/notes");
     assertThatThrownBy(() -> IdemCheck.builder(url).body("{\"title\":\"fixed\"}"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("{{uuid}}");
+    assertThatThrownBy(() -> IdemCheck.builder(url).body("{\"number\":\"{{key-uuid}}\"}"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("{{key-uuid}} changes with the key");
     assertThatThrownBy(() -> IdemCheck.builder(url).header("Idempotency-Key", "x"))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> IdemCheck.builder(url).header("Host", "example.com"))

@@ -13,9 +13,12 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -33,6 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code Retry-After}, every error {@code application/problem+json}; a replay carries {@code
  * Idempotent-Replayed: true}. The fingerprint is the JSON with members sorted and numbers compared
  * by exact value. Keys live in memory.
+ *
+ * <p>{@link #withUniqueMember} makes one member a natural unique key (an order number): a second
+ * item with a value already stored is refused with the API's own {@code 409}, whatever its key.
  */
 public final class ToyApi implements AutoCloseable {
 
@@ -67,7 +73,22 @@ public final class ToyApi implements AutoCloseable {
 
   private record Stored(String fingerprint, byte[] body, String location) {}
 
+  /** One create request as received: its single Idempotency-Key field (or null) and its body. */
+  public record Received(String key, String body) {}
+
+  /** The API's own refusal of a unique value already stored: no effect. */
+  private static final class Duplicate extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Duplicate(String message) {
+      super(message, null, false, false);
+    }
+  }
+
   private final Flaw flaw;
+  private final String uniqueMember;
+  private final Set<String> uniqueValues = new HashSet<>();
+  private final List<Received> received = Collections.synchronizedList(new ArrayList<>());
   private final HttpServer server;
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
@@ -76,8 +97,9 @@ public final class ToyApi implements AutoCloseable {
   private final List<String> items = new ArrayList<>();
   private final AtomicLong ids = new AtomicLong();
 
-  private ToyApi(Flaw flaw) throws IOException {
+  private ToyApi(Flaw flaw, String uniqueMember) throws IOException {
     this.flaw = flaw;
+    this.uniqueMember = uniqueMember;
     this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
     server.setExecutor(threads);
     server.createContext("/", this::handle);
@@ -90,7 +112,25 @@ public final class ToyApi implements AutoCloseable {
    * @throws IOException if it cannot listen
    */
   public static ToyApi start(Flaw flaw) throws IOException {
-    return new ToyApi(flaw);
+    return new ToyApi(flaw, null);
+  }
+
+  /**
+   * @param member a top-level member whose value must be unique among the stored items, as an
+   *     order number with a UNIQUE constraint: a second create with a stored value gets {@code
+   *     409} and stores nothing (a replay of a stored key is still a replay)
+   * @return a correct API (no {@link Flaw}) with that natural unique key
+   * @throws IOException if it cannot listen
+   */
+  public static ToyApi withUniqueMember(String member) throws IOException {
+    return new ToyApi(Flaw.NONE, member);
+  }
+
+  /** @return every create request received, in order */
+  public List<Received> received() {
+    synchronized (received) {
+      return List.copyOf(received);
+    }
   }
 
   /** @return {@code http://127.0.0.1:<port>/items}, the create endpoint and the listing */
@@ -144,16 +184,27 @@ public final class ToyApi implements AutoCloseable {
     } catch (IOException e) {
       body = null;
     }
+    List<String> fields = ex.getRequestHeaders().get("Idempotency-Key");
+    received.add(new Received(fields == null || fields.size() != 1 ? null : fields.get(0),
+        new String(request, StandardCharsets.UTF_8)));
     if (body == null || !body.isObject()) {
       problem(ex, 400, "the body must be a JSON object");
       return;
     }
+    try {
+      create(ex, body, fields);
+    } catch (Duplicate e) {
+      problem(ex, 409, e.getMessage());
+    }
+  }
+
+  private void create(HttpExchange ex, JsonNode body, List<String> fields)
+      throws IOException, InterruptedException, Duplicate {
     if (flaw == Flaw.NO_IDEMPOTENCY) {
       Stored answer = effect(body);
       send(ex, 201, "application/json", answer.body(), answer.location(), false);
       return;
     }
-    List<String> fields = ex.getRequestHeaders().get("Idempotency-Key");
     if (fields == null || fields.isEmpty()) {
       problem(ex, 400, "Idempotency-Key is missing");
       return;
@@ -215,11 +266,16 @@ public final class ToyApi implements AutoCloseable {
     return true;
   }
 
-  private Stored effect(JsonNode body) throws InterruptedException {
+  private Stored effect(JsonNode body) throws InterruptedException, Duplicate {
     TimeUnit.MILLISECONDS.sleep(EFFECT.toMillis());
-    long id = ids.incrementAndGet();
-    String item = "{\"id\":" + id + ",\"item\":" + body + "}";
+    long id;
+    String item;
     synchronized (items) {
+      if (uniqueMember != null && body.has(uniqueMember) && !uniqueValues.add(body.get(uniqueMember).asText())) {
+        throw new Duplicate("an item with this " + uniqueMember + " exists");
+      }
+      id = ids.incrementAndGet();
+      item = "{\"id\":" + id + ",\"item\":" + body + "}";
       items.add(item);
     }
     if (flaw == Flaw.NO_IDS) {

@@ -29,12 +29,21 @@ import picocli.CommandLine.Spec;
       "Exercises one create endpoint of a running HTTP API and prints a verdict per check: a response lost after"
           + " the commit (through a fault proxy), concurrent duplicates, a key reused with different content, a"
           + " control that proves the counting sees duplicates, the IETF draft's details, and fingerprint sanity.",
-      "Every request carries a body made from --body, where {{uuid}} becomes a fresh UUID per intended operation"
-          + " (the marker effects are counted by) and {{number}} (optional) a JSON number.",
+      "Every request carries a body made from --body, where {{uuid}} becomes a fresh UUID per check (the marker"
+          + " effects are counted by), {{key-uuid}} (optional) a fresh UUID per Idempotency-Key, the same in every"
+          + " retry of that key (for a field the API keeps unique, such as an order number), and {{number}}"
+          + " (optional) a JSON number.",
       "Effects are counted from the answers (ids, Location) unless --count-url or --count-sql gives a real count.",
       "At most (concurrency + 16) requests to the API, plus 12 count queries with a real count.",
       "Exit status: 0 when every required check passes; 1 when one fails; 2 when the API cannot be reached or the"
           + " options are wrong."
+    },
+    footer = {
+      "",
+      "For an API that keeps an order number unique (it would answer the control's second key with its own 409):",
+      "  idem check http://127.0.0.1:8080/orders \\",
+      "    --body '{\"number\":\"{{key-uuid}}\",\"note\":\"check-{{uuid}}\"}' \\",
+      "    --count-url http://127.0.0.1:8080/orders"
     })
 final class CheckCommand implements Callable<Integer> {
 
@@ -44,7 +53,8 @@ final class CheckCommand implements Callable<Integer> {
   String url;
 
   @Option(names = "--body", required = true, paramLabel = "<template>",
-      description = "The request body, with {{uuid}}, for example '{\"title\":\"check-{{uuid}}\"}'.")
+      description = "The request body, with {{uuid}}, for example '{\"title\":\"check-{{uuid}}\"}'; {{key-uuid}}"
+          + " in a field the API keeps unique (see the example below).")
   String body;
 
   @Option(names = {"-H", "--header"}, paramLabel = "<name: value>",

@@ -52,6 +52,27 @@ class CheckCommandTest {
   }
 
   @Test
+  void anApiWithAUniqueOrderNumberPassesWithKeyUuidAndIsBlindWithUuid() throws Exception {
+    try (ToyApi api = ToyApi.withUniqueMember("number")) {
+      int status = cli.run("check", api.items().toString(), "--body", "{\"number\":\"{{key-uuid}}\",\"note\":\"check-{{uuid}}\"}",
+          "--count-url", api.items().toString(), "--settle", "100");
+
+      assertThat(status).as(cli.out + "\n" + cli.err).isZero();
+      assertThat(cli.out.toString()).contains("control: two keys, two effects");
+
+      CliRun blind = new CliRun();
+      int blindStatus = blind.run("check", api.items().toString(), "--body", "{\"number\":\"{{uuid}}\",\"note\":\"check\"}",
+          "--count-url", api.items().toString(), "--settle", "100");
+
+      assertThat(blindStatus).as(blind.out + "\n" + blind.err).isEqualTo(1);
+      assertThat(blind.out.toString()).contains("control: BLIND: the second request, under another key, was answered 409")
+          .contains("{{key-uuid}}")
+          .contains("the counting is BLIND (see control)")
+          .contains("result: FAILED: control" + System.lineSeparator());
+    }
+  }
+
+  @Test
   void anUnreachableApiExitsTwo() throws Exception {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {

@@ -24,6 +24,9 @@ class UsageFormatTest {
     Captured usage = usage(IdemCommand.commandLine().getSubcommands().get("check"));
 
     assertThat(usage.text).contains("LIKE '%' || ? || '%'");
+    assertThat(usage.text.replaceAll("\\s+", " ")).contains("{{key-uuid}} (optional) a fresh UUID per Idempotency-Key");
+    // the example stays on one line, to be copied
+    assertThat(usage.text).contains("    --body '{\"number\":\"{{key-uuid}}\",\"note\":\"check-{{uuid}}\"}' \\\n");
     assertThat(usage.stderr).doesNotContain("Could not format");
   }
 
