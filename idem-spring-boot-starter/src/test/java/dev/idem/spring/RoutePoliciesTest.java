@@ -41,8 +41,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * One service, routes of two kinds: {@code POST /orders} writes to the database (transactional
- * mode, the filter's), {@code POST /payments} calls another system (lease mode on a store of its
- * own, from {@code idem.routes.payments.*}), and {@code POST /refunds/{id}} the same through
+ * mode, the filter's), {@code POST /payments} calls another system (lease mode on Redis, from
+ * {@code idem.routes.payments.*}; Redis at 127.0.0.1:6379, skipped without it but under CI), and {@code POST /refunds/{id}} the same through
  * {@link IdempotencyPolicy} on its handler. Was: {@code idem.mode} was global, so a service could
  * not keep its payment call out of a database transaction without putting its orders in lease mode
  * too. Each handler says whether a transaction was open while it ran.
@@ -62,7 +62,10 @@ class RoutePoliciesTest {
     r.add("idem.key-status.enabled", () -> "true");
     r.add("idem.routes.payments.route", () -> "POST /payments");
     r.add("idem.routes.payments.mode", () -> "lease");
-    r.add("idem.routes.payments.store", () -> "memory");
+    r.add("idem.routes.payments.store", () -> "redis");
+    r.add("spring.data.redis.host", () -> LocalRedis.HOST);
+    r.add("spring.data.redis.port", () -> Integer.toString(LocalRedis.PORT));
+    r.add("idem.redis.key-prefix", () -> "idem-routes-" + UUID.randomUUID() + ":");
     r.add("idem.routes.payments.retention", () -> "48h");
   }
 
@@ -148,6 +151,11 @@ class RoutePoliciesTest {
   @Autowired JdbcTemplate jdbc;
   final HttpClient http = HttpClient.newHttpClient();
 
+  @org.junit.jupiter.api.BeforeAll
+  static void redis() {
+    LocalRedis.require();
+  }
+
   @BeforeEach
   void clean() {
     RUNS.clear();
@@ -182,7 +190,7 @@ class RoutePoliciesTest {
     assertThat(IN_TRANSACTION.get("orders")).containsOnly(true);
     assertThat(IN_TRANSACTION.get("payments")).as("a payment call inside a transaction of Idem's").containsOnly(false);
     assertThat(IN_TRANSACTION.get("refunds")).containsOnly(false);
-    // one key record per request, each in its route's store: the orders' in the table, the others in memory
+    // one key record per request, each in its route's store: the orders' in the table, the payments' in Redis, the refunds' in memory
     assertThat(jdbc.queryForList("SELECT operation FROM idem_keys", String.class)).containsExactly("POST /orders");
     assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM orders", Integer.class)).isEqualTo(1);
   }
