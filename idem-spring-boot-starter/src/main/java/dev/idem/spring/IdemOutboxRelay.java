@@ -101,7 +101,7 @@ public final class IdemOutboxRelay implements SmartLifecycle, DisposableBean {
     LOG.info("Idem: outbox relay on {}: {}, every {} when idle, up to {} intents a round", outbox.table(),
         transports.entrySet().stream().sorted(Map.Entry.comparingByKey())
             .map(e -> e.getKey() + " by " + e.getValue()).collect(Collectors.joining(", ")),
-        interval, batchSize);
+        interval.toMillis() + " ms", batchSize);
   }
 
   /** Stops the thread and waits for its round to end (at most the lease and a second). */
