@@ -200,7 +200,7 @@ public final class IdempotentConsumer {
 
   private Verdict decide(InboundMessage message) {
     Objects.requireNonNull(message, "message");
-    String raw = message.header(KEY_HEADER) != null ? message.header(KEY_HEADER) : message.messageId();
+    String raw = rawKey(message);
     if (raw == null) {
       return new Verdict(Verdict.Action.DEAD_LETTER, null,
           "no idempotency key: the message has neither a message id nor an " + KEY_HEADER + " header");
@@ -211,7 +211,7 @@ public final class IdempotentConsumer {
     } catch (InvalidIdempotencyKeyException e) {
       return new Verdict(Verdict.Action.DEAD_LETTER, null, "the message id is not a valid idempotency key: " + e.getMessage());
     }
-    IdempotentRequest request = new IdempotentRequest(Scope.of(name, OPERATION), key, Fingerprint.ofBytes(message.body()));
+    IdempotentRequest request = request(name, key, message);
     try {
       Outcome outcome;
       if (leases == null) {
@@ -277,6 +277,39 @@ public final class IdempotentConsumer {
     HandlerFailure(Exception cause) {
       super(cause);
     }
+  }
+
+  /**
+   * The operation a consumer runs for a message, as {@link #process} builds it: scope ({@code
+   * name}, {@value #OPERATION}), the key from the {@value #KEY_HEADER} header or else the message
+   * id, and the body's fingerprint. For code the handler calls that names things after the
+   * message's key as Idem does (an outbox's intent ids). Stateless and thread-safe.
+   *
+   * @param name the consumer's name, never {@code null}
+   * @param message the message, never {@code null}
+   * @return the request, or empty when the message has no key or one that is not a valid
+   *     idempotency key (such a message is dead-lettered without running the handler)
+   * @throws IllegalArgumentException if {@code name} is not a valid scope part
+   */
+  public static java.util.Optional<IdempotentRequest> requestOf(String name, InboundMessage message) {
+    Objects.requireNonNull(name, "name");
+    String raw = rawKey(Objects.requireNonNull(message, "message"));
+    if (raw == null) {
+      return java.util.Optional.empty();
+    }
+    try {
+      return java.util.Optional.of(request(name, IdempotencyKey.of(raw), message));
+    } catch (InvalidIdempotencyKeyException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
+  private static String rawKey(InboundMessage message) {
+    return message.header(KEY_HEADER) != null ? message.header(KEY_HEADER) : message.messageId();
+  }
+
+  private static IdempotentRequest request(String name, IdempotencyKey key, InboundMessage message) {
+    return new IdempotentRequest(Scope.of(name, OPERATION), key, Fingerprint.ofBytes(message.body()));
   }
 
   /**

@@ -300,6 +300,7 @@ public final class IdempotencyFilter implements Filter {
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
   private static final String APPLIED = IdempotencyFilter.class.getName() + ".applied";
   private static final String KEY_ATTRIBUTE = IdempotencyFilter.class.getName() + ".key";
+  private static final String REQUEST_ATTRIBUTE = IdempotencyFilter.class.getName() + ".request";
 
   /**
    * The key of the request the filter protects, for code the handler calls (the Spring starter's
@@ -314,6 +315,23 @@ public final class IdempotencyFilter implements Filter {
   public static java.util.Optional<dev.idem.core.IdempotencyKey> protectedKey(ServletRequest request) {
     Object key = Objects.requireNonNull(request, "request").getAttribute(KEY_ATTRIBUTE);
     return key instanceof dev.idem.core.IdempotencyKey k ? java.util.Optional.of(k) : java.util.Optional.empty();
+  }
+
+  /**
+   * The operation the filter runs for the request, for code the handler calls that names things
+   * after it as Idem does (the Spring starter's outbox derives its intents' ids from its scope and
+   * key): the scope's principal and operation exactly as the filter built them and stored them
+   * with the key.
+   *
+   * @param request the request, never {@code null}
+   * @return the request's {@link IdempotentRequest} (scope, key and fingerprint) once the filter
+   *     has claimed or is about to claim its key on a protected route, else empty (no route, no
+   *     key, a refused request, or a request the filter did not see)
+   * @throws NullPointerException if {@code request} is {@code null}
+   */
+  public static java.util.Optional<IdempotentRequest> protectedRequest(ServletRequest request) {
+    Object value = Objects.requireNonNull(request, "request").getAttribute(REQUEST_ATTRIBUTE);
+    return value instanceof IdempotentRequest r ? java.util.Optional.of(r) : java.util.Optional.empty();
   }
 
   private volatile IdempotencyFilterConfig config;
@@ -502,6 +520,7 @@ public final class IdempotencyFilter implements Filter {
         idempotent = earlier;
       }
     }
+    req.setAttribute(REQUEST_ATTRIBUTE, idempotent);
 
     Run run = new Run(cfg, idempotent, buffered, res, chain);
     AttemptResult result;

@@ -51,7 +51,9 @@ final class ConsumerEngines {
       throw new IllegalStateException("a transactional idempotent consumer needs the application's DataSource and spring-jdbc:"
           + (keys == null ? " there is no JdbcIdempotency bean" : " there is no single DataSource bean"));
     }
-    return IdempotentConsumer.builder(name, SpringTransactions.consumerEngine(name, keys, ds, beans), handler).build();
+    // While the handler runs, IdemOutbox finds the message's operation and its transaction's connection.
+    return IdempotentConsumer.builder(name, SpringTransactions.consumerEngine(name, keys, ds, beans),
+        CurrentOperation.around(name, handler)).build();
   }
 
   /**

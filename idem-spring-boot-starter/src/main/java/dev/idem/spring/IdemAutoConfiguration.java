@@ -46,7 +46,10 @@ import org.springframework.core.env.Environment;
  *   <li>{@link IdemRabbitConfiguration}: {@link IdemRabbitListeners}, with spring-rabbit and
  *       idem-outbox;
  *   <li>{@link IdemKafkaConfiguration}: {@link IdemKafkaListeners}, with spring-kafka and
- *       idem-kafka.
+ *       idem-kafka;
+ *   <li>{@link IdemOutboxConfiguration}: the transactional outbox on the application's DataSource
+ *       ({@link IdemOutbox}, {@link IdemOutboxRelay}, {@code idem.outbox.*}), with idem-outbox and
+ *       spring-jdbc.
  * </ul>
  *
  * Every bean can be replaced by one of the application's own. A wrong value stops the start-up
@@ -85,7 +88,8 @@ import org.springframework.core.env.Environment;
     IdemKeyStatusConfiguration.class,
     IdemMethodConfiguration.class,
     IdemRabbitConfiguration.class,
-    IdemKafkaConfiguration.class})
+    IdemKafkaConfiguration.class,
+    IdemOutboxConfiguration.class})
 public class IdemAutoConfiguration {
 
   /**

@@ -177,6 +177,116 @@ public class IdemProperties {
    */
   private final Protection protection = new Protection();
 
+  /** The transactional outbox (idem.outbox.*), with idem-outbox on the class path. */
+  private final Outbox outbox = new Outbox();
+
+  /** The {@code idem.outbox.*} properties. */
+  public static class Outbox {
+    /**
+     * Whether to configure the outbox (the Outbox and IdemOutbox beans and the relay) when
+     * idem-outbox is on the class path and the application has one DataSource.
+     */
+    private boolean enabled = true;
+
+    /**
+     * The outbox table, a plain SQL identifier of at most 48 characters; created at start-up with
+     * idem.create-schema.
+     */
+    private String table = "idem_outbox";
+
+    /** The relay that delivers recorded intents after their commit (idem.outbox.relay.*). */
+    private final Relay relay = new Relay();
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
+    }
+
+    public Relay getRelay() {
+      return relay;
+    }
+  }
+
+  /** The {@code idem.outbox.relay.*} properties. */
+  public static class Relay {
+    /**
+     * Whether this instance runs the relay, started and stopped with the application context. It
+     * runs when there is at least one transport: Spring Kafka's ProducerFactory (with idem-kafka),
+     * Spring AMQP's ConnectionFactory, or IntentTransport beans of the application. Several
+     * instances may run it at once.
+     */
+    private boolean enabled = true;
+
+    /**
+     * The pause between rounds when less than a batch was due (at once again after a full batch),
+     * from 1ms. An idle round only reads whether anything is pending.
+     */
+    private Duration interval = Duration.ofSeconds(1);
+
+    /** The most intents one round claims, 1 to 10000. */
+    private int batchSize = 100;
+
+    /**
+     * How long a claim keeps intents from other relays, 100ms to 1h; longer than a round takes.
+     * A relay that stops mid-round leaves its intents to another once it ends.
+     */
+    private Duration lease = Duration.ofSeconds(30);
+
+    /** Attempts per intent before it is DEAD (listed by Outbox.dead, retried by Outbox.retry), 1 to 1000. */
+    private int maxAttempts = 10;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(Duration interval) {
+      this.interval = interval;
+    }
+
+    public int getBatchSize() {
+      return batchSize;
+    }
+
+    public void setBatchSize(int batchSize) {
+      this.batchSize = batchSize;
+    }
+
+    public Duration getLease() {
+      return lease;
+    }
+
+    public void setLease(Duration lease) {
+      this.lease = lease;
+    }
+
+    public int getMaxAttempts() {
+      return maxAttempts;
+    }
+
+    public void setMaxAttempts(int maxAttempts) {
+      this.maxAttempts = maxAttempts;
+    }
+  }
+
   /** The {@code idem.routes.<name>.*} properties: one route's own policy. */
   public static class RoutePolicy {
     /** The route, "METHOD /path-pattern" as in idem.required-key-routes, such as "POST /payments". */
@@ -670,5 +780,9 @@ public class IdemProperties {
 
   public Protection getProtection() {
     return protection;
+  }
+
+  public Outbox getOutbox() {
+    return outbox;
   }
 }
