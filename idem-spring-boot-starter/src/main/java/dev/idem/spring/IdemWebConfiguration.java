@@ -229,9 +229,15 @@ class IdemWebConfiguration {
       /** The key of the request the filter protects on this thread, for {@link Idempotent} methods it calls. */
       @Bean
       IdempotentMethodInterceptor.RequestKeys idemRequestKeys() {
-        return () -> org.springframework.web.context.request.RequestContextHolder.getRequestAttributes()
-            instanceof org.springframework.web.context.request.ServletRequestAttributes servlet
-            ? IdempotencyFilter.protectedKey(servlet.getRequest()).orElse(null) : null;
+        return () -> {
+          if (!(org.springframework.web.context.request.RequestContextHolder.getRequestAttributes()
+              instanceof org.springframework.web.context.request.ServletRequestAttributes servlet)) {
+            return null;
+          }
+          Object connection = servlet.getRequest().getAttribute(IdempotencyFilter.CONNECTION_ATTRIBUTE);
+          return connection == null ? null : IdempotencyFilter.protectedKey(servlet.getRequest())
+              .map(key -> new IdempotentMethodInterceptor.ProtectedRequest(key, connection)).orElse(null);
+        };
       }
 
       /** Names keys' operations after the Spring MVC handler a request reaches ({@code idem.operation-names}). */

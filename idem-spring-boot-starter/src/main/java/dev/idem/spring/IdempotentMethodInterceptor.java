@@ -113,17 +113,32 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   /** The methods whose calls inside a protected request were logged already (once each). */
   private final java.util.Set<Method> toldCovered = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  /** The key of the request the Idempotency-Key filter protects on this thread. */
+  /**
+   * The request the Idempotency-Key filter protects on this thread in transactional mode.
+   *
+   * @param key the request's idempotency key
+   * @param connection the connection of the request's transaction, where its key is recorded
+   */
+  record ProtectedRequest(IdempotencyKey key, Object connection) {}
+
+  /** Where the request the Idempotency-Key filter protects on this thread is read. */
   interface RequestKeys {
-    /** @return the request's key, or {@code null} outside a request the filter protects with a key */
-    @Nullable IdempotencyKey current();
+    /**
+     * @return the request, or {@code null} outside a request the filter protects with a key in
+     *     transactional mode
+     */
+    @Nullable ProtectedRequest current();
   }
 
   /**
    * A method called with the key of the HTTP request that the Idempotency-Key filter protects on
-   * the same thread is covered by that request's record: it runs as part of the request, records no
-   * key of its own (one key record per request), and a retry of the request replays its answer
-   * without calling the method. A call with another key keeps its own record.
+   * the same thread, in transactional mode and inside that request's own transaction, is covered by
+   * that request's record: its writes commit or roll back with the request's key, so a record of its
+   * own would add nothing (one key record per request), and a retry of the request replays its
+   * answer without calling the method. Anywhere else it keeps its own record: in a lease-mode
+   * request, whose answer may be released (a 5xx) after the method's external effect happened, the
+   * method's own record is what keeps the retry from running that effect again; likewise in
+   * another transaction ({@code REQUIRES_NEW}) or with another key.
    *
    * @param keys where the current request's key is read, never {@code null}
    * @return this interceptor
@@ -226,15 +241,14 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       throw new IdempotencyKeyMissingException(method.getDeclaringClass().getSimpleName() + "." + method.getName());
     }
     IdempotencyKey key = IdempotencyKey.of((String) args[keyIndex]);
-    IdempotencyKey requestKey = requestKeys.current();
-    if (key.equals(requestKey)) {
+    ProtectedRequest around = requestKeys.current();
+    if (around != null && key.equals(around.key()) && transactional != null
+        && SpringTransactions.connectionOfCurrentTransaction(dataSource) == around.connection()) {
       if (toldCovered.add(method)) {
-        LOG.info("Idem: @Idempotent {}.{} runs inside a request that the Idempotency-Key filter protects with the same key:"
-            + " the request's record covers it, so it records no key of its own{}", method.getDeclaringClass().getSimpleName(),
-            method.getName(), (transactional != null || transactionalEngineMissing) && SpringTransactions.active()
-                ? "; the request's route runs in transactional mode, so its call runs inside that transaction: give the"
-                    + " route mode=lease (idem.routes.<name>.mode or @IdempotencyPolicy) if it calls another system"
-                : "");
+        LOG.info("Idem: @Idempotent {}.{} runs inside the transaction of a request that the Idempotency-Key filter protects"
+            + " with the same key in transactional mode: the request's record covers it, so it records no key of its own;"
+            + " if it calls another system, give the route mode=lease (idem.routes.<name>.mode or @IdempotencyPolicy)",
+            method.getDeclaringClass().getSimpleName(), method.getName());
       }
       Object covered = invocation.proceed();
       LAST_CALL_REPLAYED.set(Boolean.FALSE);

@@ -57,7 +57,7 @@ class RoutePoliciesTest {
     r.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000");
     r.add("spring.datasource.hikari.maximum-pool-size", () -> "8");
     r.add("idem.mode", () -> "transactional");
-    r.add("idem.required-key-routes", () -> "POST /orders");
+    r.add("idem.required-key-routes", () -> "POST /orders,POST /invoices");
     r.add("idem.optional-key-routes", () -> "POST /notes/**");
     r.add("idem.key-status.enabled", () -> "true");
     r.add("idem.routes.payments.route", () -> "POST /payments");
@@ -125,11 +125,24 @@ class RoutePoliciesTest {
       /** Stands for a call to a payment API: must never run inside a database transaction of Idem's. */
       @PostMapping("/payments")
       ResponseEntity<String> pay(@RequestBody String amount, @RequestHeader(name = "Idempotency-Key", required = false) String key,
-          @RequestHeader(name = "X-Charge-Key", required = false) String chargeKey) throws Exception {
+          @RequestHeader(name = "X-Charge-Key", required = false) String chargeKey,
+          @RequestHeader(name = "X-Fail-After-Charge", required = false) String failAfterCharge) throws Exception {
         ran("payments");
         Thread.sleep(30);
         String charge = charges.charge(chargeKey != null ? chargeKey : key, Integer.parseInt(amount.trim()));
+        if (failAfterCharge != null) {
+          return ResponseEntity.status(503).body("{\"error\":\"receipt service down\"}"); // released: the retry runs again
+        }
         return ResponseEntity.status(201).body("{\"charge\":\"" + charge + "\",\"amount\":" + amount + "}");
+      }
+
+      /** A transactional route whose handler calls the @Idempotent method with the request's key. */
+      @PostMapping("/invoices")
+      ResponseEntity<String> invoice(@RequestBody String amount, @RequestHeader("Idempotency-Key") String key) {
+        ran("invoices");
+        String charge = charges.charge(key, Integer.parseInt(amount.trim()));
+        jdbc.update("INSERT INTO orders (item) VALUES (?)", "invoice " + charge);
+        return ResponseEntity.status(201).body("{\"invoice\":\"" + charge + "\"}");
       }
 
       @PostMapping("/notes/{id}/tags")
@@ -202,14 +215,33 @@ class RoutePoliciesTest {
    * key it keeps its own.
    */
   @Test
-  void anIdempotentMethodCalledWithTheRequestsKeyRecordsNoKeyOfItsOwn() throws Exception {
+  void anIdempotentMethodCalledWithTheRequestsKeyInsideItsTransactionRecordsNoKeyOfItsOwn() throws Exception {
     String key = UUID.randomUUID().toString();
-    HttpResponse<String> first = post("/payments", key, "12");
-    HttpResponse<String> retry = post("/payments", key, "12");
+    HttpResponse<String> first = post("/invoices", key, "12");
+    HttpResponse<String> retry = post("/invoices", key, "12");
+    assertThat(first.statusCode()).isEqualTo(201);
     assertThat(retry.body()).isEqualTo(first.body());
     assertThat(RUNS.get("charge")).as("charges").hasValue(1);
+    assertThat(IN_TRANSACTION.get("charge")).containsOnly(true);
+    assertThat(jdbc.queryForList("SELECT operation FROM idem_keys", String.class)).as("key records").containsExactly("POST /invoices");
+  }
+
+  /**
+   * In a lease-mode request the method keeps its own record: the request's answer may be released
+   * (a 5xx after the charge), and then only the method's record keeps the retry from charging again.
+   */
+  @Test
+  void inALeaseModeRequestWhoseAnswerIsReleasedTheMethodsOwnRecordKeepsTheRetryFromChargingAgain() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> failed = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/payments"))
+        .header("Idempotency-Key", key).header("X-Fail-After-Charge", "yes").header("Content-Type", "text/plain")
+        .POST(HttpRequest.BodyPublishers.ofString("12")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(failed.statusCode()).isEqualTo(503);
+    HttpResponse<String> retry = post("/payments", key, "12");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(RUNS.get("payments")).as("the released request ran again").hasValue(2);
+    assertThat(RUNS.get("charge")).as("charges").hasValue(1);
     assertThat(IN_TRANSACTION.get("charge")).containsOnly(false);
-    assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM idem_keys", Integer.class)).as("records in the table").isZero();
 
     // another key for the charge than the request's: the method keeps its own record, so two
     // requests (two request keys) with the same charge key charge once
@@ -220,7 +252,7 @@ class RoutePoliciesTest {
           .POST(HttpRequest.BodyPublishers.ofString("12")).build(), HttpResponse.BodyHandlers.ofString());
       assertThat(withOwnKey.statusCode()).isEqualTo(201);
     }
-    assertThat(RUNS.get("charge")).as("charges").hasValue(2);
+    assertThat(RUNS.get("charge")).as("charges: one per charge key").hasValue(2);
   }
 
   /**
