@@ -636,6 +636,16 @@ public final class JdbcIdempotency implements KeyStatusReader {
      * caller's transaction on PostgreSQL, the failed claim aborts that transaction: the caller must
      * roll it back, as after any exception of {@link #execute}.
      *
+     * <p>The bound is not specific to the key's row: PostgreSQL's {@code lock_timeout} ends any
+     * lock wait of the statement, among them the relation extension lock that concurrent inserts
+     * take for a moment as the table or an index grows, or a table lock of DDL. {@link
+     * TransactionalIdempotency} therefore does not answer in progress on the first give-up: after
+     * the rollback it takes the key first once more, waiting up to 100 ms (or {@code wait} if
+     * longer), which a duplicate's row, held for its whole transaction, outlasts and a momentary
+     * lock does not. A real duplicate is answered in progress after at most {@code wait} + 100 ms
+     * there; a create that meets no lock pays nothing more. {@link #execute} in a caller's
+     * transaction throws at the first give-up (the transaction is aborted; the caller decides).
+     *
      * @param wait 0 to 60 seconds ({@code 0} is one millisecond on PostgreSQL, whose 0 means no
      *     bound), or {@code null} (the default) for the database's own lock wait
      * @return this builder

@@ -63,7 +63,8 @@ import javax.sql.DataSource;
  *   <li>A concurrent duplicate blocks on the key's row until the first transaction ends, then
  *       replays it (or, if it rolled back, runs itself); with {@link
  *       JdbcIdempotency.Builder#claimLockWait} its claim gives up instead, holding the connection no
- *       longer than that bound, and the {@link InProgressPolicy} answers {@link
+ *       longer than that bound (a give-up is confirmed once, waiting up to 100 ms, before it is
+ *       answered: the bound also ends waits for locks that are not the key's row), and the {@link InProgressPolicy} answers {@link
  *       AttemptResult.Kind#IN_PROGRESS} at once or attempts again, without a connection between
  *       attempts, up to its wait. A duplicate of an attempt running in this engine (this JVM), on
  *       every database SQLite included, reads the key's record once outside any transaction (a
