@@ -40,6 +40,27 @@ record EngineSettings(
     return claimLockWait != null && sql.sql.boundedClaim != null ? Math.max(1, claimLockWait.toMillis()) + "ms" : null;
   }
 
+  /** The least wait of a claim that confirms a bounded key statement's give-up ({@link #confirmWait}). */
+  static final java.time.Duration CONFIRM_WAIT = java.time.Duration.ofMillis(100);
+
+  /**
+   * The lock-wait bound of the one claim that confirms a bounded key statement's give-up before
+   * it is answered in progress ({@link ClaimGaveUp}): {@link #CONFIRM_WAIT}, or the claim's own
+   * bound if longer. A bound of a few milliseconds is also met by locks that have nothing to do
+   * with the key (PostgreSQL's relation extension lock while concurrent inserts grow the table or
+   * an index, a table lock of DDL); those are held for moments, a duplicate's row for its whole
+   * transaction. On MariaDB the bounded statement's wait is fixed in its text (no wait at all), so
+   * the confirmation is that statement once more.
+   *
+   * @return the bound as PostgreSQL writes it, or {@code null} where claims are not bounded
+   */
+  @Nullable String confirmWait(KeyTable.Statements sql) {
+    if (claimWait(sql) == null) {
+      return null;
+    }
+    return Math.max(CONFIRM_WAIT.toMillis(), claimLockWait.toMillis()) + "ms";
+  }
+
   /**
    * Runs the effect on the transaction's connection.
    *

@@ -128,6 +128,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private final ClaimFirst claimFirst;
   private final KeyLast keyLast;
   private final JoinedTransaction joined;
+  private final EngineSettings settings;
   private final KeyStatusQuery statusQuery;
 
   private JdbcIdempotency(Builder b) {
@@ -140,6 +141,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
     this.keys = new KeyTable(b.table, b.createSchema, b.protection);
     this.claimLockWait = b.claimLockWait;
     EngineSettings settings = new EngineSettings(keys, retention, responsePolicy, claimLockWait, sqliteBusyTimeout);
+    this.settings = settings;
     this.claimFirst = new ClaimFirst(settings);
     this.keyLast = new KeyLast(settings);
     this.joined = new JoinedTransaction(settings);
@@ -306,6 +308,17 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, Effect effect) {
+    return execute(connection, request, effect, false);
+  }
+
+  /**
+   * As {@link #execute(Connection, IdempotentRequest, Effect)}; with {@code confirming}, in a
+   * caller's transaction, the claim's lock wait is the longer one of {@link
+   * EngineSettings#confirmWait}: {@link TransactionalIdempotency} makes sure so that a bounded
+   * key statement that gave up waited on a concurrent attempt's row, and not on a lock that any
+   * insert can meet for a moment (see {@link ClaimGaveUp}).
+   */
+  Outcome execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
@@ -332,7 +345,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
       }
     }
     if (!ownTransaction) {
-      return joined.run(connection, dialect, sql, request, effect);
+      return joined.run(connection, dialect, sql, request, effect,
+          confirming ? settings.confirmWait(sql) : settings.claimWait(sql));
     }
     return inOwnTransactions(connection, dialect, sql, request, effect);
   }
@@ -621,6 +635,16 @@ public final class JdbcIdempotency implements KeyStatusReader {
      * time holds the whole database, the busy timeout applies ({@link #sqliteBusyTimeout}). In a
      * caller's transaction on PostgreSQL, the failed claim aborts that transaction: the caller must
      * roll it back, as after any exception of {@link #execute}.
+     *
+     * <p>The bound is not specific to the key's row: PostgreSQL's {@code lock_timeout} ends any
+     * lock wait of the statement, among them the relation extension lock that concurrent inserts
+     * take for a moment as the table or an index grows, or a table lock of DDL. {@link
+     * TransactionalIdempotency} therefore does not answer in progress on the first give-up: after
+     * the rollback it takes the key first once more, waiting up to 100 ms (or {@code wait} if
+     * longer), which a duplicate's row, held for its whole transaction, outlasts and a momentary
+     * lock does not. A real duplicate is answered in progress after at most {@code wait} + 100 ms
+     * there; a create that meets no lock pays nothing more. {@link #execute} in a caller's
+     * transaction throws at the first give-up (the transaction is aborted; the caller decides).
      *
      * @param wait 0 to 60 seconds ({@code 0} is one millisecond on PostgreSQL, whose 0 means no
      *     bound), or {@code null} (the default) for the database's own lock wait

@@ -3,14 +3,13 @@ package dev.idem.jdbc;
 import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The effect in a transaction the caller opened ({@link JdbcIdempotency#execute(Connection,
@@ -48,14 +47,23 @@ final class JoinedTransaction {
    *     Effect)} states; the caller's transaction must then be rolled back
    */
   Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
+    return run(connection, dialect, sql, request, effect, settings.claimWait(sql));
+  }
+
+  /**
+   * @param wait the claim's lock-wait bound ({@link EngineSettings#claimWait} or {@link
+   *     EngineSettings#confirmWait}), or {@code null}
+   */
+  Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect,
+      @Nullable String wait) {
     if (dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
-      return claimAndRun(connection, dialect, sql, request, effect, null);
+      return claimAndRun(connection, dialect, sql, request, effect, wait, null);
     }
     // Inside another call's effect that relies on the same savepoint name: release ours on the way
     // out, whatever happened (a replay sets one too, in the lookup's round trip).
     int[] savepoints = new int[1];
     try {
-      return claimAndRun(connection, dialect, sql, request, effect, savepoints);
+      return claimAndRun(connection, dialect, sql, request, effect, wait, savepoints);
     } finally {
       releaseEffectSavepoints(connection, savepoints[0]);
     }
@@ -63,11 +71,11 @@ final class JoinedTransaction {
 
   /** @param savepoints when not {@code null}, counts the savepoints this call set */
   private Outcome claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      Effect effect, int[] savepoints) {
+      Effect effect, @Nullable String wait, int[] savepoints) {
     boolean savepointBeforeEffect = dialect == Dialect.POSTGRESQL;
-    KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, settings.claimWait(sql), savepoints);
+    KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, wait, savepoints);
     if (claim instanceof KeyClaim.Busy) {
-      throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+      throw new ClaimGaveUp(request.key());
     }
     if (claim instanceof KeyClaim.Conflict conflict) {
       throw settings.storeFailure("claim failed", conflict.cause());

@@ -63,7 +63,8 @@ import javax.sql.DataSource;
  *   <li>A concurrent duplicate blocks on the key's row until the first transaction ends, then
  *       replays it (or, if it rolled back, runs itself); with {@link
  *       JdbcIdempotency.Builder#claimLockWait} its claim gives up instead, holding the connection no
- *       longer than that bound, and the {@link InProgressPolicy} answers {@link
+ *       longer than that bound (a give-up is confirmed once, waiting up to 100 ms, before it is
+ *       answered: the bound also ends waits for locks that are not the key's row), and the {@link InProgressPolicy} answers {@link
  *       AttemptResult.Kind#IN_PROGRESS} at once or attempts again, without a connection between
  *       attempts, up to its wait. A duplicate of an attempt running in this engine (this JVM), on
  *       every database SQLite included, reads the key's record once outside any transaction (a
@@ -294,7 +295,14 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
                 : Round.done(AttemptResult.storeFailed(new IdemStoreException("could not record the key after "
                     + ConflictRetry.MAX_ATTEMPTS + " rounds: its record kept changing", null)));
           case IN_PROGRESS:
-            return Round.done(AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1))));
+            // The bounded insert gave up on a lock, and the runner rolled back, effect included.
+            // The lock may be a concurrent attempt's row of this key, or one that any insert meets
+            // for a moment (a relation extension lock while 16 clients grow the table, a table
+            // lock of DDL): was, 4 of 50,000 creates with fresh keys answered in progress. Take the
+            // key first, waiting longer once (EngineSettings#confirmWait): a duplicate's row is
+            // still held and the attempt is answered in progress; any other lock has gone, and
+            // the create runs once. Only on this path: a create that meets no lock pays nothing.
+            return Round.done(attemptClaimFirst(request, effect, true));
           case ABORTED_BY_EFFECT:
           default:
             // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
@@ -371,6 +379,15 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * failure is answered as any other ({@link #failed}).
    */
   private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect) {
+    return attemptClaimFirst(request, effect, false);
+  }
+
+  /**
+   * @param confirming whether the claim confirms a bounded key statement's give-up: it waits
+   *     {@link EngineSettings#confirmWait}. Otherwise a bounded claim that gave up ({@link
+   *     ClaimGaveUp}) is confirmed so before the attempt is answered in progress.
+   */
+  private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect, boolean confirming) {
     try {
       if (lookupFirst()) {
         // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
@@ -389,7 +406,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       Outcome outcome;
       try {
         outcome = transactions.inTransaction((connection, transaction) -> {
-          Outcome o = keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection()));
+          Outcome o = keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection()), confirming);
           if (!o.replayed() && !o.stored()) {
             transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
           }
@@ -399,6 +416,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       } catch (RuntimeException e) {
         if (ConflictRetry.conflictIn(e) != null && !progress.claimed && round < ConflictRetry.MAX_ATTEMPTS - 1) {
           return Round.again(e); // rolled back by the database: run the attempt again
+        }
+        if (e instanceof ClaimGaveUp && !confirming && !progress.started) {
+          // The bounded claim gave up on some lock, rolled back: confirm once with the longer
+          // wait that a duplicate's row outlasts and a momentary lock does not (see KEY_LAST above).
+          return Round.done(attemptClaimFirst(request, effect, true));
         }
         return Round.done(failed(e, progress, request));
       }
