@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.RetryInfo;
 import dev.idem.core.AttemptResult;
+import dev.idem.core.EffectContext;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.IdempotencyKey;
@@ -37,7 +38,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Runs each keyed <b>unary</b> call at most once per scope and idempotency key, on any {@link
- * IdempotencyEngine} (lease mode: {@code LeaseIdempotency} on any {@code LeaseStore}), and answers
+ * IdempotencyEngine} (lease mode: {@code LeaseIdempotency} on any {@code LeaseStore}; transactional
+ * mode: {@code TransactionalIdempotency}, whose connection the handler reads from {@link
+ * GrpcTransactions#connection()}), and answers
  * its retries, hedged copies and duplicates with the stored answer instead of running the handler
  * again. Streaming methods (client, server or bidirectional) pass through untouched: they are not
  * protected.
@@ -201,7 +204,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     @Override
     public void onHalfClose() {
       ReqT req = request;
-      if (req == null || capture.capturedStatus() != null) {
+      if (req == null || capture.closedEarly()) {
         super.onHalfClose(); // no request (the handler refuses it), or already answered
         return;
       }
@@ -230,7 +233,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       Fingerprint fingerprint = MessageFingerprints.of(method, req);
       AttemptResult result;
       try {
-        result = engine.attempt(new IdempotentRequest(scope, key, fingerprint), ctx -> runHandler(method));
+        result = engine.attempt(new IdempotentRequest(scope, key, fingerprint), ctx -> runHandler(method, ctx));
       } catch (TransientAnswer e) {
         capture.sendCaptured(); // released: the handler's own answer
         return;
@@ -244,9 +247,20 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       answer(result, method);
     }
 
-    private StoredResponse runHandler(MethodDescriptor<ReqT, RespT> method) {
+    private StoredResponse runHandler(MethodDescriptor<ReqT, RespT> method, EffectContext effect) {
       capture.startCapture();
-      super.onHalfClose(); // the handler runs; an inline one has answered when this returns
+      if (effect.inTransaction()) {
+        // transactional mode: the handler's context holds the transaction's connection
+        Context withConnection = Context.current().withValue(GrpcTransactions.CONNECTION, effect.connection());
+        Context previous = withConnection.attach();
+        try {
+          super.onHalfClose();
+        } finally {
+          withConnection.detach(previous);
+        }
+      } else {
+        super.onHalfClose(); // the handler runs; an inline one has answered when this returns
+      }
       try {
         if (!capture.awaitClose(answerTimeout)) {
           capture.answerDirectly();

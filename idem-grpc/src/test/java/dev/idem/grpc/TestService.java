@@ -65,6 +65,8 @@ final class TestService implements AutoCloseable {
   volatile boolean failByThrowing;
   /** The failing runs' answer, or null for INTERNAL. */
   volatile com.google.rpc.Status failWith;
+  /** What each run does before it answers (or fails), on the handler's thread. */
+  volatile java.util.function.Consumer<Struct> sideEffect = request -> {};
 
   private final ScheduledExecutorService later = Executors.newScheduledThreadPool(4);
   private final String name = InProcessServerBuilder.generateName();
@@ -80,6 +82,7 @@ final class TestService implements AutoCloseable {
     ServerServiceDefinition service = ServerServiceDefinition.builder(SERVICE)
         .addMethod(CREATE, ServerCalls.asyncUnaryCall((request, observer) -> {
           int run = runs.incrementAndGet();
+          sideEffect.accept(request);
           if (run <= failingRuns) {
             if (failByThrowing) {
               throw new IllegalStateException("run " + run + " fails");

@@ -33,6 +33,7 @@ public final class CapturingServerCall<ReqT, RespT>
   private @Nullable RespT message;
   private @Nullable Status status;
   private @Nullable Metadata trailers;
+  private boolean closedEarly;
 
   /** @param call the transport's call, never {@code null} */
   public CapturingServerCall(ServerCall<ReqT, RespT> call) {
@@ -53,6 +54,14 @@ public final class CapturingServerCall<ReqT, RespT>
    */
   public boolean awaitClose(Duration timeout) throws InterruptedException {
     return closed.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * @return whether the handler closed the call before the capture started (it refused the
+   *     request itself, for example a second request message of a unary call)
+   */
+  public synchronized boolean closedEarly() {
+    return closedEarly;
   }
 
   /** @return the status the handler closed with, or {@code null} before it closed */
@@ -163,6 +172,7 @@ public final class CapturingServerCall<ReqT, RespT>
       if (mode == Mode.DONE) {
         return;
       }
+      closedEarly = true;
     }
     super.close(status, trailers);
   }
