@@ -175,12 +175,16 @@ final class TestService implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     channel.shutdownNow();
     server.shutdownNow();
-    channel.awaitTermination(5, TimeUnit.SECONDS);
-    server.awaitTermination(5, TimeUnit.SECONDS);
     later.shutdownNow();
+    try {
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+      server.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** A hand-written stub, as generated ones are: calls on its channel with its call options. */
