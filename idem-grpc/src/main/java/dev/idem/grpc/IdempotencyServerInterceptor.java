@@ -1,0 +1,531 @@
+package dev.idem.grpc;
+
+import com.google.protobuf.Any;
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
+import dev.idem.core.AttemptResult;
+import dev.idem.core.EffectContext;
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdempotencyEngine;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InvalidIdempotencyKeyException;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.grpc.internal.CapturingServerCall;
+import dev.idem.grpc.internal.StoredAnswers;
+import io.grpc.Context;
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.io.ByteArrayInputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs each keyed <b>unary</b> call at most once per scope and idempotency key, on any {@link
+ * IdempotencyEngine} (lease mode: {@code LeaseIdempotency} on any {@code LeaseStore}; transactional
+ * mode: {@code TransactionalIdempotency}, whose connection the handler reads from {@link
+ * GrpcTransactions#connection()}), and answers
+ * its retries, hedged copies and duplicates with the stored answer instead of running the handler
+ * again. Streaming methods (client, server or bidirectional) pass through untouched: they are not
+ * protected.
+ *
+ * <h2>What a protected call is</h2>
+ *
+ * <ul>
+ *   <li><b>Key</b>: the request's own field when the method has one ({@link
+ *       Builder#requestKey(MethodDescriptor, Function)}, AIP-155's {@code request_id}) and it is not
+ *       empty, else the metadata entry {@value IdempotencyKeys#DEFAULT_HEADER} ({@link
+ *       Builder#keyHeader(String)}). A call with neither passes through unprotected, or is refused
+ *       with {@code INVALID_ARGUMENT} when {@link Builder#keyRequired(boolean)}.
+ *   <li><b>Scope</b>: the principal from the {@link GrpcPrincipalResolver} (by default the fixed
+ *       {@link Builder#principal(String)}), and the method's full name ({@code
+ *       package.Service/Method}) as the operation.
+ *   <li><b>Fingerprint</b>: {@link MessageFingerprints#of(MethodDescriptor, Object)}, SHA-256 of the
+ *       request message's deterministic serialization.
+ *   <li><b>Stored answer</b>: the response message's bytes (as the method's response marshaller
+ *       writes them), the status code and description, and the trailers named in {@link
+ *       Builder#keptTrailers(String...)} (by default {@code grpc-status-details-bin}, the error
+ *       details of a {@code google.rpc.Status}). Response headers the handler sends are given to the
+ *       call that ran it and not stored; a replay sends {@code idempotent-replayed: true} as its
+ *       only header.
+ * </ul>
+ *
+ * <h2>How the handler runs as the engine's effect</h2>
+ *
+ * <p>grpc-java delivers a unary request to the handler in {@code onHalfClose} of the call's
+ * listener, and the handler answers through the {@link ServerCall}, either before {@code
+ * onHalfClose} returns (a handler that answers inline) or later, from any thread (one that awaits a
+ * future). The interceptor hands the handler a forwarding call that captures its answer instead of
+ * sending it; in {@code onHalfClose} it computes the key and fingerprint and calls {@link
+ * IdempotencyEngine#attempt}, whose effect passes {@code onHalfClose} on to the handler and then
+ * <em>blocks the calling thread</em> until the handler closes the captured call (at once for an
+ * inline handler), at most {@link Builder#answerTimeout(Duration)}. The effect returns the captured
+ * answer as a {@link StoredResponse}; once the engine has stored (or released) it, the interceptor
+ * sends it on the transport's call. A replay sends the stored message and status without calling
+ * the handler; a refusal closes the call with the status of the table in docs/grpc.md, with {@code
+ * google.rpc.ErrorInfo} (domain {@value #ERROR_DOMAIN}) and, where a retry is welcome, {@code
+ * google.rpc.RetryInfo} in the {@code grpc-status-details-bin} trailer.
+ *
+ * <p>Consequences: each protected call in progress holds one thread of the server's executor
+ * (grpc-java's default executor is a cached pool; a bounded executor needs room for them, and a
+ * server on {@code directExecutor()} must have handlers that answer inline). While the answer is
+ * captured the handler's call reports {@link ServerCall#isCancelled()} {@code false}, so an effect
+ * that began finishes and is stored even when the client gave up (its retry is then replayed); the
+ * call's {@link Context} is still cancelled with the client's attempt.
+ *
+ * <p>Which answers are kept: a handler's status that is transient in gRPC's terms ({@code
+ * CANCELLED}, {@code UNKNOWN}, {@code DEADLINE_EXCEEDED}, {@code RESOURCE_EXHAUSTED}, {@code
+ * ABORTED}, {@code INTERNAL}, {@code UNAVAILABLE}, {@code DATA_LOSS}) always releases the key, so a
+ * retry runs again; every other answer goes to the engine's {@code ResponsePolicy} with the HTTP
+ * status google.rpc.Code maps its code to (the standard policy stores {@code OK} and the
+ * deterministic client errors, and releases {@code UNIMPLEMENTED}). A handler that throws, or does
+ * not answer within the answer timeout, releases the key too.
+ *
+ * <p>Immutable and thread-safe: one instance serves every call.
+ */
+public final class IdempotencyServerInterceptor implements ServerInterceptor {
+
+  /** The {@code google.rpc.ErrorInfo} domain of Idem's refusals: {@value}. */
+  public static final String ERROR_DOMAIN = "idem.dev";
+
+  /** The default principal of callers the resolver leaves anonymous: {@value}. */
+  public static final String DEFAULT_ANONYMOUS_PRINCIPAL = "anonymous";
+
+  /** The default answer timeout: 30 seconds, the default lease. */
+  public static final Duration DEFAULT_ANSWER_TIMEOUT = Duration.ofSeconds(30);
+
+  /** The default retry delay after a store failure: 1 second. */
+  public static final Duration DEFAULT_STORE_RETRY_DELAY = Duration.ofSeconds(1);
+
+  private static final Set<Status.Code> TRANSIENT = EnumSet.of(
+      Status.Code.CANCELLED, Status.Code.UNKNOWN, Status.Code.DEADLINE_EXCEEDED,
+      Status.Code.RESOURCE_EXHAUSTED, Status.Code.ABORTED, Status.Code.INTERNAL,
+      Status.Code.UNAVAILABLE, Status.Code.DATA_LOSS);
+
+  private final IdempotencyEngine engine;
+  private final Metadata.Key<String> keyHeader;
+  private final GrpcPrincipalResolver principals;
+  private final String anonymousPrincipal;
+  private final Map<String, Function<Object, @Nullable String>> requestKeys;
+  private final boolean keyRequired;
+  private final List<String> keptTrailers;
+  private final Duration answerTimeout;
+  private final Duration storeRetryDelay;
+
+  private IdempotencyServerInterceptor(Builder b) {
+    this.engine = b.engine;
+    this.keyHeader = b.keyHeader;
+    this.principals = b.principals;
+    this.anonymousPrincipal = b.anonymousPrincipal;
+    this.requestKeys = Map.copyOf(b.requestKeys);
+    this.keyRequired = b.keyRequired;
+    this.keptTrailers = List.copyOf(b.keptTrailers);
+    this.answerTimeout = b.answerTimeout;
+    this.storeRetryDelay = b.storeRetryDelay;
+  }
+
+  /**
+   * @param engine the engine that runs the calls, never {@code null}: lease mode ({@code
+   *     LeaseIdempotency}) on any store
+   * @return a builder: key from {@value IdempotencyKeys#DEFAULT_HEADER}, optional, principal
+   *     {@value #DEFAULT_ANONYMOUS_PRINCIPAL}, answer timeout 30 s, store retry delay 1 s
+   * @throws NullPointerException if {@code engine} is {@code null}
+   */
+  public static Builder builder(IdempotencyEngine engine) {
+    return new Builder(engine);
+  }
+
+  @Override
+  public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+      ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+    MethodDescriptor<ReqT, RespT> method = call.getMethodDescriptor();
+    if (method.getType() != MethodDescriptor.MethodType.UNARY) {
+      return next.startCall(call, headers); // streaming: not protected
+    }
+    String headerKey = headers.get(keyHeader);
+    Function<Object, @Nullable String> field = requestKeys.get(method.getFullMethodName());
+    if (headerKey == null && field == null) {
+      if (!keyRequired) {
+        return next.startCall(call, headers);
+      }
+      refuse(call, Status.Code.INVALID_ARGUMENT, "KEY_MISSING",
+          "this method requires the idempotency key " + keyHeader.name(), null);
+      return new ServerCall.Listener<>() {};
+    }
+    String principal = Scope.principalPart(principals.resolve(call, headers, Context.current()), anonymousPrincipal);
+    Scope scope = Scope.of(principal, method.getFullMethodName());
+    CapturingServerCall<ReqT, RespT> capture = new CapturingServerCall<>(call);
+    return new ProtectedListener<>(next.startCall(capture, headers), capture, scope, headerKey, field);
+  }
+
+  /** The listener of one protected unary call: runs the handler's onHalfClose as the effect. */
+  private final class ProtectedListener<ReqT, RespT>
+      extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT> {
+
+    private final CapturingServerCall<ReqT, RespT> capture;
+    private final Scope scope;
+    private final @Nullable String headerKey;
+    private final @Nullable Function<Object, @Nullable String> field;
+    private @Nullable ReqT request;
+
+    ProtectedListener(ServerCall.Listener<ReqT> handler, CapturingServerCall<ReqT, RespT> capture,
+        Scope scope, @Nullable String headerKey, @Nullable Function<Object, @Nullable String> field) {
+      super(handler);
+      this.capture = capture;
+      this.scope = scope;
+      this.headerKey = headerKey;
+      this.field = field;
+    }
+
+    @Override
+    public void onMessage(ReqT message) {
+      if (request == null) {
+        request = message;
+      }
+      super.onMessage(message);
+    }
+
+    @Override
+    public void onHalfClose() {
+      ReqT req = request;
+      if (req == null || capture.closedEarly()) {
+        super.onHalfClose(); // no request (the handler refuses it), or already answered
+        return;
+      }
+      String raw = field == null ? null : field.apply(req);
+      if (raw == null || raw.isEmpty()) {
+        raw = headerKey;
+      }
+      if (raw == null) {
+        if (!keyRequired) {
+          super.onHalfClose();
+          return;
+        }
+        refuse(capture.answerDirectly(), Status.Code.INVALID_ARGUMENT, "KEY_MISSING",
+            "this method requires an idempotency key", null);
+        return;
+      }
+      IdempotencyKey key;
+      try {
+        key = IdempotencyKey.of(raw);
+      } catch (InvalidIdempotencyKeyException e) {
+        refuse(capture.answerDirectly(), Status.Code.INVALID_ARGUMENT, "KEY_INVALID",
+            "invalid idempotency key: " + e.getMessage(), null);
+        return;
+      }
+      MethodDescriptor<ReqT, RespT> method = capture.getMethodDescriptor();
+      Fingerprint fingerprint = MessageFingerprints.of(method, req);
+      AttemptResult result;
+      try {
+        result = engine.attempt(new IdempotentRequest(scope, key, fingerprint), ctx -> runHandler(method, ctx));
+      } catch (TransientAnswer e) {
+        capture.sendCaptured(); // released: the handler's own answer
+        return;
+      } catch (NoAnswer e) {
+        refuse(capture.answerDirectly(), Status.Code.INTERNAL, "NO_ANSWER", e.getMessage(), null);
+        return;
+      } catch (RuntimeException | Error e) {
+        capture.answerDirectly(); // the handler threw: grpc-java closes the call
+        throw e;
+      }
+      answer(result, method);
+    }
+
+    private StoredResponse runHandler(MethodDescriptor<ReqT, RespT> method, EffectContext effect) {
+      capture.startCapture();
+      if (effect.inTransaction()) {
+        // transactional mode: the handler's context holds the transaction's connection
+        Context withConnection = Context.current().withValue(GrpcTransactions.CONNECTION, effect.connection());
+        Context previous = withConnection.attach();
+        try {
+          super.onHalfClose();
+        } finally {
+          withConnection.detach(previous);
+        }
+      } else {
+        super.onHalfClose(); // the handler runs; an inline one has answered when this returns
+      }
+      try {
+        if (!capture.awaitClose(answerTimeout)) {
+          capture.answerDirectly();
+          throw new NoAnswer("the handler did not answer within " + answerTimeout);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        capture.answerDirectly();
+        throw new NoAnswer("interrupted while waiting for the handler's answer");
+      }
+      Status status = Objects.requireNonNull(capture.capturedStatus());
+      if (TRANSIENT.contains(status.getCode())) {
+        throw new TransientAnswer();
+      }
+      RespT message = capture.capturedMessage();
+      byte[] bytes = message == null ? null : MessageFingerprints.readAll(method.streamResponse(message));
+      return StoredAnswers.toStored(status, bytes, Objects.requireNonNull(capture.capturedTrailers()), keptTrailers);
+    }
+
+    private void answer(AttemptResult result, MethodDescriptor<ReqT, RespT> method) {
+      switch (result.kind()) {
+        case EXECUTED:
+        case RELEASED:
+          capture.sendCaptured();
+          return;
+        case REPLAYED:
+          replay(capture.answerDirectly(), result.outcome().orElseThrow().response(), method);
+          return;
+        default:
+          refuse(capture.answerDirectly(), result);
+      }
+    }
+  }
+
+  private static <ReqT, RespT> void replay(ServerCall<ReqT, RespT> call, StoredResponse stored, MethodDescriptor<ReqT, RespT> method) {
+    Status status = StoredAnswers.status(stored);
+    Metadata headers = new Metadata();
+    headers.put(IdempotencyKeys.REPLAYED_HEADER, "true");
+    call.sendHeaders(headers);
+    if (StoredAnswers.hasMessage(stored)) {
+      call.sendMessage(method.parseResponse(new ByteArrayInputStream(stored.body())));
+    }
+    call.close(status, StoredAnswers.trailers(stored));
+  }
+
+  private void refuse(ServerCall<?, ?> call, AttemptResult result) {
+    String message = result.failure().map(Throwable::getMessage).orElse(result.kind().toString());
+    switch (result.kind()) {
+      case KEY_REUSED:
+        refuse(call, Status.Code.FAILED_PRECONDITION, "KEY_REUSED", message, null);
+        return;
+      case IN_PROGRESS:
+        refuse(call, Status.Code.UNAVAILABLE, "IN_PROGRESS", message, result.retryAfter());
+        return;
+      case OUTCOME_UNKNOWN:
+        refuse(call, Status.Code.UNAVAILABLE, "OUTCOME_UNKNOWN", message, result.retryAfter());
+        return;
+      case STORE_UNAVAILABLE:
+        refuse(call, Status.Code.UNAVAILABLE, "STORE_UNAVAILABLE", message, storeRetryDelay);
+        return;
+      case ROLLED_BACK:
+        refuse(call, Status.Code.UNAVAILABLE, "ROLLED_BACK", message, storeRetryDelay);
+        return;
+      case REQUEST_FAILED:
+        refuse(call, Status.Code.FAILED_PRECONDITION, "REQUEST_FAILED", message, null);
+        return;
+      case STORED_RESPONSE_UNREADABLE:
+      default:
+        refuse(call, Status.Code.INTERNAL, "STORED_RESPONSE_UNREADABLE", message, null);
+    }
+  }
+
+  private static void refuse(ServerCall<?, ?> call, Status.Code code, String reason, @Nullable String message,
+      @Nullable Duration retryAfter) {
+    com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder()
+        .setCode(code.value())
+        .setMessage(message == null ? reason : message)
+        .addDetails(Any.pack(ErrorInfo.newBuilder().setReason(reason).setDomain(ERROR_DOMAIN).build()));
+    if (retryAfter != null) {
+      status.addDetails(Any.pack(RetryInfo.newBuilder()
+          .setRetryDelay(com.google.protobuf.Duration.newBuilder()
+              .setSeconds(retryAfter.getSeconds())
+              .setNanos(retryAfter.getNano()))
+          .build()));
+    }
+    StatusRuntimeException e = StatusProto.toStatusRuntimeException(status.build());
+    Metadata trailers = e.getTrailers();
+    call.close(e.getStatus(), trailers != null ? trailers : new Metadata());
+  }
+
+  static Metadata.Key<String> asciiKey(String name) {
+    Objects.requireNonNull(name, "name");
+    if (name.endsWith(Metadata.BINARY_HEADER_SUFFIX)) {
+      throw new IllegalArgumentException("an idempotency key is ASCII metadata, not binary: " + name);
+    }
+    return Metadata.Key.of(name, Metadata.ASCII_STRING_MARSHALLER);
+  }
+
+  /** The handler answered with a transient status: the claim is released, its answer sent. */
+  private static final class TransientAnswer extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    TransientAnswer() {
+      super("the handler answered with a transient status", null, false, false);
+    }
+  }
+
+  /** The handler did not answer within the answer timeout. */
+  private static final class NoAnswer extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    NoAnswer(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /** Builds an {@link IdempotencyServerInterceptor}. Not thread-safe; every setter validates eagerly. */
+  public static final class Builder {
+    private final IdempotencyEngine engine;
+    private Metadata.Key<String> keyHeader = IdempotencyKeys.HEADER;
+    private GrpcPrincipalResolver principals = (call, headers, context) -> null;
+    private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
+    private final Map<String, Function<Object, @Nullable String>> requestKeys = new HashMap<>();
+    private boolean keyRequired;
+    private final List<String> keptTrailers = new ArrayList<>(List.of("grpc-status-details-bin"));
+    private Duration answerTimeout = DEFAULT_ANSWER_TIMEOUT;
+    private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
+
+    private Builder(IdempotencyEngine engine) {
+      this.engine = Objects.requireNonNull(engine, "engine");
+    }
+
+    /**
+     * @param name the metadata key of the idempotency key, an ASCII key (default {@value
+     *     IdempotencyKeys#DEFAULT_HEADER})
+     * @return this builder
+     * @throws NullPointerException if {@code name} is {@code null}
+     * @throws IllegalArgumentException if {@code name} is no valid ASCII metadata key
+     */
+    public Builder keyHeader(String name) {
+      this.keyHeader = asciiKey(name);
+      return this;
+    }
+
+    /**
+     * The key of one method from its request message (AIP-155's {@code request_id}, AEP-155's
+     * {@code idempotency_key}); used when it returns a non-empty string, else the metadata key.
+     *
+     * @param method a unary method, never {@code null}
+     * @param field reads the key from a request, never {@code null}; may return {@code null} or
+     *     empty for none; must be thread-safe
+     * @param <ReqT> the request type
+     * @return this builder
+     * @throws IllegalArgumentException if {@code method} is not unary (streaming methods are not
+     *     protected)
+     */
+    @SuppressWarnings("unchecked")
+    public <ReqT> Builder requestKey(MethodDescriptor<ReqT, ?> method, Function<? super ReqT, @Nullable String> field) {
+      Objects.requireNonNull(method, "method");
+      Objects.requireNonNull(field, "field");
+      if (method.getType() != MethodDescriptor.MethodType.UNARY) {
+        throw new IllegalArgumentException(
+            "only unary methods are protected; " + method.getFullMethodName() + " is " + method.getType());
+      }
+      requestKeys.put(method.getFullMethodName(), (Function<Object, @Nullable String>) field);
+      return this;
+    }
+
+    /**
+     * @param required {@code true} to refuse a unary call without a key with {@code
+     *     INVALID_ARGUMENT}; {@code false} (the default, as AIP-155's request IDs are optional) to
+     *     let it through unprotected
+     * @return this builder
+     */
+    public Builder keyRequired(boolean required) {
+      this.keyRequired = required;
+      return this;
+    }
+
+    /**
+     * @param principal the principal of every call, for services whose callers all act for one
+     *     owner; never {@code null}
+     * @return this builder (replaces the resolver with {@link GrpcPrincipalResolver#fixed})
+     */
+    public Builder principal(String principal) {
+      Scope.of(principal, "-"); // validates
+      this.principals = GrpcPrincipalResolver.fixed(principal);
+      return this;
+    }
+
+    /**
+     * @param resolver names each call's caller, never {@code null}
+     * @return this builder
+     */
+    public Builder principalResolver(GrpcPrincipalResolver resolver) {
+      this.principals = Objects.requireNonNull(resolver, "resolver");
+      return this;
+    }
+
+    /**
+     * @param principal the principal of callers the resolver leaves anonymous (default {@value
+     *     #DEFAULT_ANONYMOUS_PRINCIPAL}), a valid scope part, never {@code null}
+     * @return this builder
+     * @throws IllegalArgumentException if it is no valid scope part
+     */
+    public Builder anonymousPrincipal(String principal) {
+      Scope.of(principal, "-");
+      this.anonymousPrincipal = principal;
+      return this;
+    }
+
+    /**
+     * @param names the trailers stored with an answer and replayed (default {@code
+     *     grpc-status-details-bin}); names ending in {@code -bin} are binary. Replaces the list.
+     * @return this builder
+     * @throws IllegalArgumentException if a name is no valid metadata key
+     */
+    public Builder keptTrailers(String... names) {
+      List<String> checked = new ArrayList<>();
+      for (String name : names) {
+        Objects.requireNonNull(name, "trailer name");
+        if (name.endsWith(Metadata.BINARY_HEADER_SUFFIX)) {
+          Metadata.Key.of(name, Metadata.BINARY_BYTE_MARSHALLER);
+        } else {
+          Metadata.Key.of(name, Metadata.ASCII_STRING_MARSHALLER);
+        }
+        checked.add(name.toLowerCase(java.util.Locale.ROOT));
+      }
+      keptTrailers.clear();
+      keptTrailers.addAll(checked);
+      return this;
+    }
+
+    /**
+     * @param timeout how long a protected call waits for its handler's answer (default 30 s); at
+     *     least the engine's lease, as a handler that answers later has its key released
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder answerTimeout(Duration timeout) {
+      this.answerTimeout = positive(timeout, "answerTimeout");
+      return this;
+    }
+
+    /**
+     * @param delay the {@code RetryInfo} delay of a store failure (default 1 s), positive
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder storeRetryDelay(Duration delay) {
+      this.storeRetryDelay = positive(delay, "storeRetryDelay");
+      return this;
+    }
+
+    /** @return a new interceptor, never {@code null} */
+    public IdempotencyServerInterceptor build() {
+      return new IdempotencyServerInterceptor(this);
+    }
+
+    private static Duration positive(Duration d, String name) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, was " + d);
+      }
+      return d;
+    }
+  }
+}
