@@ -226,11 +226,19 @@ class IdemWebConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
     static class MvcConfiguration {
-      /** The key of the request the filter protects on this thread, for {@link Idempotent} methods it calls. */
+      /**
+       * The key of the request the filter protects on this thread in the key's transaction, for
+       * {@link Idempotent} methods it calls. Only a request in transactional mode covers such a
+       * call: the call's writes, the request's record and its answer commit or roll back together.
+       * In lease mode an answer the response policy does not store (a 5xx) or a failing handler
+       * releases the key, and the retry runs the handler again: a call to another system made with
+       * the request's key must then find its own record, or it runs twice.
+       */
       @Bean
       IdempotentMethodInterceptor.RequestKeys idemRequestKeys() {
         return () -> org.springframework.web.context.request.RequestContextHolder.getRequestAttributes()
             instanceof org.springframework.web.context.request.ServletRequestAttributes servlet
+            && servlet.getRequest().getAttribute(IdempotencyFilter.CONNECTION_ATTRIBUTE) != null
             ? IdempotencyFilter.protectedKey(servlet.getRequest()).orElse(null) : null;
       }
 

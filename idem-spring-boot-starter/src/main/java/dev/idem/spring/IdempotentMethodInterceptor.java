@@ -120,10 +120,12 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   }
 
   /**
-   * A method called with the key of the HTTP request that the Idempotency-Key filter protects on
-   * the same thread is covered by that request's record: it runs as part of the request, records no
-   * key of its own (one key record per request), and a retry of the request replays its answer
-   * without calling the method. A call with another key keeps its own record.
+   * A method called with the key of the HTTP request that the Idempotency-Key filter protects in
+   * the key's transaction on the same thread is covered by that request's record: it runs as part
+   * of the request, records no key of its own (one key record per request), and a retry of the
+   * request replays its answer without calling the method. A call with another key, or inside a
+   * request in lease mode (whose key a 5xx answer or a failing handler releases, so that the retry
+   * runs the handler again), keeps its own record.
    *
    * @param keys where the current request's key is read, never {@code null}
    * @return this interceptor
@@ -230,11 +232,9 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     if (key.equals(requestKey)) {
       if (toldCovered.add(method)) {
         LOG.info("Idem: @Idempotent {}.{} runs inside a request that the Idempotency-Key filter protects with the same key:"
-            + " the request's record covers it, so it records no key of its own{}", method.getDeclaringClass().getSimpleName(),
-            method.getName(), (transactional != null || transactionalEngineMissing) && SpringTransactions.active()
-                ? "; the request's route runs in transactional mode, so its call runs inside that transaction: give the"
-                    + " route mode=lease (idem.routes.<name>.mode or @IdempotencyPolicy) if it calls another system"
-                : "");
+            + " the request's record covers it, so it records no key of its own; the request's route runs in transactional"
+            + " mode, so its call runs inside that transaction: give the route mode=lease (idem.routes.<name>.mode or"
+            + " @IdempotencyPolicy) if it calls another system", method.getDeclaringClass().getSimpleName(), method.getName());
       }
       Object covered = invocation.proceed();
       LAST_CALL_REPLAYED.set(Boolean.FALSE);

@@ -196,19 +196,22 @@ class RoutePoliciesTest {
   }
 
   /**
-   * Was: an {@code @Idempotent} method called inside a protected request recorded a key of its own
-   * beside the request's (two records per request), and inside a transactional route's transaction.
-   * Called with the request's own key it is covered by the request's record; called with another
-   * key it keeps its own.
+   * An {@code @Idempotent} method called with the request's own key inside a route in lease mode
+   * keeps its own record (a released answer would otherwise charge again on the retry); inside a
+   * transactional route it is covered by the request's record (CoveredMethodInLeaseRouteTest).
+   * Called with another key it keeps its own.
    */
   @Test
-  void anIdempotentMethodCalledWithTheRequestsKeyRecordsNoKeyOfItsOwn() throws Exception {
+  void anIdempotentMethodCalledWithTheRequestsKeyInALeaseRouteKeepsItsOwnRecord() throws Exception {
     String key = UUID.randomUUID().toString();
     HttpResponse<String> first = post("/payments", key, "12");
     HttpResponse<String> retry = post("/payments", key, "12");
     assertThat(retry.body()).isEqualTo(first.body());
     assertThat(RUNS.get("charge")).as("charges").hasValue(1);
     assertThat(IN_TRANSACTION.get("charge")).containsOnly(false);
+    // the payments route runs in lease mode: its key is released by a 5xx or a failing handler, so
+    // the charge keeps its own record (CoveredMethodInLeaseRouteTest), in the application's lease
+    // store (Redis here), beside the request's in the route's; none in the table
     assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM idem_keys", Integer.class)).as("records in the table").isZero();
 
     // another key for the charge than the request's: the method keeps its own record, so two
