@@ -73,12 +73,14 @@ class IdemWebConfiguration {
     ModeDecision mode = decided != null ? decided : IdemTransactionalConfiguration.withoutSpringJdbc(p);
     IdempotencyEngine engine = mode.engine != null ? mode.engine : leaseEngine.getObject();
     IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
-    // Routes with a policy of their own first (properties, then handler annotations): first match wins.
+    // Routes with a policy of their own first (properties and handler annotations), the most
+    // specific first: first match wins.
     List<RoutePolicies.Spec> specs = new ArrayList<>(RoutePolicies.fromProperties(p));
     HandlerPolicySource annotated = handlerPolicies.getIfAvailable();
     if (annotated != null) {
       specs.addAll(annotated.specs());
     }
+    specs = RoutePolicies.mostSpecificFirst(specs);
     List<String> policyLines = new ArrayList<>();
     if (!specs.isEmpty()) {
       RoutePolicies policies = new RoutePolicies(p, mode, store.getObject(), type -> {

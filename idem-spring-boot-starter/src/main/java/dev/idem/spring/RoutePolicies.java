@@ -99,6 +99,47 @@ final class RoutePolicies {
   }
 
   /**
+   * The specs in the order the filter tries them: most specific first, segment by segment from the
+   * left (a literal segment before {@code *}, {@code *} before {@code **}, a pattern that ends
+   * before one that goes on), whatever their source, so that a catch-all never takes the requests
+   * of a more specific policy route. Not the order of the {@code idem.routes} map, which Spring
+   * Boot builds from its property sources by precedence (an environment variable overriding one
+   * entry moves it first), nor that of Spring MVC's handlers, which is a hash map's. Routes of equal
+   * rank match no request in common (or are the same route, refused as named twice) and keep
+   * their order.
+   *
+   * @param specs the specs from the properties and the annotations
+   * @return a sorted copy
+   */
+  static List<Spec> mostSpecificFirst(List<Spec> specs) {
+    List<Spec> sorted = new ArrayList<>(specs);
+    sorted.sort((a, b) -> compareSpecificity(a.pattern(), b.pattern()));
+    return sorted;
+  }
+
+  /** Negative when {@code a} is to be tried before {@code b}. */
+  static int compareSpecificity(String a, String b) {
+    String[] as = segments(a);
+    String[] bs = segments(b);
+    for (int i = 0; i < Math.min(as.length, bs.length); i++) {
+      int c = Integer.compare(rank(as[i]), rank(bs[i]));
+      if (c != 0) {
+        return c;
+      }
+    }
+    return Integer.compare(as.length, bs.length);
+  }
+
+  private static String[] segments(String pattern) {
+    String p = pattern.startsWith("/") ? pattern.substring(1) : pattern;
+    return p.isEmpty() ? new String[0] : p.split("/", -1);
+  }
+
+  private static int rank(String segment) {
+    return segment.equals("**") ? 2 : segment.equals("*") ? 1 : 0;
+  }
+
+  /**
    * @return the specs of {@code idem.routes.*}, in their order
    * @throws IdemConfigurationException for an entry without a route, or a malformed one
    */
