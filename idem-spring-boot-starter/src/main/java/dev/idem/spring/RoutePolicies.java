@@ -79,6 +79,8 @@ final class RoutePolicies {
   private final IdemListener listener;
   private final Map<Effective, Built> engines = new HashMap<>();
   private final Map<IdemProperties.StoreType, LeaseStore> storesByType = new HashMap<>();
+  /** The key tables made at start-up for transactional routes. */
+  private final java.util.Set<String> tablesMade = new java.util.HashSet<>();
 
   /**
    * @param p the properties, for what a policy leaves unset
@@ -207,11 +209,25 @@ final class RoutePolicies {
       if (!keys.retention().equals(e.retention())) {
         JdbcIdempotency.Builder b = JdbcIdempotency.builder().table(keys.table()).responsePolicy(keys.responsePolicy())
             .responseProtection(keys.responseProtection()).strategy(keys.strategy()).claimLockWait(keys.claimLockWait())
-            .createSchema(false);
+            .createSchema(p.isCreateSchema());
         keys = configured(spec.source() + ".retention", () -> b.retention(e.retention()).build());
       }
       TransactionalIdempotency engine = new TransactionalIdempotency(keys, base.transactions(), listener, e.inProgress());
       DataSource dataSource = base.transactions().dataSource();
+      if (p.isCreateSchema() && tablesMade.add(keys.table())) {
+        // At start-up, as the filter's own transactional mode does: with the filter's keys in Redis
+        // or memory the table was not made, and the first request's status read (the look under the
+        // route's name, the key status endpoint) would fail on it and answer 503 for ever.
+        try (Connection c = dataSource.getConnection()) {
+          if (!c.getAutoCommit()) {
+            c.setAutoCommit(true);
+          }
+          keys.createSchema(c);
+        } catch (SQLException ex) {
+          throw new IdemStoreException("cannot create the idempotency table " + keys.table() + " for " + spec.source() + ": "
+              + ex.getMessage(), ex);
+        }
+      }
       JdbcIdempotency statusKeys = keys;
       KeyStatusReader reader = (scope, key) -> {
         try (Connection c = dataSource.getConnection()) {
