@@ -504,20 +504,35 @@ public final class IdempotencyFilter implements Filter {
     String principal = Scope.principalPart(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(cfg, req.getMethod(), path, req.getContextPath(), route)),
         key.key(), fingerprint);
-    String routeOperation = operation(req, route);
-    if (cfg.earlierNames() != null && !routeOperation.equals(idempotent.scope().operation())) {
-      // Named after the handler now; a key stored under the route's name (before the change) is
-      // answered there, never run again under the new name.
-      IdempotentRequest earlier = new IdempotentRequest(Scope.of(principal, routeOperation), key.key(), fingerprint);
-      KeyStatus status;
-      try {
-        status = route.statusReader().orElse(cfg.earlierNames()).status(earlier.scope(), earlier.key());
-      } catch (RuntimeException e) {
-        cfg.problems().send(cfg.problems().storeUnavailable(), res);
-        return;
-      }
-      if (!(status instanceof KeyStatus.Absent)) {
-        idempotent = earlier;
+    IdempotencyFilterConfig.Route answering = route;
+    if (cfg.earlierNames() != null) {
+      // Named after the handler now; a key stored under a route's name (before the change) is
+      // answered there, by that route's engine, never run again under the new name. Every route
+      // that matches the request, not only the first: an earlier version may have protected the
+      // path with a catch-all that a route of its own now precedes.
+      java.util.Set<String> looked = new java.util.HashSet<>();
+      looked.add(idempotent.scope().operation());
+      for (IdempotencyFilterConfig.Route r : cfg.routes()) {
+        if (!r.matches(req.getMethod(), path)) {
+          continue;
+        }
+        String routeOperation = operation(req, r);
+        if (!looked.add(routeOperation)) {
+          continue;
+        }
+        IdempotentRequest earlier = new IdempotentRequest(Scope.of(principal, routeOperation), key.key(), fingerprint);
+        KeyStatus status;
+        try {
+          status = r.statusReader().orElse(cfg.earlierNames()).status(earlier.scope(), earlier.key());
+        } catch (RuntimeException e) {
+          cfg.problems().send(cfg.problems().storeUnavailable(), res);
+          return;
+        }
+        if (!(status instanceof KeyStatus.Absent)) {
+          idempotent = earlier;
+          answering = r;
+          break;
+        }
       }
     }
     req.setAttribute(REQUEST_ATTRIBUTE, idempotent);
@@ -525,7 +540,7 @@ public final class IdempotencyFilter implements Filter {
     Run run = new Run(cfg, idempotent, buffered, res, chain);
     AttemptResult result;
     try {
-      result = cfg.engineFor(route).attempt(idempotent, run);
+      result = cfg.engineFor(answering).attempt(idempotent, run);
     } catch (RuntimeException e) {
       if (run.failure != null) {
         OutcomeUnknownException unknown = outcomeUnknownIn(run.failure);

@@ -879,10 +879,12 @@ public final class IdempotencyFilterConfig {
      * Names each key's operation after the handler the request reaches ({@code "POST
      * /orders/{id}"}) instead of the route that matched it ({@code "POST /**"}). Keys stored under
      * the route's operation before this was set would no longer be found, and their retries would
-     * run again: with {@code earlierNames}, a keyed request whose two names differ first asks it
-     * whether its key lives under the route's operation, and if so is answered there (replayed,
-     * in progress, or refused as reused), as before. Keep it until one retention has passed since
-     * the change; then {@code null} spares that read.
+     * run again: with {@code earlierNames}, a keyed request first asks it whether its key lives
+     * under the operation of a route that matches it, each such route in order whose name differs
+     * from the handler's (the first route, and a catch-all that a route added with the change now
+     * precedes), and if so is answered there by that route's engine (replayed, in progress, or
+     * refused as reused), as before. Keep it until one retention has passed since the change; then
+     * {@code null} spares those reads.
      *
      * @param namer names operations after handlers, never {@code null}
      * @param earlierNames reads the statuses of keys under the routes' operations in the store the

@@ -117,4 +117,30 @@ class IdempotencyFilterOperationNamesTest {
     assertThat(post("/notes/1", "k-x", "{\"a\":1}").statusCode()).isEqualTo(503);
     assertThat(app.calls("POST /notes/1")).isZero();
   }
+
+  /**
+   * The upgrade that also gives a path a route of its own (a policy route before the catch-all, as
+   * the Spring starter's idem.routes do). Was: the look under the earlier name asked only under the
+   * name of the route that matches now ({@code POST /notes/*}), while version 1 stored the key
+   * under the catch-all's ({@code POST /**}), so the retry ran again; and the record must be
+   * answered by the engine of the route it was found under, not by the new route's on another store.
+   */
+  @Test
+  void aRetryOfAKeyStoredUnderACatchAllThatANewPolicyRouteNowPrecedesIsReplayedNeverRunAgain() throws Exception {
+    start(IdempotencyFilterConfig.builder(engine).build()); // version 1: POST /** and PATCH /**
+    HttpResponse<byte[]> first = post("/notes/1", "k-moved", "{\"a\":1}");
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(stored("POST /**", "k-moved")).isInstanceOf(KeyStatus.Completed.class);
+
+    InMemoryLeaseStore elsewhere = new InMemoryLeaseStore();
+    IdempotencyFilterConfig.Route notes = IdempotencyFilterConfig.Route.of("POST", "/notes/*", KeyRequirement.REQUIRED)
+        .withEngine(LeaseIdempotency.builder(elsewhere).build(), elsewhere, "lease mode, another store");
+    start(IdempotencyFilterConfig.builder(engine).route(notes).route("POST", "/**", KeyRequirement.REQUIRED)
+        .operationNames(NOTES, store).build()); // version 2
+    HttpResponse<byte[]> retry = post("/notes/1", "k-moved", "{\"a\":1}");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(app.calls("POST /notes/1")).as("runs of the handler").isEqualTo(1);
+  }
 }

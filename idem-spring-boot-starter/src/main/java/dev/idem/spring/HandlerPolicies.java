@@ -10,6 +10,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.servlet.KeyRequirement;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -17,6 +19,8 @@ import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * The {@link IdempotencyPolicy} annotations of the application's Spring MVC handler methods, read
@@ -45,7 +49,8 @@ final class HandlerPolicies {
     List<RoutePolicies.Spec> specs = new ArrayList<>();
     String prefix = servletPath == null || servletPath.equals("/") ? "" : (servletPath.endsWith("/")
         ? servletPath.substring(0, servletPath.length() - 1) : servletPath);
-    for (RequestMappingInfoHandlerMapping mapping : mappings.get()) {
+    List<RequestMappingInfoHandlerMapping> all = mappings.get();
+    for (RequestMappingInfoHandlerMapping mapping : all) {
       for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
         Method method = e.getValue().getMethod();
         IdempotencyPolicy policy = AnnotatedElementUtils.findMergedAnnotation(method, IdempotencyPolicy.class);
@@ -61,6 +66,7 @@ final class HandlerPolicies {
         }
         for (RequestMethod requestMethod : new TreeSet<>(methods)) {
           for (String pattern : new TreeSet<>(e.getKey().getPatternValues())) {
+            refuseTakingOthers(all, e.getValue(), source, requestMethod.name(), pattern, prefix, filterPattern(source, pattern));
             specs.add(new RoutePolicies.Spec(source, requestMethod.name(), prefix + filterPattern(source, pattern),
                 policy.key(), policy.mode(), policy.store(), duration(source, "retention", policy.retention()),
                 duration(source, "lease", policy.lease()), inProgress(source, policy.inProgress()),
@@ -70,6 +76,57 @@ final class HandlerPolicies {
       }
     }
     return specs;
+  }
+
+  /**
+   * Refuses an annotated handler whose route, as the filter matches it, would also take requests
+   * that Spring MVC sends to another handler without a policy: {@code /charges/{id}} becomes {@code
+   * /charges/*}, which also matches {@code /charges/batch}, a handler of its own that is at least as
+   * specific in Spring's terms. That handler would silently run under the annotation's mode and
+   * store. (Annotated handlers are ordered most specific first instead, {@link
+   * RoutePolicies#mostSpecificFirst}; Spring Boot's error controller is left out, as no client
+   * posts to it.)
+   *
+   * @throws IdemConfigurationException naming both handlers
+   */
+  private static void refuseTakingOthers(List<RequestMappingInfoHandlerMapping> mappings, HandlerMethod annotated, String source,
+      String requestMethod, String springPattern, String prefix, String filterPattern) {
+    IdempotencyFilterConfig.Route route = IdempotencyFilterConfig.Route.of(requestMethod, prefix + filterPattern, KeyRequirement.REQUIRED);
+    PathPattern own = parsed(springPattern);
+    for (RequestMappingInfoHandlerMapping mapping : mappings) {
+      for (Map.Entry<RequestMappingInfo, HandlerMethod> other : mapping.getHandlerMethods().entrySet()) {
+        HandlerMethod handler = other.getValue();
+        if (handler.getMethod().equals(annotated.getMethod())
+            || AnnotatedElementUtils.findMergedAnnotation(handler.getMethod(), IdempotencyPolicy.class) != null
+            || IdemRouteCheck.isErrorController(handler.getBeanType())) {
+          continue;
+        }
+        Set<RequestMethod> methods = other.getKey().getMethodsCondition().getMethods();
+        if (!methods.isEmpty() && methods.stream().noneMatch(m -> m.name().equals(requestMethod))) {
+          continue;
+        }
+        for (String pattern : other.getKey().getPatternValues()) {
+          PathPattern theirs = parsed(pattern);
+          if (pattern.equals(springPattern) || own == null || theirs == null
+              || !route.matches(requestMethod, prefix + (pattern.isEmpty() ? "/" : pattern))
+              || PathPattern.SPECIFICITY_COMPARATOR.compare(theirs, own) > 0) {
+            continue;
+          }
+          throw new IdemConfigurationException(source, "its route " + requestMethod + " " + prefix + filterPattern + " (from "
+              + springPattern + ") would also take " + requestMethod + " " + prefix + pattern + ", which Spring MVC sends to "
+              + handler.getMethod().getDeclaringClass().getName() + "." + handler.getMethod().getName() + " without a policy:"
+              + " annotate that handler too, or name the routes in idem.routes.<name>.route", null);
+        }
+      }
+    }
+  }
+
+  private static @Nullable PathPattern parsed(String pattern) {
+    try {
+      return PathPatternParser.defaultInstance.parse(pattern);
+    } catch (RuntimeException unparsable) {
+      return null;
+    }
   }
 
   /**

@@ -165,8 +165,8 @@ public class IdemProperties {
    * Routes with a policy of their own, by a name of your choice (idem.routes.payments.route=POST
    * /payments, idem.routes.payments.mode=lease, idem.routes.payments.store=redis): each has its own
    * mode, store, retention, lease and in-progress answer, unset ones taken from the idem.*
-   * properties. They are tried before idem.required-key-routes and idem.optional-key-routes, in
-   * the order given. An @IdempotencyPolicy annotation on a Spring MVC handler method does the same
+   * properties. They are tried before idem.required-key-routes and idem.optional-key-routes, the
+   * most specific first (with the annotations' routes). An @IdempotencyPolicy annotation on a Spring MVC handler method does the same
    * beside the code.
    */
   private Map<String, RoutePolicy> routes = new LinkedHashMap<>();

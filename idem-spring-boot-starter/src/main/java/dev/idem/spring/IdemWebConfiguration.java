@@ -73,12 +73,14 @@ class IdemWebConfiguration {
     ModeDecision mode = decided != null ? decided : IdemTransactionalConfiguration.withoutSpringJdbc(p);
     IdempotencyEngine engine = mode.engine != null ? mode.engine : leaseEngine.getObject();
     IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
-    // Routes with a policy of their own first (properties, then handler annotations): first match wins.
+    // Routes with a policy of their own first (properties and handler annotations), the most
+    // specific first: first match wins.
     List<RoutePolicies.Spec> specs = new ArrayList<>(RoutePolicies.fromProperties(p));
     HandlerPolicySource annotated = handlerPolicies.getIfAvailable();
     if (annotated != null) {
       specs.addAll(annotated.specs());
     }
+    specs = RoutePolicies.mostSpecificFirst(specs);
     List<String> policyLines = new ArrayList<>();
     if (!specs.isEmpty()) {
       RoutePolicies policies = new RoutePolicies(p, mode, store.getObject(), type -> {
@@ -226,7 +228,14 @@ class IdemWebConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
     static class MvcConfiguration {
-      /** The key of the request the filter protects on this thread, for {@link Idempotent} methods it calls. */
+      /**
+       * The key of the request the filter protects on this thread in the key's transaction, for
+       * {@link Idempotent} methods it calls. Only a request in transactional mode covers such a
+       * call: the call's writes, the request's record and its answer commit or roll back together.
+       * In lease mode an answer the response policy does not store (a 5xx) or a failing handler
+       * releases the key, and the retry runs the handler again: a call to another system made with
+       * the request's key must then find its own record, or it runs twice.
+       */
       @Bean
       IdempotentMethodInterceptor.RequestKeys idemRequestKeys() {
         return () -> {

@@ -79,6 +79,8 @@ final class RoutePolicies {
   private final IdemListener listener;
   private final Map<Effective, Built> engines = new HashMap<>();
   private final Map<IdemProperties.StoreType, LeaseStore> storesByType = new HashMap<>();
+  /** The key tables made at start-up for transactional routes. */
+  private final java.util.Set<String> tablesMade = new java.util.HashSet<>();
 
   /**
    * @param p the properties, for what a policy leaves unset
@@ -96,6 +98,47 @@ final class RoutePolicies {
     this.stores = stores;
     this.transactional = transactional;
     this.listener = listener;
+  }
+
+  /**
+   * The specs in the order the filter tries them: most specific first, segment by segment from the
+   * left (a literal segment before {@code *}, {@code *} before {@code **}, a pattern that ends
+   * before one that goes on), whatever their source, so that a catch-all never takes the requests
+   * of a more specific policy route. Not the order of the {@code idem.routes} map, which Spring
+   * Boot builds from its property sources by precedence (an environment variable overriding one
+   * entry moves it first), nor that of Spring MVC's handlers, which is a hash map's. Routes of equal
+   * rank match no request in common (or are the same route, refused as named twice) and keep
+   * their order.
+   *
+   * @param specs the specs from the properties and the annotations
+   * @return a sorted copy
+   */
+  static List<Spec> mostSpecificFirst(List<Spec> specs) {
+    List<Spec> sorted = new ArrayList<>(specs);
+    sorted.sort((a, b) -> compareSpecificity(a.pattern(), b.pattern()));
+    return sorted;
+  }
+
+  /** Negative when {@code a} is to be tried before {@code b}. */
+  static int compareSpecificity(String a, String b) {
+    String[] as = segments(a);
+    String[] bs = segments(b);
+    for (int i = 0; i < Math.min(as.length, bs.length); i++) {
+      int c = Integer.compare(rank(as[i]), rank(bs[i]));
+      if (c != 0) {
+        return c;
+      }
+    }
+    return Integer.compare(as.length, bs.length);
+  }
+
+  private static String[] segments(String pattern) {
+    String p = pattern.startsWith("/") ? pattern.substring(1) : pattern;
+    return p.isEmpty() ? new String[0] : p.split("/", -1);
+  }
+
+  private static int rank(String segment) {
+    return segment.equals("**") ? 2 : segment.equals("*") ? 1 : 0;
   }
 
   /**
@@ -166,11 +209,25 @@ final class RoutePolicies {
       if (!keys.retention().equals(e.retention())) {
         JdbcIdempotency.Builder b = JdbcIdempotency.builder().table(keys.table()).responsePolicy(keys.responsePolicy())
             .responseProtection(keys.responseProtection()).strategy(keys.strategy()).claimLockWait(keys.claimLockWait())
-            .createSchema(false);
+            .createSchema(p.isCreateSchema());
         keys = configured(spec.source() + ".retention", () -> b.retention(e.retention()).build());
       }
       TransactionalIdempotency engine = new TransactionalIdempotency(keys, base.transactions(), listener, e.inProgress());
       DataSource dataSource = base.transactions().dataSource();
+      if (p.isCreateSchema() && tablesMade.add(keys.table())) {
+        // At start-up, as the filter's own transactional mode does: with the filter's keys in Redis
+        // or memory the table was not made, and the first request's status read (the look under the
+        // route's name, the key status endpoint) would fail on it and answer 503 for ever.
+        try (Connection c = dataSource.getConnection()) {
+          if (!c.getAutoCommit()) {
+            c.setAutoCommit(true);
+          }
+          keys.createSchema(c);
+        } catch (SQLException ex) {
+          throw new IdemStoreException("cannot create the idempotency table " + keys.table() + " for " + spec.source() + ": "
+              + ex.getMessage(), ex);
+        }
+      }
       JdbcIdempotency statusKeys = keys;
       KeyStatusReader reader = (scope, key) -> {
         try (Connection c = dataSource.getConnection()) {

@@ -18,7 +18,7 @@ import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * Names a key's operation after the Spring MVC handler a request reaches: the most specific path
- * pattern ({@link PathPattern#SPECIFICITY_COMPARATOR}) among the {@code @RequestMapping} handlers
+ * pattern ({@link PathPattern#SPECIFICITY_COMPARATOR}, then the pattern's text) among the {@code @RequestMapping} handlers
  * whose request methods include the request's and whose pattern matches its path, with {@code
  * spring.mvc.servlet.path} in front; {@code null} when none does. Spring MVC's other conditions
  * (parameters, headers, media types) are not weighed: two handlers that differ only by them share
@@ -59,12 +59,22 @@ final class SpringMvcOperationNamer implements OperationNamer {
         continue;
       }
       for (PathPattern p : h.patterns()) {
-        if (p.matches(container) && (best == null || PathPattern.SPECIFICITY_COMPARATOR.compare(p, best) < 0)) {
+        if (p.matches(container) && (best == null || moreSpecific(p, best))) {
           best = p;
         }
       }
     }
     return best == null ? null : servletPrefix + best.getPatternString();
+  }
+
+  /**
+   * Spring's specificity, then the pattern's text: of two equally specific patterns ({@code /a/{x}}
+   * and {@code /{y}/b} for {@code /a/b}) the same one wins whatever order the handlers are read in,
+   * which follows a hash map's and differs between instances.
+   */
+  private static boolean moreSpecific(PathPattern p, PathPattern best) {
+    int c = PathPattern.SPECIFICITY_COMPARATOR.compare(p, best);
+    return c < 0 || (c == 0 && p.getPatternString().compareTo(best.getPatternString()) < 0);
   }
 
   private List<Handler> handlers() {

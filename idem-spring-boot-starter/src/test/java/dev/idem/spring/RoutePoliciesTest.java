@@ -209,10 +209,10 @@ class RoutePoliciesTest {
   }
 
   /**
-   * Was: an {@code @Idempotent} method called inside a protected request recorded a key of its own
-   * beside the request's (two records per request), and inside a transactional route's transaction.
-   * Called with the request's own key it is covered by the request's record; called with another
-   * key it keeps its own.
+   * An {@code @Idempotent} method called with the request's own key inside a route in lease mode
+   * keeps its own record (a released answer would otherwise charge again on the retry); inside a
+   * transactional route it is covered by the request's record (CoveredMethodInLeaseRouteTest).
+   * Called with another key it keeps its own.
    */
   @Test
   void anIdempotentMethodCalledWithTheRequestsKeyInsideItsTransactionRecordsNoKeyOfItsOwn() throws Exception {
