@@ -87,6 +87,7 @@ public final class KeyStatusEndpoint implements Filter {
 
   private final IdempotencyFilterConfig config;
   private final KeyStatusReader reader;
+  private final @Nullable OtherOperations others;
   private final String path;
   private final IdemProblem notFound;
 
@@ -113,6 +114,38 @@ public final class KeyStatusEndpoint implements Filter {
    *     pattern is {@code path} or lies under it (the endpoint would answer that route's requests)
    */
   public KeyStatusEndpoint(IdempotencyFilterConfig config, KeyStatusReader reader, String path) {
+    this(config, reader, path, null);
+  }
+
+  /**
+   * Keys recorded under operations that are not the filter's routes: the Spring starter's {@code
+   * @Idempotent} methods ({@code operation=charge}). Asked only for an operation that names no
+   * route.
+   */
+  @FunctionalInterface
+  public interface OtherOperations {
+    /**
+     * @param request the status request, for the caller's principal, never {@code null}
+     * @param operation the operation parameter as given, never {@code null}
+     * @param key the key, never {@code null}
+     * @return the caller's key's status under that operation, or {@code null} when the operation is
+     *     not one of these (then 404 like any unknown operation)
+     * @throws IdemStoreException if the store fails (answered 503)
+     */
+    @Nullable KeyStatus status(HttpServletRequest request, String operation, IdempotencyKey key);
+  }
+
+  /**
+   * @param config the filter's configuration, never {@code null}
+   * @param reader the store the filter's engine uses, never {@code null}
+   * @param path the endpoint's path inside the context, as for {@link #KeyStatusEndpoint(IdempotencyFilterConfig,
+   *     KeyStatusReader, String)}
+   * @param others the keys of operations that are not routes, or {@code null} for none
+   * @throws NullPointerException if {@code config}, {@code reader} or {@code path} is {@code null}
+   * @throws IllegalArgumentException as {@link #KeyStatusEndpoint(IdempotencyFilterConfig, KeyStatusReader, String)}
+   */
+  public KeyStatusEndpoint(IdempotencyFilterConfig config, KeyStatusReader reader, String path, @Nullable OtherOperations others) {
+    this.others = others;
     this.config = Objects.requireNonNull(config, "config");
     this.reader = Objects.requireNonNull(reader, "reader");
     Objects.requireNonNull(path, "path");
@@ -180,7 +213,21 @@ public final class KeyStatusEndpoint implements Filter {
     }
     Target target = routeOf(operations[0], req.getContextPath());
     if (target == null) {
-      sendNotFound(res); // no key can be recorded there: as unknown as any other
+      KeyStatus other;
+      try {
+        other = others == null ? null : others.status(req, operations[0], key);
+      } catch (StoredResponseUnreadableException e) {
+        config.problems().send(config.problems().storedResponseUnreadable(), res);
+        return;
+      } catch (IdemStoreException e) {
+        config.problems().send(config.problems().storeUnavailable(), res);
+        return;
+      }
+      if (other == null) {
+        sendNotFound(res); // no key can be recorded there: as unknown as any other
+      } else {
+        answer(other, res);
+      }
       return;
     }
     IdempotencyFilterConfig.Route route = target.route();
@@ -204,6 +251,11 @@ public final class KeyStatusEndpoint implements Filter {
       config.problems().send(config.problems().storeUnavailable(), res);
       return;
     }
+    answer(status, res);
+  }
+
+  /** The status as JSON, or the 404 problem for an absent key. */
+  private void answer(KeyStatus status, HttpServletResponse res) throws IOException {
     if (status instanceof KeyStatus.Completed completed) {
       StringBuilder json = new StringBuilder(128).append("{\"state\":\"completed\",\"status\":").append(completed.status());
       if (completed.completedAt() != null) {

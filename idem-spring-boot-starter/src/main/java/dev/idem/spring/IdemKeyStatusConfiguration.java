@@ -48,19 +48,52 @@ class IdemKeyStatusConfiguration {
       ObjectProvider<KeyStatusReader> own,
       ObjectProvider<ModeDecision> mode,
       ObjectProvider<LeaseStore> store,
-      ObjectProvider<DataSource> dataSource) {
+      ObjectProvider<DataSource> dataSource,
+      org.springframework.beans.factory.config.ConfigurableListableBeanFactory beans,
+      IdemProperties idem,
+      ObjectProvider<JdbcIdempotency> jdbc,
+      ObjectProvider<IdemPrincipalResolver> methodPrincipals,
+      ObjectProvider<PrincipalIntegration> integrations) {
     // The stores Idem builds are KeyStatusReaders themselves; the application's own reader is one that is not a store.
     List<KeyStatusReader> readers = own.orderedStream()
         .filter(r -> !(r instanceof LeaseStore) && !(r instanceof JdbcIdempotency)).toList();
     KeyStatusReader reader = reader(readers.size() == 1 ? readers.get(0) : null, mode.getIfAvailable(), store.getIfAvailable(),
         dataSource.getIfUnique());
-    KeyStatusEndpoint endpoint = configured("idem.key-status.path", () -> new KeyStatusEndpoint(config, reader, p.getPath()));
+    // @Idempotent methods' keys (operation=charge): their principal, in the stores they record in
+    List<KeyStatusReader> methodStores = new java.util.ArrayList<>();
+    JdbcIdempotency keys = jdbc.getIfUnique();
+    DataSource ds = dataSource.getIfUnique();
+    if (keys != null && ds != null) {
+      methodStores.add(onDataSource(keys, ds));
+    }
+    LeaseStore leaseStore = store.getIfAvailable();
+    LeaseStore plain = leaseStore instanceof TimedLeaseStore timed ? timed.delegate() : leaseStore;
+    if (plain instanceof KeyStatusReader methodReader) {
+      methodStores.add(methodReader);
+    }
+    MethodKeyStatuses methods = new MethodKeyStatuses(beans, () -> IdemPrincipals.forMethods(idem, methodPrincipals.getIfAvailable(),
+        integrations.orderedStream().toList()), idem.getAnonymousPrincipal(), methodStores);
+    KeyStatusEndpoint endpoint = configured("idem.key-status.path", () -> new KeyStatusEndpoint(config, reader, p.getPath(), methods));
     FilterRegistrationBean<KeyStatusEndpoint> registration = new FilterRegistrationBean<>(endpoint);
     registration.setName("idemKeyStatusEndpoint");
     registration.addUrlPatterns(endpoint.path() + "/*");
     // After security filters (which set the principal), before the Idempotency-Key filter.
     registration.setOrder(Ordered.LOWEST_PRECEDENCE - 101);
     return registration;
+  }
+
+  /** @return a reader of the key table on a connection of its own, in auto-commit */
+  static KeyStatusReader onDataSource(JdbcIdempotency keys, DataSource dataSource) {
+    return (scope, key) -> {
+      try (Connection c = dataSource.getConnection()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
+        return keys.status(c, scope, key);
+      } catch (SQLException e) {
+        throw new IdemStoreException("cannot get a connection from the data source: " + e.getMessage(), e);
+      }
+    };
   }
 
   /** @return the reader of the store the filter's keys are in */
@@ -73,17 +106,7 @@ class IdemKeyStatusConfiguration {
         throw new IdemConfigurationException("idem.key-status.enabled",
             "transactional mode without a single DataSource: define a KeyStatusReader bean", null);
       }
-      JdbcIdempotency keys = mode.engine.keys();
-      return (scope, key) -> {
-        try (Connection c = dataSource.getConnection()) {
-          if (!c.getAutoCommit()) {
-            c.setAutoCommit(true);
-          }
-          return keys.status(c, scope, key);
-        } catch (SQLException e) {
-          throw new IdemStoreException("cannot get a connection from the data source: " + e.getMessage(), e);
-        }
-      };
+      return onDataSource(mode.engine.keys(), dataSource);
     }
     LeaseStore s = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
     if (s instanceof KeyStatusReader reader) {

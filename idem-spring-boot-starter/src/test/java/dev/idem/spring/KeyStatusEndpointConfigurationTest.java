@@ -82,6 +82,27 @@ class KeyStatusEndpointConfigurationTest {
     });
   }
 
+  /**
+   * Was: a live key of an {@code @Idempotent} method ({@code operation=charge}) was answered 404,
+   * the same bytes as a key never sent. It is read with the methods' principal in their store.
+   */
+  @Test
+  void anIdempotentMethodsLiveKeyIsFoundByItsOperation() {
+    web().withConfiguration(AutoConfigurations.of(org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class))
+        .withUserConfiguration(IdemAutoConfigurationTest.PaymentsConfig.class)
+        .withPropertyValues("idem.key-status.enabled=true", "idem.principal=shared").run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          ctx.getBean(IdemAutoConfigurationTest.Payments.class).charge("pay-1", "acct-9", 500);
+          MockHttpServletResponse live = get(ctx, "alice", "/idempotency-keys/pay-1?operation=charge");
+          assertThat(live.getStatus()).isEqualTo(200);
+          assertThat(live.getContentAsString()).startsWith("{\"state\":\"completed\",\"status\":200");
+          MockHttpServletResponse unknownKey = get(ctx, "alice", "/idempotency-keys/pay-2?operation=charge");
+          MockHttpServletResponse unknownOperation = get(ctx, "alice", "/idempotency-keys/pay-1?operation=refund");
+          assertThat(unknownKey.getStatus()).isEqualTo(404);
+          assertThat(unknownKey.getContentAsByteArray()).isEqualTo(unknownOperation.getContentAsByteArray());
+        });
+  }
+
   @Test
   void inLeaseModeItReadsTheLeaseStoreForTheCallersOwnKeys() {
     web().withPropertyValues("idem.key-status.enabled=true").run(ctx -> {
