@@ -212,38 +212,9 @@ public final class KeyStatusEndpoint implements Filter {
       return;
     }
     Target target = routeOf(operations[0], req.getContextPath());
-    if (target == null) {
-      KeyStatus other;
-      try {
-        other = others == null ? null : others.status(req, operations[0], key);
-      } catch (StoredResponseUnreadableException e) {
-        config.problems().send(config.problems().storedResponseUnreadable(), res);
-        return;
-      } catch (IdemStoreException e) {
-        config.problems().send(config.problems().storeUnavailable(), res);
-        return;
-      }
-      if (other == null) {
-        sendNotFound(res); // no key can be recorded there: as unknown as any other
-      } else {
-        answer(other, res);
-      }
-      return;
-    }
-    IdempotencyFilterConfig.Route route = target.route();
-    String principal = Scope.principalPart(config.principalResolver().resolve(req), config.anonymousPrincipal());
-    String routeOperation = IdempotencyFilter.operation(req, route);
-    // Named as the filter names it: after the handler the request line reaches, when the
-    // configuration names operations so and the operation was given as a request line or template.
-    String operation = IdempotencyFilter.operation(config, route.method(), target.path(), req.getContextPath(), route);
-    Scope scope = Scope.of(principal, operation);
-    KeyStatusReader store = route.statusReader().orElse(reader);
     KeyStatus status;
     try {
-      status = store.status(scope, key);
-      if (status instanceof KeyStatus.Absent && config.earlierNames() != null && !operation.equals(routeOperation)) {
-        status = store.status(Scope.of(principal, routeOperation), key); // stored before operations were named after handlers
-      }
+      status = target == null ? otherStatus(req, operations[0], key) : routeStatus(req, target, key);
     } catch (StoredResponseUnreadableException e) {
       config.problems().send(config.problems().storedResponseUnreadable(), res);
       return;
@@ -252,6 +223,30 @@ public final class KeyStatusEndpoint implements Filter {
       return;
     }
     answer(status, res);
+  }
+
+  /** The status under an operation that is no route: {@link OtherOperations}', else absent (no key can be recorded there). */
+  private KeyStatus otherStatus(HttpServletRequest req, String operation, IdempotencyKey key) {
+    KeyStatus other = others == null ? null : others.status(req, operation, key);
+    return other == null ? KeyStatus.absent() : other;
+  }
+
+  /**
+   * The status under a route, named as the filter names it: after the handler the request line
+   * reaches when the configuration names operations so, then under the route's own name for a key
+   * stored before operations were named after handlers.
+   */
+  private KeyStatus routeStatus(HttpServletRequest req, Target target, IdempotencyKey key) {
+    IdempotencyFilterConfig.Route route = target.route();
+    String principal = Scope.principalPart(config.principalResolver().resolve(req), config.anonymousPrincipal());
+    String routeOperation = IdempotencyFilter.operation(req, route);
+    String operation = IdempotencyFilter.operation(config, route.method(), target.path(), req.getContextPath(), route);
+    KeyStatusReader store = route.statusReader().orElse(reader);
+    KeyStatus status = store.status(Scope.of(principal, operation), key);
+    if (status instanceof KeyStatus.Absent && config.earlierNames() != null && !operation.equals(routeOperation)) {
+      status = store.status(Scope.of(principal, routeOperation), key);
+    }
+    return status;
   }
 
   /** The status as JSON, or the 404 problem for an absent key. */

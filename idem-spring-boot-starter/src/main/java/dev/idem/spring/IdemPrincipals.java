@@ -1,12 +1,8 @@
 package dev.idem.spring;
 
-import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Optional;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.util.ClassUtils;
-import org.springframework.util.ReflectionUtils;
 
 /**
  * Chooses where the principal of a key's scope comes from, for {@link Idempotent} methods (and,
@@ -98,30 +94,6 @@ final class IdemPrincipals {
    *     superclass or an interface), if any; beans are not created to find out
    */
   static Optional<String> beanWithIdempotentMethods(ConfigurableListableBeanFactory beans) {
-    for (String name : beans.getBeanDefinitionNames()) {
-      Class<?> type;
-      try {
-        type = beans.getType(name, false);
-      } catch (RuntimeException | LinkageError e) {
-        continue;
-      }
-      if (type != null && hasIdempotentMethod(ClassUtils.getUserClass(type))) {
-        return Optional.of(name);
-      }
-    }
-    return Optional.empty();
-  }
-
-  private static boolean hasIdempotentMethod(Class<?> type) {
-    try {
-      for (Method m : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
-        if (AnnotatedElementUtils.hasAnnotation(m, Idempotent.class)) {
-          return true;
-        }
-      }
-    } catch (RuntimeException | LinkageError e) {
-      return false; // a class whose methods cannot be introspected is not Idem's to judge
-    }
-    return false;
+    return IdempotentMethods.of(beans).stream().map(IdempotentMethods.Found::beanName).findFirst();
   }
 }

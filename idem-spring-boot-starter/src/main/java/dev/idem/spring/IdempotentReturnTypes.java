@@ -11,10 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
-import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.ConcurrentReferenceHashMap;
-import org.springframework.util.ReflectionUtils;
 
 /**
  * Which {@link Idempotent} methods Idem can protect: a synchronous method, whose return value (or
@@ -131,29 +128,10 @@ final class IdempotentReturnTypes {
    * @throws IdemUnsupportedException naming the bean, the method and its return type
    */
   static void check(ConfigurableListableBeanFactory beans) {
-    for (String name : beans.getBeanDefinitionNames()) {
-      Class<?> type;
-      try {
-        type = beans.getType(name, false);
-      } catch (RuntimeException | LinkageError e) {
-        continue;
-      }
-      if (type == null) {
-        continue;
-      }
-      Method[] methods;
-      try {
-        methods = ReflectionUtils.getUniqueDeclaredMethods(ClassUtils.getUserClass(type), ReflectionUtils.USER_DECLARED_METHODS);
-      } catch (RuntimeException | LinkageError e) {
-        continue; // a class whose methods cannot be introspected is not Idem's to judge
-      }
-      for (Method m : methods) {
-        if (AnnotatedElementUtils.hasAnnotation(m, Idempotent.class)) {
-          String why = unsupported(m);
-          if (why != null) {
-            throw refusal(name, m, why);
-          }
-        }
+    for (IdempotentMethods.Found found : IdempotentMethods.of(beans)) {
+      String why = unsupported(found.method());
+      if (why != null) {
+        throw refusal(found.beanName(), found.method(), why);
       }
     }
   }

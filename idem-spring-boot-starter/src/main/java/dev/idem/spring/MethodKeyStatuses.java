@@ -6,7 +6,6 @@ import dev.idem.core.KeyStatusReader;
 import dev.idem.core.Scope;
 import dev.idem.servlet.KeyStatusEndpoint;
 import jakarta.servlet.http.HttpServletRequest;
-import java.lang.reflect.Method;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -14,8 +13,6 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.util.ClassUtils;
-import org.springframework.util.ReflectionUtils;
 
 /**
  * The key status of {@link Idempotent} methods for {@link KeyStatusEndpoint}: {@code
@@ -71,25 +68,10 @@ final class MethodKeyStatuses implements KeyStatusEndpoint.OtherOperations {
     Set<String> known = operations;
     if (known == null) {
       Set<String> found = new LinkedHashSet<>();
-      for (String name : beans.getBeanDefinitionNames()) {
-        Class<?> type;
-        try {
-          type = beans.getType(name, false);
-        } catch (RuntimeException | LinkageError e) {
-          continue;
-        }
-        if (type == null) {
-          continue;
-        }
-        try {
-          for (Method m : ReflectionUtils.getUniqueDeclaredMethods(ClassUtils.getUserClass(type), ReflectionUtils.USER_DECLARED_METHODS)) {
-            Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(m, Idempotent.class);
-            if (annotation != null) {
-              found.add(annotation.operation().isEmpty() ? IdempotentMethodInterceptor.defaultOperation(m) : annotation.operation());
-            }
-          }
-        } catch (RuntimeException | LinkageError e) {
-          // a class whose methods cannot be introspected has no operation to answer for
+      for (IdempotentMethods.Found method : IdempotentMethods.of(beans)) {
+        Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(method.method(), Idempotent.class);
+        if (annotation != null) {
+          found.add(annotation.operation().isEmpty() ? IdempotentMethodInterceptor.defaultOperation(method.method()) : annotation.operation());
         }
       }
       known = Set.copyOf(found);
