@@ -54,6 +54,39 @@ abstract class JpaTransactionalContract {
     r.add("idem.principal", () -> "shared");
   }
 
+  @Autowired dev.idem.spring.IdemRabbitListeners listeners;
+
+  /**
+   * A transactional consumer whose handler writes through a JPA repository, as a Spring service's
+   * listener does. Was: its writes ran on another pooled connection in auto-commit, outside the
+   * transaction that records the message's key, so a handler that saved and then failed left one
+   * row per delivery. Now the save commits or rolls back with the message's key.
+   */
+  @org.junit.jupiter.api.Test
+  void aConsumerHandlersJpaWritesJoinTheTransactionThatRecordsTheMessagesKey() {
+    String failing = unique("consumer-fail") + "@example.com";
+    String handled = unique("consumer-ok") + "@example.com";
+    dev.idem.consumer.IdempotentConsumer consumer = listeners.transactional(unique("jpa"), "unused", (connection, message) -> {
+      String email = new String(message.body(), java.nio.charset.StandardCharsets.UTF_8);
+      accounts.save(new JpaApp.Account(email));
+      if (email.equals(failing)) {
+        throw new IllegalStateException("the handler fails after its save");
+      }
+    }, dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer.DeadLetter.toExchange("", "unused.dlq")).consumer();
+    for (int delivery = 1; delivery <= 3; delivery++) {
+      dev.idem.consumer.Verdict verdict = consumer.process(new dev.idem.consumer.InboundMessage("m-fail", java.util.Map.of(),
+          failing.getBytes(java.nio.charset.StandardCharsets.UTF_8), delivery, "test"));
+      assertThat(verdict.action()).isEqualTo(dev.idem.consumer.Verdict.Action.RETRY);
+    }
+    assertThat(accounts.countByEmail(failing)).as("rows left by a failing handler").isZero();
+    for (int delivery = 1; delivery <= 3; delivery++) {
+      dev.idem.consumer.Verdict verdict = consumer.process(new dev.idem.consumer.InboundMessage("m-ok", java.util.Map.of(),
+          handled.getBytes(java.nio.charset.StandardCharsets.UTF_8), delivery, "test"));
+      assertThat(verdict.action()).isEqualTo(dev.idem.consumer.Verdict.Action.ACK);
+    }
+    assertThat(accounts.countByEmail(handled)).as("rows for one message delivered three times").isEqualTo(1);
+  }
+
   @BeforeEach
   void reset() {
     api.failNext.set(false);
