@@ -18,6 +18,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import java.util.List;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -68,9 +69,20 @@ class IdemMethodConfiguration {
       ConfigurableListableBeanFactory beans,
       ObjectProvider<IdemProperties> properties,
       ObjectProvider<IdemPrincipalResolver> resolvers,
-      ObjectProvider<PrincipalIntegration> integrations) {
+      ObjectProvider<PrincipalIntegration> integrations,
+      ObjectProvider<dev.idem.core.spi.LeaseStore> store,
+      ObjectProvider<JdbcIdempotency> keys) {
     return () -> {
       IdempotentReturnTypes.check(beans);
+      List<IdempotentMethods.Found> methods = IdempotentMethods.of(beans);
+      if (!methods.isEmpty()) {
+        // Was: a Redis store for methods was never named at start-up, only the filter's store.
+        JdbcIdempotency table = keys.getIfUnique();
+        org.slf4j.LoggerFactory.getLogger(IdemAutoConfiguration.class).info(
+            "Idem: {} @Idempotent method(s); inside a Spring transaction {}; outside one, lease mode, keys in {}", methods.size(),
+            table == null ? "there is no key table to join (no DataSource)" : "they join it, keys in table " + table.table(),
+            IdemSettings.describe(store.getIfAvailable()));
+      }
       IdemPrincipalResolver resolver = IdemPrincipals.forMethods(properties.getObject(), resolvers.getIfAvailable(), integrations.orderedStream().toList());
       if (resolver == null) {
         IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {

@@ -48,4 +48,16 @@ final class IdemSettings {
       return (int) bytes;
     });
   }
+
+  /** @return the store in words for the start-up log line */
+  static String describe(dev.idem.core.spi.@org.jspecify.annotations.Nullable LeaseStore store) {
+    dev.idem.core.spi.LeaseStore s = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
+    if (s == null) {
+      return "no store";
+    }
+    if (s instanceof dev.idem.core.InMemoryLeaseStore) {
+      return "memory (lost on restart, not shared between instances)";
+    }
+    return s.getClass().getSimpleName();
+  }
 }

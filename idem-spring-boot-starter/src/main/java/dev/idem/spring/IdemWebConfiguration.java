@@ -195,14 +195,7 @@ class IdemWebConfiguration {
 
   /** @return the store in words for the start-up log line */
   static String describe(LeaseStore store) {
-    LeaseStore s = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
-    if (s == null) {
-      return "no store";
-    }
-    if (s instanceof InMemoryLeaseStore) {
-      return "memory (lost on restart, not shared between instances)";
-    }
-    return s.getClass().getSimpleName();
+    return IdemSettings.describe(store);
   }
 
   /** Registers the filter, and Idem's answers for Spring MVC, on a servlet web application. */

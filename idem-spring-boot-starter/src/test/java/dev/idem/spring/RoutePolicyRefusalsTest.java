@@ -77,6 +77,25 @@ class RoutePolicyRefusalsTest {
         });
   }
 
+  /**
+   * Was: the start-up log named the filter's mode and store only; a route's own store and the
+   * {@code @Idempotent} methods' store (Redis, say) were never mentioned.
+   */
+  @Test
+  @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+  void theStartUpLogNamesEachRoutesPolicyAndTheMethodsStores(org.springframework.boot.test.system.CapturedOutput output) {
+    app().withConfiguration(AutoConfigurations.of(org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class))
+        .withUserConfiguration(IdemAutoConfigurationTest.PaymentsConfig.class)
+        .withPropertyValues("idem.routes.payments.route=POST /payments", "idem.routes.payments.mode=lease",
+            "idem.routes.payments.retention=48h").run(ctx -> {
+              assertThat(ctx).hasNotFailed();
+              assertThat(output).contains("Idem: route POST /payments (required; lease mode, store memory")
+                  .contains("retention PT48H").contains("[idem.routes.payments]")
+                  .contains("@Idempotent method(s); inside a Spring transaction they join it, keys in table idem_keys;"
+                      + " outside one, lease mode, keys in memory");
+            });
+  }
+
   @Test
   void springPathPatternsBecomeTheFiltersAndPartialSegmentsAreRefused() {
     assertThat(HandlerPolicies.filterPattern("s", "/orders")).isEqualTo("/orders");
