@@ -143,6 +143,19 @@ public class JpaApp {
       this.registrations = registrations;
     }
 
+    /** Payment API calls, and whether a transaction was open during each. */
+    final AtomicInteger payments = new AtomicInteger();
+    final java.util.List<Boolean> paymentsInTransaction = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Stands for a call to a payment API: its route runs in lease mode (idem.routes.payments), outside any transaction. */
+    @PostMapping("/payments")
+    ResponseEntity<String> pay(@RequestBody String amount) throws InterruptedException {
+      int call = payments.incrementAndGet();
+      paymentsInTransaction.add(org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive());
+      Thread.sleep(30);
+      return ResponseEntity.status(201).body("charge ch_" + call + " of " + amount);
+    }
+
     /** {@code saveAndFlush}; a taken e-mail is a 409, as the application answers without Idem. */
     @PostMapping("/accounts")
     ResponseEntity<String> register(@RequestBody String email) {

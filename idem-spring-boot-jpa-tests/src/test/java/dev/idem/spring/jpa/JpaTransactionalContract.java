@@ -14,6 +14,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,6 +53,78 @@ abstract class JpaTransactionalContract {
     r.add("spring.jpa.hibernate.ddl-auto", () -> "create");
     r.add("spring.jpa.open-in-view", () -> Boolean.toString(openInView));
     r.add("idem.principal", () -> "shared");
+    // the service of issue 35: orders (accounts) transactional on JPA, payments lease on Redis
+    r.add("idem.routes.payments.route", () -> "POST /payments");
+    r.add("idem.routes.payments.mode", () -> "lease");
+    r.add("idem.routes.payments.store", () -> "redis");
+    r.add("spring.data.redis.host", () -> "127.0.0.1");
+    r.add("spring.data.redis.port", () -> "6379");
+    r.add("idem.redis.key-prefix", () -> "idem-jpa-" + UUID.randomUUID() + ":");
+  }
+
+  @org.junit.jupiter.api.BeforeAll
+  static void redis() {
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(new java.net.InetSocketAddress("127.0.0.1", 6379), 2000);
+    } catch (IOException e) {
+      String message = "Redis is not reachable at 127.0.0.1:6379 (" + e.getMessage() + ")";
+      if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+        throw new IllegalStateException(message + "; under CI=true a missing service is a failure", e);
+      }
+      System.err.println("[idem-spring-boot-jpa-tests] SKIPPED: " + message);
+      org.junit.jupiter.api.Assumptions.abort(message);
+    }
+  }
+
+  /**
+   * One service, routes of two kinds, as docs/spring-boot.md's recipe: {@code POST /accounts} writes
+   * through JPA in transactional mode (the filter's auto choice), {@code POST /payments} calls
+   * another system in lease mode on Redis ({@code idem.routes.payments.*}). Ten concurrent
+   * duplicates of each, then a retry: one account and one payment call per key, the payment call
+   * outside any transaction, and each route's policy and store in the filter's configuration.
+   */
+  @org.junit.jupiter.api.Test
+  void tenConcurrentDuplicatesOfEachRouteGiveOneOrderAndOnePaymentCall() throws Exception {
+    String key = unique("k");
+    String email = unique("buyer") + "@example.com";
+    List<HttpResponse<String>> orders = race("/accounts", key, email);
+    List<HttpResponse<String>> payments = race("/payments", key, "12");
+    for (List<HttpResponse<String>> answers : List.of(orders, payments)) {
+      assertThat(answers).extracting(HttpResponse::statusCode).containsOnly(201, 409).contains(201);
+    }
+    HttpResponse<String> orderRetry = post("/accounts", key, email);
+    HttpResponse<String> paymentRetry = post("/payments", key, "12");
+    assertThat(replayed(orderRetry)).isTrue();
+    assertThat(replayed(paymentRetry)).isTrue();
+    assertThat(orders).filteredOn(r -> r.statusCode() == 201).extracting(HttpResponse::body).containsOnly(orderRetry.body());
+    assertThat(payments).filteredOn(r -> r.statusCode() == 201).extracting(HttpResponse::body).containsOnly(paymentRetry.body());
+    assertThat(accounts.countByEmail(email)).as("accounts").isEqualTo(1);
+    assertThat(api.payments).as("payment calls").hasValue(1);
+    assertThat(api.paymentsInTransaction).containsOnly(false);
+    assertThat(filter.routeFor("POST", "/payments").toString())
+        .startsWith("POST /payments (required; lease mode, store RedisLeaseStore");
+    assertThat(filter.engineFor(filter.routeFor("POST", "/accounts"))).isInstanceOf(dev.idem.jdbc.TransactionalIdempotency.class);
+  }
+
+  private List<HttpResponse<String>> race(String path, String key, String body) throws Exception {
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(10);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(10);
+    try {
+      List<java.util.concurrent.Future<HttpResponse<String>>> futures = new java.util.ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        futures.add(pool.submit(() -> {
+          start.await(10, java.util.concurrent.TimeUnit.SECONDS);
+          return post(path, key, body);
+        }));
+      }
+      List<HttpResponse<String>> answers = new java.util.ArrayList<>();
+      for (java.util.concurrent.Future<HttpResponse<String>> f : futures) {
+        answers.add(f.get(60, java.util.concurrent.TimeUnit.SECONDS));
+      }
+      return answers;
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Autowired dev.idem.spring.IdemRabbitListeners listeners;
