@@ -81,7 +81,13 @@ class KafkaConsumerGroupTest {
   private Map<String, Object> consumerConfig(String group) {
     return Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, KafkaBroker.bootstrapServers(),
         ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-        ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "20");
+        ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "20",
+        // A member whose poll loop stalls (twice in a full build, never alone: see the thread dump
+        // this test prints when it times out) is taken out of the group after a minute, not five,
+        // and a member that died without leaving after 10 s, not 45: the others take its partitions.
+        ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "60000",
+        ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000",
+        ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "3000");
   }
 
   private KafkaProducer<byte[], byte[]> producer() {
@@ -114,10 +120,24 @@ class KafkaConsumerGroupTest {
     long deadline = System.nanoTime() + wait.toNanos();
     while (!done.call()) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
+        throw new AssertionError("timed out waiting for " + what + "\n" + memberThreads());
       }
       Thread.sleep(50);
     }
+  }
+
+  /** The stacks of the members' threads, for a time-out's message: where a stalled member waits. */
+  private static String memberThreads() {
+    StringBuilder out = new StringBuilder("member threads:");
+    Thread.getAllStackTraces().forEach((thread, stack) -> {
+      if (thread.getName().startsWith("idem-kafka-")) {
+        out.append("\n  ").append(thread.getName()).append(' ').append(thread.getState());
+        for (int i = 0; i < Math.min(stack.length, 25); i++) {
+          out.append("\n    at ").append(stack[i]);
+        }
+      }
+    });
+    return out.toString();
   }
 
   @Test
@@ -140,18 +160,27 @@ class KafkaConsumerGroupTest {
     KafkaIdempotentConsumer first = KafkaIdempotentConsumer.builder(consumerConfig(group), List.of(topic), consumer)
         .concurrency(2).commit(KafkaIdempotentConsumer.Commit.POLL)
         .onVerdict((m, v) -> verdicts.computeIfAbsent(v.action(), k -> new AtomicInteger()).incrementAndGet())
-        .build();
+        .build().onError((what, e) -> System.err.println("[idem-kafka] first: " + what + ": " + e));
     KafkaIdempotentConsumer second = KafkaIdempotentConsumer.builder(consumerConfig(group), List.of(topic), consumer)
         .concurrency(2).commit(KafkaIdempotentConsumer.Commit.POLL)
         .onVerdict((m, v) -> verdicts.computeIfAbsent(v.action(), k -> new AtomicInteger()).incrementAndGet())
-        .build();
+        .build().onError((what, e) -> System.err.println("[idem-kafka] second: " + what + ": " + e));
     first.start();
     await("the first members to handle some records", Duration.ofSeconds(30), () -> runs.get() >= 30);
     second.start(); // two members join: the group rebalances mid-stream
     await("the new members to be given partitions", Duration.ofSeconds(30),
         () -> second.assignments().stream().mapToInt(java.util.Collection::size).sum() > 0);
     first.close(); // two members leave: their partitions move to the others
-    await("every record's effect", Duration.ofSeconds(150), () -> rows() == total);
+    long[] lastReport = {System.nanoTime()};
+    await("every record's effect", Duration.ofSeconds(150), () -> {
+      long rows = rows();
+      if (rows != total && System.nanoTime() - lastReport[0] > Duration.ofSeconds(10).toNanos()) {
+        lastReport[0] = System.nanoTime(); // a stalled group says how far it got, every 10 s
+        System.err.println("[idem-kafka] waiting: rows " + rows + " of " + total + ", runs " + runs + ", verdicts " + verdicts
+            + ", second's assignments " + second.assignments());
+      }
+      return rows == total;
+    });
     await("the offsets to be committed", Duration.ofSeconds(30), () -> KafkaBroker.lag(group, topic) == 0);
     second.close();
 
