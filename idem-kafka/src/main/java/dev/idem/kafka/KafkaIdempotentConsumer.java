@@ -277,6 +277,9 @@ public final class KafkaIdempotentConsumer implements AutoCloseable {
     members.clear();
   }
 
+  /** How long the last commit of a member that is closing may wait; a record it misses replays. */
+  static final Duration CLOSING_COMMIT_TIMEOUT = Duration.ofSeconds(5);
+
   /** One group member: its client and the thread that alone uses it. */
   private final class Member implements Runnable, ConsumerRebalanceListener {
     final KafkaConsumer<byte[], byte[]> client;
@@ -377,9 +380,12 @@ public final class KafkaIdempotentConsumer implements AutoCloseable {
         // next owner polls these records again and replays them
         errors.accept("commit timed out", e);
       } catch (WakeupException e) {
-        // close() during the commit: commit once more so the handled record is not redelivered
+        // close() during the commit: commit once more so the handled record is not redelivered,
+        // bounded: during a rebalance an unbounded commit waits default.api.timeout.ms (60 s), the
+        // member outlives close()'s wait, keeps heartbeating without polling, and holds the whole
+        // group's rebalance until max.poll.interval.ms (5 min) ends it
         try {
-          client.commitSync(offsets);
+          client.commitSync(offsets, CLOSING_COMMIT_TIMEOUT);
         } catch (RuntimeException again) {
           errors.accept("commit while closing", again);
         }
