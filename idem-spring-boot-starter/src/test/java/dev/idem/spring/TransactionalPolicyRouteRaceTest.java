@@ -62,7 +62,11 @@ class TransactionalPolicyRouteRaceTest {
   @SpringBootConfiguration
   @EnableAutoConfiguration(excludeName = {
       "org.springframework.boot.autoconfigure.security.servlet.SecurityAutoConfiguration",
-      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration"})
+      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration",
+      // the same on Spring Boot 4 (names of the other line are ignored)
+      "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
+      "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
+      "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
   static class App {
     @RestController
     static class Ledger {
