@@ -505,35 +505,18 @@ public final class IdempotencyFilter implements Filter {
     IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation(cfg, req.getMethod(), path, req.getContextPath(), route)),
         key.key(), fingerprint);
     IdempotencyFilterConfig.Route answering = route;
-    if (cfg.earlierNames() != null) {
-      // Named after the handler now; a key stored under a route's name (before the change) is
-      // answered there, by that route's engine, never run again under the new name. Every route
-      // that matches the request, not only the first: an earlier version may have protected the
-      // path with a catch-all that a route of its own now precedes.
-      java.util.Set<String> looked = new java.util.HashSet<>();
-      looked.add(idempotent.scope().operation());
-      for (IdempotencyFilterConfig.Route r : cfg.routes()) {
-        if (!r.matches(req.getMethod(), path)) {
-          continue;
-        }
-        String routeOperation = operation(req, r);
-        if (!looked.add(routeOperation)) {
-          continue;
-        }
-        IdempotentRequest earlier = new IdempotentRequest(Scope.of(principal, routeOperation), key.key(), fingerprint);
-        KeyStatus status;
-        try {
-          status = r.statusReader().orElse(cfg.earlierNames()).status(earlier.scope(), earlier.key());
-        } catch (RuntimeException e) {
-          cfg.problems().send(cfg.problems().storeUnavailable(), res);
-          return;
-        }
-        if (!(status instanceof KeyStatus.Absent)) {
-          idempotent = earlier;
-          answering = r;
-          break;
-        }
-      }
+    // Named after the handler now; a key stored under a route's name (before the change) is
+    // answered there, by that route's engine, never run again under the new name.
+    Earlier earlier;
+    try {
+      earlier = earlierRecord(cfg, req.getMethod(), path, req.getContextPath(), principal, key.key(), idempotent.scope().operation());
+    } catch (RuntimeException e) {
+      cfg.problems().send(cfg.problems().storeUnavailable(), res);
+      return;
+    }
+    if (earlier != null) {
+      idempotent = new IdempotentRequest(earlier.scope(), key.key(), fingerprint);
+      answering = earlier.route();
     }
     req.setAttribute(REQUEST_ATTRIBUTE, idempotent);
 
@@ -904,6 +887,50 @@ public final class IdempotencyFilter implements Filter {
    * the SHA-256 of its UTF-8 bytes; no route operation starts so (a method is a token, without
    * {@code ':'}), so it stays distinct.
    */
+  /**
+   * A key's live record under a route's own operation, found by {@link #earlierRecord}.
+   *
+   * @param route the route whose operation the record is under; its engine answers the request
+   * @param scope the record's scope
+   * @param status what the store knows of the key there, never absent
+   */
+  record Earlier(IdempotencyFilterConfig.Route route, Scope scope, KeyStatus status) {}
+
+  /**
+   * With {@link IdempotencyFilterConfig.Builder#operationNames} and earlier names to look under:
+   * the key's record under the operation of a route that matches the request, whose name differs
+   * from the one the request is named by now. Every matching route in order, not only the first:
+   * an earlier version may have protected the path with a catch-all that a route of its own now
+   * precedes. The filter answers such a request there; the key status endpoint reports it.
+   *
+   * @param current the operation the request is named by now
+   * @return the first such record, or {@code null} when there is none or nothing is looked under
+   * @throws RuntimeException the store's failure to read a status
+   */
+  static @org.jspecify.annotations.Nullable Earlier earlierRecord(IdempotencyFilterConfig cfg, String method, String path,
+      @org.jspecify.annotations.Nullable String context, String principal, dev.idem.core.IdempotencyKey key, String current) {
+    if (cfg.earlierNames() == null) {
+      return null;
+    }
+    java.util.Set<String> looked = new java.util.HashSet<>();
+    looked.add(current);
+    for (IdempotencyFilterConfig.Route r : cfg.routes()) {
+      if (!r.matches(method, path)) {
+        continue;
+      }
+      String routeOperation = operation(context, r);
+      if (!looked.add(routeOperation)) {
+        continue;
+      }
+      Scope scope = Scope.of(principal, routeOperation);
+      KeyStatus status = r.statusReader().orElse(cfg.earlierNames()).status(scope, key);
+      if (!(status instanceof KeyStatus.Absent)) {
+        return new Earlier(r, scope, status);
+      }
+    }
+    return null;
+  }
+
   /**
    * The scope's operation: the handler's path template when the configuration names operations
    * after handlers ({@link IdempotencyFilterConfig.Builder#operationNames}) and it knows one, with

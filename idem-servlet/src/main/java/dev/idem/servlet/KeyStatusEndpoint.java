@@ -233,18 +233,21 @@ public final class KeyStatusEndpoint implements Filter {
 
   /**
    * The status under a route, named as the filter names it: after the handler the request line
-   * reaches when the configuration names operations so, then under the route's own name for a key
-   * stored before operations were named after handlers.
+   * reaches when the configuration names operations so, then, as the filter looks, under the
+   * operations of the routes that match it for a key stored before operations were named after
+   * handlers ({@link IdempotencyFilter#earlierRecord}).
    */
   private KeyStatus routeStatus(HttpServletRequest req, Target target, IdempotencyKey key) {
     IdempotencyFilterConfig.Route route = target.route();
     String principal = Scope.principalPart(config.principalResolver().resolve(req), config.anonymousPrincipal());
-    String routeOperation = IdempotencyFilter.operation(req, route);
     String operation = IdempotencyFilter.operation(config, route.method(), target.path(), req.getContextPath(), route);
-    KeyStatusReader store = route.statusReader().orElse(reader);
-    KeyStatus status = store.status(Scope.of(principal, operation), key);
-    if (status instanceof KeyStatus.Absent && config.earlierNames() != null && !operation.equals(routeOperation)) {
-      status = store.status(Scope.of(principal, routeOperation), key);
+    KeyStatus status = route.statusReader().orElse(reader).status(Scope.of(principal, operation), key);
+    if (status instanceof KeyStatus.Absent) {
+      IdempotencyFilter.Earlier earlier = IdempotencyFilter.earlierRecord(config, route.method(), target.path(),
+          req.getContextPath(), principal, key, operation);
+      if (earlier != null) {
+        return earlier.status();
+      }
     }
     return status;
   }
