@@ -21,6 +21,7 @@ import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -203,7 +204,7 @@ final class KeyTable {
 
   /** Creates the table and its index if missing, then checks it; as {@link JdbcIdempotency#createSchema}. */
   void createSchema(Connection connection) {
-    runSchemaScript(connection);
+    runSchemaScript(connection, false);
     checkSchema(connection);
   }
 
@@ -212,11 +213,17 @@ final class KeyTable {
     SchemaCheck.verify(connection, Dialect.of(connection), name);
   }
 
-  private void runSchemaScript(Connection connection) {
+  /** @param ifMissing the table was found missing: a creator that made it meanwhile leaves nothing to do */
+  private void runSchemaScript(Connection connection, boolean ifMissing) {
     Dialect dialect = Dialect.of(connection);
     try {
       // Safe when other processes create the same table at the same moment (SchemaCreation).
-      SchemaCreation.run(connection, name, SchemaScript.statements(dialect.schemaResource(), name));
+      List<String> statements = SchemaScript.statements(dialect.schemaResource(), name);
+      if (ifMissing) {
+        SchemaCreation.runIfMissing(connection, name, statements);
+      } else {
+        SchemaCreation.run(connection, name, statements);
+      }
     } catch (SQLException e) {
       throw storeFailure("creating table " + name + " failed", e);
     }
@@ -260,7 +267,7 @@ final class KeyTable {
       return;
     }
     try {
-      runSchemaScript(connection);
+      runSchemaScript(connection, true); // found missing above
     } catch (IdemStoreException e) {
       // Another process created the table at the same moment (PostgreSQL reports a unique
       // violation on its catalog); the table exists either way if the catalog shows it.
@@ -280,7 +287,7 @@ final class KeyTable {
       throw storeFailure("cannot set a savepoint to create table " + name, e);
     }
     try {
-      runSchemaScript(connection);
+      runSchemaScript(connection, true);
       connection.releaseSavepoint(savepoint);
     } catch (IdemStoreException | SQLException e) {
       try {

@@ -75,12 +75,31 @@ public final class SchemaCreation {
    * @throws NullPointerException if an argument is {@code null}
    */
   public static void run(Connection connection, String table, List<String> statements) throws SQLException {
+    run(connection, table, statements, false);
+  }
+
+  /**
+   * As {@link #run}, for a caller that found the table missing and creates it whole: on MySQL and
+   * MariaDB, when the table exists once the named lock is held, another creator made it (its whole
+   * script under the same lock) and nothing runs. Running the script again is no mere no-op on
+   * Galera, where every DDL, {@code CREATE ... IF NOT EXISTS} included, replicates in total order
+   * and aborts the open transactions on the table: the first requests' claims, whose effects then
+   * ran again.
+   *
+   * @throws SQLException as {@link #run}
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public static void runIfMissing(Connection connection, String table, List<String> statements) throws SQLException {
+    run(connection, table, statements, true);
+  }
+
+  private static void run(Connection connection, String table, List<String> statements, boolean ifMissing) throws SQLException {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(table, "table");
     Objects.requireNonNull(statements, "statements");
     switch (Dialect.of(connection)) {
       case POSTGRESQL -> postgresql(connection, table, statements);
-      case MYSQL -> mysql(connection, table, statements);
+      case MYSQL -> mysql(connection, table, statements, ifMissing);
       case SQLITE -> sqlite(connection, statements);
     }
   }
@@ -149,7 +168,7 @@ public final class SchemaCreation {
     return "23505".equals(state) || "42P07".equals(state) || "42710".equals(state);
   }
 
-  private static void mysql(Connection c, String table, List<String> statements) throws SQLException {
+  private static void mysql(Connection c, String table, List<String> statements, boolean ifMissing) throws SQLException {
     String lock = namedLock(c, table);
     boolean locked = false;
     try {
@@ -162,6 +181,9 @@ public final class SchemaCreation {
       } catch (SQLException e) {
         // Named locks refused (some Galera set-ups): the tolerated errors below are the guard.
         locked = false;
+      }
+      if (ifMissing && locked && mysqlTableExists(c, table)) {
+        return; // made whole by another creator while this one waited (see runIfMissing)
       }
       try (Statement st = c.createStatement()) {
         for (String statement : statements) {
@@ -182,6 +204,17 @@ public final class SchemaCreation {
         } catch (SQLException e) {
           // released anyway when the session ends
         }
+      }
+    }
+  }
+
+  /** @return whether the table exists in the connection's database */
+  private static boolean mysqlTableExists(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
       }
     }
   }
