@@ -289,7 +289,7 @@ class RoutePoliciesTest {
     String key = UUID.randomUUID().toString();
     for (String path : List.of("/orders", "/payments")) {
       List<HttpResponse<String>> responses = race(10, path, key);
-      assertThat(responses).extracting(HttpResponse::statusCode).as(path).containsOnly(201, 409).contains(201);
+      assertThat(responses).extracting(HttpResponse::statusCode).as(path).isSubsetOf(201, 409).contains(201);
       HttpResponse<String> after = post(path, key, "12");
       assertThat(after.statusCode()).isEqualTo(201);
       assertThat(responses).filteredOn(r -> r.statusCode() == 201).extracting(HttpResponse::body).containsOnly(after.body());

@@ -176,7 +176,7 @@ class TransactionalFilterModeTest {
   void concurrentDuplicatesCommitOneRowAndEachGetsItsAnswerOrInProgress() throws Exception {
     String key = UUID.randomUUID().toString();
     List<HttpResponse<String>> responses = race(8, key, "e", "ok");
-    assertThat(responses).extracting(HttpResponse::statusCode).containsOnly(201, 409).contains(201);
+    assertThat(responses).extracting(HttpResponse::statusCode).isSubsetOf(201, 409).contains(201);
     String answer = responses.stream().filter(r -> r.statusCode() == 201).findFirst().orElseThrow().body();
     assertThat(responses).filteredOn(r -> r.statusCode() == 201).extracting(HttpResponse::body).containsOnly(answer);
     assertThat(responses).filteredOn(r -> r.statusCode() == 409).allSatisfy(r -> {

@@ -114,7 +114,7 @@ class TransactionalPolicyRouteRaceTest {
     } finally {
       pool.shutdownNow();
     }
-    assertThat(responses).extracting(HttpResponse::statusCode).as(responses.get(0).body()).containsOnly(201, 409).contains(201);
+    assertThat(responses).extracting(HttpResponse::statusCode).as(responses.get(0).body()).isSubsetOf(201, 409).contains(201);
     HttpResponse<String> retry = post(key);
     assertThat(retry.statusCode()).isEqualTo(201);
     assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");

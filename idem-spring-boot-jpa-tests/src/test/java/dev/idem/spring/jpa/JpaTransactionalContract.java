@@ -90,7 +90,7 @@ abstract class JpaTransactionalContract {
     List<HttpResponse<String>> orders = race("/accounts", key, email);
     List<HttpResponse<String>> payments = race("/payments", key, "12");
     for (List<HttpResponse<String>> answers : List.of(orders, payments)) {
-      assertThat(answers).extracting(HttpResponse::statusCode).containsOnly(201, 409).contains(201);
+      assertThat(answers).extracting(HttpResponse::statusCode).isSubsetOf(201, 409).contains(201);
     }
     HttpResponse<String> orderRetry = post("/accounts", key, email);
     HttpResponse<String> paymentRetry = post("/payments", key, "12");
