@@ -24,4 +24,9 @@ class IdemKafkaConfiguration {
       ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
     return new IdemKafkaListeners(new ConsumerEngines(jdbc, dataSource, leases, beans));
   }
+
+  @Bean
+  IdemKafkaContainers idemKafkaContainers(ListableBeanFactory beans) {
+    return new IdemKafkaContainers(beans);
+  }
 }

@@ -41,16 +41,21 @@ import org.springframework.util.backoff.FixedBackOff;
  *
  * <p>Automatic acknowledgement ({@code AckMode.RECORD} or {@code BATCH}, no {@link Acknowledgment}):
  * {@link #process(ConsumerRecord)} and {@link #processBatch(List)} return normally when the
- * container may commit and throw when it must not ({@link RetryException}, {@link
- * BatchListenerFailedException} at the record to retry). The container's error handler then seeks
- * back; it must never give up and skip the record: give the container {@link
- * #retryingErrorHandler(Duration)} (Idem dead-letters by itself after the last allowed delivery).
+ * container may commit and throw when it must not ({@link RetryException}, or a {@link
+ * BatchListenerFailedException} at the record to retry whose cause is one). The container's error
+ * handler then seeks back; it must never give up and skip the record. In a Spring Boot application
+ * the starter sees to that before the containers start: each container's error handler is wrapped
+ * so that Idem's retries go to a handler that retries for ever (Idem dead-letters by itself after
+ * the last allowed delivery) and everything else to the container's own; a container whose handler
+ * cannot be wrapped stops the start-up. Without the starter, give such a container {@link
+ * #retryingErrorHandler(Duration)}.
  *
  * <p>No acknowledgement mode can drop a record. The manual-acknowledgement methods never throw
  * into the container (so Spring's default error handler, which gives up after its back-off, never
  * sees a record of theirs): a record is acknowledged only once handled, replayed or dead-lettered,
  * and anything else, an unexpected failure included, is a nack. The automatic-acknowledgement
- * methods throw only to retry, and need {@link #retryingErrorHandler(Duration)}.
+ * methods throw only to retry, and need an error handler that never gives up on those throws
+ * (the starter's wrapping, or {@link #retryingErrorHandler(Duration)}).
  *
  * <p>When Idem's store fails ({@link Verdict#storeUnavailable()}) the record is retried after the
  * verdict's {@link Verdict#retryAfter()} (100 ms doubling to 30 s while the store stays down) if
@@ -257,7 +262,7 @@ public final class IdemKafkaListener {
       Verdict v = handle(records.get(i));
       if (v.action() == Verdict.Action.RETRY) {
         pauseForStore(v);
-        throw new BatchListenerFailedException(v.reason(), i);
+        throw new BatchListenerFailedException(v.reason(), new RetryException(v.reason()), i);
       }
       verdicts.add(v);
     }

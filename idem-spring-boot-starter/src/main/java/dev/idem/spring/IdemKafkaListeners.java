@@ -23,8 +23,9 @@ import org.springframework.kafka.core.ProducerFactory;
  * spring-kafka and idem-kafka are on the class path. Transactional mode uses the key table of the
  * {@link JdbcIdempotency} bean (its table, retention, response policy and protection, from the
  * {@code idem.*} properties) in the application's {@code DataSource}: each record is one
- * transaction on a connection of that {@code DataSource}, begun and committed by Idem, outside any
- * Spring transaction (and outside any Kafka transaction of the container). Lease mode uses the
+ * Spring transaction on the application's transaction manager, so that the handler's writes through
+ * the {@code JdbcTemplate} bean, {@code JdbcClient}, JPA repositories and {@code @Transactional}
+ * services on that {@code DataSource} commit or roll back with its key (outside any Kafka transaction of the container). Lease mode uses the
  * {@link LeaseIdempotency} bean. The record's id is its {@code message-id} header (what the outbox
  * relay sets); at most 5 deliveries of a failing record. For another key source or bound, build
  * the {@link IdempotentConsumer} yourself and use {@link IdemKafkaListener#of}.

@@ -25,4 +25,9 @@ class IdemRabbitConfiguration {
       ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
     return new IdemRabbitListeners(new ConsumerEngines(jdbc, dataSource, leases, beans));
   }
+
+  @Bean
+  IdemRabbitContainers idemRabbitContainers(ListableBeanFactory beans) {
+    return new IdemRabbitContainers(beans);
+  }
 }

@@ -32,7 +32,9 @@ import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter
  * }</pre>
  *
  * <p>The container must not acknowledge by itself: with {@code AUTO} or {@code NONE} the broker
- * would drop a message Idem asked to requeue. Make one instance per logical consumer (a bean) and
+ * would drop a message Idem asked to requeue. In a Spring Boot application the starter checks it
+ * before the containers start: a container that consumes the queue of an {@code IdemRabbitListener}
+ * bean with another acknowledge mode than {@code MANUAL} stops the start-up. Make one instance per logical consumer (a bean) and
  * keep it: on classic queues the delivery count of a message id is counted in it, shared by all the
  * container's channels and threads (quorum queues count on the broker).
  *
@@ -78,6 +80,11 @@ public final class IdemRabbitListener {
   /** @return the idempotent consumer it runs */
   public IdempotentConsumer consumer() {
     return consumer;
+  }
+
+  /** @return the queue it was made for, never {@code null} */
+  public String queue() {
+    return queue;
   }
 
   /**

@@ -12,8 +12,9 @@ import dev.idem.jdbc.JdbcIdempotency;
  * spring-rabbit and idem-outbox are on the class path. Transactional mode uses the key table of
  * the {@link JdbcIdempotency} bean (its table, retention, response policy and protection, from the
  * {@code idem.*} properties) in the application's {@code DataSource}: each message is one
- * transaction on a connection of that {@code DataSource}, begun and committed by Idem, outside any
- * Spring transaction. Lease mode uses the {@link LeaseIdempotency} bean. At most 5 deliveries of a failing message; for another bound build
+ * Spring transaction on the application's transaction manager, so that the handler's writes through
+ * the {@code JdbcTemplate} bean, {@code JdbcClient}, JPA repositories and {@code @Transactional}
+ * services on that {@code DataSource} commit or roll back with its key. Lease mode uses the {@link LeaseIdempotency} bean. At most 5 deliveries of a failing message; for another bound build
  * the {@link IdempotentConsumer} yourself and use {@link IdemRabbitListener#of}.
  *
  * <p>Thread-safe.

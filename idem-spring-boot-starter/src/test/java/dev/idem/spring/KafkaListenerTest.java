@@ -195,6 +195,58 @@ class KafkaListenerTest {
     }
   }
 
+  /** An automatic-acknowledgement container on Spring's default error handler, and a listener that asks to retry. */
+  @Configuration(proxyBeanMethods = false)
+  static class RetryingApp {
+    /** Attempts per message id. */
+    static final Map<String, AtomicInteger> ATTEMPTS = new ConcurrentHashMap<>();
+
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<String, String> recordFactory(DefaultKafkaConsumerFactory<String, String> cf) {
+      ConcurrentKafkaListenerContainerFactory<String, String> f = new ConcurrentKafkaListenerContainerFactory<>();
+      f.setConsumerFactory(cf);
+      f.getContainerProperties().setAckMode(ContainerProperties.AckMode.RECORD);
+      f.getContainerProperties().setPollTimeout(200);
+      return f; // no error handler: the container's default, ten attempts then log and skip
+    }
+
+    @Bean
+    Stubborn stubborn() {
+      return new Stubborn();
+    }
+  }
+
+  /** Asks to retry its record 15 times, as an Idem listener does while its key table is down. */
+  static class Stubborn {
+    @KafkaListener(id = "stubborn", topics = "${test.topic}", groupId = "${test.topic}-stubborn", autoStartup = "false",
+        containerFactory = "recordFactory")
+    void on(ConsumerRecord<String, String> record) {
+      String id = new String(record.headers().lastHeader("message-id").value(), StandardCharsets.UTF_8);
+      int attempt = RetryingApp.ATTEMPTS.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+      if (id.equals("stubborn") && attempt <= 15) {
+        throw new IdemKafkaListener.RetryException("the key table is down (attempt " + attempt + ")");
+      }
+    }
+  }
+
+  /** An automatic-acknowledgement container whose error handler logs and skips, beside an Idem listener. */
+  @Configuration(proxyBeanMethods = false)
+  static class SkippingApp {
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<String, String> recordFactory(DefaultKafkaConsumerFactory<String, String> cf) {
+      ConcurrentKafkaListenerContainerFactory<String, String> f = new ConcurrentKafkaListenerContainerFactory<>();
+      f.setConsumerFactory(cf);
+      f.getContainerProperties().setAckMode(ContainerProperties.AckMode.RECORD);
+      f.setCommonErrorHandler(new org.springframework.kafka.listener.CommonLoggingErrorHandler());
+      return f;
+    }
+
+    @Bean
+    Stubborn stubborn() {
+      return new Stubborn();
+    }
+  }
+
   /** Listeners whose values are not byte[] or String. */
   static class Payments {
     final IdemKafkaListener listener;
@@ -361,6 +413,42 @@ class KafkaListenerTest {
       }
       assertThat(App.RUNS.get("line-poison").get()).isEqualTo(5);
       assertThat(deadLetters()).extracting(r -> header(r, "message-id")).containsExactly("line-poison");
+    });
+  }
+
+  /**
+   * Regression: with automatic acknowledgement, a record an Idem listener asked to retry more often
+   * than the container's error handler allowed (Spring's default: ten attempts, then log and skip)
+   * was skipped and its offset committed: a key table down for a few seconds lost the record. The
+   * starter now wraps every container's error handler so that Idem's retries never give up.
+   */
+  @Test
+  void anAutomaticAckContainerOnSpringsDefaultErrorHandlerNeverSkipsARecordIdemAsksToRetry() {
+    RetryingApp.ATTEMPTS.clear();
+    app().withUserConfiguration(RetryingApp.class).run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      publish("stubborn", "k", "{}");
+      publish("behind", "k", "{}"); // same partition, behind it
+      org.springframework.kafka.listener.MessageListenerContainer container =
+          ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("stubborn");
+      assertThat(((org.springframework.kafka.listener.AbstractMessageListenerContainer<?, ?>) container).getCommonErrorHandler())
+          .isInstanceOf(IdemKafkaContainers.IdemDelegatingErrorHandler.class);
+      container.start();
+      await(() -> RetryingApp.ATTEMPTS.containsKey("behind"), "the record behind handled");
+      container.stop();
+      assertThat(RetryingApp.ATTEMPTS.get("stubborn").get()).as("retried until it passed, not skipped after ten").isEqualTo(16);
+      assertThat(RetryingApp.ATTEMPTS.get("behind").get()).isEqualTo(1);
+    });
+  }
+
+  @Test
+  void anAutomaticAckContainerWhoseErrorHandlerSkipsStopsTheStartUpBesideAnIdemListener() {
+    app().withUserConfiguration(SkippingApp.class).run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(ctx.getStartupFailure()).rootCause().isInstanceOf(IdemUnsupportedException.class)
+          .hasMessageContaining("container 'stubborn' (ack mode RECORD, error handler "
+              + "org.springframework.kafka.listener.CommonLoggingErrorHandler")
+          .hasMessageContaining("Supported: manual acknowledgement");
     });
   }
 

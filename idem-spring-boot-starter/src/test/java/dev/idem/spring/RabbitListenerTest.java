@@ -119,6 +119,21 @@ class RabbitListenerTest {
     }
   }
 
+  /** A second method on the Idem listener's queue, whose container acknowledges by itself. */
+  static class AutoAcking {
+    @RabbitListener(id = "auto-acking", queues = "${test.queue}", ackMode = "AUTO", autoStartup = "false")
+    void on(Message message) {
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class AutoAckingApp {
+    @Bean
+    AutoAcking autoAcking() {
+      return new AutoAcking();
+    }
+  }
+
   @BeforeEach
   void broker() throws Exception {
     ConnectionFactory f = new ConnectionFactory();
@@ -289,5 +304,22 @@ class RabbitListenerTest {
       }
       assertThat(channel.queueDeclarePassive(queue).getMessageCount()).as("requeued, not acknowledged").isEqualTo(1);
     });
+  }
+
+  /**
+   * Regression: a container with acknowledge mode AUTO or NONE on the queue of an Idem listener
+   * started without a word, and the broker dropped (NONE) or the container double-acknowledged (AUTO)
+   * what Idem requeued. Now the start-up stops and says what is supported.
+   */
+  @Test
+  void aContainerThatAcknowledgesByItselfOnAnIdemListenersQueueStopsTheStartUp() {
+    app().withUserConfiguration(AutoAckingApp.class).run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(ctx.getStartupFailure()).rootCause().isInstanceOf(IdemUnsupportedException.class)
+          .hasMessageContaining("container 'auto-acking' consumes queue '" + queue + "' of Idem listener 'orders' with"
+              + " acknowledge mode AUTO")
+          .hasMessageContaining("Supported: acknowledge mode MANUAL");
+    });
+    app().run(ctx -> assertThat(ctx).hasNotFailed()); // the MANUAL container alone starts
   }
 }

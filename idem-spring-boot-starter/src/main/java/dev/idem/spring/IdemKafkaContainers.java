@@ -1,0 +1,135 @@
+package dev.idem.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.CommonDelegatingErrorHandler;
+import org.springframework.kafka.listener.CommonErrorHandler;
+import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.MessageListenerContainer;
+
+/**
+ * Makes every Kafka listener container of the application safe for {@link IdemKafkaListener}s
+ * before the containers start: a record that an Idem listener with automatic acknowledgement
+ * asks to retry ({@link IdemKafkaListener.RetryException}, directly or as the cause of a {@code
+ * BatchListenerFailedException}) goes to an error handler that seeks back and retries it for
+ * ever (Idem dead-letters by itself after its last allowed delivery); every other failure goes to
+ * the container's own error handler, as before. Without this, Spring's default error handler
+ * (ten attempts, then log and skip) would commit past a record whose key table was down for a few
+ * seconds.
+ *
+ * <p>The wrapping uses Spring Kafka's {@link CommonDelegatingErrorHandler}, which needs the
+ * container's handler to seek after handling, as {@link DefaultErrorHandler} (Spring's default)
+ * does. A container with automatic acknowledgement whose handler cannot be wrapped (say a {@code
+ * CommonLoggingErrorHandler}, which skips) stops the start-up with {@link
+ * IdemUnsupportedException} when the application has an {@link IdemKafkaListener} bean, since
+ * Idem cannot tell which container calls which listener; containers with manual acknowledgement
+ * are safe whatever their handler, because an Idem listener's manual-acknowledgement methods never
+ * throw. Runs in the lifecycle phase before the containers'. Thread-safe.
+ */
+final class IdemKafkaContainers implements SmartLifecycle {
+
+  private static final Logger LOG = LoggerFactory.getLogger("dev.idem.spring.listeners");
+
+  /** Between retries of a record an Idem listener asked to retry, beside the listener's own pause. */
+  static final Duration RETRY_BACKOFF = Duration.ofMillis(100);
+
+  private final ListableBeanFactory beans;
+  private volatile boolean running;
+
+  IdemKafkaContainers(ListableBeanFactory beans) {
+    this.beans = beans;
+  }
+
+  @Override
+  public void start() {
+    boolean idemListeners = beans.getBeanNamesForType(IdemKafkaListener.class, true, false).length > 0;
+    List<String> unsafe = new ArrayList<>();
+    for (MessageListenerContainer container : containers()) {
+      if (!(container instanceof AbstractMessageListenerContainer<?, ?> c)) {
+        continue;
+      }
+      String problem = protect(c);
+      if (problem != null && !manual(c.getContainerProperties().getAckMode())) {
+        unsafe.add(problem);
+      }
+    }
+    if (idemListeners && !unsafe.isEmpty()) {
+      throw new IdemUnsupportedException("Kafka listener containers with automatic acknowledgement whose error handler could skip"
+          + " a record an Idem listener asked to retry: " + String.join("; ", unsafe),
+          "Supported: manual acknowledgement (AckMode.MANUAL or MANUAL_IMMEDIATE, the listener method calling"
+          + " IdemKafkaListener.process(record, ack), which never throws into the container), or an error handler that seeks"
+          + " after handling, such as Spring's DefaultErrorHandler or IdemKafkaListener.retryingErrorHandler(backoff)");
+    }
+    running = true;
+  }
+
+  /** @return why the container's error handler cannot be wrapped, or {@code null} once it is */
+  private static String protect(AbstractMessageListenerContainer<?, ?> container) {
+    CommonErrorHandler own = container.getCommonErrorHandler();
+    if (own == null) {
+      own = new DefaultErrorHandler(); // what the container would use: ten attempts, then log and skip
+    }
+    if (own instanceof IdemDelegatingErrorHandler) {
+      return null;
+    }
+    try {
+      container.setCommonErrorHandler(new IdemDelegatingErrorHandler(own));
+      LOG.debug("Idem: Kafka listener container '{}': records an Idem listener asks to retry are retried for ever; other"
+          + " failures go to its {}", container.getListenerId(), own.getClass().getSimpleName());
+      return null;
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      return "container '" + container.getListenerId() + "' (ack mode " + container.getContainerProperties().getAckMode()
+          + ", error handler " + own.getClass().getName() + ": " + e.getMessage() + ")";
+    }
+  }
+
+  private static boolean manual(ContainerProperties.AckMode mode) {
+    return mode == ContainerProperties.AckMode.MANUAL || mode == ContainerProperties.AckMode.MANUAL_IMMEDIATE;
+  }
+
+  private List<MessageListenerContainer> containers() {
+    List<MessageListenerContainer> all = new ArrayList<>();
+    for (KafkaListenerEndpointRegistry registry : beans.getBeansOfType(KafkaListenerEndpointRegistry.class, false, false).values()) {
+      all.addAll(registry.getAllListenerContainers());
+    }
+    for (MessageListenerContainer bean : beans.getBeansOfType(MessageListenerContainer.class, false, false).values()) {
+      if (!all.contains(bean)) {
+        all.add(bean);
+      }
+    }
+    return all;
+  }
+
+  @Override
+  public void stop() {
+    running = false;
+  }
+
+  @Override
+  public boolean isRunning() {
+    return running;
+  }
+
+  /** Before the containers, which start in {@link AbstractMessageListenerContainer#DEFAULT_PHASE}. */
+  @Override
+  public int getPhase() {
+    return AbstractMessageListenerContainer.DEFAULT_PHASE - 100;
+  }
+
+  /** The container's own handler, with Idem's retries sent to a handler that never gives up. */
+  static final class IdemDelegatingErrorHandler extends CommonDelegatingErrorHandler {
+    IdemDelegatingErrorHandler(CommonErrorHandler own) {
+      super(own);
+      setCauseChainTraversing(true);
+      addDelegate(IdemKafkaListener.RetryException.class, IdemKafkaListener.retryingErrorHandler(RETRY_BACKOFF));
+    }
+  }
+}
