@@ -3,17 +3,26 @@ package dev.idem.spring;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteBufferDeserializer;
+import org.apache.kafka.common.serialization.BytesDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.CommonDelegatingErrorHandler;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.ContainerProperties;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 
 /**
  * Makes every Kafka listener container of the application safe for {@link IdemKafkaListener}s
@@ -32,7 +41,10 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  * IdemUnsupportedException} when the application has an {@link IdemKafkaListener} bean, since
  * Idem cannot tell which container calls which listener; containers with manual acknowledgement
  * are safe whatever their handler, because an Idem listener's manual-acknowledgement methods never
- * throw. Runs in the lifecycle phase before the containers'. Thread-safe.
+ * throw. A consumer factory whose value deserializer gives records an Idem listener cannot read
+ * (not a {@code String}, {@code byte[]}, {@code ByteBuffer} or {@code Bytes} deserializer, directly
+ * or behind an {@code ErrorHandlingDeserializer}) gets one WARN line at start-up, since each of its
+ * records would be dead-lettered. Runs in the lifecycle phase before the containers'. Thread-safe.
  */
 final class IdemKafkaContainers implements SmartLifecycle {
 
@@ -60,6 +72,9 @@ final class IdemKafkaContainers implements SmartLifecycle {
       if (problem != null && !manual(c.getContainerProperties().getAckMode())) {
         unsafe.add(problem);
       }
+    }
+    if (idemListeners) {
+      warnOfUnreadableValues();
     }
     if (idemListeners && !unsafe.isEmpty()) {
       throw new IdemUnsupportedException("Kafka listener containers with automatic acknowledgement whose error handler could skip"
@@ -89,6 +104,40 @@ final class IdemKafkaContainers implements SmartLifecycle {
       return "container '" + container.getListenerId() + "' (ack mode " + container.getContainerProperties().getAckMode()
           + ", error handler " + own.getClass().getName() + ": " + e.getMessage() + ")";
     }
+  }
+
+  /** The value deserializers whose records an Idem listener reads. */
+  private static final Set<String> READABLE = Set.of(StringDeserializer.class.getName(), ByteArrayDeserializer.class.getName(),
+      ByteBufferDeserializer.class.getName(), BytesDeserializer.class.getName());
+
+  /**
+   * One WARN line per consumer factory whose records an Idem listener could not read: its records
+   * would each be dead-lettered with the reason. A warning, not a refusal, since a factory may
+   * serve only listeners without Idem.
+   */
+  @SuppressWarnings("rawtypes")
+  private void warnOfUnreadableValues() {
+    for (Map.Entry<String, ConsumerFactory> e : beans.getBeansOfType(ConsumerFactory.class, false, false).entrySet()) {
+      String deserializer = valueDeserializer(e.getValue());
+      if (deserializer != null && !READABLE.contains(deserializer)) {
+        LOG.warn("Idem: Kafka consumer factory '{}' reads values with {}: an IdemKafkaListener reads byte[], String, ByteBuffer"
+            + " or Bytes values, and dead-letters every record of another type, so a container of this factory must not call"
+            + " one (set the value deserializer to StringDeserializer or ByteArrayDeserializer there)", e.getKey(), deserializer);
+      }
+    }
+  }
+
+  /** @return the class name of the factory's value deserializer (the delegate of an error-handling one), or {@code null} */
+  static String valueDeserializer(ConsumerFactory<?, ?> factory) {
+    Map<String, Object> config = factory.getConfigurationProperties();
+    Object d = factory.getValueDeserializer() != null ? factory.getValueDeserializer().getClass()
+        : config.get(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
+    String name = d instanceof Class<?> c ? c.getName() : d == null ? null : d.toString();
+    if (ErrorHandlingDeserializer.class.getName().equals(name)) {
+      Object delegate = config.get(ErrorHandlingDeserializer.VALUE_DESERIALIZER_CLASS);
+      name = delegate instanceof Class<?> c ? c.getName() : delegate == null ? null : delegate.toString();
+    }
+    return name;
   }
 
   private static boolean manual(ContainerProperties.AckMode mode) {

@@ -247,6 +247,18 @@ class KafkaListenerTest {
     }
   }
 
+  /** A consumer factory of UUID values, which no Idem listener can read. */
+  @Configuration(proxyBeanMethods = false)
+  static class UuidFactoryApp {
+    @Bean
+    DefaultKafkaConsumerFactory<String, UUID> uuidConsumerFactory(Environment env) {
+      return new DefaultKafkaConsumerFactory<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.getProperty("test.servers"),
+          ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
+          ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, org.springframework.kafka.support.serializer.ErrorHandlingDeserializer.class,
+          org.springframework.kafka.support.serializer.ErrorHandlingDeserializer.VALUE_DESERIALIZER_CLASS, UUIDDeserializer.class));
+    }
+  }
+
   /** Listeners whose values are not byte[] or String. */
   static class Payments {
     final IdemKafkaListener listener;
@@ -510,6 +522,20 @@ class KafkaListenerTest {
       assertThat(header(dead.get(0), "x-idem-topic")).isEqualTo(topic);
       assertThat(App.RUNS).doesNotContainKey("pay-uuid");
       assertThat(effects(ctx, "pay-uuid")).isZero();
+    });
+  }
+
+  /**
+   * A deserializer whose values an Idem listener cannot read was found only at the first record
+   * (dead-lettered); the start-up now names the factory, behind an error-handling deserializer too.
+   */
+  @Test
+  @ExtendWith(OutputCaptureExtension.class)
+  void aConsumerFactoryOfValuesNoIdemListenerReadsIsNamedAtStartUp(CapturedOutput output) {
+    app().withUserConfiguration(UuidFactoryApp.class).run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(output.getOut()).contains("Idem: Kafka consumer factory 'uuidConsumerFactory' reads values with "
+          + UUIDDeserializer.class.getName()).doesNotContain("Idem: Kafka consumer factory 'kafkaConsumerFactory'");
     });
   }
 
