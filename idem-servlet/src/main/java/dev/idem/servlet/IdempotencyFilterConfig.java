@@ -426,8 +426,10 @@ public final class IdempotencyFilterConfig {
     private final @Nullable IdempotencyEngine engine;
     private final @Nullable KeyStatusReader statusReader;
     private final @Nullable String policy;
+    private final @Nullable Duration retention;
 
-    private Route(Route route, IdempotencyEngine engine, @Nullable KeyStatusReader statusReader, String policy) {
+    private Route(Route route, IdempotencyEngine engine, @Nullable KeyStatusReader statusReader, String policy,
+        @Nullable Duration retention) {
       this.method = route.method;
       this.pattern = route.pattern;
       this.requirement = route.requirement;
@@ -435,12 +437,17 @@ public final class IdempotencyFilterConfig {
       this.engine = Objects.requireNonNull(engine, "engine");
       this.statusReader = statusReader;
       this.policy = Objects.requireNonNull(policy, "policy");
+      if (retention != null && (retention.isZero() || retention.isNegative())) {
+        throw new IllegalArgumentException("retention must be positive: " + retention);
+      }
+      this.retention = retention;
     }
 
     private Route(String method, String pattern, KeyRequirement requirement) {
       this.engine = null;
       this.statusReader = null;
       this.policy = null;
+      this.retention = null;
       Objects.requireNonNull(method, "method");
       Objects.requireNonNull(pattern, "pattern");
       this.requirement = Objects.requireNonNull(requirement, "requirement");
@@ -487,7 +494,32 @@ public final class IdempotencyFilterConfig {
      * @throws NullPointerException if {@code engine} or {@code policy} is {@code null}
      */
     public Route withEngine(IdempotencyEngine engine, @Nullable KeyStatusReader statusReader, String policy) {
-      return new Route(this, engine, statusReader, policy);
+      return new Route(this, engine, statusReader, policy, null);
+    }
+
+    /**
+     * As {@link #withEngine(IdempotencyEngine, KeyStatusReader, String)}, with how long the
+     * engine keeps a key, for what publishes the policy (the starter's OpenAPI description).
+     *
+     * @param engine the engine this route's requests run through, never {@code null}
+     * @param statusReader as for {@link #withEngine(IdempotencyEngine, KeyStatusReader, String)}, or {@code null}
+     * @param policy the policy in a few words for logs, never {@code null}
+     * @param retention how long the engine keeps a key after its first request, positive, never {@code null}
+     * @return a new route with the same method, pattern and requirement
+     * @throws NullPointerException if {@code engine}, {@code policy} or {@code retention} is {@code null}
+     * @throws IllegalArgumentException if {@code retention} is not positive
+     */
+    public Route withEngine(IdempotencyEngine engine, @Nullable KeyStatusReader statusReader, String policy,
+        Duration retention) {
+      return new Route(this, engine, statusReader, policy, Objects.requireNonNull(retention, "retention"));
+    }
+
+    /**
+     * @return how long this route's own engine keeps a key, or empty when the route uses the
+     *     configuration's engine or its retention was not given
+     */
+    public Optional<Duration> retention() {
+      return Optional.ofNullable(retention);
     }
 
     /** @return the engine of this route's own policy, or empty when it uses the configuration's engine */

@@ -89,7 +89,8 @@ import org.springframework.core.env.Environment;
     IdemMethodConfiguration.class,
     IdemRabbitConfiguration.class,
     IdemKafkaConfiguration.class,
-    IdemOutboxConfiguration.class})
+    IdemOutboxConfiguration.class,
+    IdemOpenApiConfiguration.class})
 public class IdemAutoConfiguration {
 
   /**

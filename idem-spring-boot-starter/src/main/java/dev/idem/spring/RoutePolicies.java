@@ -175,7 +175,7 @@ final class RoutePolicies {
       built = build(spec, effective);
       engines.put(effective, built);
     }
-    return route.withEngine(built.engine(), built.reader(), built.words());
+    return route.withEngine(built.engine(), built.reader(), built.words(), effective.retention());
   }
 
   private Effective effective(Spec spec) {

@@ -1,0 +1,22 @@
+package dev.idem.spring;
+
+import dev.idem.servlet.IdempotencyFilterConfig;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * {@link IdemOpenApi}, which puts Idem's header, problems and expiry policy into the application's
+ * OpenAPI document, only with springdoc-openapi on the class path and the filter configured.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(name = {"org.springdoc.core.customizers.OpenApiCustomizer", "io.swagger.v3.oas.models.OpenAPI"})
+class IdemOpenApiConfiguration {
+
+  @Bean
+  @ConditionalOnBean(IdempotencyFilterConfig.class)
+  IdemOpenApi idemOpenApi(IdempotencyFilterConfig filter, IdemProperties p) {
+    return new IdemOpenApi(filter, p.getRetention());
+  }
+}
