@@ -53,19 +53,12 @@ public final class JdbcTarget {
   public Connection open() throws SQLException {
     Connection c = DriverManager.getConnection(url);
     try (Statement st = c.createStatement()) {
-      switch (Dialect.detect(c)) {
-        case SQLITE:
-          st.execute("PRAGMA busy_timeout = " + lockTimeout.toMillis());
-          st.execute("PRAGMA journal_mode = WAL");
-          break;
-        case POSTGRESQL:
-          st.execute("SET lock_timeout = " + lockTimeout.toMillis());
-          break;
-        case MYSQL:
-          st.execute("SET SESSION innodb_lock_wait_timeout = " + Math.max(1, lockTimeout.toSeconds()));
-          break;
-        default:
-          break;
+      Dialect dialect = Dialect.detect(c);
+      for (String setting : dialect.sessionLockWait(lockTimeout)) {
+        st.execute(setting);
+      }
+      if (dialect.serializesWriters()) {
+        st.execute("PRAGMA journal_mode = WAL"); // SQLite: readers do not block the single writer
       }
     } catch (SQLException | RuntimeException e) {
       c.close();
