@@ -35,9 +35,10 @@ import java.util.Objects;
  *       own, waiting for that lock at least {@link #LOCK_WAIT} (the connection's busy timeout is
  *       raised for the call when it is shorter, then restored); "already exists" counts as done, and
  *       a statement refused as busy runs again until the wait is spent.
- *   <li>H2: as PostgreSQL's, without the lock (H2 has no advisory locks): the statements run in
- *       one transaction, and one that fails because a racing creator made an object first is run
- *       again, when its {@code IF NOT EXISTS} sees the object.
+ *   <li>H2, where DDL commits on its own and there are no advisory locks: each statement runs on
+ *       its own; "already exists" counts as done, and a statement that fails otherwise (two
+ *       creators of one index can fail one with a general error) runs again until {@link
+ *       #LOCK_WAIT} is spent, when its {@code IF NOT EXISTS} sees the object.
  * </ul>
  *
  * <p>With the connection in auto-commit mode, the statements are committed when this returns

@@ -1755,7 +1755,8 @@ public abstract class TransactionalContract {
   private void assumeClaimsCanBeBounded() throws SQLException {
     try (Connection c = target().open()) {
       Assumptions.assumeTrue(Dialect.detect(c).boundsClaimWait(c),
-          "a claim's lock wait is bounded on PostgreSQL and MariaDB only; SQLite's single writer waits its busy timeout");
+          "a claim's lock wait is bounded on PostgreSQL and MariaDB only; SQLite's single writer waits its busy"
+              + " timeout, and MySQL's and H2's lock wait is the session's, not one statement's");
     }
   }
 

@@ -1,7 +1,9 @@
 package dev.idem.jdbc.dialect;
 
+import dev.idem.jdbc.SchemaCreation;
 import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.SchemaCheck;
+import dev.idem.jdbc.internal.SchemaLock;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -105,19 +107,30 @@ public final class H2Dialect extends AbstractDialect {
   }
 
   /**
-   * Each statement in auto-commit mode (H2's DDL commits anyway): H2 serializes DDL on its own
-   * schema lock, so a creator that comes second finds the object made; "table already exists"
-   * (42101) and "index already exists" (42111) count as done.
+   * Each statement on its own (H2's DDL commits anyway). "Table already exists" (42101) and "index
+   * already exists" (42111) count as done. Any other failure runs the statement again after a
+   * pause, until {@link SchemaCreation#LOCK_WAIT} is spent: two sessions that create the same index
+   * at the same moment can fail one of them with a general error ("object already exists", 50000)
+   * or wait past the lock timeout, and the statement's {@code IF NOT EXISTS} then sees the object.
+   * Inside a caller's transaction nothing is tried again.
    */
   @Override
   public void createTables(Connection c, String table, List<String> statements, boolean ifMissing) throws SQLException {
+    long deadline = System.nanoTime() + SchemaCreation.LOCK_WAIT.toNanos();
     try (Statement st = c.createStatement()) {
       for (String statement : statements) {
-        try {
-          st.execute(statement);
-        } catch (SQLException e) {
-          if (e.getErrorCode() != TABLE_EXISTS && e.getErrorCode() != INDEX_EXISTS) {
-            throw e;
+        while (true) {
+          try {
+            st.execute(statement);
+            break;
+          } catch (SQLException e) {
+            if (e.getErrorCode() == TABLE_EXISTS || e.getErrorCode() == INDEX_EXISTS) {
+              break;
+            }
+            if (!c.getAutoCommit() || System.nanoTime() > deadline) {
+              throw e;
+            }
+            SchemaLock.pause();
           }
         }
       }

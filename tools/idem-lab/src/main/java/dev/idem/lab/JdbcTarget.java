@@ -14,9 +14,10 @@ import javax.sql.DataSource;
  * Where tests and the lab open connections: a JDBC URL plus the lock wait every connection gets, so
  * that concurrent duplicates wait for the winner instead of failing at once.
  *
- * <p>Each new connection is prepared for its dialect: SQLite gets {@code journal_mode=WAL} and
- * {@code busy_timeout}; PostgreSQL gets {@code lock_timeout}; MySQL and MariaDB get {@code
- * innodb_lock_wait_timeout} (whole seconds). Immutable and thread-safe.
+ * <p>Each new connection gets its dialect's session lock wait ({@link Dialect#sessionLockWait}):
+ * SQLite's {@code busy_timeout}, PostgreSQL's {@code lock_timeout}, MySQL's and MariaDB's {@code
+ * innodb_lock_wait_timeout} (whole seconds), H2's {@code LOCK_TIMEOUT}; a database with a single
+ * writer (SQLite) also gets {@code journal_mode=WAL}. Immutable and thread-safe.
  */
 public final class JdbcTarget {
 
