@@ -38,9 +38,11 @@ import org.jspecify.annotations.Nullable;
  *       row with a locking read ({@code LOCK IN SHARE MODE}) and replays it. An expired row is
  *       taken over with a conditional {@code UPDATE}. Table DDL commits implicitly on MySQL, so
  *       inside a caller's transaction the table must already exist.
- *   <li>{@link #H2}: H2 2.x with its default MVStore engine, in its native (Regular) mode: a
- *       {@code MERGE}-free claim, {@code INSERT} guarded by {@code NOT EXISTS} with the duplicate
- *       key error of a racing insert counted as "no row"; see {@link H2Dialect} for the modes.
+ *   <li>{@link #H2}: H2 2.x with its default MVStore engine, in its native mode ({@code
+ *       MODE=REGULAR}; the compatibility modes are not supported): a plain {@code INSERT}; a
+ *       concurrent duplicate waits on the key's row lock until the first transaction ends, and
+ *       its duplicate-key error then counts as "not inserted": Idem reads the winner's row under
+ *       {@code FOR UPDATE} and replays it, as on MySQL. Table DDL commits implicitly here too.
  * </ul>
  *
  * <p>That is transactional mode ({@link JdbcIdempotency}). Lease mode ({@link JdbcLeaseStore})
@@ -96,6 +98,22 @@ public interface Dialect {
   /** @return every supported dialect, in a fixed order; never {@code null}, immutable */
   static List<Dialect> all() {
     return DialectDetection.ALL;
+  }
+
+  /**
+   * The dialect of that {@link #name()}, as the enum this interface replaced answered it.
+   *
+   * @param name {@code SQLITE}, {@code POSTGRESQL}, {@code MYSQL} or {@code H2}, never {@code null}
+   * @return the dialect, never {@code null}
+   * @throws IllegalArgumentException if no dialect has that name
+   */
+  static Dialect valueOf(String name) {
+    for (Dialect d : all()) {
+      if (d.name().equals(name)) {
+        return d;
+      }
+    }
+    throw new IllegalArgumentException("no dialect named " + name);
   }
 
   /**
@@ -194,7 +212,7 @@ public interface Dialect {
   boolean serializesWriters();
 
   /**
-   * @return whether table DDL commits the open transaction (MySQL and MariaDB): the key table is
+   * @return whether table DDL commits the open transaction (MySQL, MariaDB, H2): the key table is
    *     then never created inside a caller's transaction
    */
   boolean ddlCommitsTransaction();

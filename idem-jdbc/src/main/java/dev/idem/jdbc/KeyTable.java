@@ -33,8 +33,9 @@ import org.jspecify.annotations.Nullable;
  * the release of one record. {@link JdbcIdempotency} (transactional mode) and {@link
  * JdbcLeaseStore} (lease mode) each hold one; neither builds the other.
  *
- * <p>Immutable after construction except for the per-dialect "schema checked" and "server is
- * MariaDB" marks, which are set once, idempotently; thread-safe. A {@link Connection} passed in is
+ * <p>Immutable after construction except for the per-dialect statements, "schema checked" marks
+ * and statements for a bounded claim on the connected server, each made once, idempotently;
+ * thread-safe. A {@link Connection} passed in is
  * used by the calling thread only.
  */
 final class KeyTable {

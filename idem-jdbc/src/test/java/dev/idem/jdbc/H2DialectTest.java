@@ -1,6 +1,7 @@
 package dev.idem.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.idem.core.IdemStoreException;
@@ -40,11 +41,15 @@ class H2DialectTest {
   }
 
   @Test
-  void anH2ConnectionIsDetectedByItsDriverAndByItsProductName() {
+  void anH2ConnectionIsDetectedByItsDriverAndByItsProductNameAndEachDialectByItsName() {
     assertThat(Dialect.of(keepOpen)).isSameAs(Dialect.H2).isSameAs(Dialect.h2());
     assertThat(Dialect.detect(keepOpen)).isSameAs(Dialect.H2);
     assertThat(Dialect.H2.name()).isEqualTo("H2");
     assertThat(Dialect.all()).containsExactly(Dialect.SQLITE, Dialect.POSTGRESQL, Dialect.MYSQL, Dialect.H2);
+    for (Dialect d : Dialect.all()) {
+      assertThat(Dialect.valueOf(d.name())).isSameAs(d);
+    }
+    assertThatThrownBy(() -> Dialect.valueOf("ORACLE")).isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test

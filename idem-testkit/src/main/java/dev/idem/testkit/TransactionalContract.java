@@ -564,32 +564,6 @@ public abstract class TransactionalContract {
   }
 
   /**
-   * Per dialect ({@link Dialect#name()}), a key table as a user or an earlier version could have
-   * made it, whose {@code idem_key} compares loosely; {@code #TABLE#} stands for its name. Data of
-   * the test, not of the library: the library only checks tables, it never makes a loose one.
-   */
-  private static final java.util.Map<String, String> LOOSE_KEY_TABLES = java.util.Map.of(
-      // the schema shipped before keys compared byte for byte
-      "MYSQL", "CREATE TABLE #TABLE# (principal VARCHAR(200) NOT NULL, operation VARCHAR(200) NOT NULL,"
-          + " idem_key VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,"
-          + " fingerprint CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, state VARCHAR(16) NOT NULL,"
-          + " owner_token VARCHAR(64), lease_until BIGINT, status INT, response LONGBLOB, created_at BIGINT NOT NULL,"
-          + " expires_at BIGINT NOT NULL, PRIMARY KEY (principal, operation, idem_key))"
-          + " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-      "POSTGRESQL", "CREATE TABLE #TABLE# (principal VARCHAR(200) NOT NULL, operation VARCHAR(200) NOT NULL,"
-          + " idem_key CHAR(255) NOT NULL, fingerprint CHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, owner_token VARCHAR(64),"
-          + " lease_until BIGINT, status INTEGER, response BYTEA, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,"
-          + " PRIMARY KEY (principal, operation, idem_key))",
-      "SQLITE", "CREATE TABLE #TABLE# (principal TEXT NOT NULL, operation TEXT NOT NULL,"
-          + " idem_key TEXT COLLATE RTRIM NOT NULL, fingerprint TEXT NOT NULL, state TEXT NOT NULL, owner_token TEXT,"
-          + " lease_until INTEGER, status INTEGER, response BLOB, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
-          + " PRIMARY KEY (principal, operation, idem_key)) WITHOUT ROWID",
-      "H2", "CREATE TABLE #TABLE# (principal VARCHAR(200) NOT NULL, operation VARCHAR(200) NOT NULL,"
-          + " idem_key VARCHAR_IGNORECASE(255) NOT NULL, fingerprint CHAR(64) NOT NULL, state VARCHAR(16) NOT NULL,"
-          + " owner_token VARCHAR(64), lease_until BIGINT, status INTEGER, response VARBINARY, created_at BIGINT NOT NULL,"
-          + " expires_at BIGINT NOT NULL, PRIMARY KEY (principal, operation, idem_key))");
-
-  /**
    * Regression: a key table created by an earlier version (MariaDB: character columns with PAD
    * SPACE collations) was used as it was; it is now refused at first use with the column and the
    * statement that migrates it, and the migrated table tells {@code "k1 "} from {@code "k1"}.
@@ -598,7 +572,7 @@ public abstract class TransactionalContract {
   void aKeyTableThatComparesKeysLooselyIsRefusedWithItsMigrationStatement() throws Exception {
     try (Connection c = target().open(); Statement st = c.createStatement()) {
       Dialect dialect = Dialect.detect(c);
-      String looseTemplate = LOOSE_KEY_TABLES.get(dialect.name());
+      String looseTemplate = LooseKeyTables.of(dialect);
       Assumptions.assumeTrue(looseTemplate != null, "no loose key table is known for " + dialect.name());
       String loose = looseTemplate.replace("#TABLE#", idem.table());
       st.execute(loose);
