@@ -57,8 +57,8 @@ class H2DialectTest {
     try (Statement st = keepOpen.createStatement()) {
       st.execute("CREATE TABLE dup (id VARCHAR(10) PRIMARY KEY, v INT NOT NULL)");
       st.execute("INSERT INTO dup VALUES ('a', 1)");
-      SQLException duplicate = catchThrowableOfType(() -> st.execute("INSERT INTO dup VALUES ('a', 2)"), SQLException.class);
-      SQLException notNull = catchThrowableOfType(() -> st.execute("INSERT INTO dup VALUES ('b', NULL)"), SQLException.class);
+      SQLException duplicate = catchThrowableOfType(SQLException.class, () -> st.execute("INSERT INTO dup VALUES ('a', 2)"));
+      SQLException notNull = catchThrowableOfType(SQLException.class, () -> st.execute("INSERT INTO dup VALUES ('b', NULL)"));
       assertThat(Dialect.H2.isDuplicateKey(duplicate)).as(duplicate.toString()).isTrue();
       assertThat(Dialect.H2.isDuplicateKey(notNull)).as(notNull.toString()).isFalse();
       assertThat(Dialect.H2.isLockWaitExceeded(duplicate)).isFalse();
@@ -85,8 +85,8 @@ class H2DialectTest {
           + " owner_token VARCHAR(64), lease_until BIGINT, status INTEGER, response VARBINARY,"
           + " created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, PRIMARY KEY (principal, operation, idem_key))");
     }
-    IdemStoreException refused = catchThrowableOfType(
-        () -> JdbcIdempotency.builder().table("padded_keys").build().checkSchema(keepOpen), IdemStoreException.class);
+    IdemStoreException refused = catchThrowableOfType(IdemStoreException.class,
+        () -> JdbcIdempotency.builder().table("padded_keys").build().checkSchema(keepOpen));
     assertThat(refused).isNotNull();
     assertThat(refused.getMessage()).contains("idem_key is CHARACTER").contains("ALTER TABLE padded_keys");
 
