@@ -73,7 +73,7 @@ final class ClaimFirst implements OwnTransactionRound {
           sql.complete(connection, request, response, settings.retention());
         }
       } catch (SQLException e) {
-        if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
+        if (dialect.abortsTransactionOnError() && Transactions.isAborted(e)) {
           // The effect caught an SQL error of its own and answered, but the error had aborted the
           // transaction. Its writes cannot commit; a client error is its final answer.
           Transactions.rollbackQuietly(connection, dialect);

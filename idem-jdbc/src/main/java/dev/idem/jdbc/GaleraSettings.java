@@ -46,7 +46,7 @@ public final class GaleraSettings {
    */
   public static boolean isGaleraNode(Connection connection) throws SQLException {
     Objects.requireNonNull(connection, "connection");
-    if (Dialect.detect(connection) != Dialect.MYSQL) {
+    if (Dialect.detect(connection) != Dialect.MYSQL) { // Galera is a MySQL/MariaDB cluster
       return false;
     }
     String on = variable(connection, "wsrep_on");

@@ -16,7 +16,6 @@ import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.KeyRow;
 import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
-import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -130,7 +129,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
         row = KeyTableSql.readRow(c, sql.read, p, o, k);
       }
       if (row == null) {
-        if (KeyTableSql.update(c, sql.leaseInsert, p, o, k, fingerprint, owner, leaseMillis, keepMillis) == 1) {
+        if (insertLease(c, sql, p, o, k, fingerprint, owner, leaseMillis, keepMillis)) {
           return ClaimResult.claimed(r.fingerprint(), false);
         }
         continue; // a racer inserted it
@@ -160,6 +159,24 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
       return ClaimResult.inProgress(recorded, Duration.ofMillis(row.leaseRemainingMillis()));
     }
     throw new SQLException("the record kept changing during " + MAX_ROUNDS + " claim attempts");
+  }
+
+  /**
+   * {@link KeyTableSql#leaseInsert}: a duplicate key is "not inserted", whether the database reports
+   * it as 0 rows (an upsert that does nothing, {@code INSERT IGNORE}) or as an error (H2, where the
+   * insert is a plain one).
+   *
+   * @return whether the row was inserted
+   */
+  private static boolean insertLease(Connection c, KeyTableSql sql, Object... params) throws SQLException {
+    try {
+      return KeyTableSql.update(c, sql.leaseInsert, params) == 1;
+    } catch (SQLException e) {
+      if (sql.isDuplicateKey(e)) {
+        return false;
+      }
+      throw e;
+    }
   }
 
   /**
@@ -303,9 +320,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
       // Creates the table if missing and allowed, and checks once that it compares byte for byte
       // (a table of an earlier version is refused with its migration); later calls cost nothing.
       table.ensureSchema(c, statements.dialect, true);
-      if (statements.dialect == Dialect.SQLITE) {
-        Transactions.raiseBusyTimeout(c, sqliteBusyTimeout);
-      }
+      statements.dialect.raiseWriteLockWait(c, sqliteBusyTimeout);
       return c;
     } catch (SQLException | RuntimeException e) {
       c.close();

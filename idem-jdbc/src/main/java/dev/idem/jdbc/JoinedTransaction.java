@@ -56,7 +56,7 @@ final class JoinedTransaction {
    */
   Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect,
       @Nullable String wait) {
-    if (dialect != Dialect.POSTGRESQL || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
+    if (!dialect.abortsTransactionOnError() || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
       return claimAndRun(connection, dialect, sql, request, effect, wait, null);
     }
     // Inside another call's effect that relies on the same savepoint name: release ours on the way
@@ -72,7 +72,7 @@ final class JoinedTransaction {
   /** @param savepoints when not {@code null}, counts the savepoints this call set */
   private Outcome claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
       Effect effect, @Nullable String wait, int[] savepoints) {
-    boolean savepointBeforeEffect = dialect == Dialect.POSTGRESQL;
+    boolean savepointBeforeEffect = dialect.abortsTransactionOnError();
     KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, wait, savepoints);
     if (claim instanceof KeyClaim.Busy) {
       throw new ClaimGaveUp(request.key());

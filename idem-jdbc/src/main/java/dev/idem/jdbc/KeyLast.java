@@ -91,7 +91,7 @@ final class KeyLast implements OwnTransactionRound {
         recorded = commitWithRecord ? sql.recordAndCommit(connection, request, response, settings.retention())
             : sql.record(connection, request, response, settings.retention());
       } catch (SQLException e) {
-        if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
+        if (dialect.abortsTransactionOnError() && Transactions.isAborted(e)) {
           // The effect caught an SQL error that aborted the transaction: a client error is
           // recorded alone in the next round, anything else is refused.
           Transactions.rollbackQuietly(connection, dialect);
@@ -216,7 +216,7 @@ final class KeyLast implements OwnTransactionRound {
       if (wait != null && sql.sql.isClaimWaitExceeded(e)) {
         throw KeyTaken.inProgress(request.key());
       }
-      if (dialect == Dialect.POSTGRESQL && Transactions.isAborted(e)) {
+      if (dialect.abortsTransactionOnError() && Transactions.isAborted(e)) {
         throw KeyTaken.abortedByEffect(request.key(), response, e);
       }
       throw settings.storeFailure("storing the key and its response failed", e);

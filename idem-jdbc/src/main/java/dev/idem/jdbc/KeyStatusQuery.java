@@ -12,7 +12,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.EnumMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Map;
 
 /**
@@ -37,7 +37,8 @@ final class KeyStatusQuery {
 
   private final String table;
   private final ResponseProtection protection;
-  private final Map<Dialect, String> statements = new EnumMap<>(Dialect.class);
+  /** The statement per dialect, made at the first use of each. */
+  private final Map<Dialect, String> statements = new ConcurrentHashMap<>();
 
   /**
    * @param table the key table, a plain identifier already validated
@@ -46,10 +47,6 @@ final class KeyStatusQuery {
   KeyStatusQuery(String table, ResponseProtection protection) {
     this.table = table;
     this.protection = protection;
-    for (Dialect d : Dialect.values()) {
-      statements.put(d, "SELECT fingerprint, owner_token, lease_until, status, response, created_at, expires_at, "
-          + d.nowMillis() + " FROM " + table + " WHERE principal = ? AND operation = ? AND idem_key = ?");
-    }
   }
 
   /**
@@ -61,7 +58,9 @@ final class KeyStatusQuery {
    * @throws IdemStoreException if the row is not a valid record (a corrupt fingerprint)
    */
   KeyStatus read(Connection connection, Dialect dialect, Scope scope, IdempotencyKey key) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(statements.get(dialect))) {
+    try (PreparedStatement ps = connection.prepareStatement(statements.computeIfAbsent(dialect, d ->
+        "SELECT fingerprint, owner_token, lease_until, status, response, created_at, expires_at, "
+            + d.nowMillis() + " FROM " + table + " WHERE principal = ? AND operation = ? AND idem_key = ?"))) {
       ps.setString(1, scope.principal());
       ps.setString(2, scope.operation());
       ps.setString(3, key.value());

@@ -14,15 +14,12 @@ import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,8 +33,9 @@ import org.jspecify.annotations.Nullable;
  * the release of one record. {@link JdbcIdempotency} (transactional mode) and {@link
  * JdbcLeaseStore} (lease mode) each hold one; neither builds the other.
  *
- * <p>Immutable after construction except for the per-dialect "schema checked" and "server is
- * MariaDB" marks, which are set once, idempotently; thread-safe. A {@link Connection} passed in is
+ * <p>Immutable after construction except for the per-dialect statements, "schema checked" marks
+ * and statements for a bounded claim on the connected server, each made once, idempotently;
+ * thread-safe. A {@link Connection} passed in is
  * used by the calling thread only.
  */
 final class KeyTable {
@@ -45,12 +43,11 @@ final class KeyTable {
   private final String name;
   private final boolean createSchema;
   private final ResponseProtection protection;
-  private final Map<Dialect, Statements> statements = new EnumMap<>(Dialect.class);
-  /** MySQL's statements for a MariaDB server, whose claim can bound its lock wait. */
-  private final Statements mariaDbStatements;
+  /** The statements per dialect, made at the first use of each. */
+  private final Map<Dialect, Statements> statements = new ConcurrentHashMap<>();
+  /** The statements per dialect for a bounded claim, made for the server of the first such claim ({@link Dialect#keyTableSql(String, Connection)}). */
+  private final Map<Dialect, Statements> boundedStatements = new ConcurrentHashMap<>();
   private final Map<Dialect, Boolean> schemaReady = new ConcurrentHashMap<>();
-  /** Whether the MySQL-dialect server is MariaDB: decided at the first bounded claim there. */
-  private volatile Boolean mariaDb;
 
   /**
    * @param name a plain SQL identifier, already validated ({@link JdbcIdempotency.Builder#table})
@@ -61,10 +58,6 @@ final class KeyTable {
     this.name = name;
     this.createSchema = createSchema;
     this.protection = protection;
-    for (Dialect d : Dialect.values()) {
-      statements.put(d, new Statements(KeyTableSql.of(d, name), protection));
-    }
-    this.mariaDbStatements = new Statements(KeyTableSql.mariaDb(name), protection);
   }
 
   /** @return the table's name */
@@ -73,7 +66,8 @@ final class KeyTable {
   }
 
   /**
-   * The one SQLite rule of the transactional engine: where a replay is read. On SQLite a read
+   * The one rule of the transactional engine for SQLite ({@link Dialect#readsReplaysOutsideTransactions}):
+   * where a replay is read. On SQLite a read
    * inside a transaction before its first write runs on a snapshot that may be older than the
    * latest commit, and the claim's write takes the database's single write lock just to find a
    * stored response; so there a replay is read on a connection in auto-commit, before any
@@ -84,12 +78,12 @@ final class KeyTable {
    * @return whether replays on {@code dialect} are read only outside a transaction
    */
   static boolean readsReplaysOutsideTransactions(Dialect dialect) {
-    return dialect == Dialect.SQLITE;
+    return dialect.readsReplaysOutsideTransactions();
   }
 
   /** @return the statements for {@code dialect}, never {@code null} */
   Statements statements(Dialect dialect) {
-    return statements.get(dialect);
+    return statements.computeIfAbsent(dialect, d -> new Statements(d.keyTableSql(name), protection));
   }
 
   /**
@@ -142,24 +136,24 @@ final class KeyTable {
 
   /**
    * @param boundedClaim whether the claim bounds its lock wait ({@link JdbcIdempotency.Builder#claimLockWait})
-   * @return the statements for the connection's database: on a MariaDB server with a bounded claim, MariaDB's
+   * @return the statements for the connection's database: with a bounded claim, those for its server
+   *     (MySQL's dialect on a MariaDB server bounds the claim), decided at the first bounded claim
    */
   Statements statementsFor(Connection connection, Dialect dialect, boolean boundedClaim) {
-    if (dialect != Dialect.MYSQL || !boundedClaim) {
-      return statements.get(dialect);
+    if (!boundedClaim) {
+      return statements(dialect);
     }
-    Boolean known = mariaDb;
+    Statements known = boundedStatements.get(dialect);
     if (known == null) {
       try {
-        DatabaseMetaData meta = connection.getMetaData();
-        String product = meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion();
-        known = product.toLowerCase(Locale.ROOT).contains("mariadb");
+        known = new Statements(dialect.keyTableSql(name, connection), protection);
       } catch (SQLException e) {
         throw storeFailure("cannot read the database's product name", e);
       }
-      mariaDb = known;
+      Statements raced = boundedStatements.putIfAbsent(dialect, known);
+      known = raced != null ? raced : known;
     }
-    return known ? mariaDbStatements : statements.get(dialect);
+    return known;
   }
 
   /** Deletes the key's record in the connection's transaction; as {@link JdbcIdempotency#release}. */
@@ -255,10 +249,11 @@ final class KeyTable {
       return; // the statements fail naming the missing table; checked again at the next call
     }
     if (!autoCommit) {
-      if (dialect == Dialect.MYSQL) {
+      if (dialect.ddlCommitsTransaction()) {
         throw new IdemStoreException(
-            "table " + name + " does not exist, and MySQL DDL would commit the caller's open transaction:"
-                + " create it first (createSchema on an auto-commit connection, or mysql.sql in your migrations)", null);
+            "table " + name + " does not exist, and " + dialect.name() + " DDL would commit the caller's open transaction:"
+                + " create it first (createSchema on an auto-commit connection, or " + schemaFile(dialect) + " in your migrations)",
+            null);
       }
       // Inside the caller's transaction: the DDL vanishes if the caller rolls back, so the table is
       // not marked ready here. A savepoint keeps a concurrent creation's failure from aborting the
@@ -277,6 +272,12 @@ final class KeyTable {
     }
     SchemaCheck.verify(connection, dialect, name);
     schemaReady.put(dialect, Boolean.TRUE);
+  }
+
+  /** @return the file name of the dialect's schema, such as {@code mysql.sql} */
+  private static String schemaFile(Dialect dialect) {
+    String resource = dialect.schemaResource();
+    return resource.substring(resource.lastIndexOf('/') + 1);
   }
 
   private void createInsideSavepoint(Connection connection) {
@@ -304,30 +305,7 @@ final class KeyTable {
   /** @return whether the catalog shows the table where the connection's statements look; as {@link JdbcIdempotency#tableExists} */
   boolean tableExists(Connection connection) {
     try {
-      Dialect dialect = Dialect.of(connection);
-      if (dialect == Dialect.POSTGRESQL) {
-        // The unquoted name, folded and looked up along the search_path as the statements do; a
-        // plain or partitioned table only. to_regclass answers NULL, never an error, when absent.
-        try (PreparedStatement ps = connection.prepareStatement(
-            "SELECT COUNT(*) FROM pg_class WHERE oid = to_regclass(?) AND relkind IN ('r', 'p')")) {
-          ps.setString(1, name);
-          try (ResultSet rs = ps.executeQuery()) {
-            return rs.next() && rs.getInt(1) > 0;
-          }
-        }
-      }
-      String catalog = dialect == Dialect.MYSQL ? connection.getCatalog() : null;
-      DatabaseMetaData md = connection.getMetaData();
-      String escape = md.getSearchStringEscape();
-      for (String name : new String[] {name, name.toLowerCase(Locale.ROOT), name.toUpperCase(Locale.ROOT)}) {
-        String pattern = escape == null ? name : name.replace("_", escape + "_");
-        try (ResultSet rs = md.getTables(catalog, null, pattern, new String[] {"TABLE"})) {
-          if (rs.next()) {
-            return true;
-          }
-        }
-      }
-      return false;
+      return Dialect.of(connection).tableExists(connection, name);
     } catch (SQLException e) {
       return false;
     }

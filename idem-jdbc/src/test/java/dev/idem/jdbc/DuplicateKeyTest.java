@@ -61,10 +61,10 @@ class DuplicateKeyTest {
         dialect = Dialect.of(c);
       }
       SQLException duplicate = duplicateOn(db, dialect, "1".repeat(64));
-      assertThat(KeyTableSql.of(dialect, "dup_keys").isDuplicateKey(duplicate)).as(duplicate.toString()).isTrue();
+      assertThat(dialect.keyTableSql("dup_keys").isDuplicateKey(duplicate)).as(duplicate.toString()).isTrue();
       // Another integrity violation of the same statement (a NULL into NOT NULL) is not a duplicate.
       SQLException notNull = duplicateOnNull(db);
-      assertThat(KeyTableSql.of(dialect, "dup_keys").isDuplicateKey(notNull)).as(notNull.toString()).isFalse();
+      assertThat(dialect.keyTableSql("dup_keys").isDuplicateKey(notNull)).as(notNull.toString()).isFalse();
     } finally {
       db.drop();
     }
@@ -91,7 +91,7 @@ class DuplicateKeyTest {
    */
   @Test
   void mysqlDuplicateKeyIsRecognisedTheSameWayByBothEngines() throws Exception {
-    KeyTableSql mysql = KeyTableSql.of(Dialect.MYSQL, "idem_keys");
+    KeyTableSql mysql = Dialect.MYSQL.keyTableSql("idem_keys");
     assertThat(mysql.isDuplicateKey(new SQLException("Duplicate entry 'p-op-k' for key 'PRIMARY'", "23000", 1062))).isTrue();
     assertThat(mysql.isDuplicateKey(new SQLException("Duplicate entry 'p-op-k' for key 'PRIMARY'", "23000", 1586))).isTrue();
     assertThat(mysql.isDuplicateKey(new SQLException("Doppelter Eintrag 'p-op-k' für Schlüssel 'PRIMARY'", "23000", 1062))).isTrue();

@@ -58,17 +58,12 @@ final class TestDb {
   Connection open() throws SQLException {
     Connection c = DriverManager.getConnection(url);
     try (Statement st = c.createStatement()) {
-      switch (kind) {
-        case SQLITE:
-          st.execute("PRAGMA busy_timeout = 10000");
-          st.execute("PRAGMA journal_mode = WAL");
-          break;
-        case POSTGRESQL:
-          st.execute("SET lock_timeout = 10000");
-          break;
-        default:
-          st.execute("SET SESSION innodb_lock_wait_timeout = 10");
-          break;
+      Dialect dialect = Dialect.of(c);
+      for (String setting : dialect.sessionLockWait(java.time.Duration.ofSeconds(10))) {
+        st.execute(setting);
+      }
+      if (dialect.serializesWriters()) {
+        st.execute("PRAGMA journal_mode = WAL"); // readers do not block the single writer
       }
     }
     return c;

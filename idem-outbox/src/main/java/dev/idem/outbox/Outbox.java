@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
@@ -69,13 +70,11 @@ public final class Outbox {
           + " last_error, created_at";
 
   private final String table;
-  private final Map<Dialect, Sql> statements = new EnumMap<>(Dialect.class);
+  /** The statements per dialect, made at the first use of each. */
+  private final Map<Dialect, Sql> statements = new ConcurrentHashMap<>();
 
   private Outbox(Builder b) {
     this.table = b.table;
-    for (Dialect d : Dialect.values()) {
-      statements.put(d, new Sql(d, table));
-    }
   }
 
   /** @return a builder with the default table {@value #DEFAULT_TABLE} */
@@ -308,7 +307,11 @@ public final class Outbox {
   // ---- used by IntentWriter and OutboxRelay ----
 
   Sql sql(Connection connection) {
-    return statements.get(Dialect.of(connection));
+    return statements(Dialect.of(connection));
+  }
+
+  private Sql statements(Dialect dialect) {
+    return statements.computeIfAbsent(dialect, d -> new Sql(d, table));
   }
 
   void insert(PreparedStatement ps, String id, IdempotentRequest request, int position, Intent intent) throws SQLException {
@@ -344,14 +347,15 @@ public final class Outbox {
    */
   List<OutboxEntry> claim(Connection c, String owner, Duration lease, int limit, Set<Intent.Kind> kinds) throws SQLException {
     Dialect dialect = Dialect.of(c);
-    Sql sql = statements.get(dialect);
+    Sql sql = statements(dialect);
     String kindList = kinds.stream().map(k -> "'" + k.name() + "'").sorted().collect(Collectors.joining(", "));
+    String lock = dialect.lockSkippingLocked(c);
     List<OutboxEntry> claimed;
-    if (dialect == Dialect.MYSQL) {
-      boolean skipLocked = supportsSkipLocked(c);
+    if (sql.claimReturning == null) {
+      // No UPDATE ... RETURNING (MySQL, MariaDB, H2): the due rows are selected under a lock, then leased by id.
       claimed = inTransaction(c, dialect, () -> {
         List<OutboxEntry> rows = new ArrayList<>();
-        String select = sql.dueSelect.replace("#KINDS#", kindList) + (skipLocked ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE");
+        String select = sql.dueSelect.replace("#KINDS#", kindList) + lock;
         try (PreparedStatement ps = c.prepareStatement(select)) {
           ps.setInt(1, limit);
           try (ResultSet rs = ps.executeQuery()) {
@@ -377,7 +381,7 @@ public final class Outbox {
     } else {
       claimed = inTransaction(c, dialect, () -> {
         List<OutboxEntry> rows = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.claimReturning.replace("#KINDS#", kindList))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.claimReturning.replace("#KINDS#", kindList).replace("#LOCK#", lock))) {
           ps.setString(1, owner);
           ps.setLong(2, lease.toMillis());
           ps.setInt(3, limit);
@@ -404,7 +408,7 @@ public final class Outbox {
       return 0;
     }
     Dialect dialect = Dialect.of(c);
-    Sql sql = statements.get(dialect);
+    Sql sql = statements(dialect);
     return inTransaction(c, dialect, () -> {
       int held = 0;
       try (PreparedStatement ps = c.prepareStatement(sql.markSent)) {
@@ -424,7 +428,7 @@ public final class Outbox {
    */
   boolean markFailed(Connection c, String owner, String id, boolean dead, Duration delay, String reason) throws SQLException {
     Dialect dialect = Dialect.of(c);
-    Sql sql = statements.get(dialect);
+    Sql sql = statements(dialect);
     return inTransaction(c, dialect, () -> {
       try (PreparedStatement ps = c.prepareStatement(sql.markFailed)) {
         ps.setString(1, dead ? "DEAD" : "PENDING");
@@ -442,15 +446,6 @@ public final class Outbox {
     return r.length() <= 2000 ? r : r.substring(0, 1997) + "...";
   }
 
-  private static boolean supportsSkipLocked(Connection c) throws SQLException {
-    String version = c.getMetaData().getDatabaseProductVersion();
-    boolean mariadb = version.toLowerCase(Locale.ROOT).contains("mariadb")
-        || c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT).contains("mariadb");
-    int major = c.getMetaData().getDatabaseMajorVersion();
-    int minor = c.getMetaData().getDatabaseMinorVersion();
-    return mariadb ? major > 10 || major == 10 && minor >= 6 : major >= 8;
-  }
-
   @FunctionalInterface
   private interface Work<T> {
     T run() throws SQLException;
@@ -461,10 +456,11 @@ public final class Outbox {
     if (!c.getAutoCommit()) {
       return work.run(); // the caller's transaction
     }
-    boolean byStatement = dialect != Dialect.POSTGRESQL;
+    String begin = dialect.beginStatement();
+    boolean byStatement = begin != null;
     if (byStatement) {
       try (Statement st = c.createStatement()) {
-        st.execute(dialect == Dialect.SQLITE ? "BEGIN IMMEDIATE" : "START TRANSACTION");
+        st.execute(begin);
       }
     } else {
       c.setAutoCommit(false);
@@ -563,9 +559,9 @@ public final class Outbox {
       String due = " WHERE state = 'PENDING' AND next_attempt_at <= " + now + " AND kind IN (#KINDS#)"
           + " ORDER BY next_attempt_at LIMIT ?";
       String lease = "UPDATE " + t + " SET lease_owner = ?, next_attempt_at = " + now + " + ?, attempts = attempts + 1";
-      this.claimReturning = dialect == Dialect.MYSQL ? null
-          : lease + " WHERE id IN (SELECT id FROM " + t + due
-              + (dialect == Dialect.POSTGRESQL ? " FOR UPDATE SKIP LOCKED" : "") + ") RETURNING " + COLUMNS;
+      // #LOCK#: the dialect's lockSkippingLocked, which may depend on the server's version
+      this.claimReturning = !dialect.supportsReturning() ? null
+          : lease + " WHERE id IN (SELECT id FROM " + t + due + "#LOCK#) RETURNING " + COLUMNS;
       this.dueSelect = "SELECT " + COLUMNS + " FROM " + t + due;
       this.leaseByIds = lease + " WHERE id IN";
       this.markSent =

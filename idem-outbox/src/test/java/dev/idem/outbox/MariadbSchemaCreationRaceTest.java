@@ -13,4 +13,12 @@ class MariadbSchemaCreationRaceTest extends SchemaCreationRaceContract {
   protected JdbcTarget target() {
     return DB.target();
   }
+
+  @Override
+  protected String catalogCountQuery(boolean index) {
+    return index
+        ? "SELECT COUNT(DISTINCT table_name, index_name) FROM information_schema.statistics"
+            + " WHERE table_schema = DATABASE() AND index_name = ?"
+        : "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?";
+  }
 }

@@ -13,4 +13,10 @@ class PostgresSchemaCreationRaceTest extends SchemaCreationRaceContract {
   protected JdbcTarget target() {
     return DB.target();
   }
+
+  @Override
+  protected String catalogCountQuery(boolean index) {
+    return "SELECT COUNT(*) FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace"
+        + " WHERE n.nspname = current_schema() AND k.relname = ? AND k.relkind IN " + (index ? "('i')" : "('r', 'p')");
+  }
 }

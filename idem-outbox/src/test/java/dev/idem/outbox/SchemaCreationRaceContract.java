@@ -9,7 +9,6 @@ import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
-import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.jdbc.steps.JdbcStepOperations;
@@ -168,13 +167,12 @@ abstract class SchemaCreationRaceContract {
 
   private void assertCreatedOnceAndWorking(DataSource ds, Names names) throws SQLException {
     try (Connection c = target().open()) {
-      Dialect dialect = Dialect.of(c);
       for (String table : names.all()) {
-        assertThat(catalogCount(c, dialect, table, false)).as("table %s", table).isEqualTo(1);
+        assertThat(catalogCount(c, table, false)).as("table %s", table).isEqualTo(1);
       }
-      assertThat(catalogCount(c, dialect, names.keys + "_expires_at", true)).as("index of %s", names.keys).isEqualTo(1);
-      assertThat(catalogCount(c, dialect, names.consumer + "_expires_at", true)).as("index of %s", names.consumer).isEqualTo(1);
-      assertThat(catalogCount(c, dialect, names.outbox + "_due", true)).as("index of %s", names.outbox).isEqualTo(1);
+      assertThat(catalogCount(c, names.keys + "_expires_at", true)).as("index of %s", names.keys).isEqualTo(1);
+      assertThat(catalogCount(c, names.consumer + "_expires_at", true)).as("index of %s", names.consumer).isEqualTo(1);
+      assertThat(catalogCount(c, names.outbox + "_due", true)).as("index of %s", names.outbox).isEqualTo(1);
     }
     // The tables work: a key is recorded and replayed, a lease claimed, an intent written.
     JdbcIdempotency keys = JdbcIdempotency.builder().table(names.keys).dataSource(ds).build();
@@ -212,17 +210,17 @@ abstract class SchemaCreationRaceContract {
         Fingerprint.ofBytes("order".getBytes(StandardCharsets.UTF_8)));
   }
 
+  /**
+   * @param index whether the query counts indexes rather than tables
+   * @return a query of one count that takes a name as its one parameter: how many tables (or
+   *     indexes) of that name the catalog of the connection's schema holds. Per database, in its
+   *     subclass: each catalog is its own.
+   */
+  protected abstract String catalogCountQuery(boolean index);
+
   /** @return how many tables (or indexes) of that name the catalog of the connection's schema holds */
-  private static int catalogCount(Connection c, Dialect dialect, String name, boolean index) throws SQLException {
-    String sql = switch (dialect) {
-      case POSTGRESQL -> "SELECT COUNT(*) FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace"
-          + " WHERE n.nspname = current_schema() AND k.relname = ? AND k.relkind IN " + (index ? "('i')" : "('r', 'p')");
-      case MYSQL -> index
-          ? "SELECT COUNT(DISTINCT table_name, index_name) FROM information_schema.statistics"
-              + " WHERE table_schema = DATABASE() AND index_name = ?"
-          : "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?";
-      case SQLITE -> "SELECT COUNT(*) FROM sqlite_master WHERE type = '" + (index ? "index" : "table") + "' AND name = ?";
-    };
+  private int catalogCount(Connection c, String name, boolean index) throws SQLException {
+    String sql = catalogCountQuery(index);
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {

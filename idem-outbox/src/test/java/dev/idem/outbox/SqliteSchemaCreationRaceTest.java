@@ -13,4 +13,9 @@ class SqliteSchemaCreationRaceTest extends SchemaCreationRaceContract {
   protected JdbcTarget target() {
     return DB.target();
   }
+
+  @Override
+  protected String catalogCountQuery(boolean index) {
+    return "SELECT COUNT(*) FROM sqlite_master WHERE type = '" + (index ? "index" : "table") + "' AND name = ?";
+  }
 }

@@ -31,6 +31,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *       {@code WITH (FORCE)}.
  *   <li>{@link #mariadb()}: a database named {@code idem_test_<random>} on the server at {@code
  *       IDEM_TEST_MARIADB_URL} (default {@value #DEFAULT_MARIADB_URL}), dropped afterwards.
+ *   <li>{@link #h2()}: an in-memory H2 database named {@code idem_test_<random>} (native mode,
+ *       kept open until the class ends, lock timeout 10 s), shut down afterwards. Needs H2 2.x on
+ *       the test class path; never skipped.
  * </ul>
  *
  * <p>When the server cannot be reached the test class is skipped with a message on standard error
@@ -45,7 +48,7 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
   /** The MariaDB or MySQL server used when {@code IDEM_TEST_MARIADB_URL} is not set. */
   public static final String DEFAULT_MARIADB_URL = "jdbc:mariadb://127.0.0.1:3306/?user=root";
 
-  private enum Kind { SQLITE, POSTGRES, MARIADB }
+  private enum Kind { SQLITE, POSTGRES, MARIADB, H2 }
 
   private final Kind kind;
   private Path folder;
@@ -70,6 +73,11 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
   /** @return an extension that makes a fresh MariaDB (or MySQL) database per test class */
   public static TestDatabase mariadb() {
     return new TestDatabase(Kind.MARIADB);
+  }
+
+  /** @return an extension that makes a fresh in-memory H2 database per test class */
+  public static TestDatabase h2() {
+    return new TestDatabase(Kind.H2);
   }
 
   /**
@@ -124,6 +132,11 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
         database = mariadbName; // only once it exists: a skipped class has nothing to drop
         target = JdbcTarget.of(withDatabase(adminUrl, database));
         break;
+      case H2:
+        // DB_CLOSE_DELAY=-1: the database lives while the JVM does, until afterAll shuts it down
+        adminUrl = "jdbc:h2:mem:" + randomName() + ";DB_CLOSE_DELAY=-1";
+        target = JdbcTarget.of(adminUrl);
+        break;
       default:
         throw new IllegalStateException(kind.toString());
     }
@@ -134,6 +147,11 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
     if (kind == Kind.SQLITE && folder != null) {
       try (Stream<Path> files = Files.walk(folder)) {
         files.sorted(Comparator.reverseOrder()).forEach(TestDatabase::delete);
+      }
+    }
+    if (kind == Kind.H2 && adminUrl != null) {
+      try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement()) {
+        st.execute("SHUTDOWN");
       }
     }
     if (database != null) {

@@ -192,8 +192,8 @@ public abstract class TransactionalContract {
     try (Connection c = target().open(); Statement st = c.createStatement()) {
       st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
       st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
-      if (Dialect.detect(c) == Dialect.MYSQL) {
-        idem.createSchema(c); // MySQL DDL would commit the caller's transaction below
+      if (Dialect.detect(c).ddlCommitsTransaction()) {
+        idem.createSchema(c); // MySQL's and H2's DDL would commit the caller's transaction below
       }
     }
     try (Connection c = target().open()) {
@@ -288,7 +288,7 @@ public abstract class TransactionalContract {
         }
         return StoredResponse.of(201, "{\"id\":" + id + "}");
       };
-      if (Dialect.detect(c) == Dialect.POSTGRESQL) {
+      if (Dialect.detect(c).abortsTransactionOnError()) {
         assertThatThrownBy(() -> idem.execute(c, request, swallowing))
             .isInstanceOf(EffectFailedException.class)
             .hasMessageContaining("aborted");
@@ -315,7 +315,7 @@ public abstract class TransactionalContract {
   @Test
   void aCallersTransactionAbortedBeforeIdemRunsIsTheCallersErrorNotAStoreOutage() throws Exception {
     try (Connection c = target().open(); Statement st = c.createStatement()) {
-      Assumptions.assumeTrue(Dialect.detect(c) == Dialect.POSTGRESQL, "only PostgreSQL aborts a transaction on an error");
+      Assumptions.assumeTrue(Dialect.detect(c).abortsTransactionOnError(), "only PostgreSQL aborts a transaction on an error");
       idem.createSchema(c);
       c.setAutoCommit(false);
       try {
@@ -352,7 +352,7 @@ public abstract class TransactionalContract {
   @Test
   void racingDuplicatesWhoseEffectsDeadlockStillAllGetTheWinnersAnswer() throws Exception {
     try (Connection c = target().open()) {
-      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has no SELECT ... FOR UPDATE");
+      Assumptions.assumeTrue(Dialect.detect(c).supportsSelectForUpdate(), "SQLite has no SELECT ... FOR UPDATE");
     }
     IdempotentRequest request = request("alice", "k-deadlock", "{}");
     List<Outcome> outcomes = race(8, c -> idem.execute(c, request, connCtx -> {
@@ -382,7 +382,7 @@ public abstract class TransactionalContract {
   @Test
   void concurrentCreatesOfDistinctKeysUnderSerializableAllSucceedOnce() throws Exception {
     try (Connection c = target().open()) {
-      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite transactions are serializable one at a time");
+      Assumptions.assumeTrue(!Dialect.detect(c).serializesWriters(), "SQLite transactions are serializable one at a time");
     }
     AtomicInteger next = new AtomicInteger();
     // Four racers: PostgreSQL lets at least one of the conflicting transactions commit per round,
@@ -572,26 +572,9 @@ public abstract class TransactionalContract {
   void aKeyTableThatComparesKeysLooselyIsRefusedWithItsMigrationStatement() throws Exception {
     try (Connection c = target().open(); Statement st = c.createStatement()) {
       Dialect dialect = Dialect.detect(c);
-      String loose;
-      if (dialect == Dialect.MYSQL) {
-        // the schema shipped before keys compared byte for byte
-        loose = "CREATE TABLE " + idem.table() + " (principal VARCHAR(200) NOT NULL, operation VARCHAR(200) NOT NULL,"
-            + " idem_key VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,"
-            + " fingerprint CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, state VARCHAR(16) NOT NULL,"
-            + " owner_token VARCHAR(64), lease_until BIGINT, status INT, response LONGBLOB, created_at BIGINT NOT NULL,"
-            + " expires_at BIGINT NOT NULL, PRIMARY KEY (principal, operation, idem_key))"
-            + " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
-      } else if (dialect == Dialect.POSTGRESQL) {
-        loose = "CREATE TABLE " + idem.table() + " (principal VARCHAR(200) NOT NULL, operation VARCHAR(200) NOT NULL,"
-            + " idem_key CHAR(255) NOT NULL, fingerprint CHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, owner_token VARCHAR(64),"
-            + " lease_until BIGINT, status INTEGER, response BYTEA, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,"
-            + " PRIMARY KEY (principal, operation, idem_key))";
-      } else {
-        loose = "CREATE TABLE " + idem.table() + " (principal TEXT NOT NULL, operation TEXT NOT NULL,"
-            + " idem_key TEXT COLLATE RTRIM NOT NULL, fingerprint TEXT NOT NULL, state TEXT NOT NULL, owner_token TEXT,"
-            + " lease_until INTEGER, status INTEGER, response BLOB, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,"
-            + " PRIMARY KEY (principal, operation, idem_key)) WITHOUT ROWID";
-      }
+      String looseTemplate = LooseKeyTables.of(dialect);
+      Assumptions.assumeTrue(looseTemplate != null, "no loose key table is known for " + dialect.name());
+      String loose = looseTemplate.replace("#TABLE#", idem.table());
       st.execute(loose);
       IdempotentRequest request = request("alice", "k1", "{}");
       IdemStoreException refused = Assertions.catchThrowableOfType(
@@ -600,8 +583,9 @@ public abstract class TransactionalContract {
       assertThat(refused.getMessage()).contains(idem.table()).contains("idem_key");
       assertThat(effectCount()).as("nothing ran").isZero();
       assertThatThrownBy(() -> idem.createSchema(c)).isInstanceOf(IdemStoreException.class).hasMessageContaining("idem_key");
-      if (dialect == Dialect.SQLITE) {
-        assertThat(refused.getMessage()).contains("sqlite.sql");
+      if (!dialect.keyTableMigration(idem.table()).startsWith("ALTER TABLE")) {
+        // SQLite: no statement migrates a column's collation; the message says what to do instead
+        assertThat(refused.getMessage()).contains(dialect.keyTableMigration(idem.table()));
         return;
       }
       String message = refused.getMessage();
@@ -951,8 +935,8 @@ public abstract class TransactionalContract {
   void aJoinedTransactionIsCommittedOrRolledBackByTheCaller() throws Exception {
     IdempotentRequest request = request("alice", "k-joined", "{\"value\":42}");
     try (Connection c = target().open()) {
-      if (Dialect.detect(c) == Dialect.MYSQL) {
-        idem.createSchema(c); // MySQL DDL would commit the open transaction, so the table comes first
+      if (Dialect.detect(c).ddlCommitsTransaction()) {
+        idem.createSchema(c); // MySQL's and H2's DDL would commit the open transaction, so the table comes first
       }
       c.setAutoCommit(false);
       Outcome outcome = create(c, request, "{\"value\":42}");
@@ -979,7 +963,7 @@ public abstract class TransactionalContract {
     IdempotentRequest request = request("alice", "k-ddl", "{}");
     try (Connection c = target().open()) {
       c.setAutoCommit(false);
-      if (Dialect.detect(c) == Dialect.MYSQL) {
+      if (Dialect.detect(c).ddlCommitsTransaction()) {
         assertThatThrownBy(() -> create(c, request, "{}"))
             .isInstanceOf(IdemStoreException.class)
             .hasMessageContaining("does not exist")
@@ -1089,7 +1073,7 @@ public abstract class TransactionalContract {
   @Test
   void replaysInsideCallerTransactionsTakeNoLocksSoOppositeOrdersDoNotDeadlock() throws Exception {
     try (Connection c = target().open()) {
-      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has a single writer: joined transactions serialize");
+      Assumptions.assumeTrue(!Dialect.detect(c).serializesWriters(), "SQLite has a single writer: joined transactions serialize");
       create(c, request("alice", "k-x", "{}"), "{}");
       create(c, request("alice", "k-y", "{}"), "{}");
     }
@@ -1121,7 +1105,7 @@ public abstract class TransactionalContract {
   @Test
   void concurrentDuplicatesUnderRepeatableReadStillReplay() throws Exception {
     try (Connection c = target().open()) {
-      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE, "SQLite has no REPEATABLE READ level");
+      Assumptions.assumeTrue(Dialect.detect(c).supportsRepeatableRead(), "SQLite has no REPEATABLE READ level");
     }
     IdempotentRequest request = request("alice", "k-rr", "{}");
     List<Outcome> outcomes = race(12, c -> {
@@ -1142,7 +1126,8 @@ public abstract class TransactionalContract {
   void firstUseInsideAnOpenTransactionDoesNotHangAnotherThreadsFirstUse() throws Exception {
     JdbcIdempotency fresh = builder().table("fresh_" + suffix).build();
     try (Connection t1 = target().open()) {
-      Assumptions.assumeTrue(Dialect.detect(t1) != Dialect.MYSQL, "MySQL refuses DDL inside a caller's transaction");
+      Assumptions.assumeTrue(!Dialect.detect(t1).ddlCommitsTransaction(),
+          "MySQL's and H2's DDL commits the caller's transaction: Idem refuses to create the table inside one");
       t1.setAutoCommit(false);
       fresh.execute(t1, request("alice", "k1", "{}"), conn -> StoredResponse.of(201, "{}"));
       ExecutorService pool = Executors.newSingleThreadExecutor();
@@ -1176,8 +1161,8 @@ public abstract class TransactionalContract {
     String other = "other_" + suffix;
     try (Connection c = target().open(); Statement st = c.createStatement()) {
       Dialect dialect = Dialect.detect(c);
-      Assumptions.assumeTrue(dialect != Dialect.SQLITE, "SQLite has one database per file");
-      st.execute((dialect == Dialect.MYSQL ? "CREATE DATABASE " : "CREATE SCHEMA ") + other);
+      Assumptions.assumeTrue(dialect.hasSchemas(), "SQLite has one database per file");
+      st.execute("CREATE SCHEMA " + other); // a database on MySQL and MariaDB
       try {
         st.execute("CREATE TABLE " + other + "." + idem.table() + " (unrelated INT)");
         Outcome outcome = create(c, request("alice", "k-elsewhere", "{}"), "{}");
@@ -1185,7 +1170,7 @@ public abstract class TransactionalContract {
         assertThat(create(c, request("alice", "k-elsewhere", "{}"), "{}").replayed()).isTrue();
         assertThat(idem.tableExists(c)).isTrue();
       } finally {
-        st.execute((dialect == Dialect.MYSQL ? "DROP DATABASE " : "DROP SCHEMA ") + other + (dialect == Dialect.MYSQL ? "" : " CASCADE"));
+        st.execute("DROP SCHEMA " + other + (dialect.schemaIsDatabase() ? "" : " CASCADE"));
       }
     }
     assertThat(effectCount()).isEqualTo(1);
@@ -1599,7 +1584,7 @@ public abstract class TransactionalContract {
   void underKeyLastADuplicateThatRecordsFirstWinsAndTheFirstAttemptReplaysIt() throws Exception {
     Assumptions.assumeTrue(strategy() == JdbcIdempotency.Strategy.KEY_LAST, "claim-first: the first attempt holds the key from its start");
     try (Connection c = target().open()) {
-      Assumptions.assumeTrue(Dialect.detect(c) != Dialect.SQLITE,
+      Assumptions.assumeTrue(!Dialect.detect(c).serializesWriters(),
           "SQLite has one writer: no duplicate writes while the first attempt's transaction has written");
     }
     TransactionalIdempotency engine = runnerEngine();
@@ -1683,11 +1668,11 @@ public abstract class TransactionalContract {
   @Test
   void inARunnersTransactionAClientErrorAfterACaughtSqlErrorIsStoredAndASuccessOnlyWhereItsWritesCommit() throws Exception {
     String users = "users_" + suffix;
-    boolean postgres;
+    boolean abortsOnError;
     try (Connection c = target().open(); Statement st = c.createStatement()) {
       st.execute("CREATE TABLE " + users + " (email VARCHAR(100) PRIMARY KEY)");
       st.execute("INSERT INTO " + users + " (email) VALUES ('ann@example.com')");
-      postgres = Dialect.detect(c) == Dialect.POSTGRESQL;
+      abortsOnError = Dialect.detect(c).abortsTransactionOnError();
     }
     try {
       TransactionalIdempotency engine = runnerEngine();
@@ -1706,13 +1691,13 @@ public abstract class TransactionalContract {
         register(ctx.connection(), users, "ann@example.com");
         return StoredResponse.of(201, "registered anyway");
       });
-      if (postgres) {
+      if (abortsOnError) {
         assertThat(answered.kind()).as("the request's own failure: a retry would do the same").isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
         assertThat(answered.outcome()).isEmpty();
       } else {
         assertThat(answered.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
       }
-      assertThat(recordCountNow()).isEqualTo(postgres ? 1 : 2);
+      assertThat(recordCountNow()).isEqualTo(abortsOnError ? 1 : 2);
     } finally {
       try (Connection c = target().open(); Statement st = c.createStatement()) {
         st.execute("DROP TABLE IF EXISTS " + users);
@@ -1743,10 +1728,9 @@ public abstract class TransactionalContract {
 
   private void assumeClaimsCanBeBounded() throws SQLException {
     try (Connection c = target().open()) {
-      Dialect d = Dialect.detect(c);
-      String product = c.getMetaData().getDatabaseProductName() + " " + c.getMetaData().getDatabaseProductVersion();
-      Assumptions.assumeTrue(d == Dialect.POSTGRESQL || product.toLowerCase(java.util.Locale.ROOT).contains("mariadb"),
-          "a claim's lock wait is bounded on PostgreSQL and MariaDB only; SQLite's single writer waits its busy timeout");
+      Assumptions.assumeTrue(Dialect.detect(c).boundsClaimWait(c),
+          "a claim's lock wait is bounded on PostgreSQL and MariaDB only; SQLite's single writer waits its busy"
+              + " timeout, and MySQL's and H2's lock wait is the session's, not one statement's");
     }
   }
 
@@ -2035,8 +2019,7 @@ public abstract class TransactionalContract {
       public <T> T inTransaction(Work<T> work) {
         return plain.inTransaction((connection, transaction) -> {
           try {
-            boolean postgres = Dialect.detect(connection) == Dialect.POSTGRESQL;
-            String show = postgres ? "SHOW lock_timeout" : "SELECT @@innodb_lock_wait_timeout";
+            String show = Dialect.detect(connection).lockWaitQuery();
             seen[0] = scalar(connection, show);
             T result = work.run(connection, transaction);
             seen[1] = scalar(connection, show); // after the key statement, before the commit
@@ -2066,8 +2049,7 @@ public abstract class TransactionalContract {
     TransactionalIdempotency engine = boundedEngine(InProgressPolicy.failFast(), target().dataSource());
     String[] seen = new String[2];
     try (Connection c = target().open()) {
-      boolean postgres = Dialect.detect(c) == Dialect.POSTGRESQL;
-      String show = postgres ? "SHOW lock_timeout" : "SELECT @@innodb_lock_wait_timeout";
+      String show = Dialect.detect(c).lockWaitQuery();
       seen[0] = scalar(c, show);
       AttemptResult result = engine.attempt(request, ctx -> {
         seen[1] = scalar(ctx.connection(), show);

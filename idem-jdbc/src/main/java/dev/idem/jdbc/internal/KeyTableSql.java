@@ -10,8 +10,8 @@ import java.sql.Types;
 /**
  * Every statement Idem sends to its key table, for one dialect and one table: the one place where
  * the SQL of transactional mode ({@code JdbcIdempotency}) and of lease mode ({@code JdbcLeaseStore})
- * is written, with one subclass per database for what differs (in the spirit of jdbi's per-database
- * plugins). The texts are built once, when the instance is made, and are constants afterwards, so a
+ * is written, with one subclass per database, in that database's {@link Dialect} class, for what
+ * differs (in the spirit of jdbi's per-database plugins). The texts are built once, when the instance is made, and are constants afterwards, so a
  * driver's statement cache (pgjdbc's per-connection cache of server-side prepared statements, for
  * one) sees the same text on every call.
  *
@@ -347,20 +347,6 @@ public abstract class KeyTableSql {
     this.purge = purge();
   }
 
-  /** @return the statements of {@code dialect} for {@code table} (a plain identifier, already validated) */
-  public static KeyTableSql of(Dialect dialect, String table) {
-    switch (dialect) {
-      case SQLITE:
-        return new Sqlite(table);
-      case POSTGRESQL:
-        return new Postgres(table);
-      case MYSQL:
-        return new Mysql(table);
-      default:
-        throw new IllegalArgumentException(dialect.toString());
-    }
-  }
-
   /**
    * The upsert tail that replaces an expired or orphaned row in the claim's own statement (table
    * alias {@code k}), or {@code null} when the database has none usable (MySQL: {@code ON DUPLICATE
@@ -407,20 +393,10 @@ public abstract class KeyTableSql {
 
   /**
    * @return whether {@code e} says the bounded claim gave up waiting for a concurrent attempt's row
-   *     lock: PostgreSQL 55P03 (lock_not_available), MySQL/MariaDB 1205 (lock wait timeout)
+   *     lock ({@link Dialect#isLockWaitExceeded})
    */
   public final boolean isClaimWaitExceeded(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof SQLException sql) {
-        if (dialect == Dialect.POSTGRESQL && "55P03".equals(sql.getSQLState())) {
-          return true;
-        }
-        if (dialect == Dialect.MYSQL && sql.getErrorCode() == 1205) {
-          return true;
-        }
-      }
-    }
-    return false;
+    return dialect.isLockWaitExceeded(e);
   }
 
   /** @return whether the claim can set a savepoint in its own round trip (PostgreSQL) */
@@ -567,107 +543,5 @@ public abstract class KeyTableSql {
       resultSet = ps.getMoreResults();
     }
     return resultSet;
-  }
-
-
-  /**
-   * MySQL's statements for a MariaDB server: the same, plus a claim whose lock wait is bounded for
-   * that statement alone ({@code SET STATEMENT ... FOR}, MariaDB 10.1.2 and later; MySQL has no
-   * equivalent for InnoDB's lock wait).
-   *
-   * @param table a plain identifier, already validated
-   */
-  public static KeyTableSql mariaDb(String table) {
-    return new Mariadb(table);
-  }
-
-  /** SQLite 3.35 or later: upserts, a single writer. */
-  private static final class Sqlite extends KeyTableSql {
-    Sqlite(String table) {
-      super(Dialect.SQLITE, table);
-    }
-  }
-
-  /** PostgreSQL 11 or later. */
-  private static final class Postgres extends KeyTableSql {
-    Postgres(String table) {
-      super(Dialect.POSTGRESQL, table);
-    }
-
-    @Override
-    protected boolean savepointAfterClaim() {
-      return true;
-    }
-
-    /**
-     * Saves the session's lock_timeout in a setting of Idem's own and sets the bound, both for the
-     * transaction only (set_config's third argument), so that nothing outlives a rollback. One
-     * statement: a CASE evaluates its condition (the save) before its result (the bound), so the
-     * saved value is never the bound itself; set_config answers the new value, never NULL.
-     */
-    @Override
-    protected String boundBefore() {
-      return "SELECT CASE WHEN set_config('idem.saved_lock_timeout', current_setting('lock_timeout'), true) IS NOT NULL"
-          + " THEN set_config('lock_timeout', ?, true) END; ";
-    }
-
-    @Override
-    protected String boundAfter() {
-      return "; SELECT set_config('lock_timeout', current_setting('idem.saved_lock_timeout'), true)";
-    }
-
-    @Override
-    public int boundResultSets() {
-      return 1;
-    }
-
-    @Override
-    public boolean boundTakesWait() {
-      return true;
-    }
-  }
-
-  /** MariaDB 10.5 or later: MySQL's statements, and a bounded claim (0: no wait at all). */
-  private static final class Mariadb extends Mysql {
-    Mariadb(String table) {
-      super(table);
-    }
-
-    @Override
-    protected String boundBefore() {
-      return "SET STATEMENT innodb_lock_wait_timeout = 0 FOR ";
-    }
-  }
-
-  /** MySQL 8 and MariaDB 10.5 or later, InnoDB. */
-  private static class Mysql extends KeyTableSql {
-    Mysql(String table) {
-      super(Dialect.MYSQL, table);
-    }
-
-    @Override
-    protected String replaceOnConflict() {
-      return null;
-    }
-
-    @Override
-    protected String insertIgnoringDuplicates() {
-      // IGNORE: a duplicate key (an expected race, or a key to take over) is 0 rows and a note
-      // rather than an error: MariaDB Connector/J logs every error the server sends at WARN, with
-      // the duplicate entry (principal and key) in the text. IGNORE would also cut a too-long value
-      // rather than fail, which SchemaCheck rules out by refusing columns narrower than the longest
-      // scope part, key and owner token.
-      return "INSERT IGNORE INTO ";
-    }
-
-    @Override
-    protected String sharedLock() {
-      return " LOCK IN SHARE MODE";
-    }
-
-    @Override
-    protected String purge() {
-      return "DELETE FROM " + table + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?";
-    }
   }
 }

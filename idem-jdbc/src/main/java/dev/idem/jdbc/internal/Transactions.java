@@ -2,49 +2,24 @@ package dev.idem.jdbc.internal;
 
 import dev.idem.jdbc.Dialect;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.Map;
-import java.util.WeakHashMap;
 
 /**
- * Begins, commits and rolls back the transactions Idem owns, per dialect. On SQLite the write lock
- * is taken at {@code BEGIN IMMEDIATE}, before anything is read, so duplicates queue on the
- * connection's busy timeout instead of failing on a stale snapshot. On MySQL and MariaDB the
- * transaction is begun with {@code START TRANSACTION} and ended with {@code COMMIT} or {@code
- * ROLLBACK}, leaving the session's auto-commit alone: the drivers send {@code SET autocommit} to the
- * server on every {@code setAutoCommit} call, a round trip each way that this saves. On PostgreSQL
- * pgjdbc's {@code setAutoCommit} costs no round trip (the {@code BEGIN} travels with the first
- * statement), so it is used. Stateless and thread-safe. Not public API.
+ * Begins, commits and rolls back the transactions Idem owns, as the dialect says ({@link
+ * Dialect#beginStatement}). On SQLite the write lock is taken at {@code BEGIN IMMEDIATE}, before
+ * anything is read, so duplicates queue on the connection's busy timeout instead of failing on a
+ * stale snapshot. On MySQL and MariaDB the transaction is begun with {@code START TRANSACTION} and
+ * ended with {@code COMMIT} or {@code ROLLBACK}, leaving the session's auto-commit alone: the
+ * drivers send {@code SET autocommit} to the server on every {@code setAutoCommit} call, a round
+ * trip each way that this saves. On PostgreSQL pgjdbc's {@code setAutoCommit} costs no round trip
+ * (the {@code BEGIN} travels with the first statement), so it is used, as on H2. Stateless and
+ * thread-safe. Not public API.
  */
 public final class Transactions {
 
-  /**
-   * The SQLite connections whose {@code busy_timeout} was raised to at least the value mapped, so
-   * it is read once per connection rather than once per transaction. Keyed by the driver's own
-   * connection (a pool hands out a new proxy per borrow); weak, so closed connections go.
-   */
-  private static final Map<Connection, Long> BUSY_TIMEOUT_CHECKED = Collections.synchronizedMap(new WeakHashMap<>());
-
   private Transactions() {}
-
-  /** @return the driver's connection under a pool's or framework's proxy, or {@code c} itself */
-  private static Connection physical(Connection c) {
-    try {
-      if (c.isWrapperFor(Connection.class)) {
-        Connection inner = c.unwrap(Connection.class);
-        if (inner != null) {
-          return inner;
-        }
-      }
-    } catch (SQLException e) {
-      // not unwrappable: the proxy itself is the key, checked once per borrow at worst
-    }
-    return c;
-  }
 
   /**
    * Begins a transaction on a connection in auto-commit mode.
@@ -54,34 +29,13 @@ public final class Transactions {
    *     later {@code PRAGMA busy_timeout} that lowers it again is the caller's choice.
    */
   public static void begin(Connection connection, Dialect dialect, Duration sqliteBusyTimeout) throws SQLException {
-    if (dialect == Dialect.SQLITE) {
-      raiseBusyTimeout(connection, sqliteBusyTimeout);
-      execute(connection, "BEGIN IMMEDIATE");
-    } else if (dialect == Dialect.MYSQL) {
-      execute(connection, "START TRANSACTION");
+    dialect.raiseWriteLockWait(connection, sqliteBusyTimeout);
+    String begin = dialect.beginStatement();
+    if (begin != null) {
+      execute(connection, begin);
     } else {
       connection.setAutoCommit(false);
     }
-  }
-
-  /**
-   * Raises a SQLite connection's {@code busy_timeout} to at least {@code least}, reading it the first
-   * time a (physical) connection comes here only: afterwards this costs no statement.
-   */
-  public static void raiseBusyTimeout(Connection connection, Duration least) throws SQLException {
-    Connection physical = physical(connection);
-    Long checked = BUSY_TIMEOUT_CHECKED.get(physical);
-    if (checked != null && checked >= least.toMillis()) {
-      return;
-    }
-    try (Statement st = connection.createStatement()) {
-      try (ResultSet rs = st.executeQuery("PRAGMA busy_timeout")) {
-        if (rs.next() && rs.getLong(1) < least.toMillis()) {
-          st.execute("PRAGMA busy_timeout = " + least.toMillis());
-        }
-      }
-    }
-    BUSY_TIMEOUT_CHECKED.put(physical, least.toMillis());
   }
 
   /**
@@ -89,7 +43,7 @@ public final class Transactions {
    *     as JDBC sees it (the transaction is the server's, begun with a statement)
    */
   public static boolean begunByStatement(Dialect dialect) {
-    return dialect != Dialect.POSTGRESQL;
+    return dialect.beginStatement() != null;
   }
 
   private static void execute(Connection connection, String sql) throws SQLException {

@@ -412,19 +412,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
    */
   public void createSchema(Connection connection) {
     keys.createSchema(connection);
-    Dialect d = Dialect.of(connection);
-    String text = switch (d) {
-      case POSTGRESQL -> "CREATE TABLE IF NOT EXISTS " + stepTable + " (principal VARCHAR(200) COLLATE \"C\" NOT NULL,"
-          + " operation VARCHAR(200) COLLATE \"C\" NOT NULL, idem_key VARCHAR(255) COLLATE \"C\" NOT NULL,"
-          + " step VARCHAR(64) COLLATE \"C\" NOT NULL, result TEXT NOT NULL, created_at BIGINT NOT NULL,"
-          + " PRIMARY KEY (principal, operation, idem_key, step))";
-      case MYSQL -> "CREATE TABLE IF NOT EXISTS " + stepTable + " (principal VARBINARY(600) NOT NULL, operation VARBINARY(600) NOT NULL,"
-          + " idem_key VARBINARY(255) NOT NULL, step VARBINARY(64) NOT NULL, result LONGTEXT NOT NULL, created_at BIGINT NOT NULL,"
-          + " PRIMARY KEY (principal, operation, idem_key, step)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
-      case SQLITE -> "CREATE TABLE IF NOT EXISTS " + stepTable + " (principal TEXT NOT NULL, operation TEXT NOT NULL, idem_key TEXT NOT NULL,"
-          + " step TEXT NOT NULL, result TEXT NOT NULL, created_at INTEGER NOT NULL,"
-          + " PRIMARY KEY (principal, operation, idem_key, step)) WITHOUT ROWID";
-    };
+    String text = Dialect.of(connection).stepTableDdl(stepTable);
     try {
       SchemaCreation.run(connection, stepTable, List.of(text));
     } catch (SQLException e) {

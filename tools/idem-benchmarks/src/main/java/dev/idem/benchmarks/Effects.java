@@ -18,7 +18,7 @@ final class Effects {
   Effects(SqlBackend db, String table) {
     this.db = db;
     this.table = table;
-    this.generatedKeys = db.dialect == Dialect.MYSQL;
+    this.generatedKeys = !db.dialect.supportsReturning(); // MySQL, MariaDB, H2: no INSERT ... RETURNING
     this.insert = "INSERT INTO " + table + " (tag, payload) VALUES (?, ?)" + (generatedKeys ? "" : " RETURNING id");
   }
 

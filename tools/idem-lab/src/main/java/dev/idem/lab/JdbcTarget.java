@@ -14,9 +14,10 @@ import javax.sql.DataSource;
  * Where tests and the lab open connections: a JDBC URL plus the lock wait every connection gets, so
  * that concurrent duplicates wait for the winner instead of failing at once.
  *
- * <p>Each new connection is prepared for its dialect: SQLite gets {@code journal_mode=WAL} and
- * {@code busy_timeout}; PostgreSQL gets {@code lock_timeout}; MySQL and MariaDB get {@code
- * innodb_lock_wait_timeout} (whole seconds). Immutable and thread-safe.
+ * <p>Each new connection gets its dialect's session lock wait ({@link Dialect#sessionLockWait}):
+ * SQLite's {@code busy_timeout}, PostgreSQL's {@code lock_timeout}, MySQL's and MariaDB's {@code
+ * innodb_lock_wait_timeout} (whole seconds), H2's {@code LOCK_TIMEOUT}; a database with a single
+ * writer (SQLite) also gets {@code journal_mode=WAL}. Immutable and thread-safe.
  */
 public final class JdbcTarget {
 
@@ -53,19 +54,12 @@ public final class JdbcTarget {
   public Connection open() throws SQLException {
     Connection c = DriverManager.getConnection(url);
     try (Statement st = c.createStatement()) {
-      switch (Dialect.detect(c)) {
-        case SQLITE:
-          st.execute("PRAGMA busy_timeout = " + lockTimeout.toMillis());
-          st.execute("PRAGMA journal_mode = WAL");
-          break;
-        case POSTGRESQL:
-          st.execute("SET lock_timeout = " + lockTimeout.toMillis());
-          break;
-        case MYSQL:
-          st.execute("SET SESSION innodb_lock_wait_timeout = " + Math.max(1, lockTimeout.toSeconds()));
-          break;
-        default:
-          break;
+      Dialect dialect = Dialect.detect(c);
+      for (String setting : dialect.sessionLockWait(lockTimeout)) {
+        st.execute(setting);
+      }
+      if (dialect.serializesWriters()) {
+        st.execute("PRAGMA journal_mode = WAL"); // SQLite: readers do not block the single writer
       }
     } catch (SQLException | RuntimeException e) {
       c.close();
