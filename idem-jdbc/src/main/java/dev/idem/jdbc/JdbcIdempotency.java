@@ -411,8 +411,11 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * {@link Strategy#KEY_LAST} in a transaction that a {@link TransactionRunner} opened for {@link
    * TransactionalIdempotency}, which has already looked for a live record ({@link
    * KeyLast#inRunnersTransaction}).
+   *
+   * @return how the work ended; anything but a stored {@link RoundEnd.Answered} outcome asks the
+   *     caller to roll the runner's transaction back
    */
-  Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLast.ClaimingEffect effect) {
+  RoundEnd runThenRecord(Connection connection, IdempotentRequest request, KeyLast.ClaimingEffect effect) {
     Dialect dialect = Dialect.of(connection);
     KeyTable.Statements sql = statementsFor(connection, dialect);
     keys.ensureSchema(connection, dialect, false);

@@ -277,60 +277,52 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         return Round.done(AttemptResult.of(stored.get()));
       }
       Progress progress = new Progress();
-      Outcome outcome;
+      RoundEnd end;
       try {
-        outcome = transactions.inTransaction((connection, transaction) -> {
-          Outcome o = keys.runThenRecord(connection, request, (c, claim) -> progress.run(effect, c, claim));
-          if (!o.stored()) {
-            transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
+        end = transactions.inTransaction((connection, transaction) -> {
+          RoundEnd e = keys.runThenRecord(connection, request, (c, claim) -> progress.run(effect, c, claim));
+          progress.end = e;
+          if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().stored()) {
+            // A released answer takes the effect's writes with it; so does a key another attempt took.
+            transaction.setRollbackOnly();
           }
           progress.returned = true;
-          return o;
+          return e;
         });
-      } catch (KeyTaken taken) {
-        switch (taken.reason) {
-          case RECORDED:
-            // Rolled back; the next round's read answers from the winner's record.
-            return round < ConflictRetry.MAX_ATTEMPTS - 1 ? Round.again(taken)
-                : Round.done(AttemptResult.storeFailed(new IdemStoreException("could not record the key after "
-                    + ConflictRetry.MAX_ATTEMPTS + " rounds: its record kept changing", null)));
-          case IN_PROGRESS:
-            // The bounded insert gave up on a lock, and the runner rolled back, effect included.
-            // The lock may be a concurrent attempt's row of this key, or one that any insert meets
-            // for a moment (a relation extension lock while 16 clients grow the table, a table
-            // lock of DDL): was, 4 of 50,000 creates with fresh keys answered in progress. Take the
-            // key first, waiting longer once (EngineSettings#confirmWait): a duplicate's row is
-            // still held and the attempt is answered in progress; any other lock has gone, and
-            // the create runs once. Only on this path: a create that meets no lock pays nothing.
-            return Round.done(attemptClaimFirst(request, effect, true));
-          case ABORTED_BY_EFFECT:
-          default:
-            // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
-            // its final answer, recorded alone; any other answer describes writes that are gone.
-            if (isStoredClientError(taken.response)) {
-              return Round.done(answerAlone(request, taken.response));
-            }
-            return Round.done(AttemptResult.rolledBack(new IdemStoreException("the effect answered " + taken.response.status()
-                + " after an SQL error that aborted its transaction; nothing was committed or stored", taken.getCause()), false));
-        }
       } catch (RuntimeException e) {
-        if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
-          // A deadlock or serialization failure (SQLState class 40), most likely against a racing
-          // duplicate still running: the database undid this run. Running the effect first again
-          // would meet the same racers in the same locks; claiming first waits for the winner.
-          return Round.done(attemptClaimFirst(request, effect));
+        if (progress.end != null && !(progress.end instanceof RoundEnd.Answered)) {
+          // The work asked for the rollback; ending the transaction failed (the connection is
+          // gone), so nothing committed: the round ends as the work said.
+          end = progress.end;
+        } else {
+          return keyLastFailed(e, progress, request, effect);
         }
-        if (progress.started && !progress.answered && !progress.claimed) {
-          // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
-          // constraint of its own): rolled back now, the winner's record, if any, answers.
-          AttemptResult winner = winnerQuietly(request);
-          if (winner != null) {
-            return Round.done(winner);
-          }
-        }
-        return Round.done(failed(e, progress, request));
       }
-      Outcome o = Objects.requireNonNull(outcome, "outcome");
+      if (end instanceof RoundEnd.RolledBack rolledBack) {
+        // A winner's record refused the key; rolled back, the next round's read answers from it.
+        return round < ConflictRetry.MAX_ATTEMPTS - 1 ? Round.again(rolledBack.ifLast())
+            : Round.done(AttemptResult.storeFailed(rolledBack.ifLast()));
+      }
+      if (end instanceof RoundEnd.TakeKeyFirst takeKeyFirst) {
+        // The bounded insert gave up on a lock, and the runner rolled back, effect included.
+        // The lock may be a concurrent attempt's row of this key, or one that any insert meets
+        // for a moment (a relation extension lock while 16 clients grow the table, a table lock
+        // of DDL): was, 4 of 50,000 creates with fresh keys answered in progress. Take the key
+        // first, waiting longer once (EngineSettings#confirmWait): a duplicate's row is still
+        // held and the attempt is answered in progress; any other lock has gone, and the create
+        // runs once. Only on this path: a create that meets no lock pays nothing.
+        return Round.done(attemptClaimFirst(request, effect, takeKeyFirst.confirmWait()));
+      }
+      if (end instanceof RoundEnd.EffectAborted aborted) {
+        // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
+        // its final answer, recorded alone; any other answer describes writes that are gone.
+        if (isStoredClientError(aborted.response())) {
+          return Round.done(answerAlone(request, aborted.response()));
+        }
+        return Round.done(AttemptResult.rolledBack(new IdemStoreException("the effect answered " + aborted.response().status()
+            + " after an SQL error that aborted its transaction; nothing was committed or stored", aborted.aborted()), false));
+      }
+      Outcome o = Objects.requireNonNull(((RoundEnd.Answered) end).outcome(), "outcome");
       if (!o.stored() && !progress.claimed) {
         // An answer that is not stored (a 5xx) may be the effect's failure on a racing winner's
         // rows, caught and answered: the winner's record, if any, answers instead.
@@ -341,6 +333,25 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       }
       return Round.done(AttemptResult.of(o));
     });
+  }
+
+  /** A key-last round whose runner's transaction failed: how far the attempt got says what it means. */
+  private Round<AttemptResult> keyLastFailed(RuntimeException e, Progress progress, IdempotentRequest request, Effect effect) {
+    if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
+      // A deadlock or serialization failure (SQLState class 40), most likely against a racing
+      // duplicate still running: the database undid this run. Running the effect first again
+      // would meet the same racers in the same locks; claiming first waits for the winner.
+      return Round.done(attemptClaimFirst(request, effect));
+    }
+    if (progress.started && !progress.answered && !progress.claimed) {
+      // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
+      // constraint of its own): rolled back now, the winner's record, if any, answers.
+      AttemptResult winner = winnerQuietly(request);
+      if (winner != null) {
+        return Round.done(winner);
+      }
+    }
+    return Round.done(failed(e, progress, request));
   }
 
   /**
@@ -728,6 +739,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
      */
     boolean claimed;
     StoredResponse response;
+    /** Key-last: how the runner's work ended, once it returned ({@link KeyLast#inRunnersTransaction}). */
+    RoundEnd end;
 
     StoredResponse run(Effect effect, Connection connection) throws Exception {
       started = true;
