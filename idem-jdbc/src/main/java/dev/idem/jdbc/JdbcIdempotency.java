@@ -1,6 +1,7 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.Effect;
+import dev.idem.core.EffectContext;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -308,7 +309,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, Effect effect) {
-    return execute(connection, request, effect, false);
+    return execute(connection, request, effect, false, null);
   }
 
   /**
@@ -317,8 +318,13 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * EngineSettings#confirmWait}: {@link TransactionalIdempotency} makes sure so that a bounded
    * key statement that gave up waited on a concurrent attempt's row, and not on a lock that any
    * insert can meet for a moment (see {@link ClaimGaveUp}).
+   *
+   * @param onEnsureClaimed what the effect's {@link dev.idem.core.EffectContext#ensureClaimed()}
+   *     runs, the key being the attempt's already (the transactional engine learns that the answer
+   *     began to reach the client), or {@code null} for nothing
    */
-  Outcome execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming) {
+  Outcome execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming,
+      @Nullable Runnable onEnsureClaimed) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
@@ -346,7 +352,13 @@ public final class JdbcIdempotency implements KeyStatusReader {
     }
     if (!ownTransaction) {
       return joined.run(connection, dialect, sql, request, effect,
-          confirming ? settings.confirmWait(sql) : settings.claimWait(sql));
+          confirming ? settings.confirmWait(sql) : settings.claimWait(sql), onEnsureClaimed);
+    }
+    if (onEnsureClaimed != null) {
+      // A runner whose connection was left in auto-commit: the rounds are Idem's own, whose
+      // contexts run nothing on ensureClaimed; the effect's context is given the hook instead.
+      Effect given = effect;
+      effect = context -> given.run(EffectContext.ofTransaction(context.connection(), onEnsureClaimed));
     }
     return inOwnTransactions(connection, dialect, sql, request, effect);
   }
@@ -415,11 +427,11 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @return how the work ended; anything but a stored {@link RoundEnd.Answered} outcome asks the
    *     caller to roll the runner's transaction back
    */
-  RoundEnd runThenRecord(Connection connection, IdempotentRequest request, KeyLast.ClaimingEffect effect) {
+  RoundEnd runThenRecord(Connection connection, IdempotentRequest request, Effect effect, Runnable onClaimed) {
     Dialect dialect = Dialect.of(connection);
     KeyTable.Statements sql = statementsFor(connection, dialect);
     keys.ensureSchema(connection, dialect, false);
-    return keyLast.inRunnersTransaction(connection, dialect, sql, request, effect);
+    return keyLast.inRunnersTransaction(connection, dialect, sql, request, effect, onClaimed);
   }
 
   /**

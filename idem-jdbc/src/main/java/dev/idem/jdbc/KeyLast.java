@@ -26,15 +26,6 @@ import java.time.Duration;
  */
 final class KeyLast implements OwnTransactionRound {
 
-  /**
-   * The effect of {@link #inRunnersTransaction}: it gets the transaction's connection and the
-   * claim that {@link dev.idem.core.EffectContext#ensureClaimed()} runs.
-   */
-  @FunctionalInterface
-  interface ClaimingEffect {
-    StoredResponse run(Connection connection, Runnable claim) throws Exception;
-  }
-
   private final EngineSettings settings;
 
   KeyLast(EngineSettings settings) {
@@ -61,7 +52,7 @@ final class KeyLast implements OwnTransactionRound {
     try {
       StoredResponse response;
       try {
-        response = settings.runEffect(connection, effect, true);
+        response = settings.runEffect(connection, effect, true, null);
       } catch (RuntimeException failure) {
         // A racing duplicate's effect can fail on the winner's rows (a unique constraint of its
         // own, a deadlock). Once rolled back, the winner's record, if there is one, answers.
@@ -160,6 +151,9 @@ final class KeyLast implements OwnTransactionRound {
    * dev.idem.core.EffectContext#ensureClaimed()} promises, and the round ends as the claim found,
    * whatever the effect then did.
    *
+   * @param effect run with the transaction's connection and a context whose {@code ensureClaimed}
+   *     claims the key
+   * @param onClaimed run after each {@code ensureClaimed} that found the key this attempt's
    * @return {@link RoundEnd.Answered} with the executed outcome (stored, or not stored: the caller
    *     rolls the runner's transaction back); otherwise the caller must roll the runner's
    *     transaction back, effect included: {@link RoundEnd.RolledBack} when a winner's record
@@ -173,7 +167,7 @@ final class KeyLast implements OwnTransactionRound {
    * @throws RuntimeException the effect's own unchecked exception, as it is
    */
   RoundEnd inRunnersTransaction(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      ClaimingEffect effect) {
+      Effect effect, Runnable onClaimed) {
     String wait = settings.claimWait(sql);
     boolean[] claimed = new boolean[1];
     // What the claim met, kept: the effect must not go on as if it held the key, even when it
@@ -203,10 +197,11 @@ final class KeyLast implements OwnTransactionRound {
       if (taken[0] != null) {
         throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
       }
+      onClaimed.run();
     };
     StoredResponse response;
     try {
-      response = settings.runEffect(connection, ctx -> effect.run(ctx.connection(), claim), false);
+      response = settings.runEffect(connection, effect, false, claim);
     } catch (RuntimeException e) {
       if (failed[0] != null) {
         throw failed[0];

@@ -226,10 +226,10 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    Progress progress = new Progress();
+    Progress progress = new Progress(effect);
     AttemptResult result;
     try {
-      result = AttemptResult.of(keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection())));
+      result = AttemptResult.of(keys.execute(connection, request, progress, false, progress::claimed));
     } catch (RuntimeException e) {
       if (progress.answered) {
         result = AttemptResult.rolledBack(e, !(e instanceof EffectFailedException));
@@ -262,7 +262,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * {@link JdbcIdempotency.Strategy#KEY_LAST}: a replay is one primary-key read on a connection in
    * auto-commit, before any transaction; a create runs the effect and then inserts the key's row
    * completed, in one transaction of the runner ({@link JdbcIdempotency#runThenRecord(Connection,
-   * IdempotentRequest, KeyLast.ClaimingEffect)}). A duplicate that met a winner's record
+   * IdempotentRequest, Effect, Runnable)}). A duplicate that met a winner's record
    * rolls back, effect included, and reads the winner's answer in the next round.
    */
   private AttemptResult attemptKeyLast(IdempotentRequest request, Effect effect) {
@@ -276,11 +276,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       if (stored.isPresent()) {
         return Round.done(AttemptResult.of(stored.get()));
       }
-      Progress progress = new Progress();
+      Progress progress = new Progress(effect);
       RoundEnd end;
       try {
         end = transactions.inTransaction((connection, transaction) -> {
-          RoundEnd e = keys.runThenRecord(connection, request, (c, claim) -> progress.run(effect, c, claim));
+          RoundEnd e = keys.runThenRecord(connection, request, progress, progress::claimed);
           progress.end = e;
           if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().stored()) {
             // A released answer takes the effect's writes with it; so does a key another attempt took.
@@ -413,11 +413,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       return beforeEffect(e);
     }
     return ConflictRetry.roundsUnchecked(round -> {
-      Progress progress = new Progress();
+      Progress progress = new Progress(effect);
       Outcome outcome;
       try {
         outcome = transactions.inTransaction((connection, transaction) -> {
-          Outcome o = keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection()), confirming);
+          Outcome o = keys.execute(connection, request, progress, confirming, progress::claimed);
           if (!o.replayed() && !o.stored()) {
             transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
           }
@@ -727,40 +727,43 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     return known;
   }
 
-  /** How far one attempt got: the effect started, it answered, the transaction's work returned. */
-  private static final class Progress {
+  /**
+   * The attempt's effect, run by the key table's engine, and how far the attempt got: the effect
+   * started, it answered, the transaction's work returned. One per round; used by the round's
+   * thread only.
+   */
+  private static final class Progress implements Effect {
+    private final Effect effect;
     boolean started;
     boolean answered;
     boolean returned;
     /**
-     * The effect called {@link EffectContext#ensureClaimed()} before it returned: under key-last it
-     * claimed the key; in either order its answer began to reach the client, so the attempt is
-     * never run again.
+     * The effect called {@link EffectContext#ensureClaimed()} and the key was this attempt's (under
+     * key-last it claimed the key then; under claim-first it was already): its answer began to
+     * reach the client, so the attempt is never run again.
      */
     boolean claimed;
     StoredResponse response;
     /** Key-last: how the runner's work ended, once it returned ({@link KeyLast#inRunnersTransaction}). */
     RoundEnd end;
 
-    StoredResponse run(Effect effect, Connection connection) throws Exception {
+    Progress(Effect effect) {
+      this.effect = effect;
+    }
+
+    /** Runs the attempt's effect with the context the key table's engine made, unchanged. */
+    @Override
+    public StoredResponse run(EffectContext context) throws Exception {
       started = true;
-      // Claim-first: the key is the transaction's already; an effect that calls ensureClaimed is
-      // about to send part of its answer to the client, so this attempt must never run again.
-      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection, () -> claimed = true));
+      StoredResponse answer = effect.run(context);
       answered = true;
       response = answer;
       return answer;
     }
 
-    StoredResponse run(Effect effect, Connection connection, Runnable claim) throws Exception {
-      started = true;
-      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection, () -> {
-        claim.run();
-        claimed = true;
-      }));
-      answered = true;
-      response = answer;
-      return answer;
+    /** What the context's {@code ensureClaimed} runs once the key is this attempt's. */
+    void claimed() {
+      claimed = true;
     }
   }
 }
