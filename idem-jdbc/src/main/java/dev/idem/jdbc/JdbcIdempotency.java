@@ -128,6 +128,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private final @Nullable Duration claimLockWait;
   private final ClaimFirst claimFirst;
   private final KeyLast keyLast;
+  /** The order of the rounds in transactions Idem owns, picked from the strategy once, at build time. */
+  private final OwnTransactionRound ownOrder;
   private final JoinedTransaction joined;
   private final EngineSettings settings;
   private final KeyStatusQuery statusQuery;
@@ -145,6 +147,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
     this.settings = settings;
     this.claimFirst = new ClaimFirst(settings);
     this.keyLast = new KeyLast(settings);
+    this.ownOrder = strategy == Strategy.KEY_LAST ? keyLast : claimFirst;
     this.joined = new JoinedTransaction(settings);
     this.statusQuery = new KeyStatusQuery(b.table, b.protection);
   }
@@ -377,13 +380,11 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private Outcome inOwnTransactions(
       Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
     Effect[] current = {effect};
-    if (strategy == Strategy.KEY_LAST) {
-      Outcome outcome = rounds(keyLast, connection, dialect, sql, request, current);
-      if (outcome != null) {
-        return outcome;
-      }
-      // TakeKeyFirst: the claim-first rounds that follow have their own count.
+    Outcome outcome = rounds(ownOrder, connection, dialect, sql, request, current);
+    if (outcome != null) {
+      return outcome;
     }
+    // TakeKeyFirst (key-last rounds only): the claim-first rounds that follow have their own count.
     return rounds(claimFirst, connection, dialect, sql, request, current);
   }
 

@@ -115,6 +115,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   private final TransactionRunner transactions;
   private final IdemListener listener;
   private final InProgressPolicy inProgress;
+  /** Whether attempts run in key-last order: the key table's strategy, read once, at construction. */
+  private final boolean keyLast;
   /** The attempts running in this engine, by scope and key; see {@link #attemptBeside}. */
   private final ConcurrentHashMap<InFlight, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
   private volatile Boolean lookupFirst;
@@ -152,6 +154,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     this.transactions = Objects.requireNonNull(transactions, "transactions");
     this.listener = Objects.requireNonNull(listener, "listener");
     this.inProgress = Objects.requireNonNull(inProgress, "inProgress");
+    this.keyLast = keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST;
   }
 
   /**
@@ -255,7 +258,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     } catch (IdemException e) {
       return beforeEffect(e);
     }
-    return keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect);
+    return keyLast ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect, false);
   }
 
   /**
