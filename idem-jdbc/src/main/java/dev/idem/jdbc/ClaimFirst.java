@@ -58,7 +58,7 @@ final class ClaimFirst implements OwnTransactionRound {
         ended = true;
         return new RoundEnd.Answered(replayed);
       }
-      StoredResponse response = settings.runEffect(connection, effect, true);
+      StoredResponse response = settings.runEffect(connection, effect, true, null);
       if (!settings.responsePolicy().shouldStore(response)) {
         // A released response takes its effect with it.
         settings.rollback(connection, dialect);

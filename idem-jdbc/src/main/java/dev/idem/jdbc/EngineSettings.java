@@ -66,6 +66,8 @@ record EngineSettings(
    *
    * @param ownTransaction whether the transaction is Idem's own: the effect then gets a connection
    *     that refuses to end it ({@link GuardedConnection})
+   * @param claim what the effect's {@link EffectContext#ensureClaimed()} runs, or {@code null} when
+   *     the key is already the attempt's and there is nothing to run
    * @return the effect's response, never {@code null}
    * @throws IdemStoreException if the database failed while the effect ran (connection lost,
    *     resources short): a store outage, nothing committed
@@ -73,10 +75,11 @@ record EngineSettings(
    * @throws IllegalStateException if the effect returned {@code null}
    * @throws RuntimeException the effect's own unchecked exception, as it is
    */
-  StoredResponse runEffect(Connection connection, Effect effect, boolean ownTransaction) {
+  StoredResponse runEffect(Connection connection, Effect effect, boolean ownTransaction, @Nullable Runnable claim) {
+    Connection effects = ownTransaction ? GuardedConnection.wrap(connection) : connection;
     StoredResponse response;
     try {
-      response = effect.run(EffectContext.ofTransaction(ownTransaction ? GuardedConnection.wrap(connection) : connection));
+      response = effect.run(claim == null ? EffectContext.ofTransaction(effects) : EffectContext.ofTransaction(effects, claim));
     } catch (RuntimeException e) {
       throw e;
     } catch (SQLException e) {

@@ -1,6 +1,7 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.Effect;
+import dev.idem.core.EffectContext;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -127,6 +128,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private final @Nullable Duration claimLockWait;
   private final ClaimFirst claimFirst;
   private final KeyLast keyLast;
+  /** The order of the rounds in transactions Idem owns, picked from the strategy once, at build time. */
+  private final OwnTransactionRound ownOrder;
   private final JoinedTransaction joined;
   private final EngineSettings settings;
   private final KeyStatusQuery statusQuery;
@@ -144,6 +147,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
     this.settings = settings;
     this.claimFirst = new ClaimFirst(settings);
     this.keyLast = new KeyLast(settings);
+    this.ownOrder = strategy == Strategy.KEY_LAST ? keyLast : claimFirst;
     this.joined = new JoinedTransaction(settings);
     this.statusQuery = new KeyStatusQuery(b.table, b.protection);
   }
@@ -308,7 +312,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, Effect effect) {
-    return execute(connection, request, effect, false);
+    return execute(connection, request, effect, false, null);
   }
 
   /**
@@ -317,8 +321,13 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * EngineSettings#confirmWait}: {@link TransactionalIdempotency} makes sure so that a bounded
    * key statement that gave up waited on a concurrent attempt's row, and not on a lock that any
    * insert can meet for a moment (see {@link ClaimGaveUp}).
+   *
+   * @param onEnsureClaimed what the effect's {@link dev.idem.core.EffectContext#ensureClaimed()}
+   *     runs, the key being the attempt's already (the transactional engine learns that the answer
+   *     began to reach the client), or {@code null} for nothing
    */
-  Outcome execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming) {
+  Outcome execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming,
+      @Nullable Runnable onEnsureClaimed) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
@@ -346,7 +355,13 @@ public final class JdbcIdempotency implements KeyStatusReader {
     }
     if (!ownTransaction) {
       return joined.run(connection, dialect, sql, request, effect,
-          confirming ? settings.confirmWait(sql) : settings.claimWait(sql));
+          confirming ? settings.confirmWait(sql) : settings.claimWait(sql), onEnsureClaimed);
+    }
+    if (onEnsureClaimed != null) {
+      // A runner whose connection was left in auto-commit: the rounds are Idem's own, whose
+      // contexts run nothing on ensureClaimed; the effect's context is given the hook instead.
+      Effect given = effect;
+      effect = context -> given.run(EffectContext.ofTransaction(context.connection(), onEnsureClaimed));
     }
     return inOwnTransactions(connection, dialect, sql, request, effect);
   }
@@ -365,13 +380,11 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private Outcome inOwnTransactions(
       Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
     Effect[] current = {effect};
-    if (strategy == Strategy.KEY_LAST) {
-      Outcome outcome = rounds(keyLast, connection, dialect, sql, request, current);
-      if (outcome != null) {
-        return outcome;
-      }
-      // TakeKeyFirst: the claim-first rounds that follow have their own count.
+    Outcome outcome = rounds(ownOrder, connection, dialect, sql, request, current);
+    if (outcome != null) {
+      return outcome;
     }
+    // TakeKeyFirst (key-last rounds only): the claim-first rounds that follow have their own count.
     return rounds(claimFirst, connection, dialect, sql, request, current);
   }
 
@@ -411,12 +424,15 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * {@link Strategy#KEY_LAST} in a transaction that a {@link TransactionRunner} opened for {@link
    * TransactionalIdempotency}, which has already looked for a live record ({@link
    * KeyLast#inRunnersTransaction}).
+   *
+   * @return how the work ended; anything but a stored {@link RoundEnd.Answered} outcome asks the
+   *     caller to roll the runner's transaction back
    */
-  Outcome runThenRecord(Connection connection, IdempotentRequest request, KeyLast.ClaimingEffect effect) {
+  RoundEnd runThenRecord(Connection connection, IdempotentRequest request, Effect effect, Runnable onClaimed) {
     Dialect dialect = Dialect.of(connection);
     KeyTable.Statements sql = statementsFor(connection, dialect);
     keys.ensureSchema(connection, dialect, false);
-    return keyLast.inRunnersTransaction(connection, dialect, sql, request, effect);
+    return keyLast.inRunnersTransaction(connection, dialect, sql, request, effect, onClaimed);
   }
 
   /**

@@ -47,23 +47,25 @@ final class JoinedTransaction {
    *     Effect)} states; the caller's transaction must then be rolled back
    */
   Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
-    return run(connection, dialect, sql, request, effect, settings.claimWait(sql));
+    return run(connection, dialect, sql, request, effect, settings.claimWait(sql), null);
   }
 
   /**
    * @param wait the claim's lock-wait bound ({@link EngineSettings#claimWait} or {@link
    *     EngineSettings#confirmWait}), or {@code null}
+   * @param onEnsureClaimed what the effect's {@link dev.idem.core.EffectContext#ensureClaimed()}
+   *     runs (the key is the attempt's already), or {@code null} for nothing
    */
   Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect,
-      @Nullable String wait) {
+      @Nullable String wait, @Nullable Runnable onEnsureClaimed) {
     if (!dialect.abortsTransactionOnError() || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
-      return claimAndRun(connection, dialect, sql, request, effect, wait, null);
+      return claimAndRun(connection, dialect, sql, request, effect, wait, null, onEnsureClaimed);
     }
     // Inside another call's effect that relies on the same savepoint name: release ours on the way
     // out, whatever happened (a replay sets one too, in the lookup's round trip).
     int[] savepoints = new int[1];
     try {
-      return claimAndRun(connection, dialect, sql, request, effect, wait, savepoints);
+      return claimAndRun(connection, dialect, sql, request, effect, wait, savepoints, onEnsureClaimed);
     } finally {
       releaseEffectSavepoints(connection, savepoints[0]);
     }
@@ -71,7 +73,7 @@ final class JoinedTransaction {
 
   /** @param savepoints when not {@code null}, counts the savepoints this call set */
   private Outcome claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      Effect effect, @Nullable String wait, int[] savepoints) {
+      Effect effect, @Nullable String wait, int[] savepoints, @Nullable Runnable onEnsureClaimed) {
     boolean savepointBeforeEffect = dialect.abortsTransactionOnError();
     KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, wait, savepoints);
     if (claim instanceof KeyClaim.Busy) {
@@ -89,7 +91,7 @@ final class JoinedTransaction {
       effectsAfterSavepoint[0]++;
     }
     try {
-      response = settings.runEffect(connection, effect, false);
+      response = settings.runEffect(connection, effect, false, onEnsureClaimed);
     } finally {
       if (savepointBeforeEffect) {
         effectsAfterSavepoint[0]--;

@@ -5,6 +5,7 @@ import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
+import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.KeyRow;
@@ -12,6 +13,7 @@ import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 
 /**
  * {@link JdbcIdempotency.Strategy#KEY_LAST}: the effect first, then the key's row inserted already
@@ -23,15 +25,6 @@ import java.sql.SQLException;
  * settings; thread-safe.
  */
 final class KeyLast implements OwnTransactionRound {
-
-  /**
-   * The effect of {@link #inRunnersTransaction}: it gets the transaction's connection and the
-   * claim that {@link dev.idem.core.EffectContext#ensureClaimed()} runs.
-   */
-  @FunctionalInterface
-  interface ClaimingEffect {
-    StoredResponse run(Connection connection, Runnable claim) throws Exception;
-  }
 
   private final EngineSettings settings;
 
@@ -59,7 +52,7 @@ final class KeyLast implements OwnTransactionRound {
     try {
       StoredResponse response;
       try {
-        response = settings.runEffect(connection, effect, true);
+        response = settings.runEffect(connection, effect, true, null);
       } catch (RuntimeException failure) {
         // A racing duplicate's effect can fail on the winner's rows (a unique constraint of its
         // own, a deadlock). Once rolled back, the winner's record, if there is one, answers.
@@ -77,7 +70,7 @@ final class KeyLast implements OwnTransactionRound {
         // would meet the same racers in the same locks (eight racers deadlocked past five
         // rounds), so this attempt takes the key first instead: its claim waits for the
         // winner's transaction and replays it, or, if there was none, runs once.
-        return new RoundEnd.TakeKeyFirst();
+        return new RoundEnd.TakeKeyFirst(false);
       }
       if (!settings.responsePolicy().shouldStore(response)) {
         settings.rollback(connection, dialect);
@@ -130,7 +123,7 @@ final class KeyLast implements OwnTransactionRound {
         return new RoundEnd.Answered(stored);
       }
       if (conflicted) {
-        return new RoundEnd.TakeKeyFirst(); // see the effect's conflict above
+        return new RoundEnd.TakeKeyFirst(false); // see the effect's conflict above
       }
       // The record that refused the insert expired or was released since: run again.
       return new RoundEnd.RolledBack(new IdemStoreException(
@@ -151,76 +144,109 @@ final class KeyLast implements OwnTransactionRound {
    * response policy does not store: the runner rolls back).
    *
    * <p>With {@link JdbcIdempotency.Builder#claimLockWait} the insert gives up on a row held by a
-   * transaction still open ({@link KeyTaken.Reason#IN_PROGRESS}). An effect that calls {@code
-   * ensureClaimed} (an answer about to stream to the client) claims the key at that moment, and
-   * the completion is then an update of its claim.
+   * transaction still open. An effect that calls {@code ensureClaimed} (an answer about to stream
+   * to the client) claims the key at that moment, and the completion is then an update of its
+   * claim; a claim that meets another attempt's record or row throws {@link
+   * RequestInProgressException} into the effect, as {@link
+   * dev.idem.core.EffectContext#ensureClaimed()} promises, and the round ends as the claim found,
+   * whatever the effect then did.
    *
-   * @throws KeyTaken so that the runner rolls back: {@link KeyTaken.Reason#RECORDED} (a winner's
-   *     record refused the key), {@link KeyTaken.Reason#IN_PROGRESS} (as above), or {@link
-   *     KeyTaken.Reason#ABORTED_BY_EFFECT} on PostgreSQL when an SQL error the effect caught had
-   *     aborted the transaction
+   * @param effect run with the transaction's connection and a context whose {@code ensureClaimed}
+   *     claims the key
+   * @param onClaimed run after each {@code ensureClaimed} that found the key this attempt's
+   * @return {@link RoundEnd.Answered} with the executed outcome (stored, or not stored: the caller
+   *     rolls the runner's transaction back); otherwise the caller must roll the runner's
+   *     transaction back, effect included: {@link RoundEnd.RolledBack} when a winner's record
+   *     refused the key (the next round's read answers from it), {@link RoundEnd.TakeKeyFirst}
+   *     with {@code confirmWait} when a bounded key statement gave up on a lock, {@link
+   *     RoundEnd.EffectAborted} on PostgreSQL when an SQL error the effect caught had aborted the
+   *     transaction; never {@code null}
    * @throws IdemStoreException if a key statement failed (a deadlock or serialization failure,
    *     SQLState class 40, among them: the caller finds it in the cause)
    * @throws EffectFailedException if the effect threw a checked exception
    * @throws RuntimeException the effect's own unchecked exception, as it is
    */
-  Outcome inRunnersTransaction(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      ClaimingEffect effect) {
+  RoundEnd inRunnersTransaction(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
+      Effect effect, Runnable onClaimed) {
     String wait = settings.claimWait(sql);
     boolean[] claimed = new boolean[1];
     // What the claim met, kept: the effect must not go on as if it held the key, even when it
-    // catches the exception and answers (a web framework's error handling would).
-    RuntimeException[] lost = new RuntimeException[1];
+    // catches the exception and answers (a web framework's error handling would). Either how the
+    // round ends (the key taken) or the claim statement's failure.
+    RoundEnd[] taken = new RoundEnd[1];
+    RuntimeException[] failed = new RuntimeException[1];
     Runnable claim = () -> {
-      if (lost[0] != null) {
-        throw lost[0];
-      }
-      if (claimed[0]) {
-        return;
-      }
-      try {
-        if (!sql.claim(connection, request, settings.retention(), false, wait)) {
-          lost[0] = KeyTaken.recorded(request.key());
+      if (taken[0] == null && failed[0] == null && !claimed[0]) {
+        try {
+          if (sql.claim(connection, request, settings.retention(), false, wait)) {
+            claimed[0] = true;
+          } else {
+            taken[0] = recordedElsewhere(request);
+          }
+        } catch (SQLException e) {
+          if (wait != null && sql.sql.isClaimWaitExceeded(e)) {
+            taken[0] = new RoundEnd.TakeKeyFirst(true);
+          } else {
+            failed[0] = settings.storeFailure("claim failed", e);
+          }
         }
-      } catch (SQLException e) {
-        lost[0] = wait != null && sql.sql.isClaimWaitExceeded(e) ? KeyTaken.inProgress(request.key())
-            : settings.storeFailure("claim failed", e);
       }
-      if (lost[0] != null) {
-        throw lost[0];
+      if (failed[0] != null) {
+        throw failed[0];
       }
-      claimed[0] = true;
+      if (taken[0] != null) {
+        throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+      }
+      onClaimed.run();
     };
     StoredResponse response;
     try {
-      response = settings.runEffect(connection, ctx -> effect.run(ctx.connection(), claim), false);
+      response = settings.runEffect(connection, effect, false, claim);
     } catch (RuntimeException e) {
-      if (lost[0] != null) {
-        throw lost[0];
+      if (failed[0] != null) {
+        throw failed[0];
+      }
+      if (taken[0] != null) {
+        return taken[0];
       }
       throw e;
     }
-    if (lost[0] != null) {
-      throw lost[0];
+    if (failed[0] != null) {
+      throw failed[0];
+    }
+    if (taken[0] != null) {
+      return taken[0];
     }
     if (!settings.responsePolicy().shouldStore(response)) {
-      return Outcome.executed(response, false, false); // the runner rolls back, the claim if any with it
+      // the runner rolls back, the claim if any with it
+      return new RoundEnd.Answered(Outcome.executed(response, false, false));
     }
     try {
       if (claimed[0]) {
         sql.complete(connection, request, response, settings.retention());
       } else if (!sql.record(connection, request, response, settings.retention(), wait)) {
-        throw KeyTaken.recorded(request.key());
+        return recordedElsewhere(request);
       }
     } catch (SQLException e) {
       if (wait != null && sql.sql.isClaimWaitExceeded(e)) {
-        throw KeyTaken.inProgress(request.key());
+        // The bounded insert gave up on a lock: a concurrent attempt's row of this key, or one that
+        // any insert meets for a moment. The key taken first, with a longer wait once, tells them apart.
+        return new RoundEnd.TakeKeyFirst(true);
       }
       if (dialect.abortsTransactionOnError() && Transactions.isAborted(e)) {
-        throw KeyTaken.abortedByEffect(request.key(), response, e);
+        return new RoundEnd.EffectAborted(response, e);
       }
       throw settings.storeFailure("storing the key and its response failed", e);
     }
-    return Outcome.executed(response);
+    return new RoundEnd.Answered(Outcome.executed(response));
+  }
+
+  /**
+   * A live record of another attempt refused this one's key: once the runner rolled back, the next
+   * round's read answers from it.
+   */
+  private static RoundEnd recordedElsewhere(IdempotentRequest request) {
+    return new RoundEnd.RolledBack(new IdemStoreException("could not record the key after " + ConflictRetry.MAX_ATTEMPTS
+        + " rounds: its record kept changing", null));
   }
 }

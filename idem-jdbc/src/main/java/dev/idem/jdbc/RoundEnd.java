@@ -5,10 +5,13 @@ import dev.idem.core.StoredResponse;
 import java.sql.SQLException;
 
 /**
- * How one round in a transaction Idem owns ended, as a value ({@link ClaimFirst#round}, {@link
- * KeyLast#round}); {@link JdbcIdempotency} runs the rounds on {@link
- * dev.idem.jdbc.internal.ConflictRetry#rounds} and turns the last one into its result or its
- * exception. The round's transaction has ended when the value is returned.
+ * How one round ended, as a value: a round in a transaction Idem owns ({@link ClaimFirst#round},
+ * {@link KeyLast#round}), whose transaction has ended when the value is returned, or key-last work
+ * in a {@link TransactionRunner}'s transaction ({@link KeyLast#inRunnersTransaction}), whose
+ * transaction the runner then commits (an {@link Answered} outcome that is stored) or rolls back
+ * (anything else). {@link JdbcIdempotency} and {@link TransactionalIdempotency} run the rounds on
+ * {@link dev.idem.jdbc.internal.ConflictRetry#rounds} and turn the last one into their result; no
+ * exception steers a round. Immutable.
  */
 sealed interface RoundEnd {
 
@@ -24,11 +27,18 @@ sealed interface RoundEnd {
   record RolledBack(RuntimeException ifLast) implements RoundEnd {}
 
   /**
-   * {@link JdbcIdempotency.Strategy#KEY_LAST}: the effect met racing duplicates in its own locks
-   * (SQLState class 40) and was rolled back; the next rounds take the key first, so that they
-   * wait for the winner instead of meeting it again.
+   * {@link JdbcIdempotency.Strategy#KEY_LAST}, the one fall-back to claim-first order: the round
+   * was rolled back, effect included, and the next rounds take the key first. Either the effect
+   * met racing duplicates in its own locks (SQLState class 40), and claiming first waits for the
+   * winner instead of meeting it again; or, in a runner's transaction, a bounded key statement
+   * ({@link JdbcIdempotency.Builder#claimLockWait}) gave up on a lock, which may be a concurrent
+   * attempt's row of the key or one that any insert meets for a moment.
+   *
+   * @param confirmWait whether the first claim waits {@link EngineSettings#confirmWait} (the
+   *     bounded statement's give-up is confirmed: a duplicate's row outlasts that wait, a momentary
+   *     lock does not) rather than the claim's own bound
    */
-  record TakeKeyFirst() implements RoundEnd {}
+  record TakeKeyFirst(boolean confirmWait) implements RoundEnd {}
 
   /**
    * PostgreSQL: the effect answered {@code response} after an SQL error it caught ({@code aborted})

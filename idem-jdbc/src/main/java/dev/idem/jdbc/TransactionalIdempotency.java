@@ -115,6 +115,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   private final TransactionRunner transactions;
   private final IdemListener listener;
   private final InProgressPolicy inProgress;
+  /** Whether attempts run in key-last order: the key table's strategy, read once, at construction. */
+  private final boolean keyLast;
   /** The attempts running in this engine, by scope and key; see {@link #attemptBeside}. */
   private final ConcurrentHashMap<InFlight, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
   private volatile Boolean lookupFirst;
@@ -152,6 +154,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     this.transactions = Objects.requireNonNull(transactions, "transactions");
     this.listener = Objects.requireNonNull(listener, "listener");
     this.inProgress = Objects.requireNonNull(inProgress, "inProgress");
+    this.keyLast = keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST;
   }
 
   /**
@@ -226,10 +229,10 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    Progress progress = new Progress();
+    Progress progress = new Progress(effect);
     AttemptResult result;
     try {
-      result = AttemptResult.of(keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection())));
+      result = AttemptResult.of(keys.execute(connection, request, progress, false, progress::claimed));
     } catch (RuntimeException e) {
       if (progress.answered) {
         result = AttemptResult.rolledBack(e, !(e instanceof EffectFailedException));
@@ -255,14 +258,14 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     } catch (IdemException e) {
       return beforeEffect(e);
     }
-    return keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect);
+    return keyLast ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect, false);
   }
 
   /**
    * {@link JdbcIdempotency.Strategy#KEY_LAST}: a replay is one primary-key read on a connection in
    * auto-commit, before any transaction; a create runs the effect and then inserts the key's row
    * completed, in one transaction of the runner ({@link JdbcIdempotency#runThenRecord(Connection,
-   * IdempotentRequest, KeyLast.ClaimingEffect)}). A duplicate that met a winner's record
+   * IdempotentRequest, Effect, Runnable)}). A duplicate that met a winner's record
    * rolls back, effect included, and reads the winner's answer in the next round.
    */
   private AttemptResult attemptKeyLast(IdempotentRequest request, Effect effect) {
@@ -276,61 +279,53 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       if (stored.isPresent()) {
         return Round.done(AttemptResult.of(stored.get()));
       }
-      Progress progress = new Progress();
-      Outcome outcome;
+      Progress progress = new Progress(effect);
+      RoundEnd end;
       try {
-        outcome = transactions.inTransaction((connection, transaction) -> {
-          Outcome o = keys.runThenRecord(connection, request, (c, claim) -> progress.run(effect, c, claim));
-          if (!o.stored()) {
-            transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
+        end = transactions.inTransaction((connection, transaction) -> {
+          RoundEnd e = keys.runThenRecord(connection, request, progress, progress::claimed);
+          progress.end = e;
+          if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().stored()) {
+            // A released answer takes the effect's writes with it; so does a key another attempt took.
+            transaction.setRollbackOnly();
           }
           progress.returned = true;
-          return o;
+          return e;
         });
-      } catch (KeyTaken taken) {
-        switch (taken.reason) {
-          case RECORDED:
-            // Rolled back; the next round's read answers from the winner's record.
-            return round < ConflictRetry.MAX_ATTEMPTS - 1 ? Round.again(taken)
-                : Round.done(AttemptResult.storeFailed(new IdemStoreException("could not record the key after "
-                    + ConflictRetry.MAX_ATTEMPTS + " rounds: its record kept changing", null)));
-          case IN_PROGRESS:
-            // The bounded insert gave up on a lock, and the runner rolled back, effect included.
-            // The lock may be a concurrent attempt's row of this key, or one that any insert meets
-            // for a moment (a relation extension lock while 16 clients grow the table, a table
-            // lock of DDL): was, 4 of 50,000 creates with fresh keys answered in progress. Take the
-            // key first, waiting longer once (EngineSettings#confirmWait): a duplicate's row is
-            // still held and the attempt is answered in progress; any other lock has gone, and
-            // the create runs once. Only on this path: a create that meets no lock pays nothing.
-            return Round.done(attemptClaimFirst(request, effect, true));
-          case ABORTED_BY_EFFECT:
-          default:
-            // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
-            // its final answer, recorded alone; any other answer describes writes that are gone.
-            if (isStoredClientError(taken.response)) {
-              return Round.done(answerAlone(request, taken.response));
-            }
-            return Round.done(AttemptResult.rolledBack(new IdemStoreException("the effect answered " + taken.response.status()
-                + " after an SQL error that aborted its transaction; nothing was committed or stored", taken.getCause()), false));
-        }
       } catch (RuntimeException e) {
-        if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
-          // A deadlock or serialization failure (SQLState class 40), most likely against a racing
-          // duplicate still running: the database undid this run. Running the effect first again
-          // would meet the same racers in the same locks; claiming first waits for the winner.
-          return Round.done(attemptClaimFirst(request, effect));
+        if (progress.end != null && !(progress.end instanceof RoundEnd.Answered)) {
+          // The work asked for the rollback; ending the transaction failed (the connection is
+          // gone), so nothing committed: the round ends as the work said.
+          end = progress.end;
+        } else {
+          return keyLastFailed(e, progress, request, effect);
         }
-        if (progress.started && !progress.answered && !progress.claimed) {
-          // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
-          // constraint of its own): rolled back now, the winner's record, if any, answers.
-          AttemptResult winner = winnerQuietly(request);
-          if (winner != null) {
-            return Round.done(winner);
-          }
-        }
-        return Round.done(failed(e, progress, request));
       }
-      Outcome o = Objects.requireNonNull(outcome, "outcome");
+      if (end instanceof RoundEnd.RolledBack rolledBack) {
+        // A winner's record refused the key; rolled back, the next round's read answers from it.
+        return round < ConflictRetry.MAX_ATTEMPTS - 1 ? Round.again(rolledBack.ifLast())
+            : Round.done(AttemptResult.storeFailed(rolledBack.ifLast()));
+      }
+      if (end instanceof RoundEnd.TakeKeyFirst takeKeyFirst) {
+        // The bounded insert gave up on a lock, and the runner rolled back, effect included.
+        // The lock may be a concurrent attempt's row of this key, or one that any insert meets
+        // for a moment (a relation extension lock while 16 clients grow the table, a table lock
+        // of DDL): was, 4 of 50,000 creates with fresh keys answered in progress. Take the key
+        // first, waiting longer once (EngineSettings#confirmWait): a duplicate's row is still
+        // held and the attempt is answered in progress; any other lock has gone, and the create
+        // runs once. Only on this path: a create that meets no lock pays nothing.
+        return Round.done(attemptClaimFirst(request, effect, takeKeyFirst.confirmWait()));
+      }
+      if (end instanceof RoundEnd.EffectAborted aborted) {
+        // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
+        // its final answer, recorded alone; any other answer describes writes that are gone.
+        if (isStoredClientError(aborted.response())) {
+          return Round.done(answerAlone(request, aborted.response()));
+        }
+        return Round.done(AttemptResult.rolledBack(new IdemStoreException("the effect answered " + aborted.response().status()
+            + " after an SQL error that aborted its transaction; nothing was committed or stored", aborted.aborted()), false));
+      }
+      Outcome o = Objects.requireNonNull(((RoundEnd.Answered) end).outcome(), "outcome");
       if (!o.stored() && !progress.claimed) {
         // An answer that is not stored (a 5xx) may be the effect's failure on a racing winner's
         // rows, caught and answered: the winner's record, if any, answers instead.
@@ -341,6 +336,25 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       }
       return Round.done(AttemptResult.of(o));
     });
+  }
+
+  /** A key-last round whose runner's transaction failed: how far the attempt got says what it means. */
+  private Round<AttemptResult> keyLastFailed(RuntimeException e, Progress progress, IdempotentRequest request, Effect effect) {
+    if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
+      // A deadlock or serialization failure (SQLState class 40), most likely against a racing
+      // duplicate still running: the database undid this run. Running the effect first again
+      // would meet the same racers in the same locks; claiming first waits for the winner.
+      return Round.done(attemptClaimFirst(request, effect));
+    }
+    if (progress.started && !progress.answered && !progress.claimed) {
+      // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
+      // constraint of its own): rolled back now, the winner's record, if any, answers.
+      AttemptResult winner = winnerQuietly(request);
+      if (winner != null) {
+        return Round.done(winner);
+      }
+    }
+    return Round.done(failed(e, progress, request));
   }
 
   /**
@@ -402,11 +416,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       return beforeEffect(e);
     }
     return ConflictRetry.roundsUnchecked(round -> {
-      Progress progress = new Progress();
+      Progress progress = new Progress(effect);
       Outcome outcome;
       try {
         outcome = transactions.inTransaction((connection, transaction) -> {
-          Outcome o = keys.execute(connection, request, ctx -> progress.run(effect, ctx.connection()), confirming);
+          Outcome o = keys.execute(connection, request, progress, confirming, progress::claimed);
           if (!o.replayed() && !o.stored()) {
             transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
           }
@@ -716,38 +730,43 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     return known;
   }
 
-  /** How far one attempt got: the effect started, it answered, the transaction's work returned. */
-  private static final class Progress {
+  /**
+   * The attempt's effect, run by the key table's engine, and how far the attempt got: the effect
+   * started, it answered, the transaction's work returned. One per round; used by the round's
+   * thread only.
+   */
+  private static final class Progress implements Effect {
+    private final Effect effect;
     boolean started;
     boolean answered;
     boolean returned;
     /**
-     * The effect called {@link EffectContext#ensureClaimed()} before it returned: under key-last it
-     * claimed the key; in either order its answer began to reach the client, so the attempt is
-     * never run again.
+     * The effect called {@link EffectContext#ensureClaimed()} and the key was this attempt's (under
+     * key-last it claimed the key then; under claim-first it was already): its answer began to
+     * reach the client, so the attempt is never run again.
      */
     boolean claimed;
     StoredResponse response;
+    /** Key-last: how the runner's work ended, once it returned ({@link KeyLast#inRunnersTransaction}). */
+    RoundEnd end;
 
-    StoredResponse run(Effect effect, Connection connection) throws Exception {
+    Progress(Effect effect) {
+      this.effect = effect;
+    }
+
+    /** Runs the attempt's effect with the context the key table's engine made, unchanged. */
+    @Override
+    public StoredResponse run(EffectContext context) throws Exception {
       started = true;
-      // Claim-first: the key is the transaction's already; an effect that calls ensureClaimed is
-      // about to send part of its answer to the client, so this attempt must never run again.
-      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection, () -> claimed = true));
+      StoredResponse answer = effect.run(context);
       answered = true;
       response = answer;
       return answer;
     }
 
-    StoredResponse run(Effect effect, Connection connection, Runnable claim) throws Exception {
-      started = true;
-      StoredResponse answer = effect.run(EffectContext.ofTransaction(connection, () -> {
-        claim.run();
-        claimed = true;
-      }));
-      answered = true;
-      response = answer;
-      return answer;
+    /** What the context's {@code ensureClaimed} runs once the key is this attempt's. */
+    void claimed() {
+      claimed = true;
     }
   }
 }
