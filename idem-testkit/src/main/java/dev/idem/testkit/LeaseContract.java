@@ -71,33 +71,34 @@ public abstract class LeaseContract {
 
   /**
    * A store of the same backend, over the same records as {@link #store()}, that writes and reads
-   * responses through {@code protection}; for the response-protection tests. A backend that stores
-   * responses overrides this and the two raw accessors below.
+   * responses through {@code protection}; for the response-protection tests. Every lease store
+   * stores responses, so every backend implements this and the two raw accessors below (abstract,
+   * so that a missing one is a compile error in the store's own test, not a failure at run time).
    *
-   * @throws UnsupportedOperationException unless overridden (those tests then fail, not skip)
+   * @param protection how the store must seal and open stored responses, never {@code null}
+   * @return a store over the same records, never {@code null}
    */
-  protected LeaseStore protectedStore(ResponseProtection protection) {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " must override protectedStore, rawResponse and writeRawResponse");
-  }
+  protected abstract LeaseStore protectedStore(ResponseProtection protection);
 
   /**
+   * @param scope the record's scope, never {@code null}
+   * @param key the record's key, never {@code null}
    * @return the bytes the backend holds for a completed record's response, read directly from the
    *     table, the hash or the map (not through the store), or {@code null} if there are none
-   * @throws UnsupportedOperationException unless overridden
+   * @throws Exception if the backend cannot be read
    */
-  protected byte @Nullable [] rawResponse(Scope scope, IdempotencyKey key) throws Exception {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " must override rawResponse");
-  }
+  protected abstract byte @Nullable [] rawResponse(Scope scope, IdempotencyKey key) throws Exception;
 
   /**
    * Overwrites the bytes of a completed record's response directly in the backend, as someone with
    * write access to the store could.
    *
-   * @throws UnsupportedOperationException unless overridden
+   * @param scope the record's scope, never {@code null}
+   * @param key the record's key, never {@code null}
+   * @param bytes what to write, never {@code null}
+   * @throws Exception if the backend cannot be written
    */
-  protected void writeRawResponse(Scope scope, IdempotencyKey key, byte[] bytes) throws Exception {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " must override writeRawResponse");
-  }
+  protected abstract void writeRawResponse(Scope scope, IdempotencyKey key, byte[] bytes) throws Exception;
 
   @BeforeEach
   void setUp() {
