@@ -90,7 +90,8 @@ import org.springframework.core.env.Environment;
     IdemRabbitConfiguration.class,
     IdemKafkaConfiguration.class,
     IdemOutboxConfiguration.class,
-    IdemOpenApiConfiguration.class})
+    IdemOpenApiConfiguration.class,
+    IdemPurgeConfiguration.class})
 public class IdemAutoConfiguration {
 
   /**
