@@ -151,7 +151,11 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     this.keptTrailers = List.copyOf(b.keptTrailers);
     this.answerTimeout = b.answerTimeout;
     this.storeRetryDelay = b.storeRetryDelay;
-    this.onlyMethods = Set.copyOf(b.onlyMethods.keySet());
+    Set<String> only = new LinkedHashSet<>(b.onlyMethods.keySet());
+    if (!only.isEmpty()) {
+      only.addAll(b.requestKeys.keySet()); // a method with a request key is protected too
+    }
+    this.onlyMethods = Set.copyOf(only);
     this.unprotectedStreaming = List.copyOf(unprotectedStreaming);
   }
 
@@ -161,7 +165,8 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
    * Builder#build()} logged them at {@code INFO}.
    *
    * @return their full names ({@code package.Service/Method}) followed by their type in
-   *     parentheses, for example {@code "orders.Orders/Watch (SERVER_STREAMING)"}, sorted; empty when no services were given or none has a streaming method; never {@code null},
+   *     parentheses, for example {@code "orders.Orders/Watch (SERVER_STREAMING)"}, sorted; empty
+   *     when no services were given or none has a streaming method; never {@code null},
    *     unmodifiable
    */
   public List<String> unprotectedStreamingMethods() {
@@ -546,9 +551,9 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     }
 
     /**
-     * Protects these unary methods only; every other method passes through unprotected. Without
-     * this call (the default) every unary method is protected. May be called more than once: the
-     * methods add up.
+     * Protects these unary methods only (and those given a {@link #requestKey}); every other
+     * method passes through unprotected. Without this call (the default) every unary method is
+     * protected. May be called more than once: the methods add up.
      *
      * @param methods unary methods, never {@code null} (generated code's {@code
      *     getCreateMethod()}); not empty

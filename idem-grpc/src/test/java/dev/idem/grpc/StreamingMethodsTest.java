@@ -169,6 +169,15 @@ class StreamingMethodsTest {
       stub.create(note("a"));
       assertThat(service.runs).hasValue(1);
     }
+    IdempotencyServerInterceptor archiveAndKeyedCreate = IdempotencyServerInterceptor.builder(engine())
+        .protect(ARCHIVE)
+        .requestKey(TestService.CREATE, request -> request.getFieldsOrThrow("text").getStringValue())
+        .build();
+    try (TestService service = new TestService(archiveAndKeyedCreate)) {
+      service.stub().create(note("k-from-the-request"));
+      service.stub().create(note("k-from-the-request"));
+      assertThat(service.runs).as("a method given a request key is protected too").hasValue(1);
+    }
   }
 
   @Test
