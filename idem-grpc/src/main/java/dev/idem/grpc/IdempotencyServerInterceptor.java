@@ -14,6 +14,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.grpc.internal.CapturingServerCall;
 import dev.idem.grpc.internal.StoredAnswers;
+import io.grpc.BindableService;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -21,14 +22,19 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import java.io.ByteArrayInputStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -43,7 +49,10 @@ import org.jspecify.annotations.Nullable;
  * GrpcTransactions#connection()}), and answers
  * its retries, hedged copies and duplicates with the stored answer instead of running the handler
  * again. Streaming methods (client, server or bidirectional) pass through untouched: they are not
- * protected.
+ * protected. A streaming method named as protected ({@link Builder#protect}, {@link
+ * Builder#requestKey}) is refused while the interceptor is built; given the services it will serve
+ * ({@link Builder#services}, {@link Builder#bindableServices}), {@link Builder#build()} logs the
+ * streaming methods it leaves unprotected ({@link #unprotectedStreamingMethods()}).
  *
  * <h2>What a protected call is</h2>
  *
@@ -127,8 +136,12 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
   private final List<String> keptTrailers;
   private final Duration answerTimeout;
   private final Duration storeRetryDelay;
+  private final Set<String> onlyMethods;
+  private final List<String> unprotectedStreaming;
 
-  private IdempotencyServerInterceptor(Builder b) {
+  private static final System.Logger LOG = System.getLogger(IdempotencyServerInterceptor.class.getName());
+
+  private IdempotencyServerInterceptor(Builder b, List<String> unprotectedStreaming) {
     this.engine = b.engine;
     this.keyHeader = b.keyHeader;
     this.principals = b.principals;
@@ -138,6 +151,26 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     this.keptTrailers = List.copyOf(b.keptTrailers);
     this.answerTimeout = b.answerTimeout;
     this.storeRetryDelay = b.storeRetryDelay;
+    Set<String> only = new LinkedHashSet<>(b.onlyMethods.keySet());
+    if (!only.isEmpty()) {
+      only.addAll(b.requestKeys.keySet()); // a method with a request key is protected too
+    }
+    this.onlyMethods = Set.copyOf(only);
+    this.unprotectedStreaming = List.copyOf(unprotectedStreaming);
+  }
+
+  /**
+   * The streaming methods of the services given to the builder ({@link Builder#services}, {@link
+   * Builder#bindableServices}), which pass through this interceptor unprotected; {@link
+   * Builder#build()} logged them at {@code INFO}.
+   *
+   * @return their full names ({@code package.Service/Method}) followed by their type in
+   *     parentheses, for example {@code "orders.Orders/Watch (SERVER_STREAMING)"}, sorted; empty
+   *     when no services were given or none has a streaming method; never {@code null},
+   *     unmodifiable
+   */
+  public List<String> unprotectedStreamingMethods() {
+    return unprotectedStreaming;
   }
 
   /**
@@ -157,6 +190,9 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     MethodDescriptor<ReqT, RespT> method = call.getMethodDescriptor();
     if (method.getType() != MethodDescriptor.MethodType.UNARY) {
       return next.startCall(call, headers); // streaming: not protected
+    }
+    if (!onlyMethods.isEmpty() && !onlyMethods.contains(method.getFullMethodName())) {
+      return next.startCall(call, headers); // not one of the methods protect(...) named
     }
     String headerKey = headers.get(keyHeader);
     Function<Object, @Nullable String> field = requestKeys.get(method.getFullMethodName());
@@ -388,6 +424,8 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     private final List<String> keptTrailers = new ArrayList<>(List.of("grpc-status-details-bin"));
     private Duration answerTimeout = DEFAULT_ANSWER_TIMEOUT;
     private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
+    private final Map<String, MethodDescriptor.MethodType> onlyMethods = new LinkedHashMap<>();
+    private final List<ServerServiceDefinition> services = new ArrayList<>();
 
     private Builder(IdempotencyEngine engine) {
       this.engine = Objects.requireNonNull(engine, "engine");
@@ -415,16 +453,13 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
      * @param <ReqT> the request type
      * @return this builder
      * @throws IllegalArgumentException if {@code method} is not unary (streaming methods are not
-     *     protected)
+     *     protected); the message names the method and its type
      */
     @SuppressWarnings("unchecked")
     public <ReqT> Builder requestKey(MethodDescriptor<ReqT, ?> method, Function<? super ReqT, @Nullable String> field) {
       Objects.requireNonNull(method, "method");
       Objects.requireNonNull(field, "field");
-      if (method.getType() != MethodDescriptor.MethodType.UNARY) {
-        throw new IllegalArgumentException(
-            "only unary methods are protected; " + method.getFullMethodName() + " is " + method.getType());
-      }
+      requireUnary(method.getFullMethodName(), method.getType(), "requestKey(...)");
       requestKeys.put(method.getFullMethodName(), (Function<Object, @Nullable String>) field);
       return this;
     }
@@ -515,9 +550,111 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       return this;
     }
 
-    /** @return a new interceptor, never {@code null} */
+    /**
+     * Protects these unary methods only (and those given a {@link #requestKey}); every other
+     * method passes through unprotected. Without this call (the default) every unary method is
+     * protected. May be called more than once: the methods add up.
+     *
+     * @param methods unary methods, never {@code null} (generated code's {@code
+     *     getCreateMethod()}); not empty
+     * @return this builder
+     * @throws NullPointerException if {@code methods} or one of them is {@code null}
+     * @throws IllegalArgumentException if {@code methods} is empty, or one of them is a streaming
+     *     method (client, server or bidirectional streaming: not supported); the message names the
+     *     method and its type
+     */
+    public Builder protect(MethodDescriptor<?, ?>... methods) {
+      Objects.requireNonNull(methods, "methods");
+      if (methods.length == 0) {
+        throw new IllegalArgumentException("protect(...) needs at least one method");
+      }
+      Map<String, MethodDescriptor.MethodType> checked = new LinkedHashMap<>();
+      for (MethodDescriptor<?, ?> method : methods) {
+        Objects.requireNonNull(method, "method");
+        requireUnary(method.getFullMethodName(), method.getType(), "protect(...)");
+        checked.put(method.getFullMethodName(), method.getType());
+      }
+      onlyMethods.putAll(checked);
+      return this;
+    }
+
+    /**
+     * The services the interceptor will serve, for the start-up check: {@link #build()} logs their
+     * streaming methods, which pass through unprotected, and refuses a method configured as
+     * protected ({@link #protect}, {@link #requestKey}) that one of these services serves as a
+     * streaming method. The interceptor still has to be applied to the services ({@code
+     * ServerInterceptors.intercept(service, interceptor)} or {@code ServerBuilder.intercept}). May
+     * be called more than once: the services add up.
+     *
+     * @param services service definitions, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code services} or one of them is {@code null}
+     */
+    public Builder services(ServerServiceDefinition... services) {
+      Objects.requireNonNull(services, "services");
+      for (ServerServiceDefinition service : services) {
+        this.services.add(Objects.requireNonNull(service, "service"));
+      }
+      return this;
+    }
+
+    /**
+     * {@link #services(ServerServiceDefinition...)} for generated services ({@code
+     * NotesGrpc.NotesImplBase}): each is bound once, here, with {@link BindableService#bindService()}.
+     *
+     * @param services bindable services, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code services} or one of them is {@code null}
+     */
+    public Builder bindableServices(BindableService... services) {
+      Objects.requireNonNull(services, "services");
+      for (BindableService service : services) {
+        this.services.add(Objects.requireNonNull(service, "service").bindService());
+      }
+      return this;
+    }
+
+    /**
+     * Builds the interceptor; with {@linkplain #services services} given, checks the methods
+     * configured as protected against them and logs (at {@code INFO}, on the {@code
+     * System.Logger} named after this class) the streaming methods that pass through unprotected.
+     *
+     * @return a new interceptor, never {@code null}
+     * @throws IllegalArgumentException if a method configured as protected ({@link #protect},
+     *     {@link #requestKey}) is a streaming method of one of the services given; the message names
+     *     the method, its type, and what is supported
+     */
     public IdempotencyServerInterceptor build() {
-      return new IdempotencyServerInterceptor(this);
+      Set<String> configured = new LinkedHashSet<>(onlyMethods.keySet());
+      configured.addAll(requestKeys.keySet());
+      List<String> streaming = new ArrayList<>();
+      for (ServerServiceDefinition service : services) {
+        for (ServerMethodDefinition<?, ?> definition : service.getMethods()) {
+          MethodDescriptor<?, ?> method = definition.getMethodDescriptor();
+          if (method.getType() == MethodDescriptor.MethodType.UNARY) {
+            continue;
+          }
+          if (configured.contains(method.getFullMethodName())) {
+            requireUnary(method.getFullMethodName(), method.getType(), "the configuration");
+          }
+          streaming.add(method.getFullMethodName() + " (" + method.getType() + ")");
+        }
+      }
+      Collections.sort(streaming);
+      if (!streaming.isEmpty()) {
+        LOG.log(System.Logger.Level.INFO, "idempotency interceptor: " + streaming.size()
+            + " streaming method(s) pass through unprotected (only unary methods are protected): "
+            + String.join(", ", streaming));
+      }
+      return new IdempotencyServerInterceptor(this, streaming);
+    }
+
+    private static void requireUnary(String fullMethodName, MethodDescriptor.MethodType type, String where) {
+      if (type != MethodDescriptor.MethodType.UNARY) {
+        throw new IllegalArgumentException(fullMethodName + " is a " + type + " method and cannot be protected ("
+            + where + "): IdempotencyServerInterceptor protects unary methods only, in lease or transactional "
+            + "mode; streaming methods pass through unprotected. Leave it out of protect(...) and requestKey(...)");
+      }
     }
 
     private static Duration positive(Duration d, String name) {

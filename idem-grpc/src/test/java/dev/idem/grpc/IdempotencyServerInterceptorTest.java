@@ -347,7 +347,7 @@ class IdempotencyServerInterceptorTest {
    * Outside Idem: the first call's answer is lost after the handler ran: its headers and message
    * never leave, and it closes as UNAVAILABLE (a client that saw response headers would not retry).
    */
-  private static ServerInterceptor losesFirstAnswer() {
+  static ServerInterceptor losesFirstAnswer() {
     AtomicBoolean lost = new AtomicBoolean();
     return new ServerInterceptor() {
       @Override

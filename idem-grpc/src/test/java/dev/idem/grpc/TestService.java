@@ -3,7 +3,10 @@ package dev.idem.grpc;
 import com.google.protobuf.StringValue;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.InsecureServerCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
@@ -13,6 +16,8 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.AbstractStub;
 import io.grpc.stub.ClientCalls;
@@ -20,6 +25,8 @@ import io.grpc.stub.ServerCalls;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -33,11 +40,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A notes service without generated code: {@code Create} takes a {@link Struct} and answers a
  * {@link StringValue} naming the run ({@code note-1}, {@code note-2}, ...), {@code Watch} is a server
  * streaming method. The handler counts its runs, can be slow (answering from another thread after
- * a delay), and can fail its first runs. An in-process server and channel, no Netty.
+ * a delay), and can fail its first runs. An in-process server and channel, or (with {@link
+ * Transport#NETTY}) a Netty server on a loopback port and a Netty channel to it: real HTTP/2.
  */
 final class TestService implements AutoCloseable {
 
   static final String SERVICE = "idem.test.Notes";
+
+  /** Where the server listens and the channel connects. */
+  enum Transport {
+    /** grpc-java's in-process transport: no sockets. */
+    IN_PROCESS,
+    /** grpc-netty-shaded: a server on 127.0.0.1, an HTTP/2 connection to it. */
+    NETTY
+  }
 
   static final MethodDescriptor<Struct, StringValue> CREATE = MethodDescriptor.<Struct, StringValue>newBuilder()
       .setType(MethodDescriptor.MethodType.UNARY)
@@ -79,6 +95,17 @@ final class TestService implements AutoCloseable {
    * @param outer interceptors outside Idem's (closer to the transport), the last one outermost
    */
   TestService(ServerInterceptor idem, Map<String, ?> serviceConfig, ServerInterceptor... outer) throws IOException {
+    this(Transport.IN_PROCESS, idem, serviceConfig, outer);
+  }
+
+  /**
+   * @param transport in-process or Netty
+   * @param idem the interceptor under test
+   * @param serviceConfig the channel's service config, or null for none
+   * @param outer interceptors outside Idem's (closer to the transport), the last one outermost
+   */
+  TestService(Transport transport, ServerInterceptor idem, Map<String, ?> serviceConfig, ServerInterceptor... outer)
+      throws IOException {
     ServerServiceDefinition service = ServerServiceDefinition.builder(SERVICE)
         .addMethod(CREATE, ServerCalls.asyncUnaryCall((request, observer) -> {
           int run = runs.incrementAndGet();
@@ -127,13 +154,24 @@ final class TestService implements AutoCloseable {
     chain[0] = idem;
     System.arraycopy(outer, 0, chain, 1, outer.length);
     chain[chain.length - 1] = recorder;
-    server = InProcessServerBuilder.forName(name)
-        .addService(ServerInterceptors.intercept(service, chain))
-        .build()
-        .start();
-    InProcessChannelBuilder channelBuilder = InProcessChannelBuilder.forName(name)
-        .intercept(IdempotencyClientInterceptor.create())
-        .enableRetry();
+    ServerServiceDefinition intercepted = ServerInterceptors.intercept(service, chain);
+    ManagedChannelBuilder<?> channelBuilder;
+    if (transport == Transport.NETTY) {
+      InetAddress loopback = InetAddress.getLoopbackAddress();
+      server = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, 0), InsecureServerCredentials.create())
+          .addService(intercepted)
+          .build()
+          .start();
+      channelBuilder = NettyChannelBuilder.forAddress(new InetSocketAddress(loopback, server.getPort()),
+          InsecureChannelCredentials.create());
+    } else {
+      server = InProcessServerBuilder.forName(name)
+          .addService(intercepted)
+          .build()
+          .start();
+      channelBuilder = InProcessChannelBuilder.forName(name);
+    }
+    channelBuilder.intercept(IdempotencyClientInterceptor.create()).enableRetry();
     if (serviceConfig != null) {
       channelBuilder.defaultServiceConfig(serviceConfig);
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.idem.lab.GrpcLab;
 import dev.idem.lab.HttpLab;
 import dev.idem.lab.JdbcTarget;
 import dev.idem.lab.Lab;
@@ -66,6 +67,11 @@ final class LabCommand implements Callable<Integer> {
   boolean http;
 
   @Option(
+      names = "--grpc",
+      description = "Run the same scenarios over gRPC: a unary method on a Netty server on loopback, naive and behind Idem's server interceptor (transactional mode on --db), called through a channel with Idem's client interceptor and a retry policy; effects counted in --db.")
+  boolean grpc;
+
+  @Option(
       names = "--notes-jar",
       paramLabel = "<path>",
       defaultValue = "examples/notes-service/target/notes-service.jar",
@@ -82,6 +88,10 @@ final class LabCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     if (concurrency < 2 || concurrency > 256) {
       err.println("idem lab: --concurrency must be between 2 and 256, was " + concurrency);
+      return 2;
+    }
+    if (grpc && (http || queueLab.queue || stepsLab.steps)) {
+      err.println("idem lab --grpc: --http, --queue and --steps are other labs");
       return 2;
     }
     if (queueLab.misuse() != null || queueLab.queue && (http || concurrency != 8)) {
@@ -107,12 +117,13 @@ final class LabCommand implements Callable<Integer> {
     }
     LabReport report;
     try {
-      report = new Lab(JdbcTarget.of(db), concurrency).run();
-    } catch (SQLException | RuntimeException e) {
-      err.println("idem lab: cannot run on " + Lab.redact(db) + ": " + e.getMessage());
+      report = grpc ? new GrpcLab(JdbcTarget.of(db), concurrency).run() : new Lab(JdbcTarget.of(db), concurrency).run();
+    } catch (SQLException | IOException | RuntimeException e) {
+      err.println("idem lab" + (grpc ? " --grpc" : "") + ": cannot run on " + Lab.redact(db) + ": " + e.getMessage());
       return 2;
     }
-    out.print(json ? toJson(report) : toTable(report));
+    String transport = grpc ? GrpcLab.TRANSPORT : null;
+    out.print(json ? toJson(report, transport) : toTable(report, transport));
     out.flush();
     return report.protectedOk() ? 0 : 1;
   }
@@ -190,11 +201,14 @@ final class LabCommand implements Callable<Integer> {
     return sb.toString();
   }
 
-  static String toJson(LabReport report) throws Exception {
+  static String toJson(LabReport report, String transport) throws Exception {
     ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     ObjectNode root = mapper.createObjectNode();
     root.put("database", report.database());
     root.put("url", report.url());
+    if (transport != null) {
+      root.put("transport", transport);
+    }
     root.put("protectedOk", report.protectedOk());
     ArrayNode results = root.putArray("results");
     for (ScenarioResult r : report.results()) {
@@ -214,7 +228,7 @@ final class LabCommand implements Callable<Integer> {
     return mapper.writeValueAsString(root) + System.lineSeparator();
   }
 
-  static String toTable(LabReport report) {
+  static String toTable(LabReport report, String transport) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {"scenario", "variant", "attempts", "effects", "ids returned", "rejected", "verdict"});
     for (ScenarioResult r : report.results()) {
@@ -229,11 +243,17 @@ final class LabCommand implements Callable<Integer> {
       });
     }
     StringBuilder sb = new StringBuilder();
-    sb.append("database: ").append(report.database()).append(" (").append(report.url()).append(")\n\n");
+    sb.append("database: ").append(report.database()).append(" (").append(report.url()).append(")\n");
+    if (transport != null) {
+      sb.append("transport: ").append(transport).append('\n');
+    }
+    sb.append('\n');
     sb.append(format(rows));
     sb.append('\n')
         .append("effects: rows counted in the database afterwards. ids returned: the id each attempt got,\n")
-        .append("'(lost)' where the response was dropped after the commit. protected: ")
+        .append("'(lost)' where the response was dropped after the commit.")
+        .append(transport != null ? "\nattempts: calls that reached the server, the channel's retries included.\n" : " ")
+        .append("protected: ")
         .append(report.protectedOk() ? "ok, one effect per intended operation" : "FAILED")
         .append('\n');
     return sb.toString();

@@ -66,6 +66,21 @@ class LabCommandTest {
   }
 
   @Test
+  void grpcLabRefusesTheOtherLabs() {
+    assertThat(run("lab", "--grpc", "--http")).isEqualTo(2);
+    assertThat(err.toString()).contains("idem lab --grpc: --http, --queue and --steps are other labs");
+    assertThat(run("lab", "--grpc", "--steps")).isEqualTo(2);
+  }
+
+  @Test
+  void grpcLabOnAnUnreachableDatabaseIsExitTwoWithAClearErrorAndNoStackTrace() {
+    int status = run("lab", "--grpc", "--db", "jdbc:postgresql://127.0.0.1:1/none?user=x&password=secret&connectTimeout=2");
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString()).startsWith("idem lab --grpc: cannot run on jdbc:postgresql://127.0.0.1:1/none")
+        .doesNotContain("secret").doesNotContain("\tat ");
+  }
+
+  @Test
   void concurrencyOutOfRangeIsRefused() {
     assertThat(run("lab", "--concurrency", "1")).isEqualTo(2);
     assertThat(err.toString()).contains("--concurrency must be between 2 and 256");

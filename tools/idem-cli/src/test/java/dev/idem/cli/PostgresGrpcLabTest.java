@@ -1,0 +1,16 @@
+package dev.idem.cli;
+
+import dev.idem.lab.JdbcTarget;
+import dev.idem.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** {@code idem lab --grpc} on PostgreSQL. */
+class PostgresGrpcLabTest extends GrpcLabContract {
+
+  @RegisterExtension static final TestDatabase DB = TestDatabase.postgres();
+
+  @Override
+  protected JdbcTarget target() {
+    return DB.target();
+  }
+}
