@@ -13,7 +13,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
@@ -46,7 +45,7 @@ import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
  * or behind an {@code ErrorHandlingDeserializer}) gets one WARN line at start-up, since each of its
  * records would be dead-lettered. Runs in the lifecycle phase before the containers'. Thread-safe.
  */
-final class IdemKafkaContainers implements SmartLifecycle {
+final class IdemKafkaContainers extends BeforeContainersCheck {
 
   private static final Logger LOG = LoggerFactory.getLogger("dev.idem.spring.listeners");
 
@@ -54,14 +53,14 @@ final class IdemKafkaContainers implements SmartLifecycle {
   static final Duration RETRY_BACKOFF = Duration.ofMillis(100);
 
   private final ListableBeanFactory beans;
-  private volatile boolean running;
 
   IdemKafkaContainers(ListableBeanFactory beans) {
+    super(AbstractMessageListenerContainer.DEFAULT_PHASE - 100);
     this.beans = beans;
   }
 
   @Override
-  public void start() {
+  void check() {
     boolean idemListeners = beans.getBeanNamesForType(IdemKafkaListener.class, true, false).length > 0;
     List<String> unsafe = new ArrayList<>();
     for (MessageListenerContainer container : containers()) {
@@ -83,7 +82,6 @@ final class IdemKafkaContainers implements SmartLifecycle {
           + " IdemKafkaListener.process(record, ack), which never throws into the container), or an error handler that seeks"
           + " after handling, such as Spring's DefaultErrorHandler or IdemKafkaListener.retryingErrorHandler(backoff)");
     }
-    running = true;
   }
 
   /** @return why the container's error handler cannot be wrapped, or {@code null} once it is */
@@ -155,22 +153,6 @@ final class IdemKafkaContainers implements SmartLifecycle {
       }
     }
     return all;
-  }
-
-  @Override
-  public void stop() {
-    running = false;
-  }
-
-  @Override
-  public boolean isRunning() {
-    return running;
-  }
-
-  /** Before the containers, which start in {@link AbstractMessageListenerContainer#DEFAULT_PHASE}. */
-  @Override
-  public int getPhase() {
-    return AbstractMessageListenerContainer.DEFAULT_PHASE - 100;
   }
 
   /** The container's own handler, with Idem's retries sent to a handler that never gives up. */

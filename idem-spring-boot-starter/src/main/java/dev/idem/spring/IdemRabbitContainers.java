@@ -9,7 +9,6 @@ import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Refuses, before the containers start, a RabbitMQ listener container that would acknowledge by
@@ -21,17 +20,17 @@ import org.springframework.context.SmartLifecycle;
  * the failure is an {@link IdemUnsupportedException} naming the container, the queue and the
  * listener. Runs in a lifecycle phase before the containers'. Thread-safe.
  */
-final class IdemRabbitContainers implements SmartLifecycle {
+final class IdemRabbitContainers extends BeforeContainersCheck {
 
   private final ListableBeanFactory beans;
-  private volatile boolean running;
 
   IdemRabbitContainers(ListableBeanFactory beans) {
+    super(Integer.MAX_VALUE - 1000);
     this.beans = beans;
   }
 
   @Override
-  public void start() {
+  void check() {
     Collection<IdemRabbitListener> listeners = beans.getBeansOfType(IdemRabbitListener.class, false, false).values();
     List<String> wrong = new ArrayList<>();
     if (!listeners.isEmpty()) {
@@ -52,7 +51,6 @@ final class IdemRabbitContainers implements SmartLifecycle {
           + " spring.rabbitmq.listener.simple.acknowledge-mode=manual), the method calling IdemRabbitListener.process(message,"
           + " channel)");
     }
-    running = true;
   }
 
   /**
@@ -83,21 +81,5 @@ final class IdemRabbitContainers implements SmartLifecycle {
       }
     }
     return all;
-  }
-
-  @Override
-  public void stop() {
-    running = false;
-  }
-
-  @Override
-  public boolean isRunning() {
-    return running;
-  }
-
-  /** Before the containers, which start in the last phase ({@code Integer.MAX_VALUE}). */
-  @Override
-  public int getPhase() {
-    return Integer.MAX_VALUE - 1000;
   }
 }

@@ -12,8 +12,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.ResponseEntity;
@@ -58,14 +56,7 @@ class CoveredMethodInLeaseRouteTest {
     }
   }
 
-  @SpringBootConfiguration
-  @EnableAutoConfiguration(excludeName = {
-      "org.springframework.boot.autoconfigure.security.servlet.SecurityAutoConfiguration",
-      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration",
-      // the same on Spring Boot 4 (names of the other line are ignored)
-      "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
+  @AppWithoutSecurity
   static class App {
     @org.springframework.context.annotation.Bean
     Charges charges() {

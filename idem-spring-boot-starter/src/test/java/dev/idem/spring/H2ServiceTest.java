@@ -16,8 +16,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatus;
@@ -45,14 +43,7 @@ class H2ServiceTest {
     r.add("idem.required-key-routes", () -> "POST /notes");
   }
 
-  @SpringBootConfiguration
-  @EnableAutoConfiguration(excludeName = {
-      "org.springframework.boot.autoconfigure.security.servlet.SecurityAutoConfiguration",
-      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration",
-      // the same on Spring Boot 4 (names of the other line are ignored)
-      "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
+  @AppWithoutSecurity
   static class App {
     @RestController
     static class Notes {

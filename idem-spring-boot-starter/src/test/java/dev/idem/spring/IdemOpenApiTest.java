@@ -19,8 +19,6 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -52,14 +50,7 @@ class IdemOpenApiTest {
     r.add("idem.routes.payments.retention", () -> "PT48H");
   }
 
-  @SpringBootConfiguration
-  @EnableAutoConfiguration(excludeName = {
-      "org.springframework.boot.autoconfigure.security.servlet.SecurityAutoConfiguration",
-      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration",
-      // the same on Spring Boot 4 (names of the other line are ignored)
-      "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
+  @AppWithoutSecurity
   static class App {
     @RestController
     static class Shop {

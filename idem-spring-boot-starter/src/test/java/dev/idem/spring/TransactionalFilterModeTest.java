@@ -22,8 +22,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.ResponseEntity;
@@ -53,15 +51,7 @@ class TransactionalFilterModeTest {
     r.add("idem.max-response-size", () -> "2KB");
   }
 
-  @SpringBootConfiguration
-  // Spring Security is on the test class path (for the principal tests); this application has no users.
-  @EnableAutoConfiguration(excludeName = {
-      "org.springframework.boot.autoconfigure.security.servlet.SecurityAutoConfiguration",
-      "org.springframework.boot.autoconfigure.security.servlet.UserDetailsServiceAutoConfiguration",
-      // the same on Spring Boot 4 (names of the other line are ignored)
-      "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
-      "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
+  @AppWithoutSecurity
   static class App {
     @RestController
     static class Items {
