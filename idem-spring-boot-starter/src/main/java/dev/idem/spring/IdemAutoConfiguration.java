@@ -91,7 +91,8 @@ import org.springframework.core.env.Environment;
     IdemKafkaConfiguration.class,
     IdemOutboxConfiguration.class,
     IdemOpenApiConfiguration.class,
-    IdemPurgeConfiguration.class})
+    IdemPurgeConfiguration.class,
+    IdemGrpcConfiguration.class})
 public class IdemAutoConfiguration {
 
   /**

@@ -180,6 +180,37 @@ public class IdemProperties {
   /** The transactional outbox (idem.outbox.*), with idem-outbox on the class path. */
   private final Outbox outbox = new Outbox();
 
+  /** gRPC unary calls through Spring gRPC (idem.grpc.*), with idem-grpc on the class path. */
+  private final Grpc grpc = new Grpc();
+
+  /** The {@code idem.grpc.*} properties. */
+  public static class Grpc {
+    /** Whether to register Idem's global server interceptor when Spring gRPC and idem-grpc are on the class path. */
+    private boolean enabled = true;
+
+    /**
+     * Whether a unary call without an idempotency-key metadata entry is refused (INVALID_ARGUMENT)
+     * rather than passed through unprotected.
+     */
+    private boolean keyRequired = false;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public boolean isKeyRequired() {
+      return keyRequired;
+    }
+
+    public void setKeyRequired(boolean keyRequired) {
+      this.keyRequired = keyRequired;
+    }
+  }
+
   /** The scheduled purge of expired keys (idem.purge.*). */
   private final Purge purge = new Purge();
 
@@ -834,6 +865,10 @@ public class IdemProperties {
 
   public Protection getProtection() {
     return protection;
+  }
+
+  public Grpc getGrpc() {
+    return grpc;
   }
 
   public Purge getPurge() {

@@ -1,0 +1,88 @@
+package dev.idem.spring;
+
+import dev.idem.core.IdempotencyEngine;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.grpc.GrpcPrincipalResolver;
+import dev.idem.grpc.IdempotencyServerInterceptor;
+import io.grpc.BindableService;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.grpc.server.GlobalServerInterceptor;
+
+/**
+ * With Spring gRPC (Spring Boot 4.1's own gRPC server, or Spring gRPC 0.x on Spring Boot 3.5) and
+ * idem-grpc on the class path, registers {@link IdempotencyServerInterceptor} as a global server
+ * interceptor: every unary method of every service is protected (a call with an {@code
+ * idempotency-key} metadata entry runs at most once; one without passes through unless {@code
+ * idem.grpc.key-required}), streaming methods pass through and are listed at start-up. The engine
+ * is the HTTP filter's: transactional mode (the handler's writes through Spring's beans join the
+ * key's transaction, for handlers that answer on the calling thread) or the lease engine. The
+ * principal follows {@code idem.principal} as on HTTP: a {@link GrpcPrincipalResolver} bean first,
+ * else an {@link IdemPrincipalResolver} bean, else Spring Security's authenticated user (which the
+ * application's gRPC security must have set when the call starts), else {@code shared}; {@code
+ * servlet} has no meaning for gRPC and is refused.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass(name = {"org.springframework.grpc.server.GlobalServerInterceptor", "dev.idem.grpc.IdempotencyServerInterceptor",
+    "io.grpc.BindableService"})
+@ConditionalOnProperty(prefix = "idem.grpc", name = "enabled", havingValue = "true", matchIfMissing = true)
+class IdemGrpcConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
+
+  @Bean
+  @GlobalServerInterceptor
+  @ConditionalOnMissingBean(IdempotencyServerInterceptor.class)
+  IdempotencyServerInterceptor idemGrpcServerInterceptor(IdemProperties p, ObjectProvider<ModeDecision> mode, LeaseIdempotency lease,
+      ObjectProvider<GrpcPrincipalResolver> grpcResolver, ObjectProvider<IdemPrincipalResolver> methodResolver,
+      ObjectProvider<PrincipalIntegration> integrations, ObjectProvider<BindableService> services) {
+    ModeDecision decision = mode.getIfAvailable();
+    boolean transactional = decision != null && decision.mode == IdemProperties.Mode.TRANSACTIONAL;
+    IdempotencyEngine engine = transactional ? decision.engine : lease;
+    IdempotencyServerInterceptor.Builder builder = IdempotencyServerInterceptor.builder(engine)
+        .keyRequired(p.getGrpc().isKeyRequired())
+        .principalResolver(principals(p, grpcResolver.getIfAvailable(), methodResolver.getIfAvailable(),
+            integrations.orderedStream().toList()));
+    List<BindableService> bindable = services.orderedStream().toList();
+    builder.bindableServices(bindable.toArray(new BindableService[0]));
+    IdempotencyServerInterceptor interceptor = IdemSettings.configured("idem.grpc", builder::build);
+    LOG.info("Idem: gRPC unary calls with an idempotency-key ({}) run at most once, {} mode; streaming methods pass through: {}",
+        p.getGrpc().isKeyRequired() ? "required" : "optional", transactional ? "transactional" : "lease",
+        interceptor.unprotectedStreamingMethods().isEmpty() ? "none" : interceptor.unprotectedStreamingMethods());
+    return interceptor;
+  }
+
+  /** The principal of a call, by the rules of {@code idem.principal}; see the class. */
+  static GrpcPrincipalResolver principals(IdemProperties p, GrpcPrincipalResolver grpcBean, IdemPrincipalResolver methodBean,
+      List<PrincipalIntegration> integrations) {
+    if (grpcBean != null) {
+      return grpcBean;
+    }
+    if (methodBean != null) {
+      return (call, headers, context) -> methodBean.currentPrincipal();
+    }
+    IdemProperties.PrincipalSource source = IdemPrincipals.source(p);
+    switch (source) {
+      case SHARED:
+        return (call, headers, context) -> null;
+      case SERVLET:
+        throw new IdemConfigurationException("idem.principal", "is servlet, which has no meaning for a gRPC call: set"
+            + " idem.principal=spring-security or shared, or define a GrpcPrincipalResolver bean (or set idem.grpc.enabled=false)",
+            null);
+      default:
+        PrincipalIntegration security = IdemPrincipals.find(integrations, IdemProperties.PrincipalSource.SPRING_SECURITY).orElse(null);
+        if (security == null) {
+          throw source == IdemProperties.PrincipalSource.AUTO ? IdemPrincipals.noSource("the gRPC server interceptor")
+              : IdemPrincipals.unavailable(source);
+        }
+        return (call, headers, context) -> security.currentPrincipal();
+    }
+  }
+}
