@@ -116,6 +116,24 @@ class KafkaConsumerGroupTest {
     }
   }
 
+  /** The message ids {@code msg-0} to {@code msg-(total-1)} that made no row. */
+  private List<String> missing(int total) throws Exception {
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT DISTINCT id FROM fx_" + suffix)) {
+      while (rs.next()) {
+        seen.add(rs.getString(1));
+      }
+    }
+    List<String> missing = new java.util.ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      if (!seen.contains("msg-" + i)) {
+        missing.add("msg-" + i);
+      }
+    }
+    return missing;
+  }
+
   private static void await(String what, Duration wait, java.util.concurrent.Callable<Boolean> done) throws Exception {
     long deadline = System.nanoTime() + wait.toNanos();
     while (!done.call()) {
@@ -177,7 +195,9 @@ class KafkaConsumerGroupTest {
       if (rows != total && System.nanoTime() - lastReport[0] > Duration.ofSeconds(10).toNanos()) {
         lastReport[0] = System.nanoTime(); // a stalled group says how far it got, every 10 s
         System.err.println("[idem-kafka] waiting: rows " + rows + " of " + total + ", runs " + runs + ", verdicts " + verdicts
-            + ", second's assignments " + second.assignments());
+            + ", second's assignments " + second.assignments() + ", missing " + missing(total) + ", group lag "
+            + KafkaBroker.lag(group, topic) + " (0: the missing records' offsets were committed, so they were skipped;"
+            + " more: they wait uncommitted, so the members do not fetch them)");
       }
       return rows == total;
     });

@@ -21,6 +21,7 @@ import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.ContainerProperties;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.support.TopicPartitionOffset;
 import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 
 /**
@@ -155,12 +156,33 @@ final class IdemKafkaContainers extends BeforeContainersCheck {
     return all;
   }
 
-  /** The container's own handler, with Idem's retries sent to a handler that never gives up. */
+  /**
+   * The container's own handler, with Idem's retries sent to a handler that never gives up. It
+   * answers for the own handler what Spring Kafka's {@link CommonDelegatingErrorHandler} does not
+   * pass on: the delivery attempt header ({@code kafka_deliveryAttempt}) and its count; and the
+   * retrying handler takes the own handler's ack-after-handle, which Spring requires of every
+   * delegate.
+   */
   static final class IdemDelegatingErrorHandler extends CommonDelegatingErrorHandler {
+    private final CommonErrorHandler own;
+
     IdemDelegatingErrorHandler(CommonErrorHandler own) {
       super(own);
+      this.own = own;
       setCauseChainTraversing(true);
-      addDelegate(IdemKafkaListener.RetryException.class, IdemKafkaListener.retryingErrorHandler(RETRY_BACKOFF));
+      CommonErrorHandler retrying = IdemKafkaListener.retryingErrorHandler(RETRY_BACKOFF);
+      retrying.setAckAfterHandle(own.isAckAfterHandle());
+      addDelegate(IdemKafkaListener.RetryException.class, retrying);
+    }
+
+    @Override
+    public boolean deliveryAttemptHeader() {
+      return own.deliveryAttemptHeader();
+    }
+
+    @Override
+    public int deliveryAttempt(TopicPartitionOffset topicPartitionOffset) {
+      return own.deliveryAttempt(topicPartitionOffset);
     }
   }
 }

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springdoc.core.customizers.OpenApiCustomizer;
 
 /**
@@ -45,14 +46,20 @@ final class IdemOpenApi implements OpenApiCustomizer {
 
   private final IdempotencyFilterConfig filter;
   private final Duration retention;
+  private final String servletPath;
 
   /**
    * @param filter the filter's configuration, whose routes say what is protected
    * @param retention {@code idem.retention}: how long a route without its own policy keeps a key
+   * @param servletPath {@code spring.mvc.servlet.path}, or {@code null} for the default {@code /}:
+   *     the filter matches routes on the servlet path and the path info, and springdoc's paths
+   *     leave the servlet path out
    */
-  IdemOpenApi(IdempotencyFilterConfig filter, Duration retention) {
+  IdemOpenApi(IdempotencyFilterConfig filter, Duration retention, @Nullable String servletPath) {
     this.filter = Objects.requireNonNull(filter, "filter");
     this.retention = Objects.requireNonNull(retention, "retention");
+    this.servletPath = servletPath == null || servletPath.isEmpty() || servletPath.equals("/") ? ""
+        : (servletPath.endsWith("/") ? servletPath.substring(0, servletPath.length() - 1) : servletPath);
   }
 
   @Override
@@ -62,7 +69,7 @@ final class IdemOpenApi implements OpenApiCustomizer {
     }
     for (Map.Entry<String, PathItem> path : api.getPaths().entrySet()) {
       for (Map.Entry<PathItem.HttpMethod, Operation> op : path.getValue().readOperationsMap().entrySet()) {
-        IdempotencyFilterConfig.Route route = filter.routeFor(op.getKey().name(), concretePath(path.getKey()));
+        IdempotencyFilterConfig.Route route = filter.routeFor(op.getKey().name(), servletPath + concretePath(path.getKey()));
         if (route != null) {
           describe(op.getValue(), route);
         }
@@ -70,9 +77,26 @@ final class IdemOpenApi implements OpenApiCustomizer {
     }
   }
 
-  /** {@code /orders/{id}/lines} as a request path would be: each template variable one segment. */
+  /**
+   * {@code /orders/{id}/lines} as a request path would be: each template variable one segment
+   * (a variable with a regular expression, {@code {id:[0-9]{3}}}, included).
+   */
   static String concretePath(String template) {
-    return template.replaceAll("\\{[^/}]+}", "x");
+    StringBuilder out = new StringBuilder();
+    int depth = 0;
+    for (int i = 0; i < template.length(); i++) {
+      char c = template.charAt(i);
+      if (c == '{') {
+        if (depth++ == 0) {
+          out.append('x');
+        }
+      } else if (c == '}' && depth > 0) {
+        depth--;
+      } else if (depth == 0) {
+        out.append(c);
+      }
+    }
+    return out.toString();
   }
 
   private void describe(Operation op, IdempotencyFilterConfig.Route route) {

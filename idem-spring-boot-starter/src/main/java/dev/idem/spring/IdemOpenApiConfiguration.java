@@ -5,6 +5,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * {@link IdemOpenApi}, which puts Idem's header, problems and expiry policy into the application's
@@ -16,7 +17,7 @@ class IdemOpenApiConfiguration {
 
   @Bean
   @ConditionalOnBean(IdempotencyFilterConfig.class)
-  IdemOpenApi idemOpenApi(IdempotencyFilterConfig filter, IdemProperties p) {
-    return new IdemOpenApi(filter, p.getRetention());
+  IdemOpenApi idemOpenApi(IdempotencyFilterConfig filter, IdemProperties p, Environment environment) {
+    return new IdemOpenApi(filter, p.getRetention(), environment.getProperty("spring.mvc.servlet.path"));
   }
 }

@@ -53,6 +53,10 @@ class IdemPurgeConfiguration {
     boolean table = keys != null && ds != null
         && IdemTransactionalConfiguration.SpringJdbcConfiguration.keyTableInUse(p, redis.getIfAvailable());
     LeaseStore leases = leaseStore.getIfUnique();
+    LeaseStore unwrapped = leases instanceof TimedLeaseStore timed ? timed.delegate() : leases;
+    if (table && unwrapped instanceof JdbcLeaseStore) {
+      leases = null; // idem.store=jdbc keeps its leases in the same key table (idem.table): purged once, as the table
+    }
     if (!table && leases == null) {
       return null; // nothing to purge: no bean
     }

@@ -28,12 +28,14 @@ import org.springframework.context.SmartLifecycle;
  * Purges expired keys on a schedule, on one instance at a time: every {@code idem.purge.interval}
  * each instance asks for a lease on one record ({@link #LOCK_SCOPE}) in the shared store (the key
  * table when the application keeps its keys in its DataSource, else the lease store of {@code
- * idem.store}); the instance that gets it deletes expired records in batches of {@code
- * idem.purge.batch-size}, each batch a short transaction of its own (never a long lock: see {@link
- * JdbcIdempotency#purgeExpired}), from the key table and from the lease store, then completes the
- * record, kept for the rest of the interval, so that no other instance purges again before the
- * next one. A lease that outlives its holder (a killed instance) expires after the interval and is
- * taken over by the next instance that asks. A failed purge is logged at WARN and tried again at
+ * idem.store}), held for 0.4 of the interval; the instance that gets it deletes expired records in
+ * batches of {@code idem.purge.batch-size}, each batch a short transaction of its own (never a long
+ * lock: see {@link JdbcIdempotency#purgeExpired}), from the key table and from the lease store,
+ * then completes the record, kept half an interval more, so that no other instance purges before
+ * the next run (the record is gone by then: the next run starts an interval after this one ended).
+ * A lease that outlives its holder (a killed instance) expires and is taken over by the next
+ * instance that asks. A purge longer than the lease may have another instance purge beside it
+ * (harmless: each batch deletes what is expired, once); it is logged at WARN. A failed purge is logged at WARN and tried again at
  * the next interval; it never stops the schedule.
  *
  * <p>Expired records already count as absent, so a purge only reclaims space; it runs beside live
@@ -116,7 +118,10 @@ final class IdemPurgeScheduler implements SmartLifecycle {
       Duration interval = settings.getInterval();
       IdempotentRequest request = new IdempotentRequest(LOCK_SCOPE, IdempotencyKey.of(lockKey),
           Fingerprint.ofJson("{}".getBytes(StandardCharsets.UTF_8)));
-      ClaimResult claim = lock.claim(request, owner, interval, interval);
+      // A claim's record lives its lease plus its retention (JDBC), and a store wants the retention
+      // longer than the lease (Redis): 0.4 + 0.5 of the interval, so that the record is gone before
+      // the next run, an interval after this one ended.
+      ClaimResult claim = lock.claim(request, owner, lease(interval), keep(interval));
       if (claim.state() != ClaimResult.State.CLAIMED) {
         LOG.debug("Idem: another instance purges this interval ({})", claim.state());
         return -1;
@@ -133,17 +138,29 @@ final class IdemPurgeScheduler implements SmartLifecycle {
         removed += leases.purgeExpired(settings.getBatchSize());
       }
       Duration took = Duration.ofNanos(System.nanoTime() - started);
-      // kept for the rest of the interval: no other instance purges again before the next one
-      Duration rest = interval.minus(took);
-      lock.complete(LOCK_SCOPE, request.key(), owner, StoredResponse.of(200,
-          ("{\"removed\":" + removed + "}").getBytes(StandardCharsets.UTF_8)), rest.compareTo(Duration.ofSeconds(1)) < 0
-          ? Duration.ofSeconds(1) : rest);
+      // kept for half an interval more: no other instance purges again before the next run
+      if (!lock.complete(LOCK_SCOPE, request.key(), owner, StoredResponse.of(200,
+          ("{\"removed\":" + removed + "}").getBytes(StandardCharsets.UTF_8)), keep(interval))) {
+        LOG.warn("Idem: the scheduled purge took {} ms, longer than its lease ({}): another instance may have purged beside it;"
+            + " a longer idem.purge.interval or a smaller idem.purge.batch-size keeps one purge at a time", took.toMillis(),
+            lease(interval));
+      }
       LOG.info("Idem: purged {} expired records in {} ms ({})", removed, took.toMillis(), describe());
       return removed;
     } catch (Exception | Error e) {
       LOG.warn("Idem: the scheduled purge failed; it runs again in {}: {}", settings.getInterval(), e.toString());
       return -1;
     }
+  }
+
+  /** How long the elected instance holds the lock while it purges: 0.4 of the interval. */
+  static Duration lease(Duration interval) {
+    return interval.multipliedBy(2).dividedBy(5);
+  }
+
+  /** How long the lock's record is kept after its lease or completion: half the interval. */
+  static Duration keep(Duration interval) {
+    return interval.dividedBy(2);
   }
 
   @Override

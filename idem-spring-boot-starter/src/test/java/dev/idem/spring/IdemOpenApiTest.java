@@ -101,7 +101,7 @@ class IdemOpenApiTest {
     Operation read = new Operation().responses(new ApiResponses().addApiResponse("200", new ApiResponse().description("ok")));
     OpenAPI api = new OpenAPI().paths(new Paths().addPathItem("/orders", new PathItem().post(create))
         .addPathItem("/orders/{id}", new PathItem().get(read)));
-    new IdemOpenApi(filter, Duration.ofHours(24)).customise(api);
+    new IdemOpenApi(filter, Duration.ofHours(24), null).customise(api);
 
     Parameter key = create.getParameters().get(0);
     assertThat(key.getName()).isEqualTo("Idempotency-Key");
@@ -121,5 +121,20 @@ class IdemOpenApiTest {
   @Test
   void aTemplateVariableStandsForOneSegment() {
     assertThat(IdemOpenApi.concretePath("/orders/{id}/lines/{line}")).isEqualTo("/orders/x/lines/x");
+    assertThat(IdemOpenApi.concretePath("/items/{id:[0-9]{3}}")).isEqualTo("/items/x");
+  }
+
+  /**
+   * Regression: with spring.mvc.servlet.path=/api the filter matches "POST /api/orders", springdoc's
+   * path is "/orders": the required route fell through to the optional POST /** in the document.
+   */
+  @Test
+  void theServletPathIsPutInFrontOfTheDocumentsPathsAsTheFilterSeesThem() {
+    IdempotencyFilterConfig api = IdempotencyFilterConfig.builder(filter.engine())
+        .route("POST", "/api/orders", dev.idem.servlet.KeyRequirement.REQUIRED).build();
+    Operation create = new Operation().responses(new ApiResponses().addApiResponse("201", new ApiResponse().description("made")));
+    new IdemOpenApi(api, Duration.ofHours(24), "/api/").customise(new OpenAPI().paths(new Paths()
+        .addPathItem("/orders", new PathItem().post(create))));
+    assertThat(create.getExtensions()).containsEntry("x-idempotency-key", Map.of("required", true, "retention", "PT24H"));
   }
 }
