@@ -59,8 +59,28 @@ public final class IdemKafkaListeners implements AutoCloseable {
    * @throws IllegalArgumentException if the name is not acceptable
    */
   public IdemKafkaListener transactional(String name, MessageHandler handler, KafkaRecordHandler.DeadLetter deadLetter) {
-    return IdemKafkaListener.of(engines.transactional(name, handler),
-        KafkaRecordHandler.KeySource.idHeader(), deadLetter);
+    return transactional(name, KafkaRecordHandler.KeySource.idHeader(), handler, deadLetter);
+  }
+
+  /**
+   * As {@link #transactional(String, MessageHandler, KafkaRecordHandler.DeadLetter)}, with the
+   * record's id read from {@code keySource}: {@link KafkaRecordHandler.KeySource#recordKey()} for
+   * producers that key each record by its id (a plain {@code KafkaTemplate.send(topic, id, value)}
+   * sets no {@code message-id} header), or {@link KafkaRecordHandler.KeySource#header(String)}.
+   * A record whose source gives no id is dead-lettered, never run unprotected.
+   *
+   * @param name the consumer's name, the scope of its keys
+   * @param keySource where a record's id is, never {@code null}
+   * @param handler the handling
+   * @param deadLetter what happens to a record that will not be handled
+   * @return a new listener; keep it (a bean)
+   * @throws IllegalStateException if there is no {@link JdbcIdempotency} bean or no single {@code
+   *     DataSource}
+   * @throws IllegalArgumentException if the name is not acceptable
+   */
+  public IdemKafkaListener transactional(String name, KafkaRecordHandler.KeySource keySource, MessageHandler handler,
+      KafkaRecordHandler.DeadLetter deadLetter) {
+    return IdemKafkaListener.of(engines.transactional(name, handler), Objects.requireNonNull(keySource, "keySource"), deadLetter);
   }
 
   /**
@@ -74,8 +94,25 @@ public final class IdemKafkaListeners implements AutoCloseable {
    * @throws IllegalArgumentException if the name is not acceptable
    */
   public IdemKafkaListener lease(String name, LeaseMessageHandler handler, KafkaRecordHandler.DeadLetter deadLetter) {
-    return IdemKafkaListener.of(engines.lease(name, handler),
-        KafkaRecordHandler.KeySource.idHeader(), deadLetter);
+    return lease(name, KafkaRecordHandler.KeySource.idHeader(), handler, deadLetter);
+  }
+
+  /**
+   * As {@link #lease(String, LeaseMessageHandler, KafkaRecordHandler.DeadLetter)}, with the record's
+   * id read from {@code keySource} (see {@link #transactional(String, KafkaRecordHandler.KeySource,
+   * MessageHandler, KafkaRecordHandler.DeadLetter)}).
+   *
+   * @param name the consumer's name, the scope of its keys
+   * @param keySource where a record's id is, never {@code null}
+   * @param handler the handling
+   * @param deadLetter what happens to a record that will not be handled
+   * @return a new listener; keep it (a bean)
+   * @throws IllegalStateException if there is no {@link LeaseIdempotency} bean
+   * @throws IllegalArgumentException if the name is not acceptable
+   */
+  public IdemKafkaListener lease(String name, KafkaRecordHandler.KeySource keySource, LeaseMessageHandler handler,
+      KafkaRecordHandler.DeadLetter deadLetter) {
+    return IdemKafkaListener.of(engines.lease(name, handler), Objects.requireNonNull(keySource, "keySource"), deadLetter);
   }
 
   /**

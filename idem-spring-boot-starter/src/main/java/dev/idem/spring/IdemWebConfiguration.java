@@ -129,6 +129,11 @@ class IdemWebConfiguration {
     for (String line : policyLines) {
       LOG.info("Idem: route {}", line);
     }
+    List<String> plain = config.routes().stream().filter(r -> r.policy().isEmpty()).map(Object::toString).toList();
+    if (!plain.isEmpty()) {
+      // the routes of idem.required-key-routes and idem.optional-key-routes (with their defaults), on the mode above
+      LOG.info("Idem: routes {}; other requests pass through", String.join(", ", plain));
+    }
     LOG.info("Idem: operations named after {}", naming);
     return config;
   }

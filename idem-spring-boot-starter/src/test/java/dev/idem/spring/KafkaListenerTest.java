@@ -259,6 +259,38 @@ class KafkaListenerTest {
     }
   }
 
+  /** A listener whose records carry their id as the record key (a plain KafkaTemplate.send(topic, id, value)). */
+  @Configuration(proxyBeanMethods = false)
+  static class KeyedApp {
+    @Bean
+    IdemKafkaListener keyedListener(IdemKafkaListeners listeners, KafkaTemplate<String, String> template, Environment env) {
+      return listeners.transactional("keyed", KafkaRecordHandler.KeySource.recordKey(), (connection, message) -> {
+        App.RUNS.computeIfAbsent(message.messageId(), k -> new AtomicInteger()).incrementAndGet();
+        try (Statement s = connection.createStatement()) {
+          s.executeUpdate("INSERT INTO effects(message_id) VALUES ('" + message.messageId() + "')");
+        }
+      }, listeners.deadLetterTopic(template, env.getProperty("test.topic") + ".DLT"));
+    }
+
+    @Bean
+    Keyed keyed(@org.springframework.beans.factory.annotation.Qualifier("keyedListener") IdemKafkaListener keyedListener) {
+      return new Keyed(keyedListener);
+    }
+  }
+
+  static class Keyed {
+    final IdemKafkaListener listener;
+
+    Keyed(IdemKafkaListener listener) {
+      this.listener = listener;
+    }
+
+    @KafkaListener(id = "keyed", topics = "${test.topic}", groupId = "${test.topic}-keyed", autoStartup = "false")
+    void on(ConsumerRecord<String, String> record, Acknowledgment ack) {
+      listener.process(record, ack);
+    }
+  }
+
   /** Listeners whose values are not byte[] or String. */
   static class Payments {
     final IdemKafkaListener listener;
@@ -461,6 +493,30 @@ class KafkaListenerTest {
           .hasMessageContaining("container 'stubborn' (ack mode RECORD, error handler "
               + "org.springframework.kafka.listener.CommonLoggingErrorHandler")
           .hasMessageContaining("Supported: manual acknowledgement");
+    });
+  }
+
+  /**
+   * Was: the starter's listeners read ids only from the message-id header, so records a plain
+   * KafkaTemplate sent (keyed by their id, no header) were all dead-lettered; a key source can be given.
+   */
+  @Test
+  void aListenerWhoseIdsAreTheRecordKeysRunsEachIdOnce() {
+    app().withUserConfiguration(KeyedApp.class).run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      createEffects(ctx);
+      try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+          broker.getBrokersAsString(), ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+          ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class))) {
+        p.send(new ProducerRecord<>(topic, "pay-k1", "{\"pay\":1}")).get();
+        p.send(new ProducerRecord<>(topic, "pay-k1", "{\"pay\":1}")).get(); // a copy
+        p.send(new ProducerRecord<>(topic, "pay-k2", "{\"pay\":2}")).get();
+      }
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("keyed").start();
+      await(() -> effects(ctx, "pay-k1") == 1 && effects(ctx, "pay-k2") == 1, "both ids handled");
+      ctx.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("keyed").stop();
+      assertThat(App.RUNS.get("pay-k1").get()).as("the copy replayed").isEqualTo(1);
+      assertThat(deadLetters()).isEmpty();
     });
   }
 

@@ -96,6 +96,20 @@ class RoutePolicyRefusalsTest {
             });
   }
 
+  /**
+   * Was: the routes of idem.required-key-routes (and the default optional POST and PATCH) were never
+   * named at start-up, so a user could not see that POST /orders required a key.
+   */
+  @Test
+  @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+  void theStartUpLogNamesTheRequiredAndOptionalRoutes(org.springframework.boot.test.system.CapturedOutput output) {
+    app().withPropertyValues("idem.required-key-routes=POST /orders").run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(output).contains("Idem: routes POST /orders (required), POST /** (optional), PATCH /** (optional);"
+          + " other requests pass through");
+    });
+  }
+
   @Test
   void springPathPatternsBecomeTheFiltersAndPartialSegmentsAreRefused() {
     assertThat(HandlerPolicies.filterPattern("s", "/orders")).isEqualTo("/orders");
