@@ -137,6 +137,15 @@ public final class KafkaBroker {
     }
   }
 
+  /** @return how many records {@code topic} holds: the sum of its partitions' end offsets */
+  public static long endOffsetsSum(String topic) {
+    try (KafkaConsumer<byte[], byte[]> c = reader()) {
+      List<TopicPartition> partitions = c.partitionsFor(topic).stream()
+          .map(p -> new TopicPartition(topic, p.partition())).toList();
+      return c.endOffsets(partitions).values().stream().mapToLong(Long::longValue).sum();
+    }
+  }
+
   /** @return a consumer without a group, for reading topics from the start with {@code assign} */
   public static KafkaConsumer<byte[], byte[]> reader() {
     return new KafkaConsumer<>(Map.of(
