@@ -9,6 +9,7 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -18,8 +19,8 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
 
 /**
  * With Spring gRPC (Spring Boot 4.1's own gRPC server, or Spring gRPC 0.x on Spring Boot 3.5) and
- * idem-grpc on the class path, registers {@link IdempotencyServerInterceptor} as a global server
- * interceptor: every unary method of every service is protected (a call with an {@code
+ * idem-grpc on the class path, and gRPC services ({@link BindableService} beans) in the application,
+ * registers {@link IdempotencyServerInterceptor} as a global server interceptor: every unary method of every service is protected (a call with an {@code
  * idempotency-key} metadata entry runs at most once; one without passes through unless {@code
  * idem.grpc.key-required}), streaming methods pass through and are listed at start-up. The engine
  * is the HTTP filter's: transactional mode (the handler's writes through Spring's beans join the
@@ -39,6 +40,7 @@ class IdemGrpcConfiguration {
 
   @Bean
   @GlobalServerInterceptor
+  @ConditionalOnBean(BindableService.class) // a gRPC server with services: nothing to protect without one
   @ConditionalOnMissingBean(IdempotencyServerInterceptor.class)
   IdempotencyServerInterceptor idemGrpcServerInterceptor(IdemProperties p, ObjectProvider<ModeDecision> mode, LeaseIdempotency lease,
       ObjectProvider<GrpcPrincipalResolver> grpcResolver, ObjectProvider<IdemPrincipalResolver> methodResolver,

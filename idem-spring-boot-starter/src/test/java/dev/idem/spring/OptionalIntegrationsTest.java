@@ -34,4 +34,17 @@ class OptionalIntegrationsTest {
     app().withClassLoader(new FilteredClassLoader("org.springframework.grpc", "dev.idem.grpc", "io.grpc"))
         .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("idemGrpcServerInterceptor"));
   }
+
+  /**
+   * Was: with Spring gRPC and idem-grpc on the class path the interceptor was made in every
+   * application, gRPC server or not, and its principal rules refused applications that have no gRPC
+   * service (idem.principal=servlet, or no principal source at all).
+   */
+  @Test
+  void withSpringGrpcOnTheClassPathButNoServiceThereIsNoInterceptorAndNoRefusal() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("servlet.db"), "idem.principal=servlet")
+        .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("idemGrpcServerInterceptor"));
+  }
 }
