@@ -1,6 +1,5 @@
 package dev.idem.grpc;
 
-import com.google.protobuf.Any;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.RetryInfo;
 import dev.idem.core.AttemptResult;
@@ -13,6 +12,8 @@ import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.grpc.internal.CapturingServerCall;
+import dev.idem.grpc.internal.MethodPolicies;
+import dev.idem.grpc.internal.Refusals;
 import dev.idem.grpc.internal.StoredAnswers;
 import io.grpc.BindableService;
 import io.grpc.Context;
@@ -25,8 +26,6 @@ import io.grpc.ServerInterceptor;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.protobuf.StatusProto;
 import java.io.ByteArrayInputStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -111,7 +110,7 @@ import org.jspecify.annotations.Nullable;
 public final class IdempotencyServerInterceptor implements ServerInterceptor {
 
   /** The {@code google.rpc.ErrorInfo} domain of Idem's refusals: {@value}. */
-  public static final String ERROR_DOMAIN = "idem.dev";
+  public static final String ERROR_DOMAIN = Refusals.ERROR_DOMAIN;
 
   /** The default principal of callers the resolver leaves anonymous: {@value}. */
   public static final String DEFAULT_ANONYMOUS_PRINCIPAL = "anonymous";
@@ -137,6 +136,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
   private final Duration answerTimeout;
   private final Duration storeRetryDelay;
   private final Set<String> onlyMethods;
+  private final MethodPolicies policies;
   private final List<String> unprotectedStreaming;
 
   private static final System.Logger LOG = System.getLogger(IdempotencyServerInterceptor.class.getName());
@@ -156,6 +156,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       only.addAll(b.requestKeys.keySet()); // a method with a request key is protected too
     }
     this.onlyMethods = Set.copyOf(only);
+    this.policies = b.policies.freeze();
     this.unprotectedStreaming = List.copyOf(unprotectedStreaming);
   }
 
@@ -191,23 +192,26 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     if (method.getType() != MethodDescriptor.MethodType.UNARY) {
       return next.startCall(call, headers); // streaming: not protected
     }
-    if (!onlyMethods.isEmpty() && !onlyMethods.contains(method.getFullMethodName())) {
-      return next.startCall(call, headers); // not one of the methods protect(...) named
+    MethodPolicies.Policy policy = policies.find(method.getFullMethodName());
+    if (policy == null && !onlyMethods.isEmpty() && !onlyMethods.contains(method.getFullMethodName())) {
+      return next.startCall(call, headers); // not one of the methods protect(...) or a method policy named
     }
+    IdempotencyEngine engine = policy == null ? this.engine : policy.engine();
+    boolean keyRequired = policy == null ? this.keyRequired : policy.keyRequired();
     String headerKey = headers.get(keyHeader);
     Function<Object, @Nullable String> field = requestKeys.get(method.getFullMethodName());
     if (headerKey == null && field == null) {
       if (!keyRequired) {
         return next.startCall(call, headers);
       }
-      refuse(call, Status.Code.INVALID_ARGUMENT, "KEY_MISSING",
+      Refusals.refuse(call, Status.Code.INVALID_ARGUMENT, "KEY_MISSING",
           "this method requires the idempotency key " + keyHeader.name(), null);
       return new ServerCall.Listener<>() {};
     }
     String principal = Scope.principalPart(principals.resolve(call, headers, Context.current()), anonymousPrincipal);
     Scope scope = Scope.of(principal, method.getFullMethodName());
     CapturingServerCall<ReqT, RespT> capture = new CapturingServerCall<>(call);
-    return new ProtectedListener<>(next.startCall(capture, headers), capture, scope, headerKey, field);
+    return new ProtectedListener<>(next.startCall(capture, headers), capture, engine, keyRequired, scope, headerKey, field);
   }
 
   /** The listener of one protected unary call: runs the handler's onHalfClose as the effect. */
@@ -215,15 +219,19 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT> {
 
     private final CapturingServerCall<ReqT, RespT> capture;
+    private final IdempotencyEngine engine;
+    private final boolean keyRequired;
     private final Scope scope;
     private final @Nullable String headerKey;
     private final @Nullable Function<Object, @Nullable String> field;
     private @Nullable ReqT request;
 
-    ProtectedListener(ServerCall.Listener<ReqT> handler, CapturingServerCall<ReqT, RespT> capture,
-        Scope scope, @Nullable String headerKey, @Nullable Function<Object, @Nullable String> field) {
+    ProtectedListener(ServerCall.Listener<ReqT> handler, CapturingServerCall<ReqT, RespT> capture, IdempotencyEngine engine,
+        boolean keyRequired, Scope scope, @Nullable String headerKey, @Nullable Function<Object, @Nullable String> field) {
       super(handler);
       this.capture = capture;
+      this.engine = engine;
+      this.keyRequired = keyRequired;
       this.scope = scope;
       this.headerKey = headerKey;
       this.field = field;
@@ -253,7 +261,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
           super.onHalfClose();
           return;
         }
-        refuse(capture.answerDirectly(), Status.Code.INVALID_ARGUMENT, "KEY_MISSING",
+        Refusals.refuse(capture.answerDirectly(), Status.Code.INVALID_ARGUMENT, "KEY_MISSING",
             "this method requires an idempotency key", null);
         return;
       }
@@ -261,7 +269,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       try {
         key = IdempotencyKey.of(raw);
       } catch (InvalidIdempotencyKeyException e) {
-        refuse(capture.answerDirectly(), Status.Code.INVALID_ARGUMENT, "KEY_INVALID",
+        Refusals.refuse(capture.answerDirectly(), Status.Code.INVALID_ARGUMENT, "KEY_INVALID",
             "invalid idempotency key: " + e.getMessage(), null);
         return;
       }
@@ -274,7 +282,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
         capture.sendCaptured(); // released: the handler's own answer
         return;
       } catch (NoAnswer e) {
-        refuse(capture.answerDirectly(), Status.Code.INTERNAL, "NO_ANSWER", e.getMessage(), null);
+        Refusals.refuse(capture.answerDirectly(), Status.Code.INTERNAL, "NO_ANSWER", e.getMessage(), null);
         return;
       } catch (RuntimeException | Error e) {
         capture.answerDirectly(); // the handler threw: grpc-java closes the call
@@ -326,7 +334,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
           replay(capture.answerDirectly(), result.outcome().orElseThrow().response(), method);
           return;
         default:
-          refuse(capture.answerDirectly(), result);
+          Refusals.refuse(capture.answerDirectly(), result, storeRetryDelay);
       }
     }
   }
@@ -340,51 +348,6 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       call.sendMessage(method.parseResponse(new ByteArrayInputStream(stored.body())));
     }
     call.close(status, StoredAnswers.trailers(stored));
-  }
-
-  private void refuse(ServerCall<?, ?> call, AttemptResult result) {
-    String message = result.failure().map(Throwable::getMessage).orElse(result.kind().toString());
-    switch (result.kind()) {
-      case KEY_REUSED:
-        refuse(call, Status.Code.FAILED_PRECONDITION, "KEY_REUSED", message, null);
-        return;
-      case IN_PROGRESS:
-        refuse(call, Status.Code.UNAVAILABLE, "IN_PROGRESS", message, result.retryAfter());
-        return;
-      case OUTCOME_UNKNOWN:
-        refuse(call, Status.Code.UNAVAILABLE, "OUTCOME_UNKNOWN", message, result.retryAfter());
-        return;
-      case STORE_UNAVAILABLE:
-        refuse(call, Status.Code.UNAVAILABLE, "STORE_UNAVAILABLE", message, storeRetryDelay);
-        return;
-      case ROLLED_BACK:
-        refuse(call, Status.Code.UNAVAILABLE, "ROLLED_BACK", message, storeRetryDelay);
-        return;
-      case REQUEST_FAILED:
-        refuse(call, Status.Code.FAILED_PRECONDITION, "REQUEST_FAILED", message, null);
-        return;
-      case STORED_RESPONSE_UNREADABLE:
-      default:
-        refuse(call, Status.Code.INTERNAL, "STORED_RESPONSE_UNREADABLE", message, null);
-    }
-  }
-
-  private static void refuse(ServerCall<?, ?> call, Status.Code code, String reason, @Nullable String message,
-      @Nullable Duration retryAfter) {
-    com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder()
-        .setCode(code.value())
-        .setMessage(message == null ? reason : message)
-        .addDetails(Any.pack(ErrorInfo.newBuilder().setReason(reason).setDomain(ERROR_DOMAIN).build()));
-    if (retryAfter != null) {
-      status.addDetails(Any.pack(RetryInfo.newBuilder()
-          .setRetryDelay(com.google.protobuf.Duration.newBuilder()
-              .setSeconds(retryAfter.getSeconds())
-              .setNanos(retryAfter.getNano()))
-          .build()));
-    }
-    StatusRuntimeException e = StatusProto.toStatusRuntimeException(status.build());
-    Metadata trailers = e.getTrailers();
-    call.close(e.getStatus(), trailers != null ? trailers : new Metadata());
   }
 
   static Metadata.Key<String> asciiKey(String name) {
@@ -426,6 +389,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
     private final Map<String, MethodDescriptor.MethodType> onlyMethods = new LinkedHashMap<>();
     private final List<ServerServiceDefinition> services = new ArrayList<>();
+    private final MethodPolicies policies = new MethodPolicies();
 
     private Builder(IdempotencyEngine engine) {
       this.engine = Objects.requireNonNull(engine, "engine");
@@ -579,6 +543,35 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     }
 
     /**
+     * Gives a method, or every method of a service, a policy of its own: the engine that runs its
+     * calls (another mode, store, retention or lease than the builder's engine) and whether a
+     * call without a key is refused. A method's own policy wins over its service's; a method with
+     * neither has the builder's engine and {@link #keyRequired}. A method with a policy is
+     * protected even when {@link #protect} names other methods only. The key, scope, fingerprint and
+     * answers are as for every protected method; the operation is still the full method name, so
+     * keys stay valid when a policy is added or changed (a policy that moves a method to another
+     * store does not find the keys the old store kept: change stores only when one retention of
+     * the old store has passed, or accept that retries within it run again).
+     *
+     * @param pattern {@code package.Service/Method} (gRPC's full method name) or {@code
+     *     package.Service/*} (every unary method of the service), never {@code null}
+     * @param engine runs the matching calls, never {@code null}; a transactional engine's handler
+     *     writes on {@link GrpcTransactions#connection()}
+     * @param keyRequired {@code true} to refuse a matching call without a key ({@code
+     *     INVALID_ARGUMENT}, {@code KEY_MISSING}); {@code false} to let it through unprotected
+     * @return this builder
+     * @throws NullPointerException if {@code pattern} or {@code engine} is {@code null}
+     * @throws IllegalArgumentException if the pattern is malformed or has a policy already; at
+     *     {@link #build()}, with services given, if it names a streaming method or no method of
+     *     them
+     */
+    public Builder methodPolicy(String pattern, IdempotencyEngine engine, boolean keyRequired) {
+      Objects.requireNonNull(pattern, "pattern");
+      policies.add(new MethodPolicies.Policy(pattern, engine, keyRequired));
+      return this;
+    }
+
+    /**
      * The services the interceptor will serve, for the start-up check: {@link #build()} logs their
      * streaming methods, which pass through unprotected, and refuses a method configured as
      * protected ({@link #protect}, {@link #requestKey}) that one of these services serves as a
@@ -621,8 +614,9 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
      *
      * @return a new interceptor, never {@code null}
      * @throws IllegalArgumentException if a method configured as protected ({@link #protect},
-     *     {@link #requestKey}) is a streaming method of one of the services given; the message names
-     *     the method, its type, and what is supported
+     *     {@link #requestKey}, {@link #methodPolicy}) is a streaming method of one of the services
+     *     given, or a method policy names no method of them; the message names the method, its
+     *     type, and what is supported
      */
     public IdempotencyServerInterceptor build() {
       Set<String> configured = new LinkedHashSet<>(onlyMethods.keySet());
@@ -641,6 +635,9 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
         }
       }
       Collections.sort(streaming);
+      if (!services.isEmpty() && !policies.isEmpty()) {
+        policies.check(services);
+      }
       if (!streaming.isEmpty()) {
         LOG.log(System.Logger.Level.INFO, "idempotency interceptor: " + streaming.size()
             + " streaming method(s) pass through unprotected (only unary methods are protected): "

@@ -1,12 +1,15 @@
 package dev.idem.grpc;
 
+import static dev.idem.grpc.TestService.note;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.StringValue;
 import com.google.protobuf.Struct;
+import dev.idem.core.IdemListener;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.jdbc.TransactionalIdempotency;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -140,6 +143,37 @@ class GrpcQuickStartTest {
     assertThatThrownBy(() -> IdempotencyServerInterceptor.builder(engine).protect(TestService.WATCH))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("idem.test.Notes/Watch is a SERVER_STREAMING method and cannot be protected (protect(...)): ");
+  }
+
+  @Test
+  void methodPoliciesGiveEachMethodItsOwnEngineAndKeyRequirement() throws Exception {
+    java.nio.file.Path file = java.nio.file.Files.createTempFile("idem-grpc-policies", ".db");
+    try {
+      org.sqlite.SQLiteDataSource dataSource = new org.sqlite.SQLiteDataSource();
+      dataSource.setUrl("jdbc:sqlite:" + file);
+      dev.idem.jdbc.JdbcIdempotency keys = dev.idem.jdbc.JdbcIdempotency.builder().createSchema(true).build();
+      try (java.sql.Connection c = dataSource.getConnection()) {
+        keys.createSchema(c);
+      }
+      // tag::per-method[]
+      TransactionalIdempotency notesEngine = TransactionalIdempotency.onDataSource(keys, dataSource, IdemListener.NONE);
+      LeaseIdempotency paymentsEngine = LeaseIdempotency.builder(new InMemoryLeaseStore()).build(); // or RedisLeaseStore
+      IdempotencyServerInterceptor idem = IdempotencyServerInterceptor.builder(paymentsEngine) // every other unary method
+          .methodPolicy("idem.test.Notes/Create", notesEngine, true) // transactional, key required
+          .methodPolicy("idem.test.Notes/Charge", paymentsEngine, false) // lease, a call without a key runs unprotected
+          .methodPolicy("idem.test.Reports/*", notesEngine, false) // every unary method of a service
+          .build();
+      // end::per-method[]
+      try (TestService service = new TestService(idem)) {
+        TestService.Stub keyed = IdempotencyKeys.withKey(service.stub(), "k-1");
+        assertThat(keyed.create(note("a")).getValue()).isEqualTo(keyed.create(note("a")).getValue());
+        assertThat(keyed.charge(note("a")).getValue()).isEqualTo(keyed.charge(note("a")).getValue());
+        assertThat(service.runs).hasValue(1);
+        assertThat(service.charges).hasValue(1);
+      }
+    } finally {
+      java.nio.file.Files.deleteIfExists(file);
+    }
   }
 
   static StringValue createWithRetries(TestService.Stub stub, Struct request) {

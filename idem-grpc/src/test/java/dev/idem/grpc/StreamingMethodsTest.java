@@ -71,7 +71,7 @@ class StreamingMethodsTest {
   }
 
   /** Create (unary), Watch (server streaming) and Chat (bidirectional streaming). */
-  private static ServerServiceDefinition notes() {
+  static ServerServiceDefinition notes() {
     return ServerServiceDefinition.builder(TestService.SERVICE)
         .addMethod(TestService.CREATE, ServerCalls.asyncUnaryCall((request, observer) -> {
           observer.onNext(StringValue.of("note"));

@@ -62,6 +62,14 @@ final class TestService implements AutoCloseable {
       .setResponseMarshaller(ProtoUtils.marshaller(StringValue.getDefaultInstance()))
       .build();
 
+  /** A second unary method, for policies per method: answers {@code charge-1}, {@code charge-2}, ... */
+  static final MethodDescriptor<Struct, StringValue> CHARGE = MethodDescriptor.<Struct, StringValue>newBuilder()
+      .setType(MethodDescriptor.MethodType.UNARY)
+      .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "Charge"))
+      .setRequestMarshaller(ProtoUtils.marshaller(Struct.getDefaultInstance()))
+      .setResponseMarshaller(ProtoUtils.marshaller(StringValue.getDefaultInstance()))
+      .build();
+
   static final MethodDescriptor<Struct, StringValue> WATCH = MethodDescriptor.<Struct, StringValue>newBuilder()
       .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
       .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "Watch"))
@@ -75,6 +83,9 @@ final class TestService implements AutoCloseable {
   final Queue<String> previousAttempts = new ConcurrentLinkedQueue<>();
   final AtomicInteger runs = new AtomicInteger();
   final AtomicInteger watchRuns = new AtomicInteger();
+  final AtomicInteger charges = new AtomicInteger();
+  /** What each Charge run does before it answers, on the handler's thread. */
+  volatile java.util.function.Consumer<Struct> chargeEffect = request -> {};
   volatile long handlerDelayMillis;
   /** How many of the first runs fail, and how. */
   volatile int failingRuns;
@@ -131,6 +142,12 @@ final class TestService implements AutoCloseable {
               observer.onCompleted();
             }, delay, TimeUnit.MILLISECONDS);
           }
+        }))
+        .addMethod(CHARGE, ServerCalls.asyncUnaryCall((request, observer) -> {
+          int run = charges.incrementAndGet();
+          chargeEffect.accept(request);
+          observer.onNext(StringValue.of("charge-" + run));
+          observer.onCompleted();
         }))
         .addMethod(WATCH, ServerCalls.asyncServerStreamingCall((request, observer) -> {
           watchRuns.incrementAndGet();
@@ -238,6 +255,10 @@ final class TestService implements AutoCloseable {
 
     StringValue create(Struct request) {
       return ClientCalls.blockingUnaryCall(getChannel(), CREATE, getCallOptions(), request);
+    }
+
+    StringValue charge(Struct request) {
+      return ClientCalls.blockingUnaryCall(getChannel(), CHARGE, getCallOptions(), request);
     }
 
     List<StringValue> watch(Struct request) {

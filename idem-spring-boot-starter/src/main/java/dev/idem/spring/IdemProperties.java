@@ -194,6 +194,24 @@ public class IdemProperties {
      */
     private boolean keyRequired = false;
 
+    /**
+     * Methods with a policy of their own, by a name of your choice
+     * (idem.grpc.methods.charge.method=orders.Payments/Charge, idem.grpc.methods.charge.mode=lease,
+     * idem.grpc.methods.charge.store=redis): each has its own key requirement (default required),
+     * mode, store, retention, lease and in-progress answer, unset parts taken from the idem.*
+     * properties. A method's own entry wins over its service's (package.Service/*); other unary
+     * methods follow idem.grpc.key-required on the application's mode.
+     */
+    private Map<String, GrpcMethodPolicy> methods = new LinkedHashMap<>();
+
+    public Map<String, GrpcMethodPolicy> getMethods() {
+      return methods;
+    }
+
+    public void setMethods(Map<String, GrpcMethodPolicy> methods) {
+      this.methods = methods;
+    }
+
     public boolean isEnabled() {
       return enabled;
     }
@@ -372,28 +390,32 @@ public class IdemProperties {
     }
   }
 
-  /** The {@code idem.routes.<name>.*} properties: one route's own policy. */
-  public static class RoutePolicy {
-    /** The route, "METHOD /path-pattern" as in idem.required-key-routes, such as "POST /payments". */
-    private @Nullable String route;
-
-    /** Whether requests must carry an Idempotency-Key (required: 400 without one) or may (optional). */
+  /**
+   * What a policy of its own sets (an HTTP route's, {@code idem.routes.<name>.*}, or a gRPC
+   * method's, {@code idem.grpc.methods.<name>.*}); every unset part is taken from the {@code idem.*}
+   * properties.
+   */
+  public abstract static class Policy {
+    /**
+     * Whether requests must carry an idempotency key (required: refused without one, HTTP 400 or gRPC
+     * INVALID_ARGUMENT) or may (optional: one without runs unprotected).
+     */
     private KeyRequirement key = KeyRequirement.REQUIRED;
 
     /**
-     * The route's mode: lease (for handlers that call other systems: no database transaction of
-     * Idem's is open while they run), transactional (the handler's writes and the key commit
-     * together), or auto (the filter's mode, unless store names Redis or memory: then lease).
+     * The mode: lease (for handlers that call other systems: no database transaction of Idem's is
+     * open while they run), transactional (the handler's writes and the key commit together), or
+     * auto (the application's mode, unless store names Redis or memory: then lease).
      */
     private Mode mode = Mode.AUTO;
 
-    /** Lease mode: where the route's keys are kept (jdbc, redis, memory); auto: idem.store's choice. */
+    /** Lease mode: where the keys are kept (jdbc, redis, memory); auto: idem.store's choice. */
     private StoreType store = StoreType.AUTO;
 
-    /** How long the route's keys are kept; unset: idem.retention. */
+    /** How long the keys are kept; unset: idem.retention. */
     private @Nullable Duration retention;
 
-    /** Lease mode: how long the route's claims are held; unset: idem.lease. */
+    /** Lease mode: how long claims are held; unset: idem.lease. */
     private @Nullable Duration lease;
 
     /** What a duplicate of a running request gets (fail-fast or wait); unset: idem.in-progress. */
@@ -401,14 +423,6 @@ public class IdemProperties {
 
     /** With in-progress=wait: how long a duplicate waits; unset: idem.max-wait. */
     private @Nullable Duration maxWait;
-
-    public @Nullable String getRoute() {
-      return route;
-    }
-
-    public void setRoute(@Nullable String route) {
-      this.route = route;
-    }
 
     public KeyRequirement getKey() {
       return key;
@@ -464,6 +478,37 @@ public class IdemProperties {
 
     public void setMaxWait(@Nullable Duration maxWait) {
       this.maxWait = maxWait;
+    }
+  }
+
+  /** The {@code idem.routes.<name>.*} properties: one route's own policy. */
+  public static class RoutePolicy extends Policy {
+    /** The route, "METHOD /path-pattern" as in idem.required-key-routes, such as "POST /payments". */
+    private @Nullable String route;
+
+    public @Nullable String getRoute() {
+      return route;
+    }
+
+    public void setRoute(@Nullable String route) {
+      this.route = route;
+    }
+  }
+
+  /** The {@code idem.grpc.methods.<name>.*} properties: one gRPC method's (or service's) own policy. */
+  public static class GrpcMethodPolicy extends Policy {
+    /**
+     * The method, by gRPC's full method name ("package.Service/Method", such as
+     * "orders.Orders/Create"), or every unary method of a service ("package.Service/*").
+     */
+    private @Nullable String method;
+
+    public @Nullable String getMethod() {
+      return method;
+    }
+
+    public void setMethod(@Nullable String method) {
+      this.method = method;
     }
   }
 

@@ -78,7 +78,7 @@ class IdemStoreConfiguration {
 
   /**
    * A store of the given type, as {@code idem.store} would choose it (a route's own store, {@link
-   * RoutePolicies}), undecorated.
+   * PolicyEngines}), undecorated.
    *
    * @param property the property that asked for it, for messages
    * @throws IdemConfigurationException if the store cannot be made here

@@ -178,13 +178,12 @@ class IdemTransactionalConfiguration {
     }
 
     /**
-     * The transactional engine for routes whose own policy asks for transactional mode ({@link
-     * RoutePolicies}): the filter's when it runs transactional, else decided as {@code
+     * The transactional engine for routes and gRPC methods whose own policy asks for transactional
+     * mode ({@link PolicyEngines}): the filter's when it runs transactional, else decided as {@code
      * idem.mode=transactional} would decide it, looked up only when such a route exists.
      */
     @Bean
-    @ConditionalOnClass(name = "jakarta.servlet.Filter")
-    RoutePolicies.TransactionalEngines idemRouteTransactionalEngines(
+    PolicyEngines.TransactionalEngines idemRouteTransactionalEngines(
         ConfigurableListableBeanFactory beans,
         IdemProperties p,
         ObjectProvider<TransactionalIdempotency> own,

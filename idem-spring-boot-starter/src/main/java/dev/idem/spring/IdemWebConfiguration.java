@@ -64,7 +64,7 @@ class IdemWebConfiguration {
       ObjectProvider<DataSource> dataSource,
       ObjectProvider<IdemStoreConfiguration.RedisStores> redis,
       ObjectProvider<IdemStoreDecorator> decorators,
-      ObjectProvider<RoutePolicies.TransactionalEngines> transactionalEngines,
+      ObjectProvider<PolicyEngines.TransactionalEngines> transactionalEngines,
       ObjectProvider<HandlerPolicySource> handlerPolicies,
       ObjectProvider<OperationNamer> operationNamer,
       ObjectProvider<KeyStatusReader> ownReaders) {
@@ -83,14 +83,10 @@ class IdemWebConfiguration {
     specs = RoutePolicies.mostSpecificFirst(specs);
     List<String> policyLines = new ArrayList<>();
     if (!specs.isEmpty()) {
-      RoutePolicies policies = new RoutePolicies(p, mode, store.getObject(), type -> {
-        LeaseStore made = IdemStoreConfiguration.chooseStore(p, type, "idem.routes.*.store", dataSource.getIfAvailable(),
-            redis.getIfAvailable());
-        for (IdemStoreDecorator decorator : decorators.orderedStream().toList()) {
-          made = decorator.decorate(made);
-        }
-        return made;
-      }, transactionalEngines.getIfAvailable(), listeners.getIfUnique(() -> IdemListener.NONE));
+      RoutePolicies policies = new RoutePolicies(new PolicyEngines(p, mode, store.getObject(),
+          PolicyEngines.stores(p, "idem.routes.*.store", dataSource.getIfAvailable(), redis.getIfAvailable(),
+              decorators.orderedStream().toList()),
+          transactionalEngines.getIfAvailable(), listeners.getIfUnique(() -> IdemListener.NONE)));
       for (RoutePolicies.Spec spec : specs) {
         IdempotencyFilterConfig.Route route = policies.route(spec);
         configured(spec.source(), () -> b.route(route));

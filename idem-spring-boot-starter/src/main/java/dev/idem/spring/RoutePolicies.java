@@ -2,36 +2,21 @@ package dev.idem.spring;
 
 import static dev.idem.spring.IdemSettings.configured;
 
-import dev.idem.core.IdemListener;
-import dev.idem.core.IdemStoreException;
-import dev.idem.core.IdempotencyEngine;
-import dev.idem.core.InProgressPolicy;
-import dev.idem.core.KeyStatusReader;
-import dev.idem.core.LeaseIdempotency;
-import dev.idem.core.spi.LeaseStore;
-import dev.idem.jdbc.JdbcIdempotency;
-import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Function;
-import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The routes with a policy of their own ({@code idem.routes.<name>.*} and {@link IdempotencyPolicy}
  * on handler methods): each becomes an {@link IdempotencyFilterConfig.Route} with an engine of its
- * own mode, store, retention, lease and in-progress answer, unset parts taken from the {@code idem.*}
- * properties. Routes with the same effective policy share one engine. Used once at start-up; not
- * thread-safe.
+ * own mode, store, retention, lease and in-progress answer ({@link PolicyEngines}). Used once at
+ * start-up; not thread-safe.
  */
 final class RoutePolicies {
 
@@ -53,51 +38,18 @@ final class RoutePolicies {
       Objects.requireNonNull(mode, "mode");
       Objects.requireNonNull(store, "store");
     }
+
+    /** @return the policy's engine settings, for {@link PolicyEngines} */
+    PolicyEngines.Policy policy() {
+      return new PolicyEngines.Policy(source, mode, store, retention, lease, inProgress, maxWait);
+    }
   }
 
-  /** The filter's transactional engine, decided as {@code idem.mode=transactional} would; only with spring-jdbc. */
-  interface TransactionalEngines {
-    /**
-     * @return the transactional engine of the application's DataSource and transaction manager
-     * @throws IdemConfigurationException when transactional mode cannot run in this application
-     */
-    TransactionalIdempotency engine();
-  }
+  private final PolicyEngines engines;
 
-  /** The effective policy: what makes two routes share an engine. */
-  private record Effective(IdemProperties.Mode mode, IdemProperties.StoreType store, Duration retention, Duration lease,
-      InProgressPolicy inProgress) {}
-
-  /** A built engine, the reader of its store, and its policy in words. */
-  private record Built(IdempotencyEngine engine, @Nullable KeyStatusReader reader, String words) {}
-
-  private final IdemProperties p;
-  private final ModeDecision filterMode;
-  private final LeaseStore filterStore;
-  private final Function<IdemProperties.StoreType, LeaseStore> stores;
-  private final @Nullable TransactionalEngines transactional;
-  private final IdemListener listener;
-  private final Map<Effective, Built> engines = new HashMap<>();
-  private final Map<IdemProperties.StoreType, LeaseStore> storesByType = new HashMap<>();
-  /** The key tables made at start-up for transactional routes. */
-  private final java.util.Set<String> tablesMade = new java.util.HashSet<>();
-
-  /**
-   * @param p the properties, for what a policy leaves unset
-   * @param filterMode the filter's own mode
-   * @param filterStore the application's lease store (the {@code LeaseStore} bean)
-   * @param stores makes a store of a given type (jdbc, redis, memory), decorated as the bean is
-   * @param transactional the transactional engine, or {@code null} without spring-jdbc
-   * @param listener told of every attempt
-   */
-  RoutePolicies(IdemProperties p, ModeDecision filterMode, LeaseStore filterStore,
-      Function<IdemProperties.StoreType, LeaseStore> stores, @Nullable TransactionalEngines transactional, IdemListener listener) {
-    this.p = p;
-    this.filterMode = filterMode;
-    this.filterStore = filterStore;
-    this.stores = stores;
-    this.transactional = transactional;
-    this.listener = listener;
+  /** @param engines makes each route's engine */
+  RoutePolicies(PolicyEngines engines) {
+    this.engines = engines;
   }
 
   /**
@@ -169,103 +121,7 @@ final class RoutePolicies {
    */
   IdempotencyFilterConfig.Route route(Spec spec) {
     IdempotencyFilterConfig.Route route = configured(spec.source(), () -> IdempotencyFilterConfig.Route.of(spec.method(), spec.pattern(), spec.key()));
-    Effective effective = effective(spec);
-    Built built = engines.get(effective);
-    if (built == null) {
-      built = build(spec, effective);
-      engines.put(effective, built);
-    }
-    return route.withEngine(built.engine(), built.reader(), built.words(), effective.retention());
-  }
-
-  private Effective effective(Spec spec) {
-    IdemProperties.Mode mode = spec.mode();
-    if (mode == IdemProperties.Mode.AUTO) {
-      boolean outsideTheDatabase = spec.store() == IdemProperties.StoreType.REDIS || spec.store() == IdemProperties.StoreType.MEMORY;
-      mode = outsideTheDatabase ? IdemProperties.Mode.LEASE : filterMode.mode;
-    }
-    if (mode == IdemProperties.Mode.TRANSACTIONAL && spec.store() != IdemProperties.StoreType.AUTO
-        && spec.store() != IdemProperties.StoreType.JDBC) {
-      throw new IdemConfigurationException(spec.source() + ".store", "is " + lower(spec.store()) + ", but the route's mode is"
-          + " transactional, which keeps its keys in the table of the application's DataSource: set mode=lease, or leave the"
-          + " store unset", null);
-    }
-    IdemProperties.InProgress asked = spec.inProgress() != null ? spec.inProgress() : p.getInProgress();
-    Duration maxWait = spec.maxWait() != null ? spec.maxWait() : p.getMaxWait();
-    InProgressPolicy inProgress = asked == IdemProperties.InProgress.WAIT
-        ? configured(spec.source() + ".max-wait", () -> InProgressPolicy.waitUpTo(maxWait))
-        : InProgressPolicy.failFast();
-    Duration retention = spec.retention() != null ? spec.retention() : p.getRetention();
-    Duration lease = spec.lease() != null ? spec.lease() : p.getLease();
-    IdemProperties.StoreType store = mode == IdemProperties.Mode.TRANSACTIONAL ? IdemProperties.StoreType.JDBC : spec.store();
-    return new Effective(mode, store, retention, lease, inProgress);
-  }
-
-  private Built build(Spec spec, Effective e) {
-    String inProgressWords = e.inProgress().maxWait().isZero() ? "fail-fast" : "wait up to " + e.inProgress().maxWait();
-    if (e.mode() == IdemProperties.Mode.TRANSACTIONAL) {
-      TransactionalIdempotency base = filterMode.engine != null ? filterMode.engine : transactionalOrRefuse(spec);
-      JdbcIdempotency keys = base.keys();
-      if (!keys.retention().equals(e.retention())) {
-        JdbcIdempotency.Builder b = JdbcIdempotency.builder().table(keys.table()).responsePolicy(keys.responsePolicy())
-            .responseProtection(keys.responseProtection()).strategy(keys.strategy()).claimLockWait(keys.claimLockWait())
-            .createSchema(p.isCreateSchema());
-        keys = configured(spec.source() + ".retention", () -> b.retention(e.retention()).build());
-      }
-      TransactionalIdempotency engine = new TransactionalIdempotency(keys, base.transactions(), listener, e.inProgress());
-      DataSource dataSource = base.transactions().dataSource();
-      if (p.isCreateSchema() && tablesMade.add(keys.table())) {
-        // At start-up, as the filter's own transactional mode does: with the filter's keys in Redis
-        // or memory the table was not made, and the first request's status read (the look under the
-        // route's name, the key status endpoint) would fail on it and answer 503 for ever.
-        try (Connection c = dataSource.getConnection()) {
-          if (!c.getAutoCommit()) {
-            c.setAutoCommit(true);
-          }
-          keys.createSchema(c);
-        } catch (SQLException ex) {
-          throw new IdemStoreException("cannot create the idempotency table " + keys.table() + " for " + spec.source() + ": "
-              + ex.getMessage(), ex);
-        }
-      }
-      JdbcIdempotency statusKeys = keys;
-      KeyStatusReader reader = (scope, key) -> {
-        try (Connection c = dataSource.getConnection()) {
-          if (!c.getAutoCommit()) {
-            c.setAutoCommit(true);
-          }
-          return statusKeys.status(c, scope, key);
-        } catch (SQLException ex) {
-          throw new IdemStoreException("cannot get a connection from the data source: " + ex.getMessage(), ex);
-        }
-      };
-      return new Built(engine, reader, "transactional mode, table " + keys.table() + ", retention " + e.retention()
-          + ", in progress " + inProgressWords);
-    }
-    LeaseStore store = e.store() == IdemProperties.StoreType.AUTO ? filterStore
-        : storesByType.computeIfAbsent(e.store(), stores);
-    LeaseIdempotency.Builder b = LeaseIdempotency.builder(store).listener(listener).inProgress(e.inProgress());
-    configured(spec.source() + ".lease", () -> b.lease(e.lease()));
-    configured(spec.source() + ".retention", () -> b.retention(e.retention()));
-    LeaseIdempotency engine = configured(spec.source() + ".retention", b::build);
-    LeaseStore plain = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
-    KeyStatusReader reader = plain instanceof KeyStatusReader r ? r : null;
-    return new Built(engine, reader, "lease mode, store " + IdemWebConfiguration.describe(store) + ", retention " + e.retention()
-        + ", lease " + e.lease() + ", in progress " + inProgressWords);
-  }
-
-  private TransactionalIdempotency transactionalOrRefuse(Spec spec) {
-    if (transactional == null) {
-      throw new IdemConfigurationException(spec.source() + ".mode", IdemTransactionalConfiguration.TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
-    }
-    try {
-      return transactional.engine();
-    } catch (IdemConfigurationException e) {
-      throw new IdemConfigurationException(spec.source() + ".mode", "is transactional, but " + e.getMessage(), e);
-    }
-  }
-
-  private static String lower(Enum<?> e) {
-    return e.name().toLowerCase(Locale.ROOT);
+    PolicyEngines.Built built = engines.engine(spec.policy());
+    return route.withEngine(built.engine(), built.reader(), built.words(), built.retention());
   }
 }
