@@ -13,6 +13,113 @@ public interface IdemListener {
   /** A listener that does nothing. */
   IdemListener NONE = new IdemListener() {};
 
+  /** The {@code mode} an engine in lease mode gives {@link #started}: {@value}. */
+  String LEASE_MODE = "lease";
+
+  /** The {@code mode} an engine in transactional mode gives {@link #started}: {@value}. */
+  String TRANSACTIONAL_MODE = "transactional";
+
+  /**
+   * One attempt, from {@link #started} to its end: for observations that time it and that the
+   * effect's own work happens inside of (a span, a scope). Each {@code Attempt} is ended exactly
+   * once, on the thread that started it, by {@link #ended} or {@link #failed}.
+   */
+  interface Attempt {
+
+    /** An attempt nobody observes. */
+    Attempt NONE = new Attempt() {
+      @Override
+      public void ended(AttemptResult result) {}
+
+      @Override
+      public void failed(Throwable error) {}
+    };
+
+    /**
+     * The attempt ended with a result (told to {@link IdemListener#attempted} right after).
+     *
+     * @param result what happened, never {@code null}
+     */
+    void ended(AttemptResult result);
+
+    /**
+     * The attempt ended with an exception out of the engine: the effect's own (an unchecked one,
+     * or a checked one wrapped in {@link EffectFailedException}), or a broken precondition. No
+     * result is told to {@link IdemListener#attempted}.
+     *
+     * @param error the exception, never {@code null}
+     */
+    void failed(Throwable error);
+  }
+
+  /**
+   * An attempt begins, on the caller's thread, before the engine reads or writes anything; what
+   * the attempt does (the effect included) runs between this call and the end of the returned
+   * {@link Attempt}, on the same thread. The default observes nothing.
+   *
+   * @param request the request, never {@code null}
+   * @param mode {@link #LEASE_MODE} or {@link #TRANSACTIONAL_MODE}
+   * @return the attempt's observation, never {@code null}; {@link Attempt#NONE} for none. Must not
+   *     throw (an engine then observes the attempt with {@link Attempt#NONE})
+   */
+  default Attempt started(IdempotentRequest request, String mode) {
+    return Attempt.NONE;
+  }
+
+  /**
+   * Calls {@link #started} and never throws: a listener's failure leaves the attempt unobserved.
+   * For engines.
+   *
+   * @param listener the engine's listener, never {@code null}
+   * @param request the request, never {@code null}
+   * @param mode {@link #LEASE_MODE} or {@link #TRANSACTIONAL_MODE}
+   * @return what {@code listener} returned, or {@link Attempt#NONE} if it threw or returned {@code null}
+   */
+  static Attempt start(IdemListener listener, IdempotentRequest request, String mode) {
+    try {
+      Attempt attempt = listener.started(request, mode);
+      return attempt == null ? Attempt.NONE : attempt;
+    } catch (RuntimeException e) {
+      return Attempt.NONE;
+    }
+  }
+
+  /**
+   * Ends {@code attempt} with {@code result}, then tells {@link #attempted}; neither may change
+   * the result, so what they throw is ignored. For engines.
+   *
+   * @param listener the engine's listener, never {@code null}
+   * @param attempt what {@link #start} returned, never {@code null}
+   * @param request the request, never {@code null}
+   * @param result the result, never {@code null}
+   */
+  static void end(IdemListener listener, Attempt attempt, IdempotentRequest request, AttemptResult result) {
+    try {
+      attempt.ended(result);
+    } catch (RuntimeException ignored) {
+      // an observation must not change the result
+    }
+    try {
+      listener.attempted(request, result);
+    } catch (RuntimeException ignored) {
+      // a listener must not change the result
+    }
+  }
+
+  /**
+   * Ends {@code attempt} with an exception out of the engine; what it throws is ignored. For engines.
+   *
+   * @param attempt what {@link #start} returned, never {@code null}
+   * @param error the exception, never {@code null}
+   */
+  static void fail(Attempt attempt, Throwable error) {
+    try {
+      attempt.failed(error);
+    } catch (RuntimeException ignored) {
+      // an observation must not hide the effect's exception
+    }
+  }
+
   /**
    * One attempt ended with {@code result}. The default tells {@link #replayed} of a replay, {@link
    * #executed} of an effect that ran and whose response is given (stored or released), and {@link

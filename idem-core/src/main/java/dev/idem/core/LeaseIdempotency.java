@@ -150,8 +150,15 @@ public final class LeaseIdempotency implements IdempotencyEngine {
   public AttemptResult attempt(IdempotentRequest request, Effect effect) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    AttemptResult result = attemptOnce(request, effect);
-    notify(() -> listener.attempted(request, result));
+    IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.LEASE_MODE);
+    AttemptResult result;
+    try {
+      result = attemptOnce(request, effect);
+    } catch (RuntimeException | Error e) {
+      IdemListener.fail(observed, e);
+      throw e;
+    }
+    IdemListener.end(listener, observed, request, result);
     return result;
   }
 

@@ -194,20 +194,22 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   public AttemptResult attempt(IdempotentRequest request, Effect effect) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
+    IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
     AttemptResult result;
-    if (keys.claimLockWait() != null) {
-      result = attemptBeside(request, effect);
-    } else {
-      result = attemptOnce(request, effect);
-      if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
-        result = waitForFirstAttempt(request, effect, result);
-      }
-    }
     try {
-      listener.attempted(request, result);
-    } catch (RuntimeException ignored) {
-      // a listener must not change the result
+      if (keys.claimLockWait() != null) {
+        result = attemptBeside(request, effect);
+      } else {
+        result = attemptOnce(request, effect);
+        if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
+          result = waitForFirstAttempt(request, effect, result);
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      IdemListener.fail(observed, e);
+      throw e;
     }
+    IdemListener.end(listener, observed, request, result);
     return result;
   }
 
@@ -230,6 +232,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     Progress progress = new Progress(effect);
+    IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
     AttemptResult result;
     try {
       result = AttemptResult.of(keys.execute(connection, request, progress, false, progress::claimed));
@@ -237,17 +240,16 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       if (progress.answered) {
         result = AttemptResult.rolledBack(e, !(e instanceof EffectFailedException));
       } else if (progress.started) {
+        IdemListener.fail(observed, e);
         throw e;
       } else {
         result = beforeEffect(e);
       }
+    } catch (Error e) {
+      IdemListener.fail(observed, e);
+      throw e;
     }
-    AttemptResult told = result;
-    try {
-      listener.attempted(request, told);
-    } catch (RuntimeException ignored) {
-      // a listener must not change the result
-    }
+    IdemListener.end(listener, observed, request, result);
     return result;
   }
 

@@ -33,6 +33,8 @@ class TransactionalIdempotencyTest {
   SQLiteDataSource dataSource;
   TransactionalIdempotency engine;
   final List<String> told = new ArrayList<>();
+  /** What the listener's observations saw ({@link IdemListener#started}), and each effect's run. */
+  final List<String> observed = new ArrayList<>();
 
   @BeforeEach
   void setUp() throws SQLException {
@@ -44,6 +46,22 @@ class TransactionalIdempotencyTest {
       st.execute("CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)");
     }
     IdemListener listener = new IdemListener() {
+      @Override
+      public Attempt started(IdempotentRequest request, String mode) {
+        observed.add("started " + mode);
+        return new Attempt() {
+          @Override
+          public void ended(AttemptResult result) {
+            observed.add("ended " + result.kind());
+          }
+
+          @Override
+          public void failed(Throwable error) {
+            observed.add("failed " + error.getMessage());
+          }
+        };
+      }
+
       @Override
       public void executed(IdempotentRequest request, Outcome outcome) {
         told.add("executed stored=" + outcome.stored());
@@ -82,7 +100,10 @@ class TransactionalIdempotencyTest {
 
   @Test
   void theEffectWritesOnTheTransactionsConnectionOnceAndRetriesReplay() throws Exception {
-    AttemptResult first = engine.attempt(request("k1", "{}"), ctx -> insertItem(ctx.connection(), 201));
+    AttemptResult first = engine.attempt(request("k1", "{}"), ctx -> {
+      observed.add("effect");
+      return insertItem(ctx.connection(), 201);
+    });
     AttemptResult again = engine.attempt(request("k1", "{}"), ctx -> insertItem(ctx.connection(), 201));
     AttemptResult reused = engine.attempt(request("k1", "{\"other\":1}"), ctx -> insertItem(ctx.connection(), 201));
 
@@ -92,6 +113,8 @@ class TransactionalIdempotencyTest {
     assertThat(reused.kind()).isEqualTo(AttemptResult.Kind.KEY_REUSED);
     assertThat(count("items")).isEqualTo(1);
     assertThat(told).containsExactly("executed stored=true", "replayed", "rejected key-reused");
+    assertThat(observed).containsExactly("started transactional", "effect", "ended EXECUTED",
+        "started transactional", "ended REPLAYED", "started transactional", "ended KEY_REUSED");
   }
 
   @Test
@@ -114,6 +137,7 @@ class TransactionalIdempotencyTest {
       insertItem(ctx.connection(), 201);
       throw thrown;
     })).isSameAs(thrown);
+    assertThat(observed).containsExactly("started transactional", "failed the handler's own");
     assertThat(count("items")).isZero();
     assertThat(engine.attempt(request("k3", "{}"), ctx -> insertItem(ctx.connection(), 201)).kind())
         .isEqualTo(AttemptResult.Kind.EXECUTED);

@@ -2,6 +2,8 @@ package dev.idem.spring;
 
 import dev.idem.core.IdemListener;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -9,20 +11,32 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Micrometer meters, only when Micrometer is on the class path and the application has a
- * registry: the counters of both engines ({@link MicrometerIdemListener}, unless the application
- * has an {@link IdemListener} of its own) and the store's latency ({@link TimedLeaseStore}, an
- * {@link IdemStoreDecorator}). No other configuration touches Micrometer's types.
+ * Micrometer meters and observations, only when Micrometer is on the class path: with a meter
+ * registry the counters of both engines ({@link MicrometerIdemListener}) and the store's latency
+ * ({@link TimedLeaseStore}, an {@link IdemStoreDecorator}); with an observation registry an
+ * observation per attempt ({@link ObservationIdemListener}), which gives a timer and, with a
+ * tracer, a span. An {@link IdemListener} of the application's own replaces both the counters and
+ * the observations (wrap it in an {@code ObservationIdemListener} to keep them). No other
+ * configuration touches Micrometer's types.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
 class IdemMetricsConfiguration {
 
+  /**
+   * The counters, with a meter registry, inside an observation per attempt ({@link
+   * ObservationIdemListener}), with an observation registry that is not a no-op and {@code
+   * idem.observations.enabled} (default true); none of them: no listener.
+   */
   @Bean
-  @ConditionalOnBean(MeterRegistry.class)
   @ConditionalOnMissingBean(IdemListener.class)
-  IdemListener micrometerIdemListener(MeterRegistry registry) {
-    return new MicrometerIdemListener(registry);
+  IdemListener micrometerIdemListener(ObjectProvider<MeterRegistry> meters, ObjectProvider<ObservationRegistry> observations,
+      IdemProperties p) {
+    MeterRegistry registry = meters.getIfUnique();
+    IdemListener counters = registry == null ? IdemListener.NONE : new MicrometerIdemListener(registry);
+    ObservationRegistry observationRegistry = p.getObservations().isEnabled() ? observations.getIfUnique() : null;
+    return observationRegistry == null || observationRegistry.isNoop() ? counters
+        : new ObservationIdemListener(observationRegistry, counters);
   }
 
   @Bean

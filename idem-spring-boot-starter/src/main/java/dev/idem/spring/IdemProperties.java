@@ -229,6 +229,30 @@ public class IdemProperties {
     }
   }
 
+  /** Micrometer observations of attempts (idem.observations.*). */
+  private final Observations observations = new Observations();
+
+  /** The {@code idem.observations.*} properties. */
+  public static class Observations {
+    /**
+     * Whether each attempt is a Micrometer observation (idem.attempt: a timer and, with a tracer, a
+     * span), when the application has an observation registry.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  public Observations getObservations() {
+    return observations;
+  }
+
   /** The scheduled purge of expired keys (idem.purge.*). */
   private final Purge purge = new Purge();
 
