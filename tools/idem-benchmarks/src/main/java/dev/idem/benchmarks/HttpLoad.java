@@ -68,6 +68,9 @@ import picocli.CommandLine.ParameterException;
  * writes {@code docs/benchmarks-http.md} and {@code docs/benchmarks/http.csv}; {@code --help} lists
  * the options. The service jar is {@code --jar} (default {@code
  * examples/notes-service/target/notes-service.jar}, relative to the working directory).
+ *
+ * <p>{@link GrpcLoad} measures the same workloads over gRPC with this class's closed-loop runner
+ * ({@link #run}), its {@link Run} and its per-cell summaries, which are package-visible for it.
  */
 public final class HttpLoad {
 
