@@ -68,6 +68,9 @@ import picocli.CommandLine.ParameterException;
  * writes {@code docs/benchmarks-http.md} and {@code docs/benchmarks/http.csv}; {@code --help} lists
  * the options. The service jar is {@code --jar} (default {@code
  * examples/notes-service/target/notes-service.jar}, relative to the working directory).
+ *
+ * <p>{@link GrpcLoad} measures the same workloads over gRPC with this class's closed-loop runner
+ * ({@link #run}), its {@link Run} and its per-cell summaries, which are package-visible for it.
  */
 public final class HttpLoad {
 
@@ -83,7 +86,7 @@ public final class HttpLoad {
    * round's order, with the CPU ticks the service and the database used in its measured window, and
    * (PostgreSQL) the variant's own backends (-1: not measured).
    */
-  private record Run(String database, String workload, int clients, int round, int position, double opsPerSecond,
+  record Run(String database, String workload, int clients, int round, int position, double opsPerSecond,
       LatencyStats latency, long errors, long requests, long appTicks, long dbTicks, long ownDbTicks) {
 
     Rounds.Sample sample() {
@@ -242,7 +245,7 @@ public final class HttpLoad {
   }
 
   /** The URL of database {@code db} on the server of admin URL {@code admin}: its path replaced, its query kept. */
-  private static String withDatabase(String admin, String db) {
+  static String withDatabase(String admin, String db) {
     int q = admin.indexOf('?');
     String base = q < 0 ? admin : admin.substring(0, q);
     String query = q < 0 ? "" : admin.substring(q);
@@ -254,7 +257,7 @@ public final class HttpLoad {
   }
 
   /** @return the first column of the first row of {@code sql} on a new connection to {@code url} */
-  private static String query(String url, String sql) {
+  static String query(String url, String sql) {
     try (Connection c = DriverManager.getConnection(url);
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {
@@ -475,10 +478,10 @@ public final class HttpLoad {
     return ProcCpu.process(service.pid());
   }
 
-  private static final String WITHOUT = "create, without Idem";
-  private static final String FLOOR = "floor";
-  private static final String TX = "with Idem, transactional";
-  private static final String LEASE = "with Idem, lease";
+  static final String WITHOUT = "create, without Idem";
+  static final String FLOOR = "floor";
+  static final String TX = "with Idem, transactional";
+  static final String LEASE = "with Idem, lease";
 
   /** A service with idempotency (the floor or the Idem filter), its create path, its CPU and the keys it has completed. */
   private record Variant(String name, URI base, String path, ProcCpu.Source cpu, ProcCpu.Source ownDb, List<String> completed) {
@@ -493,17 +496,17 @@ public final class HttpLoad {
   }
 
   @FunctionalInterface
-  private interface Request {
+  interface Request {
     void send(long n) throws Exception;
   }
 
-  private static void parkUntil(long deadline) {
+  static void parkUntil(long deadline) {
     for (long left = deadline - System.nanoTime(); left > 0; left = deadline - System.nanoTime()) {
       LockSupport.parkNanos(left);
     }
   }
 
-  private static Run run(String database, String workload, int clients, int round, int position, int warmupSeconds,
+  static Run run(String database, String workload, int clients, int round, int position, int warmupSeconds,
       int seconds, Request request, ProcCpu.Source app, ProcCpu.Source db, ProcCpu.Source ownDb) throws InterruptedException {
     // the warm-up, then the measured window; each client in a closed loop.
     long warmUpEnd = System.nanoTime() + Duration.ofSeconds(warmupSeconds).toNanos();
@@ -584,12 +587,12 @@ public final class HttpLoad {
   }
 
   /** @return the medians and spreads of one workload at one client count over its rounds in {@code runs} */
-  private static Rounds.Summary summary(List<Run> runs, String workload, int clients) {
+  static Rounds.Summary summary(List<Run> runs, String workload, int clients) {
     return summary(runs, workload, clients, WITHOUT);
   }
 
   /** @return the same, its ratio taken to {@code baseline} in the same round */
-  private static Rounds.Summary summary(List<Run> runs, String workload, int clients, String baseline) {
+  static Rounds.Summary summary(List<Run> runs, String workload, int clients, String baseline) {
     List<Rounds.Sample> cell = new ArrayList<>();
     List<Rounds.Sample> base = new ArrayList<>();
     for (Run r : runs) {
@@ -604,12 +607,12 @@ public final class HttpLoad {
   }
 
   /** The floor's workload that a workload compares with: a create with the floor's create, a replay with its replay. */
-  private static String floorOf(String workload) {
+  static String floorOf(String workload) {
     return workload.startsWith("replay, ") ? "replay, " + FLOOR : "create, " + FLOOR;
   }
 
   /** @return the median and range over rounds of a CPU figure of one workload at one client count */
-  private static Rounds.Spread cpu(List<Run> runs, String workload, int clients, ToDoubleFunction<Run> figure) {
+  static Rounds.Spread cpu(List<Run> runs, String workload, int clients, ToDoubleFunction<Run> figure) {
     List<Double> values = new ArrayList<>();
     for (Run r : runs) {
       if (r.clients() == clients && r.workload().equals(workload)) {
@@ -623,7 +626,7 @@ public final class HttpLoad {
    * @return the median and range over rounds of {@code workload}'s CPU figure minus that of "create,
    *     without Idem" in the same round at the same client count
    */
-  private static Rounds.Spread added(List<Run> runs, String workload, int clients, ToDoubleFunction<Run> figure) {
+  static Rounds.Spread added(List<Run> runs, String workload, int clients, ToDoubleFunction<Run> figure) {
     List<Double> values = new ArrayList<>();
     for (Run r : runs) {
       if (r.clients() != clients || !r.workload().equals(workload)) {
@@ -638,23 +641,23 @@ public final class HttpLoad {
     return Rounds.Spread.of(values);
   }
 
-  private static String micros(double v) {
+  static String micros(double v) {
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.0f", v);
   }
 
-  private static String signedMicros(double v) {
+  static String signedMicros(double v) {
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%+.0f", v);
   }
 
-  private static String range(Rounds.Spread s, Function<Double, String> f) {
+  static String range(Rounds.Spread s, Function<Double, String> f) {
     return s.count() == 0 ? "n/a" : f.apply(s.min()) + " to " + f.apply(s.max());
   }
 
-  private static String percent(double v) {
+  static String percent(double v) {
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.0f%%", v * 100);
   }
 
-  private static final List<String> ORDER = List.of(WITHOUT, "create, " + FLOOR, "replay, " + FLOOR, "create, " + TX,
+  static final List<String> ORDER = List.of(WITHOUT, "create, " + FLOOR, "replay, " + FLOOR, "create, " + TX,
       "replay, " + TX, "create, " + LEASE, "replay, " + LEASE);
 
   private static void write(Path out, List<Run> runs, Map<String, Regime> regimes, Instant started, Duration took, Args a,
@@ -713,7 +716,7 @@ public final class HttpLoad {
         .append(" and range over the rounds. Where `/proc` cannot be read the columns say n/a.\n");
     md.append("- Every run is a row of `benchmarks/http.csv` (with its round, its position in the round, its own ratios, its")
         .append(" request count and its CPU ticks), to recompute any of this.\n\n");
-    md.append(resolution(runs, a)).append("\n\n");
+    md.append(resolution(runs, a.seconds)).append("\n\n");
     Map<String, String> machine = Machine.describe();
     md.append("Machine: ").append(machine.getOrDefault("cores", "?")).append(" cores, ")
         .append(machine.getOrDefault("memory", "?")).append(", ").append(machine.getOrDefault("JDK", System.getProperty("java.vm.version")))
@@ -807,19 +810,19 @@ public final class HttpLoad {
             "db_us_per_req", "db_cpu", "own_backends_cpu_ticks", "own_backends_us_per_req"), rows);
   }
 
-  private static List<Rounds.Sample> sameRound(List<Run> runs, String workload, Run r) {
+  static List<Rounds.Sample> sameRound(List<Run> runs, String workload, Run r) {
     return runs.stream().filter(b -> b.workload().equals(workload) && b.clients() == r.clients() && b.round() == r.round())
         .map(Run::sample).toList();
   }
 
   /** The sentence on the CPU figures' resolution: the fewest ticks and requests of a measured run. */
-  private static String resolution(List<Run> runs, Args a) {
+  static String resolution(List<Run> runs, int secondsPerRun) {
     long fewestRequests = runs.stream().mapToLong(Run::requests).filter(n -> n > 0).min().orElse(0);
     long fewestApp = runs.stream().mapToLong(Run::appTicks).filter(t -> t >= 0).min().orElse(-1);
     long fewestDb = runs.stream().mapToLong(Run::dbTicks).filter(t -> t >= 0).min().orElse(-1);
     String tick = String.format(Locale.ROOT, "%.0f ms", 1000.0 / ProcCpu.TICKS_PER_SECOND);
     StringBuilder sb = new StringBuilder("Resolution of the CPU figures: the kernel counts CPU in ticks of ").append(tick)
-        .append(", so a run must last long enough for its CPU difference to be many ticks; ").append(a.seconds)
+        .append(", so a run must last long enough for its CPU difference to be many ticks; ").append(secondsPerRun)
         .append(" s per run here (`--seconds`).");
     if (fewestApp < 0) {
       return sb.append(" No CPU was measured (`/proc` not readable).").toString();
@@ -882,7 +885,7 @@ public final class HttpLoad {
         .append(Report.fmtRatio(r.max())).append(") | ").append(r.median() >= atLeast ? "**met**" : "missed").append(" |\n");
   }
 
-  private static String joinInts(List<Integer> values) {
+  static String joinInts(List<Integer> values) {
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < values.size(); i++) {
       sb.append(i == 0 ? "" : i == values.size() - 1 ? " and " : ", ").append(values.get(i));

@@ -176,6 +176,13 @@ final class Report {
         + " throughput and CPU per request (app and database), on SQLite, PostgreSQL and MariaDB with their defaults and"
         + " with asynchronous commits, is measured by a second command, which writes [benchmarks-http.md](benchmarks-http.md):\n\n"
         + "```sh\njava -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs\n```\n\n");
+    md.append("## gRPC\n\n");
+    md.append("The same comparison over gRPC, a unary create (`idem.lab.Notes/Create`) on grpc-java's Netty transport over"
+        + " loopback, each variant a server JVM of its own (without Idem, the hand-written floor, Idem's server interceptor in"
+        + " transactional and in lease mode), create and replay paths, throughput and CPU per call (server and database), on"
+        + " SQLite and on PostgreSQL with its defaults and with `synchronous_commit = off`, is measured by a third command,"
+        + " which writes [benchmarks-grpc.md](benchmarks-grpc.md):\n\n"
+        + "```sh\njava -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.GrpcLoad --out docs\n```\n\n");
     workloadSection(md);
     notesSection(md);
     return md.toString();

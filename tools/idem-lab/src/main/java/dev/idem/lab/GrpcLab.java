@@ -56,6 +56,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 
 /**
  * The seed article's experiments over gRPC: the same four scenarios as {@link Lab}, each run
@@ -90,8 +91,12 @@ public final class GrpcLab {
   /** What the lab's report names as its transport. */
   public static final String TRANSPORT = "gRPC over Netty (HTTP/2 on the loopback interface)";
 
-  /** {@code idem.lab.Notes/Create}: a {@link Struct} {@code {tag, value}} in, {@code {id}} out. */
-  static final MethodDescriptor<Struct, Struct> CREATE = MethodDescriptor.<Struct, Struct>newBuilder()
+  /**
+   * {@code idem.lab.Notes/Create}: a {@link Struct} {@code {tag, value}} in ({@link #request}), {@code
+   * {id}} out ({@link #idOf}); unary, with ProtoUtils' marshallers (no generated code). Also the
+   * method of the gRPC benchmark (GrpcLoad in idem-benchmarks). Immutable, thread-safe.
+   */
+  public static final MethodDescriptor<Struct, Struct> CREATE = MethodDescriptor.<Struct, Struct>newBuilder()
       .setType(MethodDescriptor.MethodType.UNARY)
       .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "Create"))
       .setRequestMarshaller(ProtoUtils.marshaller(Struct.getDefaultInstance()))
@@ -278,37 +283,70 @@ public final class GrpcLab {
     return false;
   }
 
-  private static Struct request(String tag, int value) {
+  /**
+   * @param tag the effect's tag, never {@code null}
+   * @param value the payload's number; exact up to 2^53 in magnitude (a {@code Struct} number is a double)
+   * @return the request of {@link #CREATE}: {@code {tag, value}}
+   */
+  public static Struct request(String tag, long value) {
     return Struct.newBuilder()
         .putFields("tag", Value.newBuilder().setStringValue(tag).build())
         .putFields("value", Value.newBuilder().setNumberValue(value).build())
         .build();
   }
 
-  private static long idOf(Struct answer) {
+  /**
+   * @param answer an answer of {@link #CREATE}, never {@code null}
+   * @return its {@code id}
+   * @throws IllegalArgumentException if it has no {@code id} field
+   */
+  public static long idOf(Struct answer) {
     return (long) answer.getFieldsOrThrow("id").getNumberValue();
   }
 
-  /** The handler: inserts one effect, on Idem's transaction when there is one, else on its own connection. */
-  private void create(Struct request, StreamObserver<Struct> answer) {
-    String tag = request.getFieldsOrThrow("tag").getStringValue();
-    String payload = "{\"value\":" + (long) request.getFieldsOrThrow("value").getNumberValue() + "}";
-    long id;
-    try {
-      Optional<Connection> transaction = GrpcTransactions.connection();
-      if (transaction.isPresent()) {
-        id = effects.insert(transaction.get(), tag, payload); // commits with the stored answer
-      } else {
-        try (Connection c = target.open()) {
-          id = effects.insert(c, tag, payload); // auto-commit: committed here
+  /**
+   * @param id the created effect's id
+   * @return the answer of {@link #CREATE}: {@code {id}}
+   */
+  public static Struct answer(long id) {
+    return Struct.newBuilder().putFields("id", Value.newBuilder().setNumberValue(id).build()).build();
+  }
+
+  /**
+   * The lab's handler of {@link #CREATE}: inserts one effect into {@code effects} with the request's
+   * tag and {@code {"value":N}} as its payload, on Idem's transaction when there is one ({@link
+   * GrpcTransactions#connection()}: it commits with the stored answer), else on a connection of its
+   * own from {@code connections} in auto-commit, and answers {@code {id}}. A failed insert answers
+   * {@code UNAVAILABLE}. Thread-safe if {@code connections} is.
+   *
+   * @param effects the effect table, never {@code null}
+   * @param connections where a call without Idem's transaction gets its connection (closed after the
+   *     insert), never {@code null}
+   * @return the handler, for {@link ServerCalls#asyncUnaryCall}
+   */
+  public static ServerCalls.UnaryMethod<Struct, Struct> createHandler(EffectTable effects, DataSource connections) {
+    Objects.requireNonNull(effects, "effects");
+    Objects.requireNonNull(connections, "connections");
+    return (Struct request, StreamObserver<Struct> answer) -> {
+      String tag = request.getFieldsOrThrow("tag").getStringValue();
+      String payload = "{\"value\":" + (long) request.getFieldsOrThrow("value").getNumberValue() + "}";
+      long id;
+      try {
+        Optional<Connection> transaction = GrpcTransactions.connection();
+        if (transaction.isPresent()) {
+          id = effects.insert(transaction.get(), tag, payload); // commits with the stored answer
+        } else {
+          try (Connection c = connections.getConnection()) {
+            id = effects.insert(c, tag, payload); // auto-commit: committed here
+          }
         }
+      } catch (SQLException e) {
+        answer.onError(Status.UNAVAILABLE.withDescription("insert failed: " + e.getMessage()).asRuntimeException());
+        return;
       }
-    } catch (SQLException e) {
-      answer.onError(Status.UNAVAILABLE.withDescription("insert failed: " + e.getMessage()).asRuntimeException());
-      return;
-    }
-    answer.onNext(Struct.newBuilder().putFields("id", Value.newBuilder().setNumberValue(id).build()).build());
-    answer.onCompleted();
+      answer.onNext(answer(id));
+      answer.onCompleted();
+    };
   }
 
   /** A Netty server on a loopback port with the handler (behind Idem or not) and a channel to it. */
@@ -322,7 +360,7 @@ public final class GrpcLab {
 
     Endpoint(IdempotencyServerInterceptor idem) throws IOException {
       ServerServiceDefinition notes = ServerServiceDefinition.builder(SERVICE)
-          .addMethod(CREATE, ServerCalls.asyncUnaryCall(GrpcLab.this::create))
+          .addMethod(CREATE, ServerCalls.asyncUnaryCall(createHandler(effects, target.dataSource())))
           .build();
       // the last interceptor is outermost: the loss happens outside Idem, after its commit
       ServerServiceDefinition served = idem == null
