@@ -162,7 +162,7 @@ public final class Fingerprint {
    * @throws InvalidPayloadException if the media type is JSON in UTF-8 but the non-empty {@code
    *     payload} is not valid JSON (see {@link #ofJson(byte[])})
    */
-  public static Fingerprint of(String mediaType, byte[] payload) {
+  public static Fingerprint of(@Nullable String mediaType, byte[] payload) {
     return request().contentType(mediaType).body(payload).build();
   }
 
