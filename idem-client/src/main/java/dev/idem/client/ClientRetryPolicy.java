@@ -192,7 +192,7 @@ public final class ClientRetryPolicy {
   }
 
   /** Whether a Content-Type field value names {@code application/problem+json}, parameters aside. */
-  static boolean isProblemJson(String contentType) {
+  static boolean isProblemJson(@Nullable String contentType) {
     if (contentType == null) {
       return false;
     }

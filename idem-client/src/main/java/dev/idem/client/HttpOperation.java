@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One logical operation to send over HTTP: method, URI, headers and body bytes, plus the
@@ -25,7 +26,7 @@ public final class HttpOperation {
   private final URI uri;
   private final List<Map.Entry<String, String>> headers;
   private final byte[] body;
-  private final String key;
+  private final @Nullable String key;
 
   private HttpOperation(Builder b) {
     this.method = b.method;
@@ -101,7 +102,7 @@ public final class HttpOperation {
     private final URI uri;
     private final List<Map.Entry<String, String>> headers = new ArrayList<>();
     private byte[] body = new byte[0];
-    private String key;
+    private @Nullable String key;
 
     private Builder(String method, URI uri) {
       Objects.requireNonNull(method, "method");

@@ -83,7 +83,7 @@ public final class IdempotentHttpClient {
   private final ClientRetryPolicy policy;
   private final RetryBudget budget;
   private final Supplier<String> keys;
-  private final PendingJournal journal;
+  private final @Nullable PendingJournal journal;
   private final Clock clock;
   private final Scheduler scheduler;
   private final DoubleSupplier random;
@@ -420,20 +420,21 @@ public final class IdempotentHttpClient {
   /** One attempt's result, as the retry policy sees it. */
   static final class Attempt {
     final int number;
-    final HttpResponse<byte[]> response;
-    final Throwable failure;
+    final @Nullable HttpResponse<byte[]> response;
+    final @Nullable Throwable failure;
     final boolean retryable;
     final Duration nextDelay;
-    final Duration retryAfter;
+    final @Nullable Duration retryAfter;
     /** What the key status endpoint said after this attempt, or {@code null} when it was not asked or did not answer. */
-    final ServerKeyStatus settled;
+    final @Nullable ServerKeyStatus settled;
 
-    Attempt(int number, HttpResponse<byte[]> response, Throwable failure, boolean retryable, Duration nextDelay, Duration retryAfter) {
+    Attempt(int number, @Nullable HttpResponse<byte[]> response, @Nullable Throwable failure, boolean retryable, Duration nextDelay,
+        @Nullable Duration retryAfter) {
       this(number, response, failure, retryable, nextDelay, retryAfter, null);
     }
 
-    Attempt(int number, HttpResponse<byte[]> response, Throwable failure, boolean retryable, Duration nextDelay, Duration retryAfter,
-        ServerKeyStatus settled) {
+    Attempt(int number, @Nullable HttpResponse<byte[]> response, @Nullable Throwable failure, boolean retryable, Duration nextDelay,
+        @Nullable Duration retryAfter, @Nullable ServerKeyStatus settled) {
       this.settled = settled;
       this.number = number;
       this.response = response;
@@ -483,11 +484,11 @@ public final class IdempotentHttpClient {
     private ClientRetryPolicy policy = ClientRetryPolicy.defaults();
     private RetryBudget budget = RetryBudget.create(0.2, 10);
     private Supplier<String> keys = () -> UUID.randomUUID().toString();
-    private PendingJournal journal;
+    private @Nullable PendingJournal journal;
     private Clock clock = Clock.systemUTC();
     private Scheduler scheduler = Scheduler.DEFAULT;
     private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
-    private String statusEndpoint;
+    private @Nullable String statusEndpoint;
     private Function<HttpOperation, String> statusOperation = IdempotentHttpClient::defaultOperation;
 
     private Builder(Transport transport) {

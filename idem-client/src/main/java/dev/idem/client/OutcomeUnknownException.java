@@ -18,8 +18,8 @@ public class OutcomeUnknownException extends IdemException {
   private final String key;
   private final int attempts;
   private final int lastStatus;
-  private final transient Duration retryAfter;
-  private final transient ServerKeyStatus serverStatus;
+  private final transient @Nullable Duration retryAfter;
+  private final transient @Nullable ServerKeyStatus serverStatus;
 
   /**
    * @param key the idempotency key of the operation

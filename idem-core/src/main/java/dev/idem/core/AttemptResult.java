@@ -75,7 +75,8 @@ public final class AttemptResult {
   private final Duration retryAfter;
   private final @Nullable String reason;
 
-  private AttemptResult(Kind kind, Outcome outcome, RuntimeException failure, Duration retryAfter, String reason) {
+  private AttemptResult(
+      Kind kind, @Nullable Outcome outcome, @Nullable RuntimeException failure, Duration retryAfter, @Nullable String reason) {
     this.kind = kind;
     this.outcome = outcome;
     this.failure = failure;
@@ -231,7 +232,8 @@ public final class AttemptResult {
     if (failure != null) {
       throw failure;
     }
-    return outcome;
+    // every factory gives a result without a failure its outcome
+    return Objects.requireNonNull(outcome, "outcome");
   }
 
   @Override

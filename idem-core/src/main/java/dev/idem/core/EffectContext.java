@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import java.sql.Connection;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an {@link Effect} is told about its run: in lease mode the claim ({@link #lease()}), in
@@ -12,11 +13,11 @@ import java.util.Objects;
  */
 public final class EffectContext {
 
-  private final LeaseContext lease;
-  private final Connection connection;
+  private final @Nullable LeaseContext lease;
+  private final @Nullable Connection connection;
   private final Runnable claim;
 
-  private EffectContext(LeaseContext lease, Connection connection, Runnable claim) {
+  private EffectContext(@Nullable LeaseContext lease, @Nullable Connection connection, Runnable claim) {
     this.lease = lease;
     this.connection = connection;
     this.claim = claim;

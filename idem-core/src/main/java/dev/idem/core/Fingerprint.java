@@ -89,7 +89,7 @@ public final class Fingerprint {
   private final byte[] digest;
 
   /** Lazily computed; a benign race, as {@link String} is immutable. */
-  private String hex;
+  private @Nullable String hex;
 
   private Fingerprint(byte[] digest) {
     this.digest = digest;
@@ -162,7 +162,7 @@ public final class Fingerprint {
    * @throws InvalidPayloadException if the media type is JSON in UTF-8 but the non-empty {@code
    *     payload} is not valid JSON (see {@link #ofJson(byte[])})
    */
-  public static Fingerprint of(String mediaType, byte[] payload) {
+  public static Fingerprint of(@Nullable String mediaType, byte[] payload) {
     return request().contentType(mediaType).body(payload).build();
   }
 
@@ -339,12 +339,12 @@ public final class Fingerprint {
     private static final byte[] VERSION =
         "idem-request/1\n".getBytes(StandardCharsets.US_ASCII);
 
-    private String method;
-    private String target;
-    private String contentType;
-    private String contentEncoding;
+    private @Nullable String method;
+    private @Nullable String target;
+    private @Nullable String contentType;
+    private @Nullable String contentEncoding;
     private byte[] body = new byte[0];
-    private Fingerprint parsedBody;
+    private @Nullable Fingerprint parsedBody;
 
     private RequestBuilder() {}
 
@@ -473,10 +473,10 @@ public final class Fingerprint {
     private static final class ContentType {
 
       /** The last value parsed: immutable, so a benign race at worst parses a value again. */
-      private static ContentType last;
+      private static @Nullable ContentType last;
 
       final String value;
-      final MediaType mediaType;
+      final @Nullable MediaType mediaType;
       final String part;
 
       private ContentType(String value) {
@@ -486,7 +486,7 @@ public final class Fingerprint {
       }
 
       /** @return the parsed value, or {@code null} for an absent field */
-      static ContentType of(String value) {
+      static @Nullable ContentType of(@Nullable String value) {
         if (value == null) {
           return null;
         }
@@ -501,7 +501,7 @@ public final class Fingerprint {
     }
 
     /** Content codings lower-cased and in order, empty list elements dropped; null for none. */
-    private static String codings(String field) {
+    private static @Nullable String codings(@Nullable String field) {
       if (field == null) {
         return null;
       }
@@ -520,7 +520,7 @@ public final class Fingerprint {
     }
 
     /** The length of {@link #part}'s encoding of {@code value}. */
-    private static int partLength(String value) {
+    private static int partLength(@Nullable String value) {
       return value == null ? 2 : 2 + 8 + 2 * value.length();
     }
 
@@ -530,7 +530,7 @@ public final class Fingerprint {
      *
      * @return the offset after it
      */
-    private static int part(byte[] head, int at, char tag, String value) {
+    private static int part(byte[] head, int at, char tag, @Nullable String value) {
       head[at++] = (byte) tag;
       if (value == null) {
         head[at++] = (byte) '-';

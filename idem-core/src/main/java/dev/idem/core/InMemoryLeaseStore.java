@@ -133,7 +133,7 @@ public final class InMemoryLeaseStore implements LeaseStore, KeyStatusReader {
       result.set(ClaimResult.inProgress(e.fingerprint, Duration.ofMillis(Math.max(0, e.leaseUntil - now))));
       return e;
     });
-    return result.get();
+    return Objects.requireNonNull(result.get(), "every branch of compute sets the result");
   }
 
   @Override
@@ -219,5 +219,5 @@ public final class InMemoryLeaseStore implements LeaseStore, KeyStatusReader {
    * {@code response}: the stored bytes, {@code null} while in progress; never changed in place.
    * {@code completedAt}: when the response was stored (ms on the store's clock), 0 while in progress.
    */
-  private record Entry(Fingerprint fingerprint, String owner, long leaseUntil, byte[] response, long expiresAt, long completedAt) {}
+  private record Entry(Fingerprint fingerprint, String owner, long leaseUntil, byte @Nullable [] response, long expiresAt, long completedAt) {}
 }

@@ -182,7 +182,8 @@ public final class LeaseIdempotency implements IdempotencyEngine {
       }
       switch (claim.state()) {
         case COMPLETED:
-          return AttemptResult.of(Outcome.replayed(claim.response()));
+          // a completed claim always carries its response (ClaimResult.completed requires it)
+          return AttemptResult.of(Outcome.replayed(Objects.requireNonNull(claim.response(), "response")));
         case CLAIMED:
           if (claim.recovery()) {
             notify(() -> listener.takenOver(request));

@@ -102,7 +102,7 @@ public final class ResponseProtection {
   private final @Nullable String currentKeyId;
   private final boolean acceptPlaintext;
 
-  private ResponseProtection(Map<String, SecretKey> keys, String currentKeyId, boolean acceptPlaintext) {
+  private ResponseProtection(Map<String, SecretKey> keys, @Nullable String currentKeyId, boolean acceptPlaintext) {
     this.keys = keys;
     this.currentKeyId = currentKeyId;
     this.acceptPlaintext = acceptPlaintext;
@@ -155,10 +155,11 @@ public final class ResponseProtection {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(fingerprint, "fingerprint");
     byte[] plain = StoredResponseCodec.encode(Objects.requireNonNull(response, "response"));
-    if (!enabled()) {
+    String keyId = currentKeyId;
+    if (keyId == null) { // not enabled()
       return plain;
     }
-    byte[] header = header(currentKeyId);
+    byte[] header = header(keyId);
     byte[] nonce = new byte[NONCE_BYTES];
     RANDOM.nextBytes(nonce);
     byte[] out = new byte[header.length + NONCE_BYTES + plain.length + TAG_BYTES];
@@ -166,7 +167,7 @@ public final class ResponseProtection {
     System.arraycopy(nonce, 0, out, header.length, NONCE_BYTES);
     try {
       Cipher cipher = Cipher.getInstance(TRANSFORMATION);
-      cipher.init(Cipher.ENCRYPT_MODE, keys.get(currentKeyId), new GCMParameterSpec(TAG_BYTES * 8, nonce));
+      cipher.init(Cipher.ENCRYPT_MODE, keys.get(keyId), new GCMParameterSpec(TAG_BYTES * 8, nonce));
       cipher.updateAAD(associatedData(header, scope, key, fingerprint));
       int written = cipher.doFinal(plain, 0, plain.length, out, header.length + NONCE_BYTES);
       if (written != plain.length + TAG_BYTES) {
@@ -294,7 +295,7 @@ public final class ResponseProtection {
     } catch (StoredResponseUnreadableException e) {
       throw e;
     } catch (IdemStoreException e) {
-      throw new StoredResponseUnreadableException(e.getMessage(), e.getCause());
+      throw new StoredResponseUnreadableException(Objects.toString(e.getMessage(), "the stored response cannot be decoded"), e.getCause());
     }
   }
 
@@ -332,7 +333,7 @@ public final class ResponseProtection {
    */
   public static final class Builder {
     private final Map<String, SecretKey> keys = new LinkedHashMap<>();
-    private String currentKeyId;
+    private @Nullable String currentKeyId;
     private boolean acceptPlaintext = true;
 
     private Builder() {}

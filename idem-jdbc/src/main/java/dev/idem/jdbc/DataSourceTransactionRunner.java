@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link TransactionRunner} on plain JDBC: each transaction borrows one connection from the
@@ -82,7 +83,7 @@ public final class DataSourceTransactionRunner implements TransactionRunner {
     }
   }
 
-  private static void rollbackQuietly(Connection connection, Throwable failure) {
+  private static void rollbackQuietly(Connection connection, @Nullable Throwable failure) {
     try {
       connection.rollback();
     } catch (SQLException | RuntimeException e) {

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Finds the {@link Dialect} of a connection: by its driver's connection class, decided once per
@@ -22,7 +23,7 @@ final class DialectDetection {
    */
   private static final ClassValue<Dialect> BY_DRIVER_CLASS = new ClassValue<>() {
     @Override
-    protected Dialect computeValue(Class<?> type) {
+    protected @Nullable Dialect computeValue(Class<?> type) {
       String name = type.getName();
       for (Dialect d : ALL) {
         if (d.drivesConnectionClass(name)) {

@@ -55,10 +55,11 @@ record EngineSettings(
    * @return the bound as PostgreSQL writes it, or {@code null} where claims are not bounded
    */
   @Nullable String confirmWait(KeyTable.Statements sql) {
-    if (claimWait(sql) == null) {
+    Duration wait = claimLockWait;
+    if (wait == null || claimWait(sql) == null) {
       return null;
     }
-    return Math.max(CONFIRM_WAIT.toMillis(), claimLockWait.toMillis()) + "ms";
+    return Math.max(CONFIRM_WAIT.toMillis(), wait.toMillis()) + "ms";
   }
 
   /**

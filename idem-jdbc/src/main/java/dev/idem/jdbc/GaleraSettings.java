@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A start-up check for a MariaDB (or MySQL) server that is a Galera Cluster node: whether the
@@ -107,13 +108,13 @@ public final class GaleraSettings {
     }
   }
 
-  private static String variable(Connection connection, String name) throws SQLException {
+  private static @Nullable String variable(Connection connection, String name) throws SQLException {
     try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("SHOW VARIABLES LIKE '" + name + "'")) {
       return rs.next() ? rs.getString(2) : null;
     }
   }
 
-  private static String status(Connection connection, String name) throws SQLException {
+  private static @Nullable String status(Connection connection, String name) throws SQLException {
     try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("SHOW STATUS LIKE '" + name + "'")) {
       return rs.next() ? rs.getString(2) : null;
     }

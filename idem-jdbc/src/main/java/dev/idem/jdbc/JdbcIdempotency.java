@@ -118,7 +118,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
 
   private final Duration retention;
   private final Duration sqliteBusyTimeout;
-  private final DataSource dataSource;
+  private final @Nullable DataSource dataSource;
   private final ResponsePolicy responsePolicy;
   private final Strategy strategy;
   private final ResponseProtection protection;
@@ -380,34 +380,35 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private Outcome inOwnTransactions(
       Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
     Effect[] current = {effect};
-    Outcome outcome = rounds(ownOrder, connection, dialect, sql, request, current);
-    if (outcome != null) {
-      return outcome;
+    Optional<Outcome> outcome = rounds(ownOrder, connection, dialect, sql, request, current);
+    if (outcome.isPresent()) {
+      return outcome.get();
     }
     // TakeKeyFirst (key-last rounds only): the claim-first rounds that follow have their own count.
-    return rounds(claimFirst, connection, dialect, sql, request, current);
+    return rounds(claimFirst, connection, dialect, sql, request, current)
+        .orElseThrow(() -> new IllegalStateException("a claim-first round asked to take the key first"));
   }
 
-  /** @return the outcome of the order's rounds, or {@code null} when a round asked to take the key first */
-  private static Outcome rounds(OwnTransactionRound order, Connection connection, Dialect dialect, KeyTable.Statements sql,
+  /** @return the outcome of the order's rounds, or empty when a round asked to take the key first */
+  private static Optional<Outcome> rounds(OwnTransactionRound order, Connection connection, Dialect dialect, KeyTable.Statements sql,
       IdempotentRequest request, Effect[] current) {
     return ConflictRetry.roundsUnchecked(round -> next(order.round(connection, dialect, sql, request, current[0]), current));
   }
 
   /**
    * @param current the effect of the next round, replaced by one that only answers after {@link RoundEnd.EffectAborted}
-   * @return the round runner's value for how a round ended ({@code null}: take the key first)
+   * @return the round runner's value for how a round ended (empty: take the key first)
    */
-  private static Round<Outcome> next(RoundEnd end, Effect[] current) {
+  private static Round<Optional<Outcome>> next(RoundEnd end, Effect[] current) {
     if (end instanceof RoundEnd.Answered answered) {
-      return Round.done(answered.outcome());
+      return Round.done(Optional.of(answered.outcome()));
     }
     if (end instanceof RoundEnd.RolledBack rolledBack) {
       return Round.again(rolledBack.ifLast());
     }
     if (end instanceof RoundEnd.TakeKeyFirst) {
       ConflictRetry.pause(0);
-      return Round.done(null);
+      return Round.done(Optional.empty());
     }
     RoundEnd.EffectAborted aborted = (RoundEnd.EffectAborted) end;
     EffectFailedException refusal = EngineSettings.abortedAnswerRefused(aborted.response(), aborted.aborted());
@@ -626,7 +627,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
     private Duration retention = DEFAULT_RETENTION;
     private boolean createSchema = true;
     private Duration sqliteBusyTimeout = DEFAULT_SQLITE_BUSY_TIMEOUT;
-    private DataSource dataSource;
+    private @Nullable DataSource dataSource;
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
     private Strategy strategy = Strategy.CLAIM_FIRST;
     private ResponseProtection protection = ResponseProtection.none();

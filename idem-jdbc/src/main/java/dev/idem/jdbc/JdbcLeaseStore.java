@@ -21,6 +21,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LeaseStore} on SQLite, PostgreSQL or MySQL/MariaDB, for lease mode: effects outside the
@@ -73,7 +74,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
   private final Duration sqliteBusyTimeout;
   private final ResponseProtection protection;
   /** The statements of the data source's dialect, set by the first connection. */
-  private volatile KeyTableSql sql;
+  private volatile @Nullable KeyTableSql sql;
   private final KeyStatusQuery statusQuery;
 
   private JdbcLeaseStore(Builder b) {
@@ -99,7 +100,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
     long leaseMillis = lease.toMillis();
     long keepMillis = leaseMillis + retention.toMillis();
     try (Connection c = connection()) {
-      KeyTableSql sql = this.sql;
+      KeyTableSql sql = statements();
       return ConflictRetry.run(attempt -> claimOnce(c, sql, request, ownerToken, leaseMillis, keepMillis));
     } catch (SQLException e) {
       throw failure("claim of " + LogRef.of(request.scope(), request.key()), e);
@@ -168,7 +169,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
    *
    * @return whether the row was inserted
    */
-  private static boolean insertLease(Connection c, KeyTableSql sql, Object... params) throws SQLException {
+  private static boolean insertLease(Connection c, KeyTableSql sql, @Nullable Object... params) throws SQLException {
     try {
       return KeyTableSql.update(c, sql.leaseInsert, params) == 1;
     } catch (SQLException e) {
@@ -201,7 +202,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
     checkToken(ownerToken);
     long keepMillis = retention.toMillis();
     try (Connection c = connection()) {
-      KeyTableSql sql = this.sql;
+      KeyTableSql sql = statements();
       return ConflictRetry.run(attempt -> {
         byte[] stored;
         if (protection.enabled()) {
@@ -228,7 +229,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
   }
 
   /** @return whether {@code row} is the live record completed by {@code owner} with {@code response} */
-  private boolean sameCompletion(KeyRow row, Scope scope, IdempotencyKey key, String owner, StoredResponse response) {
+  private boolean sameCompletion(@Nullable KeyRow row, Scope scope, IdempotencyKey key, String owner, StoredResponse response) {
     return row != null && row.completed() && owner.equals(row.owner)
         && protection.open(scope, key, Fingerprint.fromHex(row.fingerprint), row.response).equals(response);
   }
@@ -244,7 +245,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
   public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
     checkToken(ownerToken);
     try (Connection c = connection()) {
-      KeyTableSql sql = this.sql;
+      KeyTableSql sql = statements();
       return ConflictRetry.run(attempt ->
           KeyTableSql.update(c, sql.leaseRelease, scope.principal(), scope.operation(), key.value(), ownerToken) == 1
               || readLive(c, sql, scope, key) == null);
@@ -254,7 +255,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
   }
 
   /** @return the key's record if it has not expired, or {@code null} */
-  private static KeyRow readLive(Connection c, KeyTableSql sql, Scope scope, IdempotencyKey key) throws SQLException {
+  private static @Nullable KeyRow readLive(Connection c, KeyTableSql sql, Scope scope, IdempotencyKey key) throws SQLException {
     KeyRow row = KeyTableSql.readRow(c, sql.read, scope.principal(), scope.operation(), key.value());
     return row != null && row.live() ? row : null;
   }
@@ -270,7 +271,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(key, "key");
     try (Connection c = connection()) {
-      return statusQuery.read(c, sql.dialect, scope, key);
+      return statusQuery.read(c, statements().dialect, scope, key);
     } catch (SQLException e) {
       throw failure("status of " + LogRef.of(scope, key), e);
     }
@@ -306,6 +307,11 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
    * checks the table; afterwards a borrow costs no statement (on SQLite, a physical connection's
    * first borrow reads its busy timeout once).
    */
+  /** The statements of the data source's dialect: set by {@link #connection()}, so only after a call of it. */
+  private KeyTableSql statements() {
+    return Objects.requireNonNull(sql, "connection() decides the statements");
+  }
+
   private Connection connection() throws SQLException {
     Connection c = dataSource.getConnection();
     try {

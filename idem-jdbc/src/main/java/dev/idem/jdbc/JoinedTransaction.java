@@ -73,7 +73,7 @@ final class JoinedTransaction {
 
   /** @param savepoints when not {@code null}, counts the savepoints this call set */
   private Outcome claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      Effect effect, @Nullable String wait, int[] savepoints, @Nullable Runnable onEnsureClaimed) {
+      Effect effect, @Nullable String wait, int @Nullable [] savepoints, @Nullable Runnable onEnsureClaimed) {
     boolean savepointBeforeEffect = dialect.abortsTransactionOnError();
     KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, wait, savepoints);
     if (claim instanceof KeyClaim.Busy) {

@@ -343,7 +343,7 @@ final class KeyTable {
    * @param claimed whether the row is now this request's
    * @param seen the live row the lookup saw, or {@code null}
    */
-  record ClaimAttempt(boolean claimed, KeyRow seen) {}
+  record ClaimAttempt(boolean claimed, @Nullable KeyRow seen) {}
 
   /** Transactional mode's statements ({@link KeyTableSql}) with their parameters bound. */
   static final class Statements {
@@ -367,14 +367,15 @@ final class KeyTable {
      * @param wait the bound of the claim's lock wait as PostgreSQL writes it ({@code "5ms"}), or
      *     {@code null} for an unbounded claim; only where {@link KeyTableSql#boundedClaim} exists
      */
-    boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, String wait) throws SQLException {
+    boolean claim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, @Nullable String wait) throws SQLException {
       String fingerprint = r.fingerprint().hex();
       long keep = claimExpiry(retention);
       if (wait == null) {
         return insertOrTakeOver(c, r, savepoint ? sql.claimThenSavepoint : sql.claim, new Object[] {fingerprint, keep}, 0, null,
             sql.takeover, new Object[] {fingerprint, keep});
       }
-      return insertOrTakeOver(c, r, savepoint ? sql.boundedClaimThenSavepoint : sql.boundedClaim, new Object[] {fingerprint, keep},
+      return insertOrTakeOver(c, r, present(savepoint ? sql.boundedClaimThenSavepoint : sql.boundedClaim, "bounded claim"),
+          new Object[] {fingerprint, keep},
           sql.boundResultSets(), sql.boundTakesWait() ? wait : null, sql.takeover, new Object[] {fingerprint, keep});
     }
 
@@ -388,13 +389,14 @@ final class KeyTable {
      *
      * @return whether the row is now this request's, and the live row the read saw
      */
-    ClaimAttempt lookupAndClaim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, String wait)
+    ClaimAttempt lookupAndClaim(Connection c, IdempotentRequest r, Duration retention, boolean savepoint, @Nullable String wait)
         throws SQLException {
       Object[] key = key(r);
       Object[] params = concat(concat(key, key), new Object[] {r.fingerprint().hex(), claimExpiry(retention), key[0], key[1], key[2]});
       KeyTableSql.RowThenCount found = wait == null
-          ? KeyTableSql.readThenWrite(c, savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, params)
-          : KeyTableSql.readThenWriteAfter(c, savepoint ? sql.boundedLookupAndClaimThenSavepoint : sql.boundedLookupAndClaim,
+          ? KeyTableSql.readThenWrite(c, present(savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, "lookup and claim"), params)
+          : KeyTableSql.readThenWriteAfter(c,
+              present(savepoint ? sql.boundedLookupAndClaimThenSavepoint : sql.boundedLookupAndClaim, "bounded lookup and claim"),
               sql.boundResultSets(), concat(new Object[] {wait}, params));
       return new ClaimAttempt(found.written() == 1, found.row() == null ? null : live(found.row()));
     }
@@ -408,7 +410,7 @@ final class KeyTable {
      * @param wait the bound of the insert's lock wait as PostgreSQL writes it ({@code "5ms"}), or
      *     {@code null} for an unbounded insert; only where {@link KeyTableSql#boundedRecord} exists
      */
-    boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention, String wait)
+    boolean record(Connection c, IdempotentRequest r, StoredResponse response, Duration retention, @Nullable String wait)
         throws SQLException {
       String fingerprint = r.fingerprint().hex();
       byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
@@ -418,7 +420,8 @@ final class KeyTable {
       if (wait == null) {
         return insertOrTakeOver(c, r, sql.record, values, 0, null, sql.recordTakeover, values);
       }
-      return insertOrTakeOver(c, r, sql.boundedRecord, values, sql.boundResultSets(), sql.boundTakesWait() ? wait : null,
+      return insertOrTakeOver(c, r, present(sql.boundedRecord, "bounded record"), values, sql.boundResultSets(),
+          sql.boundTakesWait() ? wait : null,
           sql.recordTakeover, values);
     }
 
@@ -431,7 +434,7 @@ final class KeyTable {
      * @return whether the row is now this request's
      */
     private boolean insertOrTakeOver(Connection c, IdempotentRequest r, String insert, Object[] values, int resultSetsBefore,
-        String firstParameter, String takeover, Object[] takeoverValues) throws SQLException {
+        @Nullable String firstParameter, @Nullable String takeover, Object[] takeoverValues) throws SQLException {
       boolean inserted;
       try {
         Object[] params = concat(key(r), values);
@@ -450,12 +453,23 @@ final class KeyTable {
       }
       // MySQL: the key exists and its writer has committed; the ignored INSERT locked the row.
       // Read it under that lock and take it over only when it expired.
-      try (PreparedStatement ps = KeyTableSql.prepare(c, sql.expiredCheck, key(r)); ResultSet rs = ps.executeQuery()) {
+      try (PreparedStatement ps = KeyTableSql.prepare(c, present(sql.expiredCheck, "expired check"), key(r)); ResultSet rs = ps.executeQuery()) {
         if (!rs.next() || !rs.getBoolean(1)) {
           return false;
         }
       }
       return KeyTableSql.update(c, takeover, concat(takeoverValues, key(r))) == 1;
+    }
+
+    /**
+     * @return {@code statement}, which exists on some databases only
+     * @throws IllegalStateException if this database has none: a caller that did not check first
+     */
+    private static String present(@Nullable String statement, String what) {
+      if (statement == null) {
+        throw new IllegalStateException("this database has no " + what + " statement");
+      }
+      return statement;
     }
 
     private static Object[] key(IdempotentRequest r) {
@@ -470,16 +484,16 @@ final class KeyTable {
     }
 
     /** @return the key's live record, read without a lock, or {@code null} */
-    KeyRow lookup(Connection c, IdempotentRequest r) throws SQLException {
+    @Nullable KeyRow lookup(Connection c, IdempotentRequest r) throws SQLException {
       return live(KeyTableSql.readRow(c, sql.read, r.scope().principal(), r.scope().operation(), r.key().value()));
     }
 
     /** Inside the claim's transaction: sees the latest committed row even under REPEATABLE READ. */
-    KeyRow lookupLatest(Connection c, IdempotentRequest r) throws SQLException {
+    @Nullable KeyRow lookupLatest(Connection c, IdempotentRequest r) throws SQLException {
       return live(KeyTableSql.readRow(c, sql.readLatest, r.scope().principal(), r.scope().operation(), r.key().value()));
     }
 
-    private static KeyRow live(KeyRow row) {
+    private static @Nullable KeyRow live(@Nullable KeyRow row) {
       return row != null && row.live() ? row : null;
     }
 
@@ -492,7 +506,7 @@ final class KeyTable {
     boolean recordAndCommit(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
       byte[] encoded = protection.seal(r.scope(), r.key(), r.fingerprint(), response);
       try {
-        executeThenCommit(c, sql.recordThenCommit, r.scope().principal(), r.scope().operation(), r.key().value(),
+        executeThenCommit(c, present(sql.recordThenCommit, "record then commit"), r.scope().principal(), r.scope().operation(), r.key().value(),
             r.fingerprint().hex(), protection.clearStatus(response), encoded, retention.toMillis());
         return true;
       } catch (SQLException e) {
@@ -507,7 +521,7 @@ final class KeyTable {
     void completeAndCommit(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
       long keep = retention.toMillis();
       try {
-        executeThenCommit(c, sql.completeThenCommit, protection.clearStatus(response),
+        executeThenCommit(c, present(sql.completeThenCommit, "complete then commit"), protection.clearStatus(response),
             protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
             r.scope().principal(), r.scope().operation(), r.key().value());
       } catch (SQLException e) {
@@ -520,7 +534,7 @@ final class KeyTable {
     }
 
     /** Runs a statement that ends with {@code COMMIT}, reading every result so that an error of the last one surfaces. */
-    private static void executeThenCommit(Connection c, String statement, Object... params) throws SQLException {
+    private static void executeThenCommit(Connection c, String statement, @Nullable Object... params) throws SQLException {
       try (PreparedStatement ps = KeyTableSql.prepare(c, statement, params)) {
         boolean resultSet = ps.execute();
         while (resultSet || ps.getUpdateCount() != -1) {

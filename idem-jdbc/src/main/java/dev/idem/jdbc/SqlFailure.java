@@ -123,7 +123,7 @@ public enum SqlFailure {
     return FAILED;
   }
 
-  private static SqlFailure byVendorCode(SQLException e) {
+  private static @Nullable SqlFailure byVendorCode(SQLException e) {
     int code = e.getErrorCode();
     if (e.getClass().getName().startsWith("org.sqlite.")) {
       switch (code & 0xFF) { // the primary result code

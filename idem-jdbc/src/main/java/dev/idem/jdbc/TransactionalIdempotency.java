@@ -29,6 +29,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Transactional mode as an {@link IdempotencyEngine}: each attempt runs in one transaction of a
@@ -119,7 +120,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   private final boolean keyLast;
   /** The attempts running in this engine, by scope and key; see {@link #attemptBeside}. */
   private final ConcurrentHashMap<InFlight, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
-  private volatile Boolean lookupFirst;
+  private volatile @Nullable Boolean lookupFirst;
   private volatile boolean schemaPrepared;
 
   /**
@@ -373,7 +374,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   }
 
   /** @return the answer a winner's live record gives (replay, key reused, in progress), or {@code null} if none or unreadable */
-  private AttemptResult winnerQuietly(IdempotentRequest request) {
+  private @Nullable AttemptResult winnerQuietly(IdempotentRequest request) {
     try {
       Optional<Outcome> stored = lookOutside(request);
       return stored.map(AttemptResult::of).orElse(null);
@@ -452,13 +453,14 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    */
   private AttemptResult failed(RuntimeException e, Progress progress, IdempotentRequest request) {
     if (progress.answered) {
-      if (progress.returned && markedRollbackOnly(e) && isStoredClientError(progress.response)) {
+      StoredResponse response = progress.response;
+      if (progress.returned && response != null && markedRollbackOnly(e) && isStoredClientError(response)) {
         // Something the effect called (a JPA repository whose flush hit a unique constraint)
         // marked the transaction rollback-only, and the effect answered that failure as a client
         // error (409 email already registered): that answer is what it meant, and its writes,
         // rolled back, are not part of it. Record the answer alone, as after an SQL error that
         // aborted a PostgreSQL transaction.
-        return answerAlone(request, progress.response);
+        return answerAlone(request, response);
       }
       // The effect returned; whatever failed afterwards (storing the response, releasing the
       // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
@@ -500,7 +502,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
 
   /** @return whether the answer is a client error (4xx) that the response policy stores */
   private boolean isStoredClientError(StoredResponse response) {
-    return response != null && response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
+    return response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
   }
 
   /** A request's scope and key, for the attempts in flight in this engine. */
@@ -581,7 +583,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * @return the record's answer (replayed, key reused, a store failure), or {@code null} when the
    *     key has no completed record (none yet, or a claim in progress)
    */
-  private AttemptResult storedBeside(IdempotentRequest request) {
+  private @Nullable AttemptResult storedBeside(IdempotentRequest request) {
     try {
       return lookOutside(request).map(AttemptResult::of).orElse(null);
     } catch (RequestInProgressException e) {
@@ -748,9 +750,9 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
      * reach the client, so the attempt is never run again.
      */
     boolean claimed;
-    StoredResponse response;
+    @Nullable StoredResponse response;
     /** Key-last: how the runner's work ended, once it returned ({@link KeyLast#inRunnersTransaction}). */
-    RoundEnd end;
+    @Nullable RoundEnd end;
 
     Progress(Effect effect) {
       this.effect = effect;

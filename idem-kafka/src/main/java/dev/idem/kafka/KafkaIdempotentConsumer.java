@@ -27,6 +27,7 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs an {@link IdempotentConsumer} on Kafka topics with the plain Kafka client: one or more
@@ -130,7 +131,7 @@ public final class KafkaIdempotentConsumer implements AutoCloseable {
     private Commit commit = Commit.RECORD;
     private Duration retryBackoff = Duration.ofMillis(100);
     private Duration pollTimeout = Duration.ofMillis(200);
-    private BiConsumer<InboundMessage, Verdict> listener;
+    private @Nullable BiConsumer<InboundMessage, Verdict> listener;
 
     private Builder(Map<String, ?> consumerConfig, Collection<String> topics, IdempotentConsumer consumer) {
       Objects.requireNonNull(consumerConfig, "consumerConfig");
@@ -286,7 +287,7 @@ public final class KafkaIdempotentConsumer implements AutoCloseable {
     final Map<TopicPartition, Long> pausedUntil = new HashMap<>();
     final Collection<TopicPartition> assigned = new CopyOnWriteArrayList<>();
     volatile boolean running = true;
-    Thread thread;
+    @Nullable Thread thread;
 
     Member(KafkaConsumer<byte[], byte[]> client) {
       this.client = client;

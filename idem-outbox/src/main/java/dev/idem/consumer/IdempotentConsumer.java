@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An idempotent message consumer, in transactional mode or in lease mode, independent of the
@@ -91,10 +92,10 @@ public final class IdempotentConsumer {
   static final Duration STORE_MAX_BACKOFF = Duration.ofSeconds(30);
 
   private final String name;
-  private final TransactionalIdempotency transactional; // transactional mode, else null
-  private final MessageHandler handler;
-  private final LeaseIdempotency leases; // lease mode, else null
-  private final LeaseMessageHandler leaseHandler;
+  private final @Nullable TransactionalIdempotency transactional; // transactional mode, else null
+  private final @Nullable MessageHandler handler;
+  private final @Nullable LeaseIdempotency leases; // lease mode, else null
+  private final @Nullable LeaseMessageHandler leaseHandler;
   private final int maxDeliveries;
   /** Store failures in a row, across messages; 0 once the store answers. */
   private final AtomicInteger storeFailures = new AtomicInteger();
@@ -214,10 +215,14 @@ public final class IdempotentConsumer {
     IdempotentRequest request = request(name, key, message);
     try {
       Outcome outcome;
-      if (leases == null) {
-        AttemptResult result = transactional.attempt(request, ctx -> {
+      LeaseIdempotency leaseEngine = leases;
+      if (leaseEngine == null) {
+        // transactional mode: the builder was given the engine and its handler
+        TransactionalIdempotency engine = Objects.requireNonNull(transactional, "transactional");
+        MessageHandler transactionalHandler = Objects.requireNonNull(handler, "handler");
+        AttemptResult result = engine.attempt(request, ctx -> {
           Connection connection = ctx.connection();
-          handler.handle(connection, message);
+          transactionalHandler.handle(connection, message);
           return HANDLED;
         });
         Verdict refused = refusal(result, key, message);
@@ -226,10 +231,11 @@ public final class IdempotentConsumer {
         }
         outcome = result.outcome().orElseThrow();
       } else {
-        outcome = leases.execute(request, ctx -> {
+        LeaseMessageHandler givenLeaseHandler = Objects.requireNonNull(leaseHandler, "leaseHandler");
+        outcome = leaseEngine.execute(request, ctx -> {
           LeaseContext context = ctx.lease();
           try {
-            leaseHandler.handle(context, message);
+            givenLeaseHandler.handle(context, message);
           } catch (Exception e) {
             throw new HandlerFailure(e); // the handler's own, told apart from the store's below
           }
@@ -238,7 +244,7 @@ public final class IdempotentConsumer {
       }
       return new Verdict(Verdict.Action.ACK, outcome, null);
     } catch (HandlerFailure e) {
-      return failed(e.getCause(), message);
+      return failed(Objects.requireNonNull(e.getCause(), "a HandlerFailure carries the handler's exception"), message);
     } catch (IdempotencyKeyReusedException e) {
       return new Verdict(Verdict.Action.DEAD_LETTER, null,
           "message id '" + key.value() + "' was already handled with another body: " + e.getMessage());
@@ -304,8 +310,9 @@ public final class IdempotentConsumer {
     }
   }
 
-  private static String rawKey(InboundMessage message) {
-    return message.header(KEY_HEADER) != null ? message.header(KEY_HEADER) : message.messageId();
+  private static @Nullable String rawKey(InboundMessage message) {
+    String header = message.header(KEY_HEADER);
+    return header != null ? header : message.messageId();
   }
 
   private static IdempotentRequest request(String name, IdempotencyKey key, InboundMessage message) {
@@ -318,7 +325,7 @@ public final class IdempotentConsumer {
    *
    * @return the verdict, or {@code null} when the result is executed or replayed (acknowledge)
    */
-  private Verdict refusal(AttemptResult result, IdempotencyKey key, InboundMessage message) {
+  private @Nullable Verdict refusal(AttemptResult result, IdempotencyKey key, InboundMessage message) {
     switch (result.kind()) {
       case EXECUTED:
       case REPLAYED:
@@ -362,14 +369,14 @@ public final class IdempotentConsumer {
   /** Builds an {@link IdempotentConsumer}. Not thread-safe; setters validate eagerly. */
   public static final class Builder {
     private final String name;
-    private final TransactionalIdempotency transactional;
-    private final MessageHandler handler;
-    private final LeaseIdempotency leases;
-    private final LeaseMessageHandler leaseHandler;
+    private final @Nullable TransactionalIdempotency transactional;
+    private final @Nullable MessageHandler handler;
+    private final @Nullable LeaseIdempotency leases;
+    private final @Nullable LeaseMessageHandler leaseHandler;
     private int maxDeliveries = 5;
 
-    private Builder(String name, TransactionalIdempotency transactional, MessageHandler handler, LeaseIdempotency leases,
-        LeaseMessageHandler leaseHandler) {
+    private Builder(String name, @Nullable TransactionalIdempotency transactional, @Nullable MessageHandler handler,
+        @Nullable LeaseIdempotency leases, @Nullable LeaseMessageHandler leaseHandler) {
       Objects.requireNonNull(name, "name");
       if (!NAME.matcher(name).matches()) {
         throw new IllegalArgumentException("consumer name must be 1 to 200 of [A-Za-z0-9._:-], was '" + name + "'");

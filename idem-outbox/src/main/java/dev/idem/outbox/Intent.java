@@ -52,11 +52,11 @@ public final class Intent {
 
   private final Kind kind;
   private final String target;
-  private final String route;
+  private final @Nullable String route;
   private final List<Map.Entry<String, String>> headers;
   private final byte[] body;
 
-  private Intent(Kind kind, String target, String route, List<Map.Entry<String, String>> headers, byte[] body) {
+  private Intent(Kind kind, String target, @Nullable String route, List<Map.Entry<String, String>> headers, byte[] body) {
     this.kind = kind;
     this.target = target;
     this.route = route;
@@ -171,7 +171,7 @@ public final class Intent {
   /**
    * Restores an intent read from the outbox table. Not for applications.
    */
-  static Intent restore(Kind kind, String target, String route, List<Map.Entry<String, String>> headers, byte[] body) {
+  static Intent restore(Kind kind, String target, @Nullable String route, List<Map.Entry<String, String>> headers, byte[] body) {
     return new Intent(kind, target, route, headers, body);
   }
 
@@ -236,7 +236,7 @@ public final class Intent {
   }
 
   /** @return the headers as stored: {@code name: value} lines in UTF-8, or {@code null} for none */
-  byte[] encodedHeaders() {
+  byte @Nullable [] encodedHeaders() {
     if (headers.isEmpty()) {
       return null;
     }

@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Records the intents of one operation in the outbox, on the operation's connection and inside its
@@ -22,7 +23,7 @@ public final class IntentWriter implements AutoCloseable {
   private final Connection connection;
   private final IdempotentRequest request;
   private final List<String> ids = new ArrayList<>();
-  private PreparedStatement insert;
+  private @Nullable PreparedStatement insert;
   private boolean closed;
 
   IntentWriter(Outbox outbox, Connection connection, IdempotentRequest request) {

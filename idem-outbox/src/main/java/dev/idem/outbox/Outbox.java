@@ -29,6 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The transactional outbox: outgoing intents (RabbitMQ and JetStream messages, HTTP requests)
@@ -426,7 +427,8 @@ public final class Outbox {
    * Records a failed attempt: back to pending after {@code delay}, or dead; only if {@code owner}
    * still holds the intent. @return whether it did
    */
-  boolean markFailed(Connection c, String owner, String id, boolean dead, Duration delay, String reason) throws SQLException {
+  boolean markFailed(Connection c, String owner, String id, boolean dead, Duration delay, @Nullable String reason)
+      throws SQLException {
     Dialect dialect = Dialect.of(c);
     Sql sql = statements(dialect);
     return inTransaction(c, dialect, () -> {
@@ -441,7 +443,7 @@ public final class Outbox {
     });
   }
 
-  private static String truncate(String reason) {
+  private static String truncate(@Nullable String reason) {
     String r = reason == null ? "unknown failure" : reason;
     return r.length() <= 2000 ? r : r.substring(0, 1997) + "...";
   }
@@ -538,7 +540,7 @@ public final class Outbox {
   /** The SQL of one dialect for one table. */
   static final class Sql {
     final String insert;
-    final String claimReturning;
+    final @Nullable String claimReturning;
     final String dueSelect;
     final String leaseByIds;
     final String markSent;

@@ -17,6 +17,7 @@ import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Delivers pending intents of an {@link Outbox}, at least once, through one {@link IntentTransport}
@@ -61,7 +62,7 @@ public final class OutboxRelay implements AutoCloseable {
   private final Duration initialBackoff;
   private final Duration maxBackoff;
   private final Consumer<RuntimeException> errors;
-  private volatile Thread worker;
+  private volatile @Nullable Thread worker;
   private volatile boolean stopping;
 
   private OutboxRelay(Builder b) {
@@ -134,7 +135,8 @@ public final class OutboxRelay implements AutoCloseable {
       }
       Map<String, Delivery> outcomes = new LinkedHashMap<>();
       for (Map.Entry<Intent.Kind, List<OutboxEntry>> group : byKind.entrySet()) {
-        IntentTransport transport = transports.get(group.getKey());
+        // the round claimed only the kinds this relay has transports for
+        IntentTransport transport = Objects.requireNonNull(transports.get(group.getKey()), "transport");
         List<Delivery> results;
         try {
           results = transport.deliver(List.copyOf(group.getValue()));
@@ -160,7 +162,7 @@ public final class OutboxRelay implements AutoCloseable {
           sentIds.add(d.id());
           continue;
         }
-        OutboxEntry e = byId.get(d.id());
+        OutboxEntry e = Objects.requireNonNull(byId.get(d.id()), "outcomes hold the batch's ids only");
         boolean giveUp = d.status() == Delivery.Status.REJECTED || e.attempts() >= maxAttempts;
         String reason = d.status() == Delivery.Status.REJECTED
             ? "rejected: " + d.reason()

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.ToLongFunction;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.CommandArguments;
@@ -25,6 +26,7 @@ import redis.clients.jedis.exceptions.JedisRedirectionException;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 import redis.clients.jedis.util.KeyValue;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The store's commands on a Jedis {@link UnifiedJedis} ({@link RedisLeaseStore#builder(UnifiedJedis)}).
@@ -44,7 +46,7 @@ final class JedisStoreClient implements RedisStoreClient {
   }
 
   @Override
-  public Object eval(Script script, List<byte[]> keys, List<byte[]> args) {
+  public @Nullable Object eval(Script script, List<byte[]> keys, List<byte[]> args) {
     try {
       return redis.evalsha(script.sha1(), keys, args);
     } catch (JedisNoScriptException e) {
@@ -105,7 +107,7 @@ final class JedisStoreClient implements RedisStoreClient {
       a.local = counts.getKey();
       a.acknowledged = counts.getValue();
     } else {
-      a.acknowledged = replicas.get();
+      a.acknowledged = Objects.requireNonNull(replicas, "WAIT is sent when WAITAOF is not").get();
     }
     return a;
   }
@@ -150,7 +152,7 @@ final class JedisStoreClient implements RedisStoreClient {
   }
 
   /** @return the cluster client's nodes ("host:port" to pool), or null for a client of one server */
-  private static Map<String, ConnectionPool> clusterNodes(UnifiedJedis redis) {
+  private static @Nullable Map<String, ConnectionPool> clusterNodes(UnifiedJedis redis) {
     if (redis instanceof RedisClusterClient c) {
       return c.getClusterNodes();
     }
@@ -223,8 +225,8 @@ final class JedisStoreClient implements RedisStoreClient {
   }
 
   private static final class Attempt {
-    Object reply;
-    JedisDataException scriptFailure;
+    @Nullable Object reply;
+    @Nullable JedisDataException scriptFailure;
     boolean noScript;
     long acknowledged;
     long local;

@@ -27,6 +27,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import redis.clients.jedis.UnifiedJedis;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LeaseStore} on Redis (a standalone server, or Redis Cluster), through a Jedis {@link
@@ -405,7 +406,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
 
   // ------------------------------------------------------------------ Redis calls and replies
 
-  private Object run(Script script, String recordKey, byte[]... args) {
+  private @Nullable Object run(Script script, String recordKey, byte[]... args) {
     List<byte[]> keys = List.of(utf8(recordKey));
     List<byte[]> argv = List.of(args);
     if (!durability.isNone() && script != PURGE) {
@@ -424,11 +425,12 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    * Runs a script and then {@code WAIT} (or {@code WAITAOF}) on the same connection ({@link
    * RedisStoreClient#evalAndWait}).
    *
-   * @return the script's reply, once {@link RedisDurability#replicas()} replicas acknowledged it
+   * @return the script's reply (null for a nil reply, which no script of Idem's gives), once {@link
+   *     RedisDurability#replicas()} replicas acknowledged it
    * @throws IdemStoreException if the script failed, or its write was not acknowledged in time (an
    *     unknown outcome: the write may or may not survive a failover)
    */
-  private Object runDurably(Script script, String recordKey, List<byte[]> keys, List<byte[]> argv) {
+  private @Nullable Object runDurably(Script script, String recordKey, List<byte[]> keys, List<byte[]> argv) {
     RedisStoreClient.Acknowledged a;
     try {
       a = redis.evalAndWait(script, keys, argv, durability);
@@ -454,7 +456,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     return a.reply();
   }
 
-  private static String describe(RuntimeException e) {
+  private static @Nullable String describe(RuntimeException e) {
     String message = e.getMessage();
     for (Throwable t = e; t != null && message != null; t = t.getCause()) {
       String m = t.getMessage();
@@ -465,7 +467,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     return message;
   }
 
-  private ClaimResult toClaimResult(Object reply, String recordKey, IdempotentRequest request) {
+  private ClaimResult toClaimResult(@Nullable Object reply, String recordKey, IdempotentRequest request) {
     if (!(reply instanceof List<?> list) || list.size() != 3 || !(list.get(0) instanceof byte[] state)
         || !(list.get(1) instanceof byte[] fingerprintHex)) {
       throw unexpected(CLAIM, recordKey, reply);
@@ -511,14 +513,14 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     }
   }
 
-  private static long toCount(Object reply, Script script, String recordKey) {
+  private static long toCount(@Nullable Object reply, Script script, String recordKey) {
     if (reply instanceof Long n && (n == 0L || n == 1L)) {
       return n;
     }
     throw unexpected(script, recordKey, reply);
   }
 
-  private static IdemStoreException unexpected(Script script, String recordKey, Object reply) {
+  private static IdemStoreException unexpected(Script script, String recordKey, @Nullable Object reply) {
     String shape = reply == null ? "null" : reply.getClass().getSimpleName();
     return new IdemStoreException("Redis " + script.name() + " on " + recordKey + " gave an unexpected reply (" + shape + ")", null);
   }

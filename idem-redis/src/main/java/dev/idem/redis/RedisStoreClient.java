@@ -29,10 +29,10 @@ public interface RedisStoreClient {
    * @param script the script, never {@code null}
    * @param keys the script's {@code KEYS}, at least one
    * @param args the script's {@code ARGV}
-   * @return the script's reply
+   * @return the script's reply, {@code null} for a nil reply
    * @throws RuntimeException if the script failed or Redis could not be reached
    */
-  Object eval(Script script, List<byte[]> keys, List<byte[]> args);
+  @Nullable Object eval(Script script, List<byte[]> keys, List<byte[]> args);
 
   /**
    * Runs a script as {@link #eval} does and then, <em>on the same connection</em> (Redis counts the
@@ -127,12 +127,12 @@ public interface RedisStoreClient {
 
   /** What {@link #evalAndWait} got: the script's reply and the acknowledgements. Immutable. */
   final class Acknowledged {
-    private final Object reply;
-    private final RuntimeException scriptFailure;
+    private final @Nullable Object reply;
+    private final @Nullable RuntimeException scriptFailure;
     private final long masterFsynced;
     private final long replicas;
 
-    private Acknowledged(Object reply, RuntimeException scriptFailure, long masterFsynced, long replicas) {
+    private Acknowledged(@Nullable Object reply, @Nullable RuntimeException scriptFailure, long masterFsynced, long replicas) {
       this.reply = reply;
       this.scriptFailure = scriptFailure;
       this.masterFsynced = masterFsynced;
@@ -145,7 +145,7 @@ public interface RedisStoreClient {
      * @param replicas the replicas that acknowledged ({@code WAIT}'s reply, {@code WAITAOF}'s second number)
      * @return the result
      */
-    public static Acknowledged of(Object reply, long masterFsynced, long replicas) {
+    public static Acknowledged of(@Nullable Object reply, long masterFsynced, long replicas) {
       return new Acknowledged(reply, null, masterFsynced, replicas);
     }
 
@@ -157,11 +157,11 @@ public interface RedisStoreClient {
       return new Acknowledged(null, Objects.requireNonNull(failure, "failure"), 0, 0);
     }
 
-    Object reply() {
+    @Nullable Object reply() {
       return reply;
     }
 
-    RuntimeException scriptFailure() {
+    @Nullable RuntimeException scriptFailure() {
       return scriptFailure;
     }
 

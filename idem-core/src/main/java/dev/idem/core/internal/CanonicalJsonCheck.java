@@ -127,6 +127,8 @@ final class CanonicalJsonCheck {
    * @return whether {@code in} is valid JSON that {@link JsonCanonicalizer#canonicalize} returns
    *     unchanged, as recognised by the rules on the class
    */
+  private static final int[] NO_NAMES = new int[0];
+
   static boolean isCanonical(byte[] in) {
     final int len = in.length;
     int p = 0;
@@ -134,7 +136,7 @@ final class CanonicalJsonCheck {
     // names[2d] and names[2d + 1] delimit its previous member name (start after the opening
     // quote, end at the closing quote), start -1 before the first member.
     long objects = 0;
-    int[] names = null;
+    int[] names = NO_NAMES; // grown at the first object: most payloads are checked without one
     int depth = 0;
     if (len == 0) {
       return false;
@@ -155,10 +157,8 @@ final class CanonicalJsonCheck {
             p++;
             break; // an empty object is a complete value
           }
-          if (names == null) {
-            names = new int[2 * 8];
-          } else if (2 * depth + 1 >= names.length) {
-            names = Arrays.copyOf(names, 2 * names.length);
+          if (2 * depth + 1 >= names.length) {
+            names = Arrays.copyOf(names, Math.max(2 * 8, 2 * names.length));
           }
           objects |= 1L << depth;
           names[2 * depth] = -1;

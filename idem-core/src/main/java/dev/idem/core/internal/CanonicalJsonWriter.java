@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The output side of {@link JsonCanonicalizer}: a growable UTF-8 buffer that receives the canonical
@@ -43,7 +44,7 @@ final class CanonicalJsonWriter {
   // Member records of all open objects, stack-allocated: an object owns [objectBase, mTop).
   // mKey is null for a name of printable ASCII without escapes: its canonical bytes in out,
   // which order like its UTF-16 code units, are compared instead.
-  private String[] mKey;
+  private @Nullable String[] mKey;
   private int[] mKeyOffset;
   private int[] mStart;
   private int[] mEnd;
@@ -240,7 +241,7 @@ final class CanonicalJsonWriter {
    * @param decoded the name's value when it has escapes or non-ASCII characters; {@code null} when
    *     its canonical bytes are printable ASCII and compare as they are
    */
-  void endMemberName(String decoded) {
+  void endMemberName(@Nullable String decoded) {
     int m = mTop - 1;
     mKey[m] = decoded;
     mNameEnd[m] = pos;

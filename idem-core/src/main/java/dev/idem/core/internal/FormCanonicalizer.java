@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The canonical form of an {@code application/x-www-form-urlencoded} body, for its fingerprint.
@@ -36,7 +37,7 @@ public final class FormCanonicalizer {
    * @param body the body bytes, never {@code null}
    * @return the canonical form, or {@code null} if the body has invalid percent-encoding
    */
-  public static byte[] canonicalForm(byte[] body) {
+  public static byte @Nullable [] canonicalForm(byte[] body) {
     List<Field> fields = new ArrayList<>();
     int start = 0;
     while (true) {
@@ -76,7 +77,7 @@ public final class FormCanonicalizer {
   }
 
   /** @return the decoded bytes of {@code b[from, to)}, or {@code null} for a bad {@code %} escape */
-  private static byte[] decode(byte[] b, int from, int to) {
+  private static byte @Nullable [] decode(byte[] b, int from, int to) {
     byte[] out = new byte[to - from];
     int n = 0;
     for (int i = from; i < to; i++) {

@@ -3,6 +3,7 @@ package dev.idem.core.internal;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HexFormat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The input side of {@link JsonCanonicalizer}: a strict, iterative RFC 8259 parser over UTF-8 bytes
@@ -212,7 +213,7 @@ final class JsonParser {
    * @return for a member name with escapes or non-ASCII characters, the decoded value; otherwise
    *     {@code null}
    */
-  private String string(boolean wantValue) {
+  private @Nullable String string(boolean wantValue) {
     final byte[] in = this.in;
     final int start = pos;
     int p = pos + 1;

@@ -3,6 +3,7 @@ package dev.idem.core.internal;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A parsed {@code Content-Type} value (RFC 9110 §8.3.1) in the normal form that the request
@@ -62,7 +63,7 @@ public final class MediaType {
    * @return the media type, or {@code null} if {@code value} is {@code null}, does not follow that
    *     grammar, or names a parameter twice
    */
-  public static MediaType parse(String value) {
+  public static @Nullable MediaType parse(@Nullable String value) {
     if (value == null) {
       return null;
     }

@@ -39,7 +39,8 @@ public final class ClaimResult {
   private final Duration leaseRemaining;
   private final @Nullable StoredResponse response;
 
-  private ClaimResult(State state, Fingerprint fingerprint, boolean recovery, Duration leaseRemaining, StoredResponse response) {
+  private ClaimResult(
+      State state, Fingerprint fingerprint, boolean recovery, Duration leaseRemaining, @Nullable StoredResponse response) {
     this.state = state;
     this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
     this.recovery = recovery;

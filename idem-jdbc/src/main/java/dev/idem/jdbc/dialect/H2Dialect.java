@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * H2 2.x (2.2 or later; tested with 2.3), embedded or server, with its default MVStore engine, in
@@ -211,7 +212,7 @@ public final class H2Dialect extends AbstractDialect {
     }
 
     @Override
-    protected String replaceOnConflict() {
+    protected @Nullable String replaceOnConflict() {
       return null;
     }
 

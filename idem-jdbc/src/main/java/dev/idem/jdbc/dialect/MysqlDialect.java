@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * MySQL 8 and MariaDB 10.5 or later, InnoDB, via MariaDB Connector/J or MySQL Connector/J: an
@@ -267,7 +268,7 @@ public final class MysqlDialect extends AbstractDialect {
     }
 
     @Override
-    protected String replaceOnConflict() {
+    protected @Nullable String replaceOnConflict() {
       return null;
     }
 

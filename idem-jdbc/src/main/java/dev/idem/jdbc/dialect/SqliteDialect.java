@@ -257,7 +257,7 @@ public final class SqliteDialect extends AbstractDialect {
   }
 
   /** @return the COLLATE name in the column's definition in {@code ddl}, or {@code null} */
-  private static String columnCollation(String ddl, String column) {
+  private static @Nullable String columnCollation(String ddl, String column) {
     Matcher def = Pattern.compile("(?i)[(,]\\s*[\"`\\[]?" + column + "[\"`\\]]?\\s+([^,]*)").matcher(ddl);
     if (!def.find()) {
       return null;

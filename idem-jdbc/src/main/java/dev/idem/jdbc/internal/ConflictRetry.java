@@ -3,6 +3,7 @@ package dev.idem.jdbc.internal;
 import dev.idem.core.IdemStoreException;
 import java.sql.SQLException;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * "Run it again after a serialization failure or a deadlock", for the transactions and single
@@ -158,7 +159,7 @@ public final class ConflictRetry {
   }
 
   /** @return the first {@linkplain #isConflict conflict} in {@code failure}'s cause chain, or {@code null} */
-  public static SQLException conflictIn(Throwable failure) {
+  public static @Nullable SQLException conflictIn(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof SQLException && isConflict((SQLException) t)) {
         return (SQLException) t;

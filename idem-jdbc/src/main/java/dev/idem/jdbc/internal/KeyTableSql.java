@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every statement Idem sends to its key table, for one dialect and one table: the one place where
@@ -75,10 +76,10 @@ public abstract class KeyTableSql {
    * fingerprint, retention (ms), pk (the claim). Results: the read's row (if any), then the claim's
    * row count (one: the row is this request's).
    */
-  public final String lookupAndClaim;
+  public final @Nullable String lookupAndClaim;
 
   /** {@link #lookupAndClaim} followed by {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT}, still one round trip. */
-  public final String lookupAndClaimThenSavepoint;
+  public final @Nullable String lookupAndClaimThenSavepoint;
 
   /**
    * {@link #claim} with its wait for a concurrent attempt's uncommitted row of the same key bounded
@@ -89,23 +90,23 @@ public abstract class KeyTableSql {
    * SET STATEMENT innodb_lock_wait_timeout = 0 FOR} the claim (no wait; no parameter of its own).
    * Past the bound the claim fails with {@link #isClaimWaitExceeded}: PostgreSQL 55P03, MariaDB 1205.
    */
-  public final String boundedClaim;
+  public final @Nullable String boundedClaim;
 
   /**
    * {@link #record} with its lock wait bounded as in {@link #boundedClaim}, or {@code null} where
    * this database has no such bound (SQLite). Same parameters as {@link #boundedClaim}'s, with
    * {@link #record}'s values.
    */
-  public final String boundedRecord;
+  public final @Nullable String boundedRecord;
 
   /** {@link #boundedClaim} then {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT} (PostgreSQL), one round trip. */
-  public final String boundedClaimThenSavepoint;
+  public final @Nullable String boundedClaimThenSavepoint;
 
   /** {@link #lookupAndClaim} with the claim's wait bounded as in {@link #boundedClaim} (PostgreSQL only). */
-  public final String boundedLookupAndClaim;
+  public final @Nullable String boundedLookupAndClaim;
 
   /** {@link #boundedLookupAndClaim} then {@code SAVEPOINT} {@value #EFFECT_SAVEPOINT}, one round trip. */
-  public final String boundedLookupAndClaimThenSavepoint;
+  public final @Nullable String boundedLookupAndClaimThenSavepoint;
 
   /**
    * {@code KEY_LAST}: the key's row, completed, with its response; replacing an expired or orphaned
@@ -119,16 +120,16 @@ public abstract class KeyTableSql {
    * replaced (expired, or a claim a broken transaction left), read under the shared lock the insert
    * took. Parameters: pk. One boolean column.
    */
-  public final String expiredCheck;
+  public final @Nullable String expiredCheck;
 
   /** MySQL only: replaces a replaceable row with a claim. Parameters: fingerprint, retention, pk. */
-  public final String takeover;
+  public final @Nullable String takeover;
 
   /**
    * MySQL only: replaces a replaceable row with a completed one. Parameters: fingerprint, status,
    * response, retention, pk.
    */
-  public final String recordTakeover;
+  public final @Nullable String recordTakeover;
 
   /**
    * Stores the response in this transaction's claim. The expiry is moved only when {@code
@@ -145,7 +146,7 @@ public abstract class KeyTableSql {
    * before the {@code COMMIT}, which the server then skips, so nothing commits without its key.
    * Parameters: as {@link #complete}.
    */
-  public final String completeThenCommit;
+  public final @Nullable String completeThenCommit;
 
   /**
    * PostgreSQL only ({@code null} elsewhere), in a transaction Idem owns: {@link #record} and the
@@ -153,7 +154,7 @@ public abstract class KeyTableSql {
    * (a racing duplicate's live record holds the key) fails as {@link #wroteNoRow} tells, and
    * commits nothing. Parameters: as {@link #record}.
    */
-  public final String recordThenCommit;
+  public final @Nullable String recordThenCommit;
 
   /**
    * SQLState of {@link #completeThenCommit} and {@link #recordThenCommit} when they wrote no row:
@@ -200,7 +201,7 @@ public abstract class KeyTableSql {
    * or a key held by another owner is still answered from the read alone. Parameters: pk, then
    * those of {@link #leaseInsert}. Results: the read's row (if any), then the insert's row count.
    */
-  public final String leaseReadThenInsert;
+  public final @Nullable String leaseReadThenInsert;
 
   /**
    * A new claim replacing an expired row, only while it is expired. Parameters: fingerprint, owner,
@@ -353,7 +354,7 @@ public abstract class KeyTableSql {
    * KEY UPDATE} reports "unchanged" and "inserted" alike under the {@code CLIENT_FOUND_ROWS} flag that
    * its drivers set by default).
    */
-  protected String replaceOnConflict() {
+  protected @Nullable String replaceOnConflict() {
     return " ON CONFLICT (principal, operation, idem_key) DO UPDATE SET"
         + " fingerprint = excluded.fingerprint, state = excluded.state, owner_token = NULL,"
         + " lease_until = NULL, status = excluded.status, response = excluded.response,"
@@ -372,7 +373,7 @@ public abstract class KeyTableSql {
   }
 
   /** @return what goes before a claim to bound its lock wait, or {@code null} when this database has no such bound */
-  protected String boundBefore() {
+  protected @Nullable String boundBefore() {
     return null;
   }
 
@@ -425,7 +426,7 @@ public abstract class KeyTableSql {
    *
    * @return the statement; the caller closes it
    */
-  public static PreparedStatement prepare(Connection c, String sql, Object... params) throws SQLException {
+  public static PreparedStatement prepare(Connection c, String sql, @Nullable Object... params) throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql);
     try {
       for (int i = 0; i < params.length; i++) {
@@ -452,14 +453,14 @@ public abstract class KeyTableSql {
   }
 
   /** @return the number of rows {@code sql} changed, with {@code params} bound as {@link #prepare} does */
-  public static int update(Connection c, String sql, Object... params) throws SQLException {
+  public static int update(Connection c, String sql, @Nullable Object... params) throws SQLException {
     try (PreparedStatement ps = prepare(c, sql, params)) {
       return ps.executeUpdate();
     }
   }
 
   /** @return the row {@code sql} (one of {@link #read}, {@link #readLatest}) found, or {@code null} */
-  public static KeyRow readRow(Connection c, String sql, String principal, String operation, String key) throws SQLException {
+  public static @Nullable KeyRow readRow(Connection c, String sql, String principal, String operation, String key) throws SQLException {
     try (PreparedStatement ps = prepare(c, sql, principal, operation, key); ResultSet rs = ps.executeQuery()) {
       return rs.next() ? KeyRow.read(rs) : null;
     }
@@ -471,7 +472,7 @@ public abstract class KeyTableSql {
    * @param row the row its read found, or {@code null}
    * @param written how many rows its write changed
    */
-  public record RowThenCount(KeyRow row, int written) {}
+  public record RowThenCount(@Nullable KeyRow row, int written) {}
 
   /**
    * Runs one of the statements that read the key's row and then write, in one round trip ({@link
@@ -481,7 +482,7 @@ public abstract class KeyTableSql {
    * @return the read's row and the write's row count
    * @throws SQLException if either fails, or the driver returns other results than a row set then a count
    */
-  public static RowThenCount readThenWrite(Connection c, String sql, Object... params) throws SQLException {
+  public static RowThenCount readThenWrite(Connection c, String sql, @Nullable Object... params) throws SQLException {
     return readThenWriteAfter(c, sql, 0, params);
   }
 
@@ -493,7 +494,7 @@ public abstract class KeyTableSql {
    * @return the count
    * @throws SQLException if the statement fails, or returns other results than those
    */
-  public static int updateAfter(Connection c, String sql, int resultSets, Object... params) throws SQLException {
+  public static int updateAfter(Connection c, String sql, int resultSets, @Nullable Object... params) throws SQLException {
     if (resultSets == 0) {
       return update(c, sql, params);
     }
@@ -510,7 +511,7 @@ public abstract class KeyTableSql {
    * As {@link #readThenWrite}, for a statement whose read follows {@code resultSets} result sets (a
    * {@link #boundedLookupAndClaim}).
    */
-  public static RowThenCount readThenWriteAfter(Connection c, String sql, int resultSets, Object... params) throws SQLException {
+  public static RowThenCount readThenWriteAfter(Connection c, String sql, int resultSets, @Nullable Object... params) throws SQLException {
     try (PreparedStatement ps = prepare(c, sql, params)) {
       if (!executeSkipping(ps, resultSets)) {
         throw new SQLException("the read before the write returned no result set");

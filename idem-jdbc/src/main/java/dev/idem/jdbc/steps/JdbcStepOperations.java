@@ -35,6 +35,7 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs {@link StepOperation}s of named steps under one idempotency key, on one database:
@@ -128,7 +129,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
     }
     switch (claim.state()) {
       case COMPLETED:
-        return Outcome.replayed(claim.response());
+        // a completed claim always carries its response (ClaimResult.completed requires it)
+        return Outcome.replayed(Objects.requireNonNull(claim.response(), "response"));
       case IN_PROGRESS:
         throw new RequestInProgressException(request.key(), claim.leaseRemaining().isZero() ? Duration.ofSeconds(1) : claim.leaseRemaining());
       default:
@@ -536,7 +538,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
       return answer;
     }
 
-    private String before(String name) {
+    private @Nullable String before(String name) {
       DerivedKeys.checkStepName(name);
       if (!seen.add(name)) {
         throw new IllegalArgumentException("step '" + name + "' is run twice in one operation; step names are unique");
@@ -558,7 +560,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
    *
    * @return the recorded result
    */
-  private String recordStep(IdempotentRequest request, String owner, String name, String result, Steps.LocalStep body) throws Exception {
+  private String recordStep(IdempotentRequest request, String owner, String name, @Nullable String result, Steps.@Nullable LocalStep body)
+      throws Exception {
     try (Connection c = connection()) {
       Dialect d = Dialect.of(c);
       c.setAutoCommit(false);
@@ -568,7 +571,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
         if (!renewLease(c, d, request, owner)) {
           throw new LeaseLostException(request.key(), "step " + name);
         }
-        String value = body == null ? result : Objects.requireNonNull(body.run(c), "step " + name + " returned null");
+        // the callers give exactly one of a result and a body
+        String value = body == null ? Objects.requireNonNull(result, "result") : Objects.requireNonNull(body.run(c), "step " + name + " returned null");
         checkResult(name, value);
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + stepTable
             + " (principal, operation, idem_key, step, result, created_at) VALUES (?, ?, ?, ?, ?, " + d.nowMillis() + ")")) {

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs an {@link IdempotentConsumer} on JetStream messages: a jnats {@link MessageHandler} for a
@@ -135,7 +136,7 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
         msg.nakWithDelay(verdict.pause(redeliveryDelay));
         break;
       case DEAD_LETTER:
-        if (publishDeadLetter(msg, h, body, id, deliveries, verdict.reason())) {
+        if (publishDeadLetter(msg, h, body, id, deliveries, Objects.requireNonNull(verdict.reason(), "a dead letter has its reason"))) {
           forget(msg);
           msg.term();
         } else {
@@ -177,7 +178,8 @@ public final class JetStreamIdempotentConsumer implements MessageHandler {
     return msg.metaData().getStream() + "\u0000" + msg.metaData().getConsumer() + "\u0000" + msg.metaData().streamSequence();
   }
 
-  private boolean publishDeadLetter(Message msg, Headers original, byte[] body, String id, int deliveries, String reason) {
+  private boolean publishDeadLetter(
+      Message msg, @Nullable Headers original, byte[] body, @Nullable String id, int deliveries, String reason) {
     Headers headers = new Headers();
     if (original != null) {
       for (Map.Entry<String, List<String>> e : original.entrySet()) {

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.BiConsumer;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs an {@link IdempotentConsumer} on a RabbitMQ queue with the plain Java client, with manual
@@ -79,7 +80,7 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
       return size() > REMEMBERED;
     }
   };
-  private Channel deadLetterChannel;
+  private @Nullable Channel deadLetterChannel;
   private volatile boolean deadLetterReturned; // basic.return of the dead letter being published
   private volatile BiConsumer<InboundMessage, Verdict> listener = (m, v) -> { };
 
@@ -146,10 +147,10 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
 
   /** Where a dead letter goes. Immutable. */
   public static final class DeadLetter {
-    private final String exchange;
-    private final String routingKey;
+    private final @Nullable String exchange;
+    private final @Nullable String routingKey;
 
-    private DeadLetter(String exchange, String routingKey) {
+    private DeadLetter(@Nullable String exchange, @Nullable String routingKey) {
       this.exchange = exchange;
       this.routingKey = routingKey;
     }
@@ -222,14 +223,15 @@ public final class RabbitMqIdempotentConsumer extends DefaultConsumer {
       case RETRY:
         if (verdict.storeUnavailable()) {
           notCounted(id);
-          pause(verdict.retryAfter()); // Idem's store is down: requeue after the backoff, not at once
+          pause(verdict.pause(Duration.ZERO)); // Idem's store is down: requeue after its retryAfter, not at once
         }
         channel.basicNack(tag, false, true);
         break;
       case DEAD_LETTER:
         if (deadLetter.exchange == null) {
           channel.basicNack(tag, false, false);
-        } else if (publishDeadLetter(channel, envelope, properties, body, verdict.reason(), message.deliveryCount())) {
+        } else if (publishDeadLetter(channel, envelope, properties, body,
+            Objects.requireNonNull(verdict.reason(), "a dead letter has its reason"), message.deliveryCount())) {
           channel.basicAck(tag, false);
         } else {
           channel.basicNack(tag, false, true); // not dead-lettered: keep it rather than lose it

@@ -50,7 +50,8 @@ public final class HttpTransport implements IntentTransport {
     for (OutboxEntry entry : batch) {
       Intent intent = entry.intent();
       try {
-        HttpOperation.Builder op = HttpOperation.builder(intent.route(), URI.create(intent.target()))
+        HttpOperation.Builder op = HttpOperation.builder(
+                Objects.requireNonNull(intent.route(), "an HTTP intent's route is its method"), URI.create(intent.target()))
             .body(intent.body())
             .idempotencyKey(entry.id());
         for (Map.Entry<String, String> h : intent.headers()) {

@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes {@link Intent.Kind#RABBITMQ} intents with the plain RabbitMQ Java client: persistent
@@ -36,7 +37,7 @@ public final class RabbitMqTransport implements IntentTransport, AutoCloseable {
 
   private final Connection connection;
   private final Duration confirmTimeout;
-  private Channel channel;
+  private @Nullable Channel channel;
   private enum Confirm { PENDING, ACK, NACK }
 
   /** Publish sequence number to the broker's answer, for the batch in flight. */
