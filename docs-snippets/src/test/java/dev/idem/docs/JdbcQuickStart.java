@@ -60,7 +60,7 @@ final class JdbcQuickStart {
         .build();
     servletContext.addFilter("idempotency", new IdempotencyFilter(config))
         .addMappingForUrlPatterns(null, false, "/*");
-    // the handler writes on (Connection) request.getAttribute(IdempotencyFilter.CONNECTION_ATTRIBUTE)
+    // the handler writes on IdempotencyFilter.connection(request), the transaction's Connection
     // end::filter[]
   }
 

@@ -12,6 +12,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.StoredResponseUnreadableException;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -36,6 +37,9 @@ import java.util.OptionalLong;
  */
 public final class IdemProblems {
 
+  /** The filter's logger: a failing renderer is logged as the filter's. */
+  private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
+
   /** A required key is absent: 400. */
   public static final String KEY_MISSING = "idempotency-key-missing";
   /** The key field is not a valid key: 400. */
@@ -50,7 +54,7 @@ public final class IdemProblems {
   public static final String KEY_REUSED = "idempotency-key-reused";
   /** The key could not be checked or the transaction not committed, nothing kept: 503. */
   public static final String STORE_UNAVAILABLE = "store-unavailable";
-  /** The key's first answer was too large to store, so it cannot be replayed: 500. */
+  /** The key's first answer was too large to store, so it cannot be replayed, and it is not run again: 422. */
   public static final String RESPONSE_TOO_LARGE = "response-too-large-to-replay";
   /** Whether the request took effect cannot be told; a retry with the same key settles it: 503. */
   public static final String OUTCOME_UNKNOWN = "outcome-unknown";
@@ -235,7 +239,7 @@ public final class IdemProblems {
 
   /**
    * @param originalStatus the status the operation answered the first time
-   * @return 500 {@value #RESPONSE_TOO_LARGE} for an {@code @Idempotent} method whose answer was too
+   * @return 422 {@value #RESPONSE_TOO_LARGE} for an {@code @Idempotent} method whose answer was too
    *     large to store ({@link ResponseNotStoredException}), with the member {@code originalStatus}
    */
   public IdemProblem responseNotStored(int originalStatus) {
@@ -329,14 +333,29 @@ public final class IdemProblems {
 
   /**
    * Sends {@code answer}: its {@code Retry-After} field, then the problem with the configured
-   * renderer ({@link IdempotencyFilter#render}). Header fields already set on the response stay.
+   * renderer; a renderer that fails before it wrote anything is replaced, for this answer, by RFC
+   * 9457 problem details ({@link ProblemRenderer#rfc9457()}), so that a broken renderer never
+   * turns a refusal into a 500 with a stack trace. Header fields already set on the response stay.
    *
    * @param response an uncommitted response
    * @throws IOException if writing fails
    */
   public void send(Answer answer, HttpServletResponse response) throws IOException {
     answer.retryAfterSeconds().ifPresent(seconds -> response.setHeader(IdempotencyHeaders.RETRY_AFTER, Long.toString(seconds)));
-    IdempotencyFilter.render(config.problemRenderer(), answer.problem(), response);
+    render(config.problemRenderer(), answer.problem(), response);
+  }
+
+  private static void render(ProblemRenderer renderer, IdemProblem problem, HttpServletResponse res) throws IOException {
+    try {
+      renderer.render(problem, res);
+    } catch (RuntimeException e) {
+      if (res.isCommitted()) {
+        throw e;
+      }
+      LOG.log(Level.WARNING, "idempotency filter: the application's ProblemRenderer failed; answering with RFC 9457 problem details", e);
+      res.resetBuffer();
+      ProblemRenderer.rfc9457().render(problem, res);
+    }
   }
 
   /** Sends {@code problem} without a {@code Retry-After} field; as {@link #send(Answer, HttpServletResponse)}. */

@@ -235,15 +235,15 @@ public final class KeyStatusEndpoint implements Filter {
    * The status under a route, named as the filter names it: after the handler the request line
    * reaches when the configuration names operations so, then, as the filter looks, under the
    * operations of the routes that match it for a key stored before operations were named after
-   * handlers ({@link IdempotencyFilter#earlierRecord}).
+   * handlers ({@link Operations#earlierRecord}).
    */
   private KeyStatus routeStatus(HttpServletRequest req, Target target, IdempotencyKey key) {
     IdempotencyFilterConfig.Route route = target.route();
     String principal = Scope.principalPart(config.principalResolver().resolve(req), config.anonymousPrincipal());
-    String operation = IdempotencyFilter.operation(config, route.method(), target.path(), req.getContextPath(), route);
+    String operation = Operations.operation(config, route.method(), target.path(), req.getContextPath(), route);
     KeyStatus status = route.statusReader().orElse(reader).status(Scope.of(principal, operation), key);
     if (status instanceof KeyStatus.Absent) {
-      IdempotencyFilter.Earlier earlier = IdempotencyFilter.earlierRecord(config, route.method(), target.path(),
+      Operations.Earlier earlier = Operations.earlierRecord(config, route.method(), target.path(),
           req.getContextPath(), principal, key, operation);
       if (earlier != null) {
         return earlier.status();

@@ -101,13 +101,13 @@ class IdempotencyFilterRefusedBodyTest {
     IdempotencyFilterConfig config = IdempotencyFilterConfig.builder(new InMemoryLeaseStore()).optional("POST", "/**")
         .maxBodyBytes(1024).build();
     server = new TestServer(config, new TestApp(), null, counting());
-    String body = "\"" + "x".repeat(4 * IdempotencyFilter.SWALLOW_BYTES) + "\"";
+    String body = "\"" + "x".repeat(4 * RequestReader.SWALLOW_BYTES) + "\"";
 
     try {
       post(body);
     } catch (IOException reset) {
       // the container may close the connection on the rest of the body; either way the filter read a bounded amount
     }
-    assertThat(read.get()).isEqualTo(IdempotencyFilter.SWALLOW_BYTES);
+    assertThat(read.get()).isEqualTo(RequestReader.SWALLOW_BYTES);
   }
 }

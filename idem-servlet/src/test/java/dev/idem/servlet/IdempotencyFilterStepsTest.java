@@ -33,7 +33,7 @@ import org.sqlite.SQLiteDataSource;
 /**
  * An operation of steps behind the filter in lease mode: the handler runs them under the filter's
  * claim ({@link JdbcStepOperations#runClaimed} with the request's {@link
- * IdempotencyFilter#LEASE_CONTEXT_ATTRIBUTE}); a run that fails after a step answers 503
+ * IdempotencyFilter#leaseContext}); a run that fails after a step answers 503
  * outcome-unknown and the retry with the same key resumes it, never running a recorded step again.
  */
 class IdempotencyFilterStepsTest {
@@ -63,7 +63,7 @@ class IdempotencyFilterStepsTest {
   final HttpServlet rides = new HttpServlet() {
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse res) throws IOException {
-      LeaseContext claim = (LeaseContext) req.getAttribute(IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE);
+      LeaseContext claim = IdempotencyFilter.leaseContext(req).orElseThrow();
       StoredResponse answer;
       try {
         answer = operations.runClaimed(claim, req.getInputStream().readAllBytes(), ride);

@@ -139,8 +139,8 @@ class IdemOutboxConfiguration {
         }
         jakarta.servlet.http.HttpServletRequest request = servlet.getRequest();
         return IdempotencyFilter.protectedRequest(request)
-            .map(r -> new CurrentOperation(r, request.getAttribute(IdempotencyFilter.CONNECTION_ATTRIBUTE) instanceof Connection c
-                ? c : null, "the request " + r.scope().operation()))
+            .map(r -> new CurrentOperation(r, IdempotencyFilter.connection(request).orElse(null),
+                "the request " + r.scope().operation()))
             .orElse(null);
       };
     }

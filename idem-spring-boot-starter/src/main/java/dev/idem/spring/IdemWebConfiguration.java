@@ -237,7 +237,7 @@ class IdemWebConfiguration {
               instanceof org.springframework.web.context.request.ServletRequestAttributes servlet)) {
             return null;
           }
-          Object connection = servlet.getRequest().getAttribute(IdempotencyFilter.CONNECTION_ATTRIBUTE);
+          Object connection = IdempotencyFilter.connection(servlet.getRequest()).orElse(null);
           return connection == null ? null : IdempotencyFilter.protectedKey(servlet.getRequest())
               .map(key -> new IdempotentMethodInterceptor.ProtectedRequest(key, connection)).orElse(null);
         };

@@ -43,7 +43,7 @@ public class RidesController {
   // idem.mode=lease, idem.required-key-routes=POST /rides; JdbcStepOperations is the starter's bean
   @PostMapping("/rides")
   ResponseEntity<byte[]> create(HttpServletRequest request, @RequestBody byte[] body) throws Exception {
-    LeaseContext claim = (LeaseContext) request.getAttribute(IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE);
+    LeaseContext claim = IdempotencyFilter.leaseContext(request).orElseThrow();
     // the steps run under the filter's claim; a retry with the same key resumes after the last one
     StoredResponse answer = steps.runClaimed(claim, body, ride);
     return ResponseEntity.status(answer.status()).contentType(MediaType.APPLICATION_JSON).body(answer.body());

@@ -1,7 +1,6 @@
 package dev.idem.servlet.internal;
 
 import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
@@ -19,10 +18,7 @@ import java.nio.charset.UnsupportedCharsetException;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -64,23 +60,19 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
 
   private final String requestUri;
   private final int maxBodyBytes;
-  private final Body body;
-  /** Lower-case name to the field (first spelling, values). */
-  private final Map<String, Field> headers = new LinkedHashMap<>();
-  private final List<Cookie> cookies = new ArrayList<>();
-  private int status = SC_OK;
-  private String contentType;
-  private String charset;
-  private Locale locale;
+  /** Status, header fields, cookies, content type, encoding, locale, trailers: all but the body. */
+  private final CapturedHead head = new CapturedHead();
+  private final CapturedBody body;
   private int bufferSize;
+  /**
+   * Set by a flush, {@code sendError} or {@code sendRedirect}; an overflow commits too ({@link
+   * #committed()}).
+   */
   private boolean committed;
-  private Supplier<Map<String, String>> trailers;
 
-  private CapturingStream stream;
+  private CapturedBody.Stream stream;
   private OutputStreamWriter encoder;
-  private CapturingWriter writer;
-  /** The container's output stream once the body overflowed; {@code null} while capturing. */
-  private OutputStream direct;
+  private CapturedBody.Writer writer;
 
   /**
    * A capture without a practical limit (the body may grow to about 2 GiB).
@@ -107,7 +99,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     }
     this.requestUri = requestUri;
     this.maxBodyBytes = maxBodyBytes;
-    this.body = new Body(); // after maxBodyBytes, which its buffer reads
+    this.body = new CapturedBody(maxBodyBytes, this::overflow);
     this.bufferSize = 8192;
   }
 
@@ -121,21 +113,30 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    * @throws NullPointerException if {@code hook} is {@code null}
    */
   public void beforeOverflow(Runnable hook) {
-    this.beforeOverflow = java.util.Objects.requireNonNull(hook, "hook");
+    this.beforeOverflow = Objects.requireNonNull(hook, "hook");
+  }
+
+  /** @return whether later changes to status and header fields are ignored: flushed, sent, or overflowed */
+  private boolean committed() {
+    return committed || body.overflowed();
+  }
+
+  private void commit() {
+    committed = true;
   }
 
   // ---- status -------------------------------------------------------------------------------
 
   @Override
   public void setStatus(int sc) {
-    if (!committed) {
-      status = sc;
+    if (!committed()) {
+      head.status = sc;
     }
   }
 
   @Override
   public int getStatus() {
-    return status;
+    return head.status;
   }
 
   @Override
@@ -145,14 +146,14 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
 
   @Override
   public void sendError(int sc, String msg) throws IOException {
-    if (committed) {
+    if (committed()) {
       throw new IllegalStateException("the response is already committed");
     }
     resetContent();
-    status = sc;
-    headers.remove("content-encoding"); // the problem body is not encoded
-    contentType = Problem.MEDIA_TYPE;
-    charset = null;
+    head.status = sc;
+    head.remove("content-encoding"); // the problem body is not encoded
+    head.contentType(Problem.MEDIA_TYPE, false);
+    head.charset = null;
     byte[] problem = new Problem("about:blank", Problem.reasonPhrase(sc), sc, msg).toJson();
     body.write(problem, 0, problem.length); // may overflow, like any body
     body.sealed = true; // later output is ignored, as by a container
@@ -200,7 +201,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    * @throws IllegalStateException if the response is committed
    */
   public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
-    if (committed) {
+    if (committed()) {
       throw new IllegalStateException("the response is already committed");
     }
     if (location == null) {
@@ -209,8 +210,8 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     if (clearBuffer) {
       resetContent();
     }
-    status = sc;
-    setField("Location", resolve(location));
+    head.status = sc;
+    head.set("Location", resolve(location));
     body.sealed = true;
     committed = true;
   }
@@ -234,28 +235,28 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setHeader(String name, String value) {
-    if (committed || name == null) {
+    if (committed() || name == null) {
       return;
     }
     if (special(name, value, true)) {
       return;
     }
     if (value == null) {
-      headers.remove(name.toLowerCase(Locale.ROOT));
+      head.remove(name);
     } else {
-      setField(name, value);
+      head.set(name, value);
     }
   }
 
   @Override
   public void addHeader(String name, String value) {
-    if (committed || name == null || value == null) {
+    if (committed() || name == null || value == null) {
       return;
     }
     if (special(name, value, false)) {
       return;
     }
-    headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new Field(name)).values.add(value);
+    head.add(name, value);
   }
 
   /** Content-Type and Content-Length have their own setters; route the fields there. */
@@ -270,12 +271,6 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       return true; // recomputed from the captured body
     }
     return false;
-  }
-
-  private void setField(String name, String value) {
-    Field f = new Field(name);
-    f.values.add(value);
-    headers.put(name.toLowerCase(Locale.ROOT), f);
   }
 
   @Override
@@ -305,100 +300,59 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
 
   @Override
   public String getHeader(String name) {
-    if (name == null) {
-      return null;
-    }
-    if (name.equalsIgnoreCase("Content-Type")) {
-      return getContentType();
-    }
-    Field f = headers.get(name.toLowerCase(Locale.ROOT));
-    return f == null || f.values.isEmpty() ? null : f.values.get(0);
+    return name == null ? null : head.first(name);
   }
 
   @Override
   public Collection<String> getHeaders(String name) {
-    if (name == null) {
-      return List.of();
-    }
-    if (name.equalsIgnoreCase("Content-Type")) {
-      String ct = getContentType();
-      return ct == null ? List.of() : List.of(ct);
-    }
-    Field f = headers.get(name.toLowerCase(Locale.ROOT));
-    return f == null ? List.of() : List.copyOf(f.values);
+    return name == null ? List.of() : head.all(name);
   }
 
   @Override
   public Collection<String> getHeaderNames() {
-    List<String> names = new ArrayList<>();
-    if (getContentType() != null) {
-      names.add("Content-Type");
-    }
-    headers.values().forEach(f -> names.add(f.name));
-    return names;
+    return head.names();
   }
 
   @Override
   public void addCookie(Cookie cookie) {
-    if (!committed && cookie != null) {
-      cookies.add(cookie);
+    if (!committed() && cookie != null) {
+      head.addCookie(cookie);
     }
   }
 
   @Override
   public void setTrailerFields(Supplier<Map<String, String>> supplier) {
-    if (committed) {
+    if (committed()) {
       throw new IllegalStateException("the response is already committed");
     }
-    this.trailers = supplier;
+    head.trailers = supplier;
   }
 
   @Override
   public Supplier<Map<String, String>> getTrailerFields() {
-    return trailers;
+    return head.trailers;
   }
 
   // ---- content type, encoding, locale -------------------------------------------------------
 
   @Override
   public void setContentType(String type) {
-    if (committed) {
-      return;
+    if (!committed()) {
+      head.contentType(type, writer != null);
     }
-    if (type == null) {
-      contentType = null;
-      if (writer == null) {
-        charset = null;
-      }
-      return;
-    }
-    String declared = charsetParameter(type);
-    if (declared != null && writer == null) {
-      charset = declared;
-    }
-    contentType = declared != null && writer != null ? withoutCharset(type) : type;
   }
 
   @Override
   public String getContentType() {
-    if (contentType == null) {
-      return null;
-    }
-    if (charsetParameter(contentType) != null || charset == null) {
-      return contentType;
-    }
-    return contentType + ";charset=" + charset;
+    return head.contentType();
   }
 
   @Override
   public void setCharacterEncoding(String encoding) {
-    if (committed || writer != null) {
+    if (committed() || writer != null) {
       return;
     }
-    charset = encoding;
-    if (contentType != null && charsetParameter(contentType) != null) {
-      contentType = withoutCharset(contentType);
-    }
+    head.characterEncoding(encoding);
   }
 
   /**
@@ -414,21 +368,21 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   public String getCharacterEncoding() {
     // Without an explicit choice, the container's default (ISO-8859-1, or the context's
     // response-character-encoding); reading it does not change the real response.
-    return charset != null ? charset : super.getCharacterEncoding();
+    return head.charset != null ? head.charset : super.getCharacterEncoding();
   }
 
   @Override
   public void setLocale(Locale loc) {
-    if (committed || loc == null) {
+    if (committed() || loc == null) {
       return;
     }
-    locale = loc;
-    setField("Content-Language", loc.toLanguageTag());
+    head.locale = loc;
+    head.set("Content-Language", loc.toLanguageTag());
   }
 
   @Override
   public Locale getLocale() {
-    return locale != null ? locale : super.getLocale();
+    return head.locale != null ? head.locale : super.getLocale();
   }
 
   @Override
@@ -449,7 +403,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       throw new IllegalStateException("getWriter() has already been called for this response");
     }
     if (stream == null) {
-      stream = new CapturingStream();
+      stream = new CapturedBody.Stream(body, this::commit);
     }
     return stream;
   }
@@ -470,16 +424,16 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
       } catch (IllegalCharsetNameException | UnsupportedCharsetException e) {
         throw new UnsupportedEncodingException(name);
       }
-      charset = name; // fixed from now on, and named in the Content-Type
+      head.charset = name; // fixed from now on, and named in the Content-Type
       encoder = new OutputStreamWriter(body, cs);
-      writer = new CapturingWriter(encoder);
+      writer = new CapturedBody.Writer(encoder, this::commit, () -> encoder = null);
     }
     return writer;
   }
 
   @Override
   public void setBufferSize(int size) {
-    if (committed || body.bytes.size() > 0) {
+    if (committed() || body.bytes.size() > 0) {
       throw new IllegalStateException("setBufferSize() after content was written");
     }
     bufferSize = size;
@@ -493,23 +447,23 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   @Override
   public void flushBuffer() throws IOException {
     committed = true;
-    if (direct != null) {
+    if (body.overflowed()) {
       // Overflowed: a real flush now, the writer's pending characters included.
       if (encoder != null) {
         encoder.flush();
       }
-      direct.flush();
+      body.flush();
     }
   }
 
   @Override
   public boolean isCommitted() {
-    return committed;
+    return committed();
   }
 
   @Override
   public void resetBuffer() {
-    if (committed) {
+    if (committed()) {
       throw new IllegalStateException("the response is already committed");
     }
     resetContent();
@@ -517,16 +471,11 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
 
   @Override
   public void reset() {
-    if (committed) {
+    if (committed()) {
       throw new IllegalStateException("the response is already committed");
     }
     resetContent();
-    status = SC_OK;
-    headers.clear();
-    cookies.clear();
-    contentType = null;
-    charset = null;
-    locale = null;
+    head.clear();
     stream = null;
     writer = null;
     encoder = null;
@@ -547,8 +496,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
         body.discarding = false;
       }
     }
-    body.bytes.reset();
-    body.written = 0;
+    body.discard();
   }
 
   // ---- results ------------------------------------------------------------------------------
@@ -563,8 +511,8 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   public void finish() throws IOException {
     if (encoder != null) {
       encoder.flush(); // flushes the body too, so the container's stream after an overflow
-    } else if (direct != null) {
-      direct.flush();
+    } else if (body.overflowed()) {
+      body.flush();
     }
   }
 
@@ -573,7 +521,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    *     is no body to store and {@link #body()} and {@link #writeTo} refuse
    */
   public boolean overflowed() {
-    return direct != null;
+    return body.overflowed();
   }
 
   /**
@@ -607,13 +555,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    *     Content-Type included as a field; never {@code null}
    */
   public Map<String, List<String>> headerFields() {
-    Map<String, List<String>> all = new LinkedHashMap<>();
-    String ct = getContentType();
-    if (ct != null) {
-      all.put("Content-Type", List.of(ct));
-    }
-    headers.values().forEach(f -> all.put(f.name, List.copyOf(f.values)));
-    return all;
+    return head.fields();
   }
 
   /**
@@ -627,273 +569,21 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    */
   public void writeTo(HttpServletResponse response) throws IOException {
     byte[] bytes = body();
-    writeHead(response);
+    head.writeTo(response);
     response.setContentLength(bytes.length);
     if (bytes.length > 0) {
       response.getOutputStream().write(bytes);
     }
   }
 
-  /** Status, header fields, cookies and trailer supplier, without framing fields. */
-  private void writeHead(HttpServletResponse response) {
-    response.setStatus(status);
-    String ct = getContentType();
-    if (ct != null) {
-      response.setContentType(ct);
-    }
-    for (Field f : headers.values()) {
-      String lower = f.name.toLowerCase(Locale.ROOT);
-      if (lower.equals("transfer-encoding") || lower.equals("content-length")) {
-        continue; // framing is the container's, for the bytes written here
-      }
-      if (lower.equals("idempotency-key")) {
-        continue; // the filter sets it itself, to the request's field: never twice, never another value
-      }
-      for (String v : f.values) {
-        response.addHeader(f.name, v);
-      }
-    }
-    for (Cookie c : cookies) {
-      response.addCookie(c);
-    }
-    if (trailers != null) {
-      response.setTrailerFields(trailers);
-    }
-  }
-
   /**
-   * The body passes the limit: sends the head and what is held to the container's response, drops
-   * the buffer, and sends everything after straight through. Commits the capture.
+   * The body passes the limit: sends the head to the container's response, for the body to follow
+   * straight through ({@link CapturedBody}); the capture is committed from then on.
    */
-  private void overflow() throws IOException {
+  private OutputStream overflow() throws IOException {
     beforeOverflow.run(); // may throw: then nothing has reached the container's response
     HttpServletResponse real = (HttpServletResponse) getResponse();
-    writeHead(real);
-    OutputStream out = real.getOutputStream();
-    body.bytes.writeTo(out);
-    body.bytes.release();
-    direct = out;
-    committed = true;
-  }
-
-  private static String charsetParameter(String type) {
-    for (String param : type.split(";")) {
-      String p = param.trim();
-      if (p.regionMatches(true, 0, "charset=", 0, 8)) {
-        String v = p.substring(8).trim();
-        if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
-          v = v.substring(1, v.length() - 1);
-        }
-        return v.isEmpty() ? null : v;
-      }
-    }
-    return null;
-  }
-
-  private static String withoutCharset(String type) {
-    StringBuilder out = new StringBuilder();
-    for (String param : type.split(";")) {
-      if (param.trim().regionMatches(true, 0, "charset=", 0, 8)) {
-        continue;
-      }
-      if (out.length() > 0) {
-        out.append(';');
-      }
-      out.append(param.trim());
-    }
-    return out.toString();
-  }
-
-  private static final class Field {
-    final String name;
-    final List<String> values = new ArrayList<>(1);
-
-    Field(String name) {
-      this.name = name;
-    }
-  }
-
-  /**
-   * The body: in memory up to the limit, then the container's output stream. Flushing it does not
-   * commit anything while it is in memory; closing it never closes the container's stream.
-   */
-  private final class Body extends OutputStream {
-    final BoundedBuffer bytes = new BoundedBuffer(maxBodyBytes);
-    /** Set by sendError and sendRedirect: the body is final, later writes are dropped. */
-    boolean sealed;
-    /** Set while a reset drains the encoder: what it holds is dropped. */
-    boolean discarding;
-    /** Body bytes accepted since the last reset, held or sent. */
-    long written;
-
-    @Override
-    public void write(int b) throws IOException {
-      if (sealed || discarding) {
-        return;
-      }
-      if (direct == null && bytes.size() >= maxBodyBytes) {
-        overflow();
-      }
-      if (direct != null) {
-        direct.write(b);
-      } else {
-        bytes.write(b);
-      }
-      written++;
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      Objects.checkFromIndexSize(off, len, b.length);
-      if (sealed || discarding || len == 0) {
-        return;
-      }
-      if (direct == null && len > maxBodyBytes - bytes.size()) {
-        overflow();
-      }
-      if (direct != null) {
-        direct.write(b, off, len);
-      } else {
-        bytes.write(b, off, len);
-      }
-      written += len;
-    }
-
-    @Override
-    public void flush() throws IOException {
-      if (direct != null) {
-        direct.flush();
-      }
-    }
-  }
-
-  /**
-   * A byte buffer whose capacity never exceeds its limit (unlike {@link
-   * java.io.ByteArrayOutputStream}, which may double past it); callers keep within the limit.
-   */
-  static final class BoundedBuffer {
-    private final int limit;
-    private byte[] buf = new byte[0];
-    private int count;
-
-    BoundedBuffer(int limit) {
-      this.limit = limit;
-    }
-
-    int size() {
-      return count;
-    }
-
-    void write(int b) {
-      ensure(count + 1L);
-      buf[count++] = (byte) b;
-    }
-
-    void write(byte[] b, int off, int len) {
-      ensure((long) count + len);
-      System.arraycopy(b, off, buf, count, len);
-      count += len;
-    }
-
-    private void ensure(long needed) {
-      if (needed > limit) {
-        throw new IllegalStateException("buffer limit " + limit + " exceeded"); // the caller overflows first
-      }
-      if (needed > buf.length) {
-        long grown = Math.max(needed, Math.max(256L, 2L * buf.length));
-        buf = Arrays.copyOf(buf, (int) Math.min(grown, limit));
-      }
-    }
-
-    void reset() {
-      count = 0;
-    }
-
-    /** Frees the memory. */
-    void release() {
-      buf = new byte[0];
-      count = 0;
-    }
-
-    byte[] toByteArray() {
-      return Arrays.copyOf(buf, count);
-    }
-
-    void writeTo(OutputStream out) throws IOException {
-      if (count > 0) {
-        out.write(buf, 0, count);
-      }
-    }
-
-    /** @return the capacity in bytes, never more than the limit */
-    int capacity() {
-      return buf.length;
-    }
-  }
-
-  private final class CapturingStream extends ServletOutputStream {
-    private boolean closed;
-
-    @Override
-    public void write(int b) throws IOException {
-      check();
-      body.write(b);
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      check();
-      body.write(b, off, len);
-    }
-
-    private void check() throws IOException {
-      if (closed) {
-        throw new IOException("the response output stream is closed");
-      }
-    }
-
-    @Override
-    public void flush() throws IOException {
-      committed = true;
-      body.flush();
-    }
-
-    @Override
-    public void close() throws IOException {
-      closed = true;
-      committed = true;
-      body.flush(); // the container's stream stays open: the filter and the container finish it
-    }
-
-    @Override
-    public boolean isReady() {
-      return true;
-    }
-
-    @Override
-    public void setWriteListener(WriteListener writeListener) {
-      throw new IllegalStateException(
-          "non-blocking writes need asynchronous processing, which the idempotency filter does not support");
-    }
-  }
-
-  private final class CapturingWriter extends PrintWriter {
-    CapturingWriter(OutputStreamWriter out) {
-      super(out, false);
-    }
-
-    @Override
-    public void flush() {
-      super.flush();
-      committed = true;
-    }
-
-    @Override
-    public void close() {
-      super.flush();
-      committed = true;
-      super.close();
-      encoder = null; // drained above and closed now
-    }
+    head.writeTo(real);
+    return real.getOutputStream();
   }
 }

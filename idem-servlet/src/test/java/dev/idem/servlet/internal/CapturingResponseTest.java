@@ -354,7 +354,7 @@ class CapturingResponseTest {
 
   @Test
   void theBufferNeverGrowsPastTheLimit() throws Exception {
-    CapturingResponse.BoundedBuffer buffer = new CapturingResponse.BoundedBuffer(1000);
+    BoundedBuffer buffer = new BoundedBuffer(1000);
     for (int i = 0; i < 999; i++) {
       buffer.write('a');
     }

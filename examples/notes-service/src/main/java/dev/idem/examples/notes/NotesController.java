@@ -72,7 +72,7 @@ public class NotesController {
       return problem(HttpStatus.BAD_REQUEST, "Invalid note",
           "the title must have 1 to " + NoteRepository.MAX_TITLE_LENGTH + " characters (not counting surrounding blanks), it has " + length);
     }
-    LeaseContext lease = (LeaseContext) request.getAttribute(IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE);
+    LeaseContext lease = IdempotencyFilter.leaseContext(request).orElse(null);
     Note note;
     if (lease == null) {
       note = notes.insert(text);
@@ -125,7 +125,7 @@ public class NotesController {
     String state = sqlState(e);
     switch (kind) {
       case TRANSIENT:
-        if (request.getAttribute(IdempotencyFilter.LEASE_CONTEXT_ATTRIBUTE) != null && mayHaveWritten(e, state)) {
+        if (IdempotencyFilter.leaseContext(request).isPresent() && mayHaveWritten(e, state)) {
           // Lease mode: the insert is its own transaction, and the connection broke after it was
           // sent, so it may have committed. Say so; the retry with the same key finds the note by
           // its key's reference (or saves it once).

@@ -23,8 +23,7 @@ import javax.sql.DataSource;
  * Errors are {@code application/problem+json}.
  *
  * <p>A {@code POST} runs behind {@link IdempotencyFilter} in transactional mode: it writes on the
- * connection of the filter's transaction (the request attribute {@link
- * IdempotencyFilter#CONNECTION_ATTRIBUTE}), so the note, the key and the stored response commit
+ * connection of the filter's transaction ({@link IdempotencyFilter#connection}), so the note, the key and the stored response commit
  * together, and an answer that is not stored (a 406, a 503) takes the note with it. Thread-safe.
  */
 final class NotesServlet extends HttpServlet {
@@ -70,9 +69,9 @@ final class NotesServlet extends HttpServlet {
     }
     Map<String, Object> note;
     try {
-      Connection transaction = (Connection) req.getAttribute(IdempotencyFilter.CONNECTION_ATTRIBUTE);
-      if (transaction != null) {
-        note = NoteTable.insert(transaction, text);
+      Optional<Connection> transaction = IdempotencyFilter.connection(req);
+      if (transaction.isPresent()) {
+        note = NoteTable.insert(transaction.get(), text);
       } else {
         try (Connection c = dataSource.getConnection()) { // not behind the filter: a transaction of its own
           note = NoteTable.insert(c, text);

@@ -1,0 +1,286 @@
+package dev.idem.servlet;
+
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InvalidPayloadException;
+import dev.idem.core.Scope;
+import dev.idem.servlet.internal.BufferedRequest;
+import dev.idem.servlet.internal.FormParts;
+import dev.idem.servlet.internal.KeyHeader;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Enumeration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The reading half of {@link IdempotencyFilter}: from a request to what the engine runs (its
+ * route, key, body and fingerprint, as {@link IdempotencyFilter} describes them), or to the problem
+ * that answers it instead. Stateless.
+ */
+final class RequestReader {
+
+  /** How much of an unread body over the limit is read and dropped before the 413 answer. */
+  static final int SWALLOW_BYTES = 64 * 1024;
+
+  private RequestReader() {}
+
+  /** What the filter does with a request, as {@link #read} found it. */
+  sealed interface Reading permits Pass, Refusal, Protected {}
+
+  /** No route, or no key on an optional route: the request passes through untouched. */
+  record Pass() implements Reading {}
+
+  /**
+   * A request refused before the engine: the problem to answer.
+   *
+   * @param problem the answer
+   * @param reason what the configuration's listener is told ({@code "key-missing"} and so on), or
+   *     {@code null} when it is not told (the store failed while looking under earlier names)
+   * @param route the route that matched, whose operation the listener is told
+   * @param path the request's path inside the context ({@link Operations#path})
+   * @param unreadBody whether the rest of the body is read and dropped first ({@link #swallow})
+   */
+  record Refusal(IdemProblem problem, @Nullable String reason, IdempotencyFilterConfig.Route route, String path,
+      boolean unreadBody) implements Reading {}
+
+  /**
+   * A request the engine runs.
+   *
+   * @param request its scope, key and fingerprint
+   * @param route the route whose engine answers it: the matching one, or the one an earlier
+   *     version stored its key under
+   * @param body the request as the handler reads it, its body buffered or parsed
+   */
+  record Protected(IdempotentRequest request, IdempotencyFilterConfig.Route route, BufferedRequest body) implements Reading {}
+
+  /**
+   * Reads one request. On a keyed request of a route it also marks the request as the filter's
+   * (attributes {@link IdempotencyFilter#APPLIED} and {@link IdempotencyFilter#KEY_ATTRIBUTE},
+   * and {@link IdempotencyFilter#REQUEST_ATTRIBUTE} once protected) and echoes the key on the
+   * response, so that every answer to it carries the field, refusals included.
+   *
+   * @throws IOException if reading the body fails
+   * @throws RuntimeException of the {@link PrincipalResolver}, or a container that refuses the
+   *     body's stream of a request that is not a form
+   */
+  static Reading read(IdempotencyFilterConfig cfg, HttpServletRequest req, HttpServletResponse res) throws IOException {
+    String path = Operations.path(req);
+    IdempotencyFilterConfig.Route route = cfg.routeFor(req.getMethod(), path);
+    if (route == null) {
+      return new Pass();
+    }
+    KeyHeader.Result key = KeyHeader.parse(req.getHeaders(IdempotencyFilter.KEY_HEADER));
+    if (key.absent()) {
+      if (route.requirement() == KeyRequirement.REQUIRED) {
+        return refusal(route, path, "key-missing", cfg.problems().keyMissing(route.operation()));
+      }
+      return new Pass();
+    }
+    if (key.problem() != null) {
+      return refusal(route, path, "key-malformed", cfg.problems().keyMalformed(key.problem()));
+    }
+    // Every answer to a keyed request, replays and refusals included, carries the key back as the
+    // client sent it; the handler's own field of that name and stored ones are never sent.
+    res.setHeader(IdempotencyFilter.KEY_HEADER, key.fieldValue());
+    req.setAttribute(IdempotencyFilter.APPLIED, Boolean.TRUE); // forwards and error dispatches of this request pass through
+    req.setAttribute(IdempotencyFilter.KEY_ATTRIBUTE, key.key());
+
+    int max = cfg.maxBodyBytes();
+    long declared = req.getContentLengthLong();
+    if (declared > max) {
+      return tooLarge(cfg, route, path,
+          "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
+    }
+    BufferedRequest buffered = null;
+    Fingerprint payload = null; // the digest of a body the container parsed
+    byte[] rawBody = null; // or the body's bytes
+    if (FormParts.isFormData(req.getContentType())) {
+      // Parsed by the container with the servlet's multipart configuration, so that getParts()
+      // works behind the filter; fingerprinted by its parts, whatever the boundary.
+      FormParts parts;
+      try {
+        parts = FormParts.read(req);
+      } catch (FormParts.Unreadable e) {
+        if (e.tooLarge()) {
+          return tooLarge(cfg, route, path, "the multipart/form-data body is over a limit of the server: " + e.getMessage());
+        }
+        return refusal(route, path, "payload-invalid", cfg.problems().payloadInvalid(
+            "the body is declared as " + req.getContentType() + " but cannot be read: " + e.getMessage()));
+      }
+      if (parts != null) {
+        if (parts.bytes() > max) {
+          return tooLarge(cfg, route, path,
+              "the parts of the request body add up to " + parts.bytes() + " bytes; at most " + max + " bytes are accepted");
+        }
+        buffered = BufferedRequest.parsedByContainer(req);
+        payload = Fingerprint.fromHex(parts.hex());
+      }
+      // else: the servlet has no multipart configuration; its handler reads the bytes itself
+    }
+    if (buffered == null) {
+      boolean form = FormParts.isUrlEncodedForm(req.getContentType());
+      byte[] body;
+      try {
+        body = readBody(req, max);
+      } catch (IllegalStateException spent) {
+        if (!form) {
+          throw spent;
+        }
+        body = new byte[0]; // a container that refuses the stream once it parsed the form
+      }
+      if (body == null) {
+        return tooLarge(cfg, route, path, "the request body is longer than " + max + " bytes, the most accepted");
+      }
+      if (form && body.length == 0 && req.getContentLengthLong() != 0) {
+        // An earlier filter read a parameter (a CSRF check, a hidden-method filter), so the
+        // container had consumed the form before this filter: its fields stay the container's,
+        // and they are what is fingerprinted (with a truly empty body, they are the query's).
+        FormParts fields = FormParts.ofParameters(req);
+        if (fields.bytes() > max) {
+          return tooLarge(cfg, route, path,
+              "the form's fields add up to " + fields.bytes() + " bytes; at most " + max + " bytes are accepted");
+        }
+        buffered = BufferedRequest.parsedByContainer(req);
+        payload = Fingerprint.fromHex(fields.hex());
+      } else {
+        rawBody = body;
+        buffered = new BufferedRequest(req, body);
+      }
+    }
+    Fingerprint fingerprint;
+    try {
+      fingerprint = fingerprint(req, rawBody, payload);
+    } catch (InvalidPayloadException e) {
+      return refusal(route, path, "payload-invalid", cfg.problems().payloadInvalid(
+          "the body is declared as " + req.getContentType() + " but is not valid: " + e.getMessage()));
+    }
+    String principal = Scope.principalPart(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
+    IdempotentRequest idempotent = new IdempotentRequest(
+        Scope.of(principal, Operations.operation(cfg, req.getMethod(), path, req.getContextPath(), route)), key.key(), fingerprint);
+    IdempotencyFilterConfig.Route answering = route;
+    // Named after the handler now; a key stored under a route's name (before the change) is
+    // answered there, by that route's engine, never run again under the new name.
+    Operations.Earlier earlier;
+    try {
+      earlier = Operations.earlierRecord(cfg, req.getMethod(), path, req.getContextPath(), principal, key.key(),
+          idempotent.scope().operation());
+    } catch (RuntimeException e) {
+      return new Refusal(cfg.problems().storeUnavailable(), null, route, path, false);
+    }
+    if (earlier != null) {
+      idempotent = new IdempotentRequest(earlier.scope(), key.key(), fingerprint);
+      answering = earlier.route();
+    }
+    req.setAttribute(IdempotencyFilter.REQUEST_ATTRIBUTE, idempotent);
+    return new Protected(idempotent, answering, buffered);
+  }
+
+  private static Refusal refusal(IdempotencyFilterConfig.Route route, String path, String reason, IdemProblem problem) {
+    return new Refusal(problem, reason, route, path, false);
+  }
+
+  private static Refusal tooLarge(IdempotencyFilterConfig cfg, IdempotencyFilterConfig.Route route, String path, String detail) {
+    return new Refusal(cfg.problems().bodyTooLarge(detail), "body-too-large", route, path, true);
+  }
+
+  /**
+   * Reads and drops up to {@link #SWALLOW_BYTES} of what is left of a refused body. A server that
+   * answers and closes the connection with request bytes still unread makes its TCP stack send a
+   * reset, and a client that is still sending then loses the 413 it was sent (it sees a broken
+   * connection, and may retry with the same body). Tomcat does the same ({@code maxSwallowSize});
+   * a longer body is left to the container, which closes the connection.
+   */
+  static void swallow(HttpServletRequest req) {
+    try {
+      InputStream in = req.getInputStream();
+      byte[] drop = new byte[8192];
+      long left = SWALLOW_BYTES;
+      for (int n; left > 0 && (n = in.read(drop, 0, (int) Math.min(drop.length, left))) > 0; ) {
+        left -= n;
+      }
+    } catch (IOException | IllegalStateException | UnsupportedOperationException ignored) {
+      // the stream is spent (a parsed form or multipart body) or the client went away: nothing to drop
+    }
+  }
+
+  /**
+   * Reads at most {@code max} bytes of the body, and one more to tell whether there is more.
+   *
+   * @return the body, or {@code null} when it is longer than {@code max}
+   */
+  private static byte @Nullable [] readBody(HttpServletRequest req, int max) throws IOException {
+    long declared = req.getContentLengthLong();
+    ByteArrayOutputStream out = new ByteArrayOutputStream(declared > 0 ? (int) declared : 1024);
+    InputStream in = req.getInputStream();
+    byte[] buffer = new byte[8192];
+    long total = 0;
+    while (true) {
+      int want = (int) Math.min(buffer.length, max + 1L - total);
+      int n = in.read(buffer, 0, want);
+      if (n < 0) {
+        return out.toByteArray();
+      }
+      total += n;
+      if (total > max) {
+        return null;
+      }
+      out.write(buffer, 0, n);
+    }
+  }
+
+  /**
+   * The request's fingerprint: method, request target as sent, media type, content coding and
+   * body, as {@link Fingerprint.RequestBuilder} normalises them. The raw request URI, not the
+   * decoded path: {@code /a%2Fb} and {@code /a/b}, or a {@code %3F} in the path and a real query,
+   * must not look alike. Exactly one of {@code body} (bytes read) and {@code parsedBody} (digest of
+   * a body the container parsed) is not {@code null}.
+   */
+  private static Fingerprint fingerprint(HttpServletRequest req, byte @Nullable [] body, @Nullable Fingerprint parsedBody) {
+    String query = req.getQueryString();
+    Fingerprint.RequestBuilder request = Fingerprint.request()
+        .method(req.getMethod())
+        .target(req.getRequestURI() + (query == null ? "" : "?" + query))
+        .contentType(parsedBody != null ? withoutBoundary(req.getContentType()) : req.getContentType())
+        .contentEncoding(joined(req.getHeaders("Content-Encoding")));
+    return (parsedBody != null ? request.parsedBody(parsedBody) : request.body(body)).build();
+  }
+
+  /**
+   * A multipart media type without its {@code boundary} parameter, which clients choose anew for
+   * each attempt (RFC 2046 section 5.1.1) and which says nothing once the container parsed the parts;
+   * a boundary never contains {@code ;}. {@code null} stays {@code null}.
+   */
+  static @Nullable String withoutBoundary(@Nullable String contentType) {
+    if (contentType == null || contentType.indexOf(';') < 0) {
+      return contentType;
+    }
+    StringBuilder kept = new StringBuilder();
+    for (String part : contentType.split(";")) {
+      String name = part.strip();
+      int eq = name.indexOf('=');
+      if (kept.length() > 0 && eq > 0 && name.substring(0, eq).strip().equalsIgnoreCase("boundary")) {
+        continue;
+      }
+      if (kept.length() > 0) {
+        kept.append(';');
+      }
+      kept.append(part);
+    }
+    return kept.toString();
+  }
+
+  /** Several fields of one name as one comma-separated list (RFC 9110 section 5.3); null if none. */
+  private static @Nullable String joined(@Nullable Enumeration<String> fields) {
+    if (fields == null || !fields.hasMoreElements()) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder(fields.nextElement());
+    while (fields.hasMoreElements()) {
+      sb.append(',').append(fields.nextElement());
+    }
+    return sb.toString();
+  }
+}
