@@ -6,7 +6,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
-import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;

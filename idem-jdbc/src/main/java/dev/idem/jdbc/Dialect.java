@@ -5,7 +5,7 @@ import dev.idem.jdbc.dialect.H2Dialect;
 import dev.idem.jdbc.dialect.MysqlDialect;
 import dev.idem.jdbc.dialect.PostgresqlDialect;
 import dev.idem.jdbc.dialect.SqliteDialect;
-import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

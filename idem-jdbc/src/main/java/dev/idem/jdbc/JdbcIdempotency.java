@@ -17,7 +17,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.ConflictRetry.Round;
-import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;

@@ -14,8 +14,9 @@ import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.KeyRow;
-import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
+import dev.idem.jdbc.internal.SqlRunner;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -117,8 +118,8 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
     for (int round = 0; round < MAX_ROUNDS; round++) {
       KeyRow row;
       if (round == 0 && sql.leaseReadThenInsert != null) {
-        KeyTableSql.RowThenCount first =
-            KeyTableSql.readThenWrite(c, sql.leaseReadThenInsert, p, o, k, p, o, k, fingerprint, owner, leaseMillis, keepMillis);
+        SqlRunner.RowThenCount first =
+            SqlRunner.readThenWrite(c, sql.leaseReadThenInsert, p, o, k, p, o, k, fingerprint, owner, leaseMillis, keepMillis);
         if (first.written() == 1) {
           return ClaimResult.claimed(r.fingerprint(), false);
         }
@@ -127,7 +128,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
           continue; // a racer inserted it between the read and the insert
         }
       } else {
-        row = KeyTableSql.readRow(c, sql.read, p, o, k);
+        row = SqlRunner.readRow(c, sql.read, p, o, k);
       }
       if (row == null) {
         if (insertLease(c, sql, p, o, k, fingerprint, owner, leaseMillis, keepMillis)) {
@@ -136,7 +137,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
         continue; // a racer inserted it
       }
       if (!row.live()) {
-        if (KeyTableSql.update(c, sql.leaseOverwrite, fingerprint, owner, leaseMillis, keepMillis, p, o, k) == 1) {
+        if (SqlRunner.update(c, sql.leaseOverwrite, fingerprint, owner, leaseMillis, keepMillis, p, o, k) == 1) {
           return ClaimResult.claimed(r.fingerprint(), false);
         }
         continue;
@@ -146,13 +147,13 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
         return ClaimResult.completed(recorded, protection.open(r.scope(), r.key(), recorded, row.response));
       }
       if (owner.equals(row.owner)) {
-        if (KeyTableSql.update(c, sql.leaseRenew, leaseMillis, keepMillis, keepMillis, p, o, k, owner) == 1) {
+        if (SqlRunner.update(c, sql.leaseRenew, leaseMillis, keepMillis, keepMillis, p, o, k, owner) == 1) {
           return ClaimResult.claimed(recorded, false);
         }
         continue;
       }
       if (row.now >= row.leaseUntil && recorded.equals(r.fingerprint())) {
-        if (KeyTableSql.update(c, sql.leaseTakeOver, owner, leaseMillis, keepMillis, keepMillis, p, o, k, fingerprint) == 1) {
+        if (SqlRunner.update(c, sql.leaseTakeOver, owner, leaseMillis, keepMillis, keepMillis, p, o, k, fingerprint) == 1) {
           return ClaimResult.claimed(recorded, true);
         }
         continue;
@@ -171,7 +172,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
    */
   private static boolean insertLease(Connection c, KeyTableSql sql, @Nullable Object... params) throws SQLException {
     try {
-      return KeyTableSql.update(c, sql.leaseInsert, params) == 1;
+      return SqlRunner.update(c, sql.leaseInsert, params) == 1;
     } catch (SQLException e) {
       if (sql.isDuplicateKey(e)) {
         return false;
@@ -217,7 +218,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
         } else {
           stored = StoredResponseCodec.encode(response);
         }
-        if (KeyTableSql.update(c, sql.leaseComplete, protection.clearStatus(response), stored, keepMillis, keepMillis,
+        if (SqlRunner.update(c, sql.leaseComplete, protection.clearStatus(response), stored, keepMillis, keepMillis,
             scope.principal(), scope.operation(), key.value(), ownerToken) == 1) {
           return true;
         }
@@ -247,7 +248,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
     try (Connection c = connection()) {
       KeyTableSql sql = statements();
       return ConflictRetry.run(attempt ->
-          KeyTableSql.update(c, sql.leaseRelease, scope.principal(), scope.operation(), key.value(), ownerToken) == 1
+          SqlRunner.update(c, sql.leaseRelease, scope.principal(), scope.operation(), key.value(), ownerToken) == 1
               || readLive(c, sql, scope, key) == null);
     } catch (SQLException e) {
       throw failure("release of " + LogRef.of(scope, key), e);
@@ -256,7 +257,7 @@ public final class JdbcLeaseStore implements LeaseStore, KeyStatusReader {
 
   /** @return the key's record if it has not expired, or {@code null} */
   private static @Nullable KeyRow readLive(Connection c, KeyTableSql sql, Scope scope, IdempotencyKey key) throws SQLException {
-    KeyRow row = KeyTableSql.readRow(c, sql.read, scope.principal(), scope.operation(), key.value());
+    KeyRow row = SqlRunner.readRow(c, sql.read, scope.principal(), scope.operation(), key.value());
     return row != null && row.live() ? row : null;
   }
 

@@ -4,7 +4,7 @@ import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.StoredResponse;
-import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;

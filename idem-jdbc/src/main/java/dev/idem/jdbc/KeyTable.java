@@ -8,10 +8,11 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.KeyRow;
-import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaScript;
+import dev.idem.jdbc.internal.SqlRunner;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -393,9 +394,9 @@ final class KeyTable {
         throws SQLException {
       Object[] key = key(r);
       Object[] params = concat(concat(key, key), new Object[] {r.fingerprint().hex(), claimExpiry(retention), key[0], key[1], key[2]});
-      KeyTableSql.RowThenCount found = wait == null
-          ? KeyTableSql.readThenWrite(c, present(savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, "lookup and claim"), params)
-          : KeyTableSql.readThenWriteAfter(c,
+      SqlRunner.RowThenCount found = wait == null
+          ? SqlRunner.readThenWrite(c, present(savepoint ? sql.lookupAndClaimThenSavepoint : sql.lookupAndClaim, "lookup and claim"), params)
+          : SqlRunner.readThenWriteAfter(c,
               present(savepoint ? sql.boundedLookupAndClaimThenSavepoint : sql.boundedLookupAndClaim, "bounded lookup and claim"),
               sql.boundResultSets(), concat(new Object[] {wait}, params));
       return new ClaimAttempt(found.written() == 1, found.row() == null ? null : live(found.row()));
@@ -438,7 +439,7 @@ final class KeyTable {
       boolean inserted;
       try {
         Object[] params = concat(key(r), values);
-        inserted = KeyTableSql.updateAfter(c, insert, resultSetsBefore,
+        inserted = SqlRunner.updateAfter(c, insert, resultSetsBefore,
             firstParameter == null ? params : concat(new Object[] {firstParameter}, params)) == 1;
       } catch (SQLException e) {
         // INSERT IGNORE reports a duplicate as 0 rows; a duplicate-key error here would come from a
@@ -453,12 +454,12 @@ final class KeyTable {
       }
       // MySQL: the key exists and its writer has committed; the ignored INSERT locked the row.
       // Read it under that lock and take it over only when it expired.
-      try (PreparedStatement ps = KeyTableSql.prepare(c, present(sql.expiredCheck, "expired check"), key(r)); ResultSet rs = ps.executeQuery()) {
+      try (PreparedStatement ps = SqlRunner.prepare(c, present(sql.expiredCheck, "expired check"), key(r)); ResultSet rs = ps.executeQuery()) {
         if (!rs.next() || !rs.getBoolean(1)) {
           return false;
         }
       }
-      return KeyTableSql.update(c, takeover, concat(takeoverValues, key(r))) == 1;
+      return SqlRunner.update(c, takeover, concat(takeoverValues, key(r))) == 1;
     }
 
     /**
@@ -485,12 +486,12 @@ final class KeyTable {
 
     /** @return the key's live record, read without a lock, or {@code null} */
     @Nullable KeyRow lookup(Connection c, IdempotentRequest r) throws SQLException {
-      return live(KeyTableSql.readRow(c, sql.read, r.scope().principal(), r.scope().operation(), r.key().value()));
+      return live(SqlRunner.readRow(c, sql.read, r.scope().principal(), r.scope().operation(), r.key().value()));
     }
 
     /** Inside the claim's transaction: sees the latest committed row even under REPEATABLE READ. */
     @Nullable KeyRow lookupLatest(Connection c, IdempotentRequest r) throws SQLException {
-      return live(KeyTableSql.readRow(c, sql.readLatest, r.scope().principal(), r.scope().operation(), r.key().value()));
+      return live(SqlRunner.readRow(c, sql.readLatest, r.scope().principal(), r.scope().operation(), r.key().value()));
     }
 
     private static @Nullable KeyRow live(@Nullable KeyRow row) {
@@ -535,7 +536,7 @@ final class KeyTable {
 
     /** Runs a statement that ends with {@code COMMIT}, reading every result so that an error of the last one surfaces. */
     private static void executeThenCommit(Connection c, String statement, @Nullable Object... params) throws SQLException {
-      try (PreparedStatement ps = KeyTableSql.prepare(c, statement, params)) {
+      try (PreparedStatement ps = SqlRunner.prepare(c, statement, params)) {
         boolean resultSet = ps.execute();
         while (resultSet || ps.getUpdateCount() != -1) {
           if (resultSet) {
@@ -551,12 +552,12 @@ final class KeyTable {
     }
 
     boolean release(Connection c, IdempotentRequest r) throws SQLException {
-      return KeyTableSql.update(c, sql.delete, key(r)) > 0;
+      return SqlRunner.update(c, sql.delete, key(r)) > 0;
     }
 
     void complete(Connection c, IdempotentRequest r, StoredResponse response, Duration retention) throws SQLException {
       long keep = retention.toMillis();
-      int changed = KeyTableSql.update(c, sql.complete, protection.clearStatus(response),
+      int changed = SqlRunner.update(c, sql.complete, protection.clearStatus(response),
           protection.seal(r.scope(), r.key(), r.fingerprint(), response), keep, keep,
           r.scope().principal(), r.scope().operation(), r.key().value());
       if (changed != 1) {

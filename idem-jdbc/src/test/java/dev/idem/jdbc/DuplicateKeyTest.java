@@ -8,7 +8,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
-import dev.idem.jdbc.internal.KeyTableSql;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

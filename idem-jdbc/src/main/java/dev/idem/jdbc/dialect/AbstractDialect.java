@@ -1,7 +1,6 @@
 package dev.idem.jdbc.dialect;
 
 import dev.idem.jdbc.Dialect;
-import dev.idem.jdbc.internal.KeyTableSql;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.ResultSet;

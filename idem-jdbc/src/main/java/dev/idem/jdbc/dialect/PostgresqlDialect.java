@@ -1,7 +1,6 @@
 package dev.idem.jdbc.dialect;
 
 import dev.idem.jdbc.SchemaCreation;
-import dev.idem.jdbc.internal.KeyTableSql;
 import dev.idem.jdbc.internal.SchemaCheck;
 import dev.idem.jdbc.internal.SchemaLock;
 import java.sql.Connection;
