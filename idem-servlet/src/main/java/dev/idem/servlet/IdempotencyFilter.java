@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.sql.Connection;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Jakarta Servlet 6 filter that implements the {@code Idempotency-Key} HTTP request header field
@@ -338,7 +339,11 @@ public final class IdempotencyFilter implements Filter {
     return value instanceof IdempotentRequest r ? Optional.of(r) : Optional.empty();
   }
 
-  private volatile IdempotencyFilterConfig config;
+  /**
+   * The configuration: from the constructor, or from the servlet context in {@link #init}; {@code
+   * null} until then, which {@link #doFilter} refuses with a {@link ServletException}.
+   */
+  private volatile @Nullable IdempotencyFilterConfig config;
 
   /**
    * A filter with its configuration, for programmatic registration ({@code

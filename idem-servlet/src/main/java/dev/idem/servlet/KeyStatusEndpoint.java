@@ -292,9 +292,10 @@ public final class KeyStatusEndpoint implements Filter {
   private record Target(IdempotencyFilterConfig.Route route, String path) {}
 
   private @Nullable Target routeOf(String operation, @Nullable String context) {
-    boolean inContext = context != null && !context.isEmpty() && !context.equals("/");
+    // the context path, or null for the root context
+    String ctx = context == null || context.isEmpty() || context.equals("/") ? null : context;
     for (IdempotencyFilterConfig.Route r : config.routes()) {
-      if (r.operation().equals(operation) || (inContext && operation.equals(r.method() + " " + context + r.pattern()))) {
+      if (r.operation().equals(operation) || (ctx != null && operation.equals(r.method() + " " + ctx + r.pattern()))) {
         // a route's own operation: named as the filter names it, after the handler its pattern reaches if any
         return new Target(r, r.pattern());
       }
@@ -305,8 +306,8 @@ public final class KeyStatusEndpoint implements Filter {
     }
     String method = operation.substring(0, space);
     String path = operation.substring(space + 1);
-    if (inContext && path.startsWith(context + "/")) {
-      String inside = path.substring(context.length());
+    if (ctx != null && path.startsWith(ctx + "/")) {
+      String inside = path.substring(ctx.length());
       IdempotencyFilterConfig.Route r = config.routeFor(method, inside);
       if (r != null) {
         return new Target(r, inside);
@@ -332,7 +333,7 @@ public final class KeyStatusEndpoint implements Filter {
    * @return the raw (still percent-encoded) path after {@code <path>/}, or {@code null} when the
    *     request is not for this endpoint (another path, or nothing after the slash)
    */
-  private String rawKeySegment(HttpServletRequest req) {
+  private @Nullable String rawKeySegment(HttpServletRequest req) {
     String uri = req.getRequestURI();
     String context = req.getContextPath();
     if (uri == null) {

@@ -1,6 +1,7 @@
 package dev.idem.servlet;
 
 import dev.idem.core.Fingerprint;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidPayloadException;
 import dev.idem.core.Scope;
@@ -13,6 +14,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Enumeration;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -82,11 +84,13 @@ final class RequestReader {
     if (key.problem() != null) {
       return refusal(route, path, "key-malformed", cfg.problems().keyMalformed(key.problem()));
     }
+    // neither absent nor malformed: well-formed, so the field has a key
+    IdempotencyKey idempotencyKey = Objects.requireNonNull(key.key(), "key");
     // Every answer to a keyed request, replays and refusals included, carries the key back as the
     // client sent it; the handler's own field of that name and stored ones are never sent.
     res.setHeader(IdempotencyFilter.KEY_HEADER, key.fieldValue());
     req.setAttribute(IdempotencyFilter.APPLIED, Boolean.TRUE); // forwards and error dispatches of this request pass through
-    req.setAttribute(IdempotencyFilter.KEY_ATTRIBUTE, key.key());
+    req.setAttribute(IdempotencyFilter.KEY_ATTRIBUTE, idempotencyKey);
 
     int max = cfg.maxBodyBytes();
     long declared = req.getContentLengthLong();
@@ -159,19 +163,19 @@ final class RequestReader {
     }
     String principal = Scope.principalPart(cfg.principalResolver().resolve(req), cfg.anonymousPrincipal());
     IdempotentRequest idempotent = new IdempotentRequest(
-        Scope.of(principal, Operations.operation(cfg, req.getMethod(), path, req.getContextPath(), route)), key.key(), fingerprint);
+        Scope.of(principal, Operations.operation(cfg, req.getMethod(), path, req.getContextPath(), route)), idempotencyKey, fingerprint);
     IdempotencyFilterConfig.Route answering = route;
     // Named after the handler now; a key stored under a route's name (before the change) is
     // answered there, by that route's engine, never run again under the new name.
     Operations.Earlier earlier;
     try {
-      earlier = Operations.earlierRecord(cfg, req.getMethod(), path, req.getContextPath(), principal, key.key(),
+      earlier = Operations.earlierRecord(cfg, req.getMethod(), path, req.getContextPath(), principal, idempotencyKey,
           idempotent.scope().operation());
     } catch (RuntimeException e) {
       return new Refusal(cfg.problems().storeUnavailable(), null, route, path, false);
     }
     if (earlier != null) {
-      idempotent = new IdempotentRequest(earlier.scope(), key.key(), fingerprint);
+      idempotent = new IdempotentRequest(earlier.scope(), idempotencyKey, fingerprint);
       answering = earlier.route();
     }
     req.setAttribute(IdempotencyFilter.REQUEST_ATTRIBUTE, idempotent);
@@ -245,7 +249,7 @@ final class RequestReader {
         .target(req.getRequestURI() + (query == null ? "" : "?" + query))
         .contentType(parsedBody != null ? withoutBoundary(req.getContentType()) : req.getContentType())
         .contentEncoding(joined(req.getHeaders("Content-Encoding")));
-    return (parsedBody != null ? request.parsedBody(parsedBody) : request.body(body)).build();
+    return (parsedBody != null ? request.parsedBody(parsedBody) : request.body(Objects.requireNonNull(body, "body"))).build();
   }
 
   /**

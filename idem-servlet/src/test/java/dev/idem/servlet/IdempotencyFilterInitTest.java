@@ -1,14 +1,20 @@
 package dev.idem.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.InMemoryLeaseStore;
 import jakarta.servlet.DispatcherType;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.EnumSet;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -63,5 +69,23 @@ class IdempotencyFilterInitTest {
     } finally {
       server.stop();
     }
+  }
+
+  @Test
+  void noArgFilterThatWasNeverInitialisedRefusesRequests() {
+    IdempotencyFilter filter = new IdempotencyFilter(); // no configuration, and init() never ran
+    AtomicInteger chainCalls = new AtomicInteger();
+    assertThatThrownBy(() -> filter.doFilter(untouchable(HttpServletRequest.class), untouchable(HttpServletResponse.class),
+        (request, response) -> chainCalls.incrementAndGet()))
+        .isInstanceOf(ServletException.class)
+        .hasMessageContaining("not initialised");
+    assertThat(chainCalls).hasValue(0);
+  }
+
+  /** A request or response that fails the test if the filter reads or writes it. */
+  private static <T> T untouchable(Class<T> type) {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, method, args) -> {
+      throw new AssertionError("the filter used " + type.getSimpleName() + "." + method.getName());
+    }));
   }
 }

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The request as the handler sees it behind the filter, with its body readable as it would be
@@ -55,10 +56,13 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   private static final String FORM = "application/x-www-form-urlencoded";
 
   /** The body read by the filter; {@code null} when the container parsed it. */
-  private final byte[] body;
-  private ServletInputStream stream;
-  private BufferedReader reader;
-  private Map<String, String[]> formParameters;
+  private final byte @Nullable [] body;
+  /** The replay stream, or {@code null} until the application asks for it. */
+  private @Nullable ServletInputStream stream;
+  /** The replay reader, or {@code null} until the application asks for it. */
+  private @Nullable BufferedReader reader;
+  /** The form parameters, or {@code null} until first read. */
+  private @Nullable Map<String, String[]> formParameters;
 
   /**
    * @param request the container's request, whose body has been read, never {@code null}
@@ -136,7 +140,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   }
 
   @Override
-  public String getParameter(String name) {
+  public @Nullable String getParameter(String name) {
     if (!isForm()) {
       return super.getParameter(name);
     }
@@ -155,7 +159,7 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
   }
 
   @Override
-  public String[] getParameterValues(String name) {
+  public String @Nullable [] getParameterValues(String name) {
     if (!isForm()) {
       return super.getParameterValues(name);
     }
@@ -197,7 +201,9 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
 
   /** Query string first, then the body, as the Servlet specification (section 3.1) orders them. */
   private Map<String, String[]> formParameters() {
-    if (formParameters == null) {
+    Map<String, String[]> parameters = formParameters;
+    if (parameters == null) {
+      byte[] form = Objects.requireNonNull(body, "isForm() is false without a body");
       Map<String, List<String>> collected = new LinkedHashMap<>();
       parse(getQueryString(), StandardCharsets.UTF_8, collected);
       Charset charset;
@@ -207,15 +213,16 @@ public final class BufferedRequest extends HttpServletRequestWrapper {
       } catch (IllegalArgumentException e) {
         charset = StandardCharsets.UTF_8;
       }
-      parse(new String(body, StandardCharsets.ISO_8859_1), charset, collected);
+      parse(new String(form, StandardCharsets.ISO_8859_1), charset, collected);
       Map<String, String[]> result = new LinkedHashMap<>();
       collected.forEach((k, v) -> result.put(k, v.toArray(new String[0])));
-      formParameters = Collections.unmodifiableMap(result);
+      parameters = Collections.unmodifiableMap(result);
+      formParameters = parameters;
     }
-    return formParameters;
+    return parameters;
   }
 
-  private static void parse(String encoded, Charset charset, Map<String, List<String>> into) {
+  private static void parse(@Nullable String encoded, Charset charset, Map<String, List<String>> into) {
     if (encoded == null || encoded.isEmpty()) {
       return;
     }

@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link CapturingResponse}'s body: in memory up to the limit, then the container's output
@@ -37,7 +38,7 @@ final class CapturedBody extends OutputStream {
   /** Body bytes accepted since the last reset, held or sent. */
   long written;
   /** The container's output stream once the body overflowed; {@code null} while capturing. */
-  private OutputStream direct;
+  private @Nullable OutputStream direct;
 
   CapturedBody(int maxBytes, Overflow overflow) {
     this.maxBytes = maxBytes;

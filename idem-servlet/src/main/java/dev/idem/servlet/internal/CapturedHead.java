@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link CapturingResponse}'s head: everything the handler sets but the body (status, header
@@ -23,11 +24,13 @@ final class CapturedHead {
   private final List<Cookie> cookies = new ArrayList<>();
   int status = HttpServletResponse.SC_OK;
   /** The content type as set, or {@code null}; its charset parameter may be left to {@link #charset}. */
-  private String contentType;
+  private @Nullable String contentType;
   /** The character encoding chosen, or {@code null} for the container's default. */
-  String charset;
-  Locale locale;
-  Supplier<Map<String, String>> trailers;
+  @Nullable String charset;
+  /** The locale set, or {@code null} for the container's. */
+  @Nullable Locale locale;
+  /** The trailer supplier set, or {@code null} for none. */
+  @Nullable Supplier<Map<String, String>> trailers;
 
   // ---- header fields ------------------------------------------------------------------------
 
@@ -48,7 +51,7 @@ final class CapturedHead {
   }
 
   /** @return the first value of the field, Content-Type included; {@code null} if none */
-  String first(String name) {
+  @Nullable String first(String name) {
     if (name.equalsIgnoreCase("Content-Type")) {
       return contentType();
     }
@@ -103,7 +106,7 @@ final class CapturedHead {
    * @param type the media type, or {@code null} to clear it (and the encoding, before the writer)
    * @param writerOpen whether the handler has obtained the writer
    */
-  void contentType(String type, boolean writerOpen) {
+  void contentType(@Nullable String type, boolean writerOpen) {
     if (type == null) {
       contentType = null;
       if (!writerOpen) {
@@ -119,7 +122,7 @@ final class CapturedHead {
   }
 
   /** @return the content type with the chosen encoding as its charset parameter, or {@code null} */
-  String contentType() {
+  @Nullable String contentType() {
     if (contentType == null) {
       return null;
     }
@@ -130,7 +133,7 @@ final class CapturedHead {
   }
 
   /** Chooses the encoding; a charset parameter of the content type gives way to it. */
-  void characterEncoding(String encoding) {
+  void characterEncoding(@Nullable String encoding) {
     charset = encoding;
     if (contentType != null && charsetParameter(contentType) != null) {
       contentType = withoutCharset(contentType);
@@ -178,7 +181,7 @@ final class CapturedHead {
     }
   }
 
-  private static String charsetParameter(String type) {
+  private static @Nullable String charsetParameter(String type) {
     for (String param : type.split(";")) {
       String p = param.trim();
       if (p.regionMatches(true, 0, "charset=", 0, 8)) {

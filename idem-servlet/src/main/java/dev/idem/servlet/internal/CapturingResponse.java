@@ -24,6 +24,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A response that keeps everything the handler does in memory and touches the container's response
@@ -70,9 +71,12 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    */
   private boolean committed;
 
-  private CapturedBody.Stream stream;
-  private OutputStreamWriter encoder;
-  private CapturedBody.Writer writer;
+  /** The handler's output stream, or {@code null} until it asks for it. */
+  private CapturedBody.@Nullable Stream stream;
+  /** The writer's encoder, or {@code null} without a writer or once it is closed. */
+  private @Nullable OutputStreamWriter encoder;
+  /** The handler's writer, or {@code null} until it asks for it. */
+  private CapturedBody.@Nullable Writer writer;
 
   /**
    * A capture without a practical limit (the body may grow to about 2 GiB).
@@ -145,7 +149,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public void sendError(int sc, String msg) throws IOException {
+  public void sendError(int sc, @Nullable String msg) throws IOException {
     if (committed()) {
       throw new IllegalStateException("the response is already committed");
     }
@@ -234,7 +238,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   // ---- header fields ------------------------------------------------------------------------
 
   @Override
-  public void setHeader(String name, String value) {
+  public void setHeader(@Nullable String name, @Nullable String value) {
     if (committed() || name == null) {
       return;
     }
@@ -249,7 +253,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public void addHeader(String name, String value) {
+  public void addHeader(@Nullable String name, @Nullable String value) {
     if (committed() || name == null || value == null) {
       return;
     }
@@ -260,7 +264,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   /** Content-Type and Content-Length have their own setters; route the fields there. */
-  private boolean special(String name, String value, boolean set) {
+  private boolean special(String name, @Nullable String value, boolean set) {
     if (name.equalsIgnoreCase("Content-Type")) {
       if (value != null || set) {
         setContentType(value);
@@ -294,17 +298,17 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public boolean containsHeader(String name) {
+  public boolean containsHeader(@Nullable String name) {
     return getHeader(name) != null;
   }
 
   @Override
-  public String getHeader(String name) {
+  public @Nullable String getHeader(@Nullable String name) {
     return name == null ? null : head.first(name);
   }
 
   @Override
-  public Collection<String> getHeaders(String name) {
+  public Collection<String> getHeaders(@Nullable String name) {
     return name == null ? List.of() : head.all(name);
   }
 
@@ -314,7 +318,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public void addCookie(Cookie cookie) {
+  public void addCookie(@Nullable Cookie cookie) {
     if (!committed() && cookie != null) {
       head.addCookie(cookie);
     }
@@ -329,26 +333,26 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public Supplier<Map<String, String>> getTrailerFields() {
+  public @Nullable Supplier<Map<String, String>> getTrailerFields() {
     return head.trailers;
   }
 
   // ---- content type, encoding, locale -------------------------------------------------------
 
   @Override
-  public void setContentType(String type) {
+  public void setContentType(@Nullable String type) {
     if (!committed()) {
       head.contentType(type, writer != null);
     }
   }
 
   @Override
-  public String getContentType() {
+  public @Nullable String getContentType() {
     return head.contentType();
   }
 
   @Override
-  public void setCharacterEncoding(String encoding) {
+  public void setCharacterEncoding(@Nullable String encoding) {
     if (committed() || writer != null) {
       return;
     }
@@ -360,7 +364,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
    *
    * @param encoding the charset, or {@code null} to clear it
    */
-  public void setCharacterEncoding(Charset encoding) {
+  public void setCharacterEncoding(@Nullable Charset encoding) {
     setCharacterEncoding(encoding == null ? null : encoding.name());
   }
 
@@ -372,7 +376,7 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public void setLocale(Locale loc) {
+  public void setLocale(@Nullable Locale loc) {
     if (committed() || loc == null) {
       return;
     }

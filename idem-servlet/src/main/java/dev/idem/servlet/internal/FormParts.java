@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@code multipart/form-data} body (RFC 7578) as the container parsed it, with the container's
@@ -54,7 +55,7 @@ public record FormParts(String hex, long bytes) {
    * @param contentType a request's {@code Content-Type}, may be {@code null}
    * @return whether it is {@code multipart/form-data}, ignoring case and parameters
    */
-  public static boolean isFormData(String contentType) {
+  public static boolean isFormData(@Nullable String contentType) {
     if (contentType == null) {
       return false;
     }
@@ -66,7 +67,7 @@ public record FormParts(String hex, long bytes) {
    * @param contentType a request's {@code Content-Type}, may be {@code null}
    * @return whether it is {@code application/x-www-form-urlencoded}, ignoring case and parameters
    */
-  public static boolean isUrlEncodedForm(String contentType) {
+  public static boolean isUrlEncodedForm(@Nullable String contentType) {
     if (contentType == null) {
       return false;
     }
@@ -110,7 +111,7 @@ public record FormParts(String hex, long bytes) {
    * @throws Unreadable if the container refused the body (malformed, or over one of its limits)
    * @throws IOException if reading a part fails
    */
-  public static FormParts read(HttpServletRequest request) throws Unreadable, IOException {
+  public static @Nullable FormParts read(HttpServletRequest request) throws Unreadable, IOException {
     Collection<Part> parts;
     try {
       parts = request.getParts();
@@ -188,7 +189,7 @@ public record FormParts(String hex, long bytes) {
   }
 
   /** Type and subtype lower-cased, parameters kept as sent; empty when absent. */
-  private static String normalisedType(String type) {
+  private static String normalisedType(@Nullable String type) {
     if (type == null) {
       return "";
     }
@@ -206,7 +207,7 @@ public record FormParts(String hex, long bytes) {
     }
   }
 
-  private static void field(MessageDigest sha, String s) {
+  private static void field(MessageDigest sha, @Nullable String s) {
     byte[] bytes = (s == null ? "" : s).getBytes(StandardCharsets.UTF_8);
     sha.update((bytes.length + ":").getBytes(StandardCharsets.US_ASCII));
     sha.update(bytes);

@@ -3,6 +3,8 @@ package dev.idem.servlet.internal;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import java.util.Enumeration;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Parses the {@code Idempotency-Key} request header field.
@@ -22,18 +24,18 @@ public final class KeyHeader {
 
   /** The header is absent, present once and well-formed, or malformed. */
   public static final class Result {
-    private final IdempotencyKey key;
-    private final String problem;
-    private final String fieldValue;
+    private final @Nullable IdempotencyKey key;
+    private final @Nullable String problem;
+    private final @Nullable String fieldValue;
 
-    private Result(IdempotencyKey key, String problem, String fieldValue) {
+    private Result(@Nullable IdempotencyKey key, @Nullable String problem, @Nullable String fieldValue) {
       this.key = key;
       this.problem = problem;
       this.fieldValue = fieldValue;
     }
 
     /** @return the key, or {@code null} when the field is absent or malformed */
-    public IdempotencyKey key() {
+    public @Nullable IdempotencyKey key() {
       return key;
     }
 
@@ -42,12 +44,12 @@ public final class KeyHeader {
      *     section 5.5), quotes and escapes included, when it spells a well-formed key; {@code null}
      *     when the field is absent or malformed. Printable US-ASCII only, so safe to send back.
      */
-    public String fieldValue() {
+    public @Nullable String fieldValue() {
       return fieldValue;
     }
 
     /** @return why the field is malformed (safe to show to the client), or {@code null} */
-    public String problem() {
+    public @Nullable String problem() {
       return problem;
     }
 
@@ -64,7 +66,7 @@ public final class KeyHeader {
    *     case-insensitively); may be {@code null} (treated as absent)
    * @return absent, a key, or a problem; never {@code null}
    */
-  public static Result parse(Enumeration<String> fieldValues) {
+  public static Result parse(@Nullable Enumeration<String> fieldValues) {
     if (fieldValues == null || !fieldValues.hasMoreElements()) {
       return ABSENT;
     }
@@ -135,7 +137,8 @@ public final class KeyHeader {
     try {
       return new Result(IdempotencyKey.of(decoded), null, v);
     } catch (InvalidIdempotencyKeyException e) {
-      return malformed(e.getMessage());
+      // the exception always names the rule broken; a blank problem would read as an absent field
+      return malformed(Objects.requireNonNullElse(e.getMessage(), "the key breaks a rule of IdempotencyKey"));
     }
   }
 

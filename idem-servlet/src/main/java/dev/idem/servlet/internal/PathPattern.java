@@ -1,6 +1,7 @@
 package dev.idem.servlet.internal;
 
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A route's path pattern: an exact path ({@code /notes}), with {@code *} for exactly one non-empty
@@ -69,7 +70,7 @@ public final class PathPattern {
    *     (never matches)
    * @return whether the pattern matches the whole path
    */
-  public boolean matches(String path) {
+  public boolean matches(@Nullable String path) {
     if (path == null || path.isEmpty() || path.charAt(0) != '/') {
       return false;
     }

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An RFC 9457 problem details object ({@code application/problem+json}) with the members {@code
@@ -20,7 +21,7 @@ import java.util.Map;
  * @param extensions extension members in order, name to a {@link String} or a {@link Number}
  *     (written as a JSON string or number); never {@code null}, copied
  */
-public record Problem(String type, String title, int status, String detail, Map<String, Object> extensions) {
+public record Problem(@Nullable String type, String title, int status, @Nullable String detail, Map<String, Object> extensions) {
 
   /** The media type of RFC 9457 section 3 for JSON problem details. */
   public static final String MEDIA_TYPE = "application/problem+json";
@@ -31,7 +32,7 @@ public record Problem(String type, String title, int status, String detail, Map<
   }
 
   /** A problem without extension members; the parameters are those of the record. */
-  public Problem(String type, String title, int status, String detail) {
+  public Problem(@Nullable String type, String title, int status, @Nullable String detail) {
     this(type, title, status, detail, Map.of());
   }
 
