@@ -70,7 +70,8 @@ public final class ObservationIdemListener implements IdemListener {
         .lowCardinalityKeyValue(OPERATION, operation)
         .start();
     Observation.Scope scope = observation.openScope();
-    Attempt inner = delegate.started(request, mode);
+    // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
+    Attempt inner = IdemListener.start(delegate, request, mode);
     return new Attempt() {
       @Override
       public void ended(AttemptResult result) {
