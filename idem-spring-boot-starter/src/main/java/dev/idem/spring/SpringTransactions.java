@@ -38,7 +38,8 @@ final class SpringTransactions {
    * The transactional engine of an idempotent consumer: each message one transaction of the
    * application's unique transaction manager on {@code dataSource}, so that the handler's writes
    * through Spring's beans join the transaction that records the message's key. Duplicates of a
-   * message being handled are answered in progress at once (the broker redelivers).
+   * message being handled are answered in progress at once (the broker redelivers). Its attempts
+   * are told to the application's unique {@link IdemListener} bean (observations and counters).
    *
    * @param consumer the consumer's name, for the messages
    * @param keys the key table's engine, never {@code null}
@@ -62,7 +63,9 @@ final class SpringTransactions {
           + " DataSource: the handler's writes through Spring would commit apart from the message's key. Mark the DataSource"
           + " of the handler's writes and its transaction manager @Primary, or use a lease-mode consumer");
     }
-    return new TransactionalIdempotency(keys, new SpringTransactionRunner(dataSource, () -> tm), IdemListener.NONE);
+    // the application's listener (observations, counters), as every other engine of the starter has
+    IdemListener listener = beans.getBeanProvider(IdemListener.class).getIfUnique(() -> IdemListener.NONE);
+    return new TransactionalIdempotency(keys, new SpringTransactionRunner(dataSource, () -> tm), listener);
   }
 
   /** @return whether a Spring transaction is open on this thread */
