@@ -142,7 +142,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
       only.addAll(b.requestKeys.keySet()); // a method with a request key is protected too
     }
     this.onlyMethods = Set.copyOf(only);
-    this.policies = b.policies.freeze();
+    this.policies = b.policies.frozenCopy(); // the builder may go on being used
     this.unprotectedStreaming = List.copyOf(unprotectedStreaming);
   }
 

@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * The methods with a policy of their own: an engine and a key requirement per method ({@code
  * package.Service/Method}) or per service ({@code package.Service/*}). A method's own entry wins
  * over its service's; a method with neither has the interceptor's defaults. Built once (not
- * thread-safe while built), then read by every call (immutable once {@link #freeze()}d).
+ * thread-safe while built), then read by every call (a {@link #frozenCopy()} is immutable).
  */
 public final class MethodPolicies {
 
@@ -123,12 +123,14 @@ public final class MethodPolicies {
   }
 
   /**
-   * @return this, made unmodifiable
+   * @return an unmodifiable copy, for an interceptor: this one stays open to more policies, which
+   *     the copy does not see
    */
-  public MethodPolicies freeze() {
-    byMethod = Collections.unmodifiableMap(new LinkedHashMap<>(byMethod));
-    byService = Collections.unmodifiableMap(new LinkedHashMap<>(byService));
-    return this;
+  public MethodPolicies frozenCopy() {
+    MethodPolicies copy = new MethodPolicies();
+    copy.byMethod = Collections.unmodifiableMap(new LinkedHashMap<>(byMethod));
+    copy.byService = Collections.unmodifiableMap(new LinkedHashMap<>(byService));
+    return copy;
   }
 
   /** @return every policy, methods first, in the order given; for logs */
