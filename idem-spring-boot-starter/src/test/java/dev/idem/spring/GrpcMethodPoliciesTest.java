@@ -215,6 +215,23 @@ class GrpcMethodPoliciesTest {
   }
 
   @Test
+  void twoEntriesNamingOneMethodStopTheStartUpNamingTheSecond() {
+    app().withPropertyValues("idem.grpc.methods.a.method=idem.test.Notes/Create", "idem.grpc.methods.b.method= idem.test.Notes/Create ")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(ctx.getStartupFailure()).hasStackTraceContaining("idem.grpc.methods.b.method")
+              .hasStackTraceContaining("given twice");
+        });
+  }
+
+  @Test
+  void aServicePolicyBesideAMethodPolicyOfTheSameServiceStarts() {
+    app().withPropertyValues("idem.grpc.methods.all.method=idem.test.Notes/*", "idem.grpc.methods.all.key=optional",
+        "idem.grpc.methods.create.method=idem.test.Notes/Create", "idem.grpc.methods.create.mode=transactional")
+        .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(dev.idem.grpc.IdempotencyServerInterceptor.class));
+  }
+
+  @Test
   void aTransactionalPolicyWithItsKeysInRedisStopsTheStartUp() {
     app().withPropertyValues("idem.grpc.methods.create.method=idem.test.Notes/Create", "idem.grpc.methods.create.mode=transactional",
         "idem.grpc.methods.create.store=redis").run(ctx -> {
