@@ -16,7 +16,8 @@ import org.springframework.context.annotation.Configuration;
  * ({@link TimedLeaseStore}, an {@link IdemStoreDecorator}); with an observation registry an
  * observation per attempt ({@link ObservationIdemListener}), which gives a timer and, with a
  * tracer, a span. An {@link IdemListener} of the application's own replaces both the counters and
- * the observations (wrap it in an {@code ObservationIdemListener} to keep them). No other
+ * the observations (wrap it in an {@code ObservationIdemListener} to keep the observations; pass its
+ * events on to a {@code MicrometerIdemListener} to keep the counters). No other
  * configuration touches Micrometer's types.
  */
 @Configuration(proxyBeanMethods = false)
