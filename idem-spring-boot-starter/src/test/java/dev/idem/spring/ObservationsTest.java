@@ -178,6 +178,34 @@ class ObservationsTest {
   }
 
   @Test
+  void anIdempotentMethodInsideAProtectedRequestIsTheChildAndNothingStaysCurrent() {
+    app("lease").run(ctx -> {
+      IdemAutoConfigurationTest.Payments payments = ctx.getBean(IdemAutoConfigurationTest.Payments.class);
+      IdempotencyFilter filter = new IdempotencyFilter(ctx.getBean(IdempotencyFilterConfig.class));
+      ObservationRegistry registry = ctx.getBean(ObservationRegistry.class);
+      List<Observation> outer = new java.util.ArrayList<>();
+      STOPPED.clear();
+      MockHttpServletRequest request = new MockHttpServletRequest("POST", "/notes");
+      request.setServletPath("/notes");
+      request.addHeader("Idempotency-Key", "k-7");
+      request.setContentType("application/json");
+      request.setContent("{}".getBytes(StandardCharsets.UTF_8));
+      filter.doFilter(request, new MockHttpServletResponse(), (req, res) -> {
+        outer.add(registry.getCurrentObservation());
+        payments.charge("pay-7", "acct-9", 500);
+        outer.add(registry.getCurrentObservation());
+        ((HttpServletResponse) res).setStatus(201);
+      });
+      assertThat(registry.getCurrentObservation()).isNull();
+      assertThat(STOPPED).extracting(ObservationsTest::describe).containsExactly(
+          "idem.attempt lease charge executed", "idem.attempt lease POST /notes executed");
+      Observation.Context inner = STOPPED.peek();
+      assertThat(inner.getParentObservation()).isNotNull().isSameAs(outer.get(0));
+      assertThat(outer.get(1)).isSameAs(outer.get(0));
+    });
+  }
+
+  @Test
   void observationsCanBeTurnedOff() {
     app("lease").withPropertyValues("idem.observations.enabled=false").run(ctx -> {
       assertThat(ctx.getBean(dev.idem.core.IdemListener.class)).isInstanceOf(MicrometerIdemListener.class);
