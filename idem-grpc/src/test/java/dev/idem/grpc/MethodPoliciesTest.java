@@ -83,7 +83,7 @@ class MethodPoliciesTest {
   @Test
   void eachMethodRunsOnItsOwnEngineWithItsOwnKeyRequirement() throws Exception {
     IdempotencyEngine unused = LeaseIdempotency.builder(new InMemoryLeaseStore()).build();
-    try (TestService service = new TestService(twoModes(unused).build(), null, dropsKeyNone())) {
+    try (TestService service = new TestService(twoModes(unused).build(), null, TestService.dropsKeyNone())) {
       wire(service);
       TestService.Stub keyed = IdempotencyKeys.withKey(service.stub(), "k-1");
 
@@ -102,13 +102,13 @@ class MethodPoliciesTest {
       }
 
       // Create requires a key; Charge lets a call without one through, unprotected
-      assertThatThrownBy(() -> noKey(service).create(note("no key")))
+      assertThatThrownBy(() -> TestService.noKey(service).create(note("no key")))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
             assertThat(reason(e)).isEqualTo("KEY_MISSING");
           });
-      assertThat(noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-2");
-      assertThat(noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-3");
+      assertThat(TestService.noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-2");
+      assertThat(TestService.noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-3");
       assertThat(service.runs).hasValue(1);
     }
   }
@@ -119,10 +119,10 @@ class MethodPoliciesTest {
         .methodPolicy(TestService.SERVICE + "/*", lease, true) // every method: key required
         .methodPolicy(TestService.CHARGE.getFullMethodName(), lease, false) // but Charge's is optional
         .build();
-    try (TestService service = new TestService(idem, null, dropsKeyNone())) {
-      assertThatThrownBy(() -> noKey(service).create(note("no key")))
+    try (TestService service = new TestService(idem, null, TestService.dropsKeyNone())) {
+      assertThatThrownBy(() -> TestService.noKey(service).create(note("no key")))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
-      assertThat(noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-1");
+      assertThat(TestService.noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-1");
     }
   }
 
@@ -132,12 +132,12 @@ class MethodPoliciesTest {
         .protect(TestService.CREATE)
         .methodPolicy(TestService.CHARGE.getFullMethodName(), lease, true)
         .build();
-    try (TestService service = new TestService(idem, null, dropsKeyNone())) {
+    try (TestService service = new TestService(idem, null, TestService.dropsKeyNone())) {
       TestService.Stub keyed = IdempotencyKeys.withKey(service.stub(), "k-2");
       keyed.charge(note("a"));
       keyed.charge(note("a"));
       assertThat(service.charges).hasValue(1);
-      assertThatThrownBy(() -> noKey(service).charge(note("no key")))
+      assertThatThrownBy(() -> TestService.noKey(service).charge(note("no key")))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
     }
   }
@@ -186,24 +186,6 @@ class MethodPoliciesTest {
         .build().unprotectedStreamingMethods()).hasSize(2);
   }
 
-  /** A stub whose calls reach Idem without a key (the channel gives every call one; the server drops this one). */
-  private static TestService.Stub noKey(TestService service) {
-    return IdempotencyKeys.withKey(service.stub(), "none");
-  }
-
-  /** Outside Idem's interceptor: removes the key {@code none}, so that call arrives without a key. */
-  private static ServerInterceptor dropsKeyNone() {
-    return new ServerInterceptor() {
-      @Override
-      public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
-          ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-        if ("none".equals(headers.get(IdempotencyKeys.HEADER))) {
-          headers.removeAll(IdempotencyKeys.HEADER);
-        }
-        return next.startCall(call, headers);
-      }
-    };
-  }
 
   private long notes() throws SQLException {
     try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();

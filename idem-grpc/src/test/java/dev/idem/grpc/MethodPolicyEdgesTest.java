@@ -70,11 +70,11 @@ class MethodPolicyEdgesTest {
     IdempotencyServerInterceptor first = builder.build();
     builder.methodPolicy(TestService.CHARGE.getFullMethodName(), lease, true); // was: UnsupportedOperationException
     IdempotencyServerInterceptor second = builder.build();
-    try (TestService service = new TestService(first, null, dropsKeyNone())) {
-      assertThat(noKey(service).charge(note("a")).getValue()).isEqualTo("charge-1"); // the first has no Charge policy
+    try (TestService service = new TestService(first, null, TestService.dropsKeyNone())) {
+      assertThat(TestService.noKey(service).charge(note("a")).getValue()).isEqualTo("charge-1"); // the first has no Charge policy
     }
-    try (TestService service = new TestService(second, null, dropsKeyNone())) {
-      assertThatThrownBy(() -> noKey(service).charge(note("a")))
+    try (TestService service = new TestService(second, null, TestService.dropsKeyNone())) {
+      assertThatThrownBy(() -> TestService.noKey(service).charge(note("a")))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
     }
   }
@@ -85,11 +85,11 @@ class MethodPolicyEdgesTest {
         .requestKey(TestService.CREATE, (Struct r) -> r.getFieldsOrDefault("request_id", Value.getDefaultInstance()).getStringValue())
         .methodPolicy(TestService.CREATE.getFullMethodName(), transactional, true)
         .build();
-    try (TestService service = new TestService(idem, null, dropsKeyNone())) {
+    try (TestService service = new TestService(idem, null, TestService.dropsKeyNone())) {
       Struct withId = note("a").toBuilder().putFields("request_id", Value.newBuilder().setStringValue("r-1").build()).build();
-      assertThat(noKey(service).create(withId).getValue()).isEqualTo("note-1");
-      assertThat(noKey(service).create(withId).getValue()).isEqualTo("note-1");
-      assertThatThrownBy(() -> noKey(service).create(note("b")))
+      assertThat(TestService.noKey(service).create(withId).getValue()).isEqualTo("note-1");
+      assertThat(TestService.noKey(service).create(withId).getValue()).isEqualTo("note-1");
+      assertThatThrownBy(() -> TestService.noKey(service).create(note("b")))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
       assertThat(service.runs).hasValue(1);
     }
@@ -142,22 +142,6 @@ class MethodPolicyEdgesTest {
     }
   }
 
-  private static TestService.Stub noKey(TestService service) {
-    return IdempotencyKeys.withKey(service.stub(), "none");
-  }
-
-  private static ServerInterceptor dropsKeyNone() {
-    return new ServerInterceptor() {
-      @Override
-      public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
-          ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-        if ("none".equals(headers.get(IdempotencyKeys.HEADER))) {
-          headers.removeAll(IdempotencyKeys.HEADER);
-        }
-        return next.startCall(call, headers);
-      }
-    };
-  }
 
   private long notes() throws SQLException {
     try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();

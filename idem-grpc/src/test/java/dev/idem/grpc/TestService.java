@@ -203,6 +203,25 @@ final class TestService implements AutoCloseable {
     return new Stub(channel, CallOptions.DEFAULT);
   }
 
+  /** A stub whose calls reach Idem without a key (the channel gives every call one; {@link #dropsKeyNone} drops this one). */
+  static Stub noKey(TestService service) {
+    return IdempotencyKeys.withKey(service.stub(), "none");
+  }
+
+  /** Outside Idem's interceptor: removes the key {@code none}, so that call arrives without a key. */
+  static ServerInterceptor dropsKeyNone() {
+    return new ServerInterceptor() {
+      @Override
+      public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(
+          io.grpc.ServerCall<ReqT, RespT> call, Metadata headers, io.grpc.ServerCallHandler<ReqT, RespT> next) {
+        if ("none".equals(headers.get(IdempotencyKeys.HEADER))) {
+          headers.removeAll(IdempotencyKeys.HEADER);
+        }
+        return next.startCall(call, headers);
+      }
+    };
+  }
+
   static Struct note(String text) {
     return Struct.newBuilder().putFields("text", Value.newBuilder().setStringValue(text).build()).build();
   }

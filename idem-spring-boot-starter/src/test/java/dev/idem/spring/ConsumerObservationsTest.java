@@ -6,7 +6,6 @@ import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
 import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
 import io.micrometer.observation.Observation;
-import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -35,19 +34,7 @@ class ConsumerObservationsTest {
   static class Observed {
     @Bean
     ObservationRegistry observationRegistry() {
-      ObservationRegistry registry = ObservationRegistry.create();
-      registry.observationConfig().observationHandler(new ObservationHandler<>() {
-        @Override
-        public boolean supportsContext(Observation.Context context) {
-          return true;
-        }
-
-        @Override
-        public void onStop(Observation.Context context) {
-          STOPPED.add(context);
-        }
-      });
-      return registry;
+      return ObservationsTest.recording(STOPPED);
     }
   }
 

@@ -13,7 +13,6 @@ import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import io.micrometer.observation.Observation;
-import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -28,23 +27,7 @@ import org.junit.jupiter.api.Test;
 class ObservationScopeTest {
 
   private final List<Observation.Context> stopped = new ArrayList<>();
-  private final ObservationRegistry registry = registry(stopped);
-
-  private static ObservationRegistry registry(List<Observation.Context> stopped) {
-    ObservationRegistry registry = ObservationRegistry.create();
-    registry.observationConfig().observationHandler(new ObservationHandler<>() {
-      @Override
-      public boolean supportsContext(Observation.Context context) {
-        return true;
-      }
-
-      @Override
-      public void onStop(Observation.Context context) {
-        stopped.add(context);
-      }
-    });
-    return registry;
-  }
+  private final ObservationRegistry registry = ObservationsTest.recording(stopped);
 
   private static IdempotentRequest request(String operation, String key) {
     return new IdempotentRequest(Scope.of("p", operation), IdempotencyKey.of(key),

@@ -44,20 +44,28 @@ class ObservationsTest {
   static class Observed {
     @Bean
     ObservationRegistry observationRegistry() {
-      ObservationRegistry registry = ObservationRegistry.create();
-      registry.observationConfig().observationHandler(new ObservationHandler<>() {
-        @Override
-        public boolean supportsContext(Observation.Context context) {
-          return true;
-        }
-
-        @Override
-        public void onStop(Observation.Context context) {
-          STOPPED.add(context);
-        }
-      });
-      return registry;
+      return recording(STOPPED);
     }
+  }
+
+  /**
+   * @param stopped where every observation the registry stops is added
+   * @return a registry that records the observations it stops (shared by the observation tests)
+   */
+  static ObservationRegistry recording(java.util.Collection<Observation.Context> stopped) {
+    ObservationRegistry registry = ObservationRegistry.create();
+    registry.observationConfig().observationHandler(new ObservationHandler<>() {
+      @Override
+      public boolean supportsContext(Observation.Context context) {
+        return true;
+      }
+
+      @Override
+      public void onStop(Observation.Context context) {
+        stopped.add(context);
+      }
+    });
+    return registry;
   }
 
   private WebApplicationContextRunner app(String mode) {
