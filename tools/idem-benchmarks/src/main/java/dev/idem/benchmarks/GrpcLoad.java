@@ -174,57 +174,13 @@ public final class GrpcLoad {
         measure(database, dir, a, name -> "jdbc:sqlite:" + dir.resolve(database + "-" + name + ".db")
             + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", null, null, null, runs);
       } else {
-        postgres(database, database.endsWith("-async"), dir, a, cpu, regimes, runs);
+        PostgresRegime.run("GrpcLoad", database, a.postgresUrl, database.endsWith("-async"), cpu, "server",
+            h -> regimes.put(database, new Regime(h.title(), h.dbCpu(), h.notes())),
+            (urlFor, setting, dbCpu, ownDb) -> measure(database, dir, a, urlFor, setting, dbCpu, ownDb, runs));
       }
     }
     write(a.out, runs, regimes, started, Duration.between(started, Instant.now()), a, List.of(args));
     System.out.println("wrote " + a.out.resolve("benchmarks-grpc.md") + " and " + a.out.resolve("benchmarks/grpc.csv"));
-  }
-
-  private static void postgres(String database, boolean async, Path dir, Args a, boolean cpu, Map<String, Regime> regimes,
-      List<HttpLoad.Run> runs) throws Exception {
-    String prefix = "idem_grpc_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8) + "_";
-    List<String> created = new ArrayList<>();
-    try (Connection admin = DriverManager.getConnection(a.postgresUrl);
-        Statement st = admin.createStatement()) {
-      String version;
-      try (ResultSet rs = st.executeQuery("SELECT version()")) {
-        rs.next();
-        version = rs.getString(1).replaceAll(" on .*", "");
-      }
-      List<String> notes = new ArrayList<>();
-      regimes.put(database, new Regime(version + (async ? " (a database per server, synchronous_commit = off)"
-          : " (a database per server, default settings)"), cpu ? "every `postgres` process + the postmaster's reaped children" : "n/a",
-          notes));
-      if (async) {
-        notes.add("Every variant's database got `ALTER DATABASE <db> SET synchronous_commit = off` before its server started:"
-            + " a commit returns before its WAL reaches the disk, so the commit's disk wait no longer hides CPU.");
-      }
-      try {
-        List<String> values = measure(database, dir, a, name -> {
-          String db = prefix + name.replace('-', '_');
-          try {
-            st.execute("CREATE DATABASE " + db);
-            created.add(db);
-            if (async) {
-              st.execute("ALTER DATABASE " + db + " SET synchronous_commit = off");
-            }
-          } catch (SQLException e) {
-            throw new IllegalStateException("cannot create database " + db + ": " + e.getMessage(), e);
-          }
-          return HttpLoad.withDatabase(a.postgresUrl, db);
-        }, url -> HttpLoad.query(url, "SHOW synchronous_commit"), cpu ? ProcCpu.postgres() : null,
-            cpu ? name -> ProcCpu.postgresBackends(prefix + name.replace('-', '_')) : null, runs);
-        notes.add("`synchronous_commit` as a new connection on each server's own URL reads it, after the servers started: "
-            + String.join(", ", values) + ".");
-      } finally {
-        for (String db : created) {
-          st.execute("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
-        }
-      }
-    } catch (SQLException e) {
-      System.err.println("GrpcLoad: " + database + " skipped, PostgreSQL not reachable at " + a.postgresUrl + ": " + e.getMessage());
-    }
   }
 
   /** A server of {@link GrpcBenchServer} in a JVM of its own, with the channel its clients share. */

@@ -235,7 +235,9 @@ public final class HttpLoad {
           measure(database, jar, dir, a, name -> "jdbc:sqlite:" + dir.resolve(database + "-" + name + ".db")
               + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", null, null, null, runs);
         }
-        case "postgres", "postgres-async" -> postgres(database, database.endsWith("-async"), jar, dir, a, cpu, regimes, runs);
+        case "postgres", "postgres-async" -> PostgresRegime.run("HttpLoad", database, a.postgresUrl, database.endsWith("-async"), cpu,
+            "service", h -> regimes.put(database, new Regime(h.title(), h.dbCpu(), h.notes())),
+            (urlFor, setting, dbCpu, ownDb) -> measure(database, jar, dir, a, urlFor, setting, dbCpu, ownDb, runs));
         case "mariadb", "mariadb-async" -> mariadb(database, database.endsWith("-async"), jar, dir, a, cpu, regimes, runs);
         default -> throw new IllegalArgumentException("--db: " + database);
       }
@@ -264,53 +266,6 @@ public final class HttpLoad {
       return rs.next() ? rs.getString(1) : "(no row)";
     } catch (SQLException e) {
       return "(cannot read: " + e.getMessage() + ")";
-    }
-  }
-
-  private static void postgres(String database, boolean async, Path jar, Path dir, Args a, boolean cpu,
-      Map<String, Regime> regimes, List<Run> runs) throws Exception {
-    String prefix = prefix();
-    List<String> created = new ArrayList<>();
-    try (Connection admin = DriverManager.getConnection(a.postgresUrl);
-        Statement st = admin.createStatement()) {
-      String version;
-      try (ResultSet rs = st.executeQuery("SELECT version()")) {
-        rs.next();
-        version = rs.getString(1).replaceAll(" on .*", "");
-      }
-      List<String> notes = new ArrayList<>();
-      regimes.put(database, new Regime(version + (async ? " (a database per service, synchronous_commit = off)"
-          : " (a database per service, default settings)"), cpu ? "every `postgres` process + the postmaster's reaped children" : "n/a",
-          notes));
-      if (async) {
-        notes.add("Every variant's database got `ALTER DATABASE <db> SET synchronous_commit = off` before its service started:"
-            + " a commit returns before its WAL reaches the disk (the WAL writer flushes it within a few hundred ms), so the"
-            + " commit's disk wait no longer hides CPU.");
-      }
-      try {
-        List<String> values = measure(database, jar, dir, a, name -> {
-          String db = prefix + name.replace('-', '_');
-          try {
-            st.execute("CREATE DATABASE " + db);
-            created.add(db);
-            if (async) {
-              st.execute("ALTER DATABASE " + db + " SET synchronous_commit = off");
-            }
-          } catch (SQLException e) {
-            throw new IllegalStateException("cannot create database " + db + ": " + e.getMessage(), e);
-          }
-          return withDatabase(a.postgresUrl, db);
-        }, url -> query(url, "SHOW synchronous_commit"), cpu ? ProcCpu.postgres() : null,
-            cpu ? name -> ProcCpu.postgresBackends(prefix + name.replace('-', '_')) : null, runs);
-        notes.add("`synchronous_commit` as a new connection on each service's own URL reads it, after the services started: "
-            + String.join(", ", values) + ".");
-      } finally {
-        for (String db : created) {
-          st.execute("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
-        }
-      }
-    } catch (SQLException e) {
-      System.err.println("HttpLoad: " + database + " skipped, PostgreSQL not reachable at " + a.postgresUrl + ": " + e.getMessage());
     }
   }
 
