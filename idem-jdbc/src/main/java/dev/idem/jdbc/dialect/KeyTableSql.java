@@ -16,14 +16,17 @@ import org.jspecify.annotations.Nullable;
  * Dialect#nowMillis()}). Parameters are listed per statement; {@code pk} stands for the three
  * parameters principal, operation, idempotency key, in that order.
  *
- * <p>Immutable and thread-safe. Not public API.
+ * <p>Immutable and thread-safe. SPI: a dialect ({@link Dialect#keyTableSql}) subclasses it with its
+ * database's statements, which Idem's JDBC code reads; applications do not use it. Besides the
+ * statements it holds the dialect's checks on their errors ({@link #wroteNoRow}, {@link
+ * #isDuplicateKey}, {@link #isClaimWaitExceeded}).
  */
 public abstract class KeyTableSql {
 
   /** The savepoint that {@link #claimThenSavepoint} sets on PostgreSQL, in the claim's round trip. */
   public static final String EFFECT_SAVEPOINT = "idem_before_effect";
 
-  /** The columns of {@link #read}, in order; see {@link KeyRow#read}. */
+  /** The columns of {@link #read}, in order; in that order. */
   static final String ROW_COLUMNS = "fingerprint, owner_token, lease_until, response, expires_at";
 
   protected static final String PK = " WHERE principal = ? AND operation = ? AND idem_key = ?";
@@ -39,7 +42,7 @@ public abstract class KeyTableSql {
 
   /**
    * The record and the database's time, without a lock (in auto-commit mode: the latest committed
-   * row). Parameters: pk. Columns: see {@link KeyRow#read}.
+   * row). Parameters: pk. Columns: in that order.
    */
   public final String read;
 
