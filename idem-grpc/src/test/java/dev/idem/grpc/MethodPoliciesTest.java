@@ -4,25 +4,17 @@ import static dev.idem.grpc.TestService.note;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.protobuf.Struct;
-import com.google.rpc.ErrorInfo;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
-import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.protobuf.StatusProto;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Queue;
@@ -105,7 +97,7 @@ class MethodPoliciesTest {
       assertThatThrownBy(() -> TestService.noKey(service).create(note("no key")))
           .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-            assertThat(reason(e)).isEqualTo("KEY_MISSING");
+            assertThat(TestService.reason(e)).isEqualTo("KEY_MISSING");
           });
       assertThat(TestService.noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-2");
       assertThat(TestService.noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-3");
@@ -121,7 +113,7 @@ class MethodPoliciesTest {
         .build();
     try (TestService service = new TestService(idem, null, TestService.dropsKeyNone())) {
       assertThatThrownBy(() -> TestService.noKey(service).create(note("no key")))
-          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
+          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(TestService.reason(e)).isEqualTo("KEY_MISSING"));
       assertThat(TestService.noKey(service).charge(note("no key")).getValue()).isEqualTo("charge-1");
     }
   }
@@ -138,7 +130,7 @@ class MethodPoliciesTest {
       keyed.charge(note("a"));
       assertThat(service.charges).hasValue(1);
       assertThatThrownBy(() -> TestService.noKey(service).charge(note("no key")))
-          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
+          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(TestService.reason(e)).isEqualTo("KEY_MISSING"));
     }
   }
 
@@ -186,21 +178,8 @@ class MethodPoliciesTest {
         .build().unprotectedStreamingMethods()).hasSize(2);
   }
 
-
-  private long notes() throws SQLException {
-    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();
-         ResultSet rs = st.executeQuery("SELECT count(*) FROM notes")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+  private long notes() {
+    return TestService.notes(dataSource);
   }
 
-  private static String reason(StatusRuntimeException e) {
-    com.google.rpc.Status status = StatusProto.fromThrowable(e);
-    try {
-      return status == null ? "(none)" : status.getDetails(0).unpack(ErrorInfo.class).getReason();
-    } catch (com.google.protobuf.InvalidProtocolBufferException ex) {
-      throw new AssertionError(ex);
-    }
-  }
 }

@@ -6,23 +6,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
-import com.google.rpc.ErrorInfo;
 import dev.idem.core.IdemListener;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
-import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.protobuf.StatusProto;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -75,7 +68,7 @@ class MethodPolicyEdgesTest {
     }
     try (TestService service = new TestService(second, null, TestService.dropsKeyNone())) {
       assertThatThrownBy(() -> TestService.noKey(service).charge(note("a")))
-          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
+          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(TestService.reason(e)).isEqualTo("KEY_MISSING"));
     }
   }
 
@@ -90,7 +83,7 @@ class MethodPolicyEdgesTest {
       assertThat(TestService.noKey(service).create(withId).getValue()).isEqualTo("note-1");
       assertThat(TestService.noKey(service).create(withId).getValue()).isEqualTo("note-1");
       assertThatThrownBy(() -> TestService.noKey(service).create(note("b")))
-          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(reason(e)).isEqualTo("KEY_MISSING"));
+          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(TestService.reason(e)).isEqualTo("KEY_MISSING"));
       assertThat(service.runs).hasValue(1);
     }
   }
@@ -123,7 +116,7 @@ class MethodPolicyEdgesTest {
             try {
               return create ? keyed.create(note("x")).getValue() : keyed.charge(note("x")).getValue();
             } catch (StatusRuntimeException e) {
-              return e.getStatus().getCode() + " " + reason(e);
+              return e.getStatus().getCode() + " " + TestService.reason(e);
             }
           }));
         }
@@ -142,21 +135,8 @@ class MethodPolicyEdgesTest {
     }
   }
 
-
-  private long notes() throws SQLException {
-    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();
-         ResultSet rs = st.executeQuery("SELECT count(*) FROM notes")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+  private long notes() {
+    return TestService.notes(dataSource);
   }
 
-  private static String reason(StatusRuntimeException e) {
-    com.google.rpc.Status status = StatusProto.fromThrowable(e);
-    try {
-      return status == null || status.getDetailsCount() == 0 ? "(none)" : status.getDetails(0).unpack(ErrorInfo.class).getReason();
-    } catch (com.google.protobuf.InvalidProtocolBufferException ex) {
-      throw new AssertionError(ex);
-    }
-  }
 }

@@ -222,6 +222,28 @@ final class TestService implements AutoCloseable {
     };
   }
 
+  /** @return the {@code ErrorInfo} reason of Idem's refusal {@code e}, or {@code (none)} */
+  static String reason(io.grpc.StatusRuntimeException e) {
+    com.google.rpc.Status status = io.grpc.protobuf.StatusProto.fromThrowable(e);
+    try {
+      return status == null || status.getDetailsCount() == 0 ? "(none)"
+          : status.getDetails(0).unpack(com.google.rpc.ErrorInfo.class).getReason();
+    } catch (com.google.protobuf.InvalidProtocolBufferException ex) {
+      throw new AssertionError(ex);
+    }
+  }
+
+  /** @return the rows of the table {@code notes} the tests' handlers write */
+  static long notes(javax.sql.DataSource dataSource) {
+    try (java.sql.Connection c = dataSource.getConnection(); java.sql.Statement st = c.createStatement();
+         java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FROM notes")) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   static Struct note(String text) {
     return Struct.newBuilder().putFields("text", Value.newBuilder().setStringValue(text).build()).build();
   }
