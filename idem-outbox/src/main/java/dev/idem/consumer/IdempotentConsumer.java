@@ -7,7 +7,6 @@ import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.LeaseIdempotency;
@@ -19,7 +18,6 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
-import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import java.time.Duration;
@@ -213,58 +211,35 @@ public final class IdempotentConsumer {
       return new Verdict(Verdict.Action.DEAD_LETTER, null, "the message id is not a valid idempotency key: " + e.getMessage());
     }
     IdempotentRequest request = request(name, key, message);
+    AttemptResult result;
     try {
-      Outcome outcome;
       LeaseIdempotency leaseEngine = leases;
       if (leaseEngine == null) {
         // transactional mode: the builder was given the engine and its handler
         TransactionalIdempotency engine = Objects.requireNonNull(transactional, "transactional");
         MessageHandler transactionalHandler = Objects.requireNonNull(handler, "handler");
-        AttemptResult result = engine.attempt(request, ctx -> {
+        result = engine.attempt(request, ctx -> {
           Connection connection = ctx.connection();
           transactionalHandler.handle(connection, message);
           return HANDLED;
         });
-        Verdict refused = refusal(result, key, message);
-        if (refused != null) {
-          return refused;
-        }
-        outcome = result.outcome().orElseThrow();
       } else {
         LeaseMessageHandler givenLeaseHandler = Objects.requireNonNull(leaseHandler, "leaseHandler");
-        outcome = leaseEngine.execute(request, ctx -> {
-          LeaseContext context = ctx.lease();
-          try {
-            givenLeaseHandler.handle(context, message);
-          } catch (Exception e) {
-            throw new HandlerFailure(e); // the handler's own, told apart from the store's below
-          }
+        result = leaseEngine.attempt(request, ctx -> {
+          givenLeaseHandler.handle(ctx.lease(), message);
           return HANDLED;
         });
       }
-      return new Verdict(Verdict.Action.ACK, outcome, null);
-    } catch (HandlerFailure e) {
-      return failed(Objects.requireNonNull(e.getCause(), "a HandlerFailure carries the handler's exception"), message);
-    } catch (IdempotencyKeyReusedException e) {
-      return new Verdict(Verdict.Action.DEAD_LETTER, null,
-          "message id '" + key.value() + "' was already handled with another body: " + e.getMessage());
-    } catch (RequestInProgressException e) {
-      return new Verdict(Verdict.Action.RETRY, null,
-          "message id '" + key.value() + "' is being handled under another claim; retry after " + e.retryAfter());
-    } catch (LeaseLostException e) {
-      return new Verdict(Verdict.Action.RETRY, null,
-          "the handler ran but its lease was taken over before the completion was stored: " + e.getMessage());
-    } catch (OutcomeUnknownException e) {
-      return new Verdict(Verdict.Action.RETRY, null,
-          "the handler ran but its completion could not be stored; retry after " + e.retryAfter() + ": " + e.getMessage());
-    } catch (StoredResponseUnreadableException e) {
-      return failed(e, message); // asking again will not make it readable
-    } catch (IdemStoreException e) {
-      // lease mode: the lease store failed before or after the handler (the handler's own are HandlerFailure)
-      return storeDown(e);
     } catch (RuntimeException e) {
+      // Both engines give every failure of the store and every refusal as a result: what is thrown
+      // is the handler's own failure (a checked one wrapped in EffectFailedException).
       return failed(e, message);
     }
+    Verdict refused = refusal(result, key, message);
+    if (refused != null) {
+      return refused;
+    }
+    return new Verdict(Verdict.Action.ACK, result.outcome().orElseThrow(), null);
   }
 
   /** Idem's store failed: redeliver after the next backoff, not counted, never dead-lettered. */
@@ -274,15 +249,6 @@ public final class IdempotentConsumer {
     Duration pause = millis >= STORE_MAX_BACKOFF.toMillis() ? STORE_MAX_BACKOFF : Duration.ofMillis(millis);
     return Verdict.storeUnavailable(pause, "Idem's store failed (not counted as a delivery; retry after " + pause.toMillis()
         + " ms): " + failure.getClass().getName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
-  }
-
-  /** A lease-mode handler's own exception, carried through the engine. */
-  private static final class HandlerFailure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    HandlerFailure(Exception cause) {
-      super(cause);
-    }
   }
 
   /**
@@ -337,8 +303,7 @@ public final class IdempotentConsumer {
         return new Verdict(Verdict.Action.RETRY, null,
             "message id '" + key.value() + "' is being handled under another claim; retry after " + result.retryAfter());
       case OUTCOME_UNKNOWN:
-        return new Verdict(Verdict.Action.RETRY, null, "the handler ran but whether its transaction committed is not known;"
-            + " the redelivery replays it or runs it: " + result.failure().map(Throwable::getMessage).orElse(""));
+        return new Verdict(Verdict.Action.RETRY, null, outcomeUnknown(result));
       case STORE_UNAVAILABLE:
         return storeDown(result.failure().orElseGet(() -> new IllegalStateException(result.toString())));
       case ROLLED_BACK:
@@ -353,6 +318,19 @@ public final class IdempotentConsumer {
         // REQUEST_FAILED, STORED_RESPONSE_UNREADABLE: nothing committed, and a retry may fail the same way
         return failed(result.failure().orElseGet(() -> new IllegalStateException(result.toString())), message);
     }
+  }
+
+  /** Why an attempt whose outcome is unknown is redelivered, in the words of the write left in doubt. */
+  private static String outcomeUnknown(AttemptResult result) {
+    Throwable failure = result.failure().orElse(null);
+    String detail = failure == null || failure.getMessage() == null ? "" : ": " + failure.getMessage();
+    if (failure instanceof LeaseLostException) {
+      return "the handler ran but its lease was taken over before the completion was stored" + detail;
+    }
+    if (failure instanceof OutcomeUnknownException unknown && unknown.phase() == OutcomeUnknownException.Phase.COMPLETION) {
+      return "the handler ran but its completion could not be stored; retry after " + unknown.retryAfter() + detail;
+    }
+    return "the handler ran but whether its transaction committed is not known; the redelivery replays it or runs it" + detail;
   }
 
   /** A failure of the handling: retried up to {@link #maxDeliveries}, then dead-lettered with its reason. */
