@@ -312,7 +312,11 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, Effect effect) {
-    return execute(connection, request, effect, false, null);
+    RoundEnd end = execute(connection, request, effect, false, null);
+    if (end instanceof RoundEnd.ClaimGaveUp) {
+      throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+    }
+    return ((RoundEnd.Answered) end).outcome();
   }
 
   /**
@@ -320,13 +324,15 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * caller's transaction, the claim's lock wait is the longer one of {@link
    * EngineSettings#confirmWait}: {@link TransactionalIdempotency} makes sure so that a bounded
    * key statement that gave up waited on a concurrent attempt's row, and not on a lock that any
-   * insert can meet for a moment (see {@link ClaimGaveUp}).
+   * insert can meet for a moment (see {@link RoundEnd.ClaimGaveUp}).
    *
    * @param onEnsureClaimed what the effect's {@link dev.idem.core.EffectContext#ensureClaimed()}
    *     runs, the key being the attempt's already (the transactional engine learns that the answer
    *     began to reach the client), or {@code null} for nothing
+   * @return {@link RoundEnd.Answered} with the outcome, or, only in a caller's transaction, {@link
+   *     RoundEnd.ClaimGaveUp}; never another end
    */
-  Outcome execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming,
+  RoundEnd execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming,
       @Nullable Runnable onEnsureClaimed) {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
@@ -350,7 +356,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
     if (!lookupWithClaim && (ownTransaction || !KeyTable.readsReplaysOutsideTransactions(dialect))) {
       Outcome stored = keys.answerIfLive(connection, sql, request);
       if (stored != null) {
-        return stored;
+        return new RoundEnd.Answered(stored);
       }
     }
     if (!ownTransaction) {
@@ -363,7 +369,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
       Effect given = effect;
       effect = context -> given.run(EffectContext.ofTransaction(context.connection(), onEnsureClaimed));
     }
-    return inOwnTransactions(connection, dialect, sql, request, effect);
+    return new RoundEnd.Answered(inOwnTransactions(connection, dialect, sql, request, effect));
   }
 
   /** @return the statements for the connection's database (MariaDB's on a MariaDB server, when the claim is bounded) */

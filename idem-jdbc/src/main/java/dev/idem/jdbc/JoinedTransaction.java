@@ -41,22 +41,18 @@ final class JoinedTransaction {
   }
 
   /**
-   * @return the outcome: executed (stored, or released: only the claim is removed and the caller
-   *     decides about the effect), or replayed
-   * @throws RuntimeException as {@link JdbcIdempotency#execute(Connection, IdempotentRequest,
-   *     Effect)} states; the caller's transaction must then be rolled back
-   */
-  Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
-    return run(connection, dialect, sql, request, effect, settings.claimWait(sql), null);
-  }
-
-  /**
    * @param wait the claim's lock-wait bound ({@link EngineSettings#claimWait} or {@link
    *     EngineSettings#confirmWait}), or {@code null}
    * @param onEnsureClaimed what the effect's {@link dev.idem.core.EffectContext#ensureClaimed()}
    *     runs (the key is the attempt's already), or {@code null} for nothing
+   * @return {@link RoundEnd.Answered} with the outcome: executed (stored, or released: only the
+   *     claim is removed and the caller decides about the effect), or replayed; or {@link
+   *     RoundEnd.ClaimGaveUp} when a bounded claim gave up, after which the caller's transaction
+   *     must be rolled back
+   * @throws RuntimeException as {@link JdbcIdempotency#execute(Connection, IdempotentRequest,
+   *     Effect)} states; the caller's transaction must then be rolled back
    */
-  Outcome run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect,
+  RoundEnd run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect,
       @Nullable String wait, @Nullable Runnable onEnsureClaimed) {
     if (!dialect.abortsTransactionOnError() || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
       return claimAndRun(connection, dialect, sql, request, effect, wait, null, onEnsureClaimed);
@@ -72,18 +68,18 @@ final class JoinedTransaction {
   }
 
   /** @param savepoints when not {@code null}, counts the savepoints this call set */
-  private Outcome claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
+  private RoundEnd claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
       Effect effect, @Nullable String wait, int @Nullable [] savepoints, @Nullable Runnable onEnsureClaimed) {
     boolean savepointBeforeEffect = dialect.abortsTransactionOnError();
     KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, wait, savepoints);
     if (claim instanceof KeyClaim.Busy) {
-      throw new ClaimGaveUp(request.key());
+      return new RoundEnd.ClaimGaveUp();
     }
     if (claim instanceof KeyClaim.Conflict conflict) {
       throw settings.storeFailure("claim failed", conflict.cause());
     }
     if (claim instanceof KeyClaim.Found found) {
-      return settings.keys().answer(found.record(), request);
+      return new RoundEnd.Answered(settings.keys().answer(found.record(), request));
     }
     int[] effectsAfterSavepoint = EFFECTS_AFTER_SAVEPOINT.get();
     StoredResponse response;
@@ -99,7 +95,7 @@ final class JoinedTransaction {
     }
     if (!settings.responsePolicy().shouldStore(response)) {
       release(connection, request, sql, savepointBeforeEffect);
-      return Outcome.executed(response, false, false);
+      return new RoundEnd.Answered(Outcome.executed(response, false, false));
     }
     try {
       sql.complete(connection, request, response, settings.retention());
@@ -120,7 +116,7 @@ final class JoinedTransaction {
         throw settings.storeFailure("storing the response failed", again);
       }
     }
-    return Outcome.executed(response);
+    return new RoundEnd.Answered(Outcome.executed(response));
   }
 
   /** The caller owns the transaction and decides about the effect; the claim goes. */

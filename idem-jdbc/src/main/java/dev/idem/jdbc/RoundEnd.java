@@ -1,5 +1,7 @@
 package dev.idem.jdbc;
 
+import java.sql.Connection;
+
 import dev.idem.core.Outcome;
 import dev.idem.core.StoredResponse;
 import java.sql.SQLException;
@@ -39,6 +41,20 @@ sealed interface RoundEnd {
    *     lock does not) rather than the claim's own bound
    */
   record TakeKeyFirst(boolean confirmWait) implements RoundEnd {}
+
+  /**
+   * Claim-first order in a transaction the caller or a {@link TransactionRunner} opened: the claim,
+   * whose lock wait was bounded ({@link JdbcIdempotency.Builder#claimLockWait}), gave up (PostgreSQL
+   * 55P03, MariaDB 1205) before the effect ran; the transaction must roll back. Most often a
+   * concurrent attempt of the same key holds its row, but the bound is not specific to that row: on
+   * PostgreSQL {@code lock_timeout} ends any lock wait of the statement, a relation extension lock
+   * held for a moment while concurrent inserts grow the table or an index, or a table lock of DDL,
+   * among them. {@link TransactionalIdempotency} therefore confirms the give-up once with a longer
+   * bound ({@link EngineSettings#confirmWait}) before it answers in progress; {@link
+   * JdbcIdempotency#execute(Connection, dev.idem.core.IdempotentRequest, dev.idem.core.Effect)}
+   * throws {@link dev.idem.core.RequestInProgressException}, as its caller expects.
+   */
+  record ClaimGaveUp() implements RoundEnd {}
 
   /**
    * PostgreSQL: the effect answered {@code response} after an SQL error it caught ({@code aborted})

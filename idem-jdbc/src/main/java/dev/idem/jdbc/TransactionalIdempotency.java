@@ -236,7 +236,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
     AttemptResult result;
     try {
-      result = AttemptResult.of(keys.execute(connection, request, progress, false, progress::claimed));
+      RoundEnd end = keys.execute(connection, request, progress, false, progress::claimed);
+      result = end instanceof RoundEnd.Answered answered ? AttemptResult.of(answered.outcome()) : gaveUp(request);
     } catch (RuntimeException e) {
       if (progress.answered) {
         result = AttemptResult.rolledBack(e, !(e instanceof EffectFailedException));
@@ -402,7 +403,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   /**
    * @param confirming whether the claim confirms a bounded key statement's give-up: it waits
    *     {@link EngineSettings#confirmWait}. Otherwise a bounded claim that gave up ({@link
-   *     ClaimGaveUp}) is confirmed so before the attempt is answered in progress.
+   *     RoundEnd.ClaimGaveUp}) is confirmed so before the attempt is answered in progress.
    */
   private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect, boolean confirming) {
     try {
@@ -420,28 +421,36 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     }
     return ConflictRetry.roundsUnchecked(round -> {
       Progress progress = new Progress(effect);
-      Outcome outcome;
+      RoundEnd end;
       try {
-        outcome = transactions.inTransaction((connection, transaction) -> {
-          Outcome o = keys.execute(connection, request, progress, confirming, progress::claimed);
-          if (!o.replayed() && !o.stored()) {
-            transaction.setRollbackOnly(); // a released answer takes the effect's writes with it
+        end = transactions.inTransaction((connection, transaction) -> {
+          RoundEnd e = keys.execute(connection, request, progress, confirming, progress::claimed);
+          progress.end = e;
+          if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().replayed() && !answered.outcome().stored()) {
+            // A released answer takes the effect's writes with it; a claim that gave up, its wait.
+            transaction.setRollbackOnly();
           }
           progress.returned = true;
-          return o;
+          return e;
         });
       } catch (RuntimeException e) {
-        if (ConflictRetry.conflictIn(e) != null && !progress.claimed && round < ConflictRetry.MAX_ATTEMPTS - 1) {
-          return Round.again(e); // rolled back by the database: run the attempt again
+        if (progress.end instanceof RoundEnd.ClaimGaveUp) {
+          // Ending the rolled-back transaction failed (the connection is gone): nothing committed,
+          // and the round ends as the claim said.
+          end = progress.end;
+        } else {
+          if (ConflictRetry.conflictIn(e) != null && !progress.claimed && round < ConflictRetry.MAX_ATTEMPTS - 1) {
+            return Round.again(e); // rolled back by the database: run the attempt again
+          }
+          return Round.done(failed(e, progress, request));
         }
-        if (e instanceof ClaimGaveUp && !confirming && !progress.started) {
-          // The bounded claim gave up on some lock, rolled back: confirm once with the longer
-          // wait that a duplicate's row outlasts and a momentary lock does not (see KEY_LAST above).
-          return Round.done(attemptClaimFirst(request, effect, true));
-        }
-        return Round.done(failed(e, progress, request));
       }
-      return Round.done(AttemptResult.of(Objects.requireNonNull(outcome, "outcome")));
+      if (end instanceof RoundEnd.ClaimGaveUp) {
+        // The bounded claim gave up on some lock, rolled back: confirm once with the longer wait
+        // that a duplicate's row outlasts and a momentary lock does not (see KEY_LAST above).
+        return Round.done(confirming ? gaveUp(request) : attemptClaimFirst(request, effect, true));
+      }
+      return Round.done(AttemptResult.of(((RoundEnd.Answered) Objects.requireNonNull(end, "end")).outcome()));
     });
   }
 
@@ -634,6 +643,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   }
 
   /** Idem's answer before the effect ran, or a failure that is neither Idem's nor the store's. */
+  /** @return in progress: a bounded claim gave up on a concurrent attempt's row, confirmed ({@link RoundEnd.ClaimGaveUp}) */
+  private static AttemptResult gaveUp(IdempotentRequest request) {
+    return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
+  }
+
   private static AttemptResult beforeEffect(RuntimeException e) {
     if (e instanceof IdempotencyKeyReusedException reused) {
       return AttemptResult.keyReused(reused);
