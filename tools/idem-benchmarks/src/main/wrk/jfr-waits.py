@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes a JFR recording of the notes service (see docs/profile-http.md).
+"""Summarizes a JFR recording of the notes service (see docs/reports/profile-http.md).
 
   jfr print --events jdk.SocketRead --stack-depth 40 rec.jfr > sock.txt
   jfr print --events jdk.ExecutionSample --stack-depth 40 rec.jfr > exec.txt

@@ -90,7 +90,7 @@ import org.jspecify.annotations.Nullable;
  * create in Idem's own transaction is then the effect's own statements and two round trips, with
  * either strategy (the hand-written key-last transaction has the same count: its key row, and the
  * COMMIT); in a caller's transaction the caller commits. A replay is the lookup and, with {@code CLAIM_FIRST}, the end of
- * its transaction. Elsewhere each statement is a round trip. {@code docs/benchmarks.md} counts them
+ * its transaction. Elsewhere each statement is a round trip. {@code docs/reports/benchmarks.md} counts them
  * per dialect.
  *
  * <p>Instances are immutable after {@link Builder#build()} and thread-safe; share one per table. A
@@ -210,7 +210,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * first, whatever the strategy: it cannot undo an effect there without rolling back the caller's
    * own work.
    *
-   * <p>{@code docs/benchmarks.md} measures both, next to the same two orders written by hand. On
+   * <p>{@code docs/reports/benchmarks.md} measures both, next to the same two orders written by hand. On
    * PostgreSQL both take the same round trips (three for a create with one statement of its own);
    * {@code KEY_LAST} measured 10 to 25 % more creates per second, as it writes the key's row once
    * instead of inserting and then updating it. In a runner's transaction {@code KEY_LAST} also
@@ -219,7 +219,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * dev.idem.core.EffectContext#ensureClaimed()}). {@link #CLAIM_FIRST} stays this builder's
    * default: it never runs an effect that will be rolled back for a duplicate, and never holds the
    * effect's locks while a duplicate waits. The Spring starter defaults to {@code KEY_LAST}
-   * ({@code idem.strategy}), measured in {@code docs/benchmarks-http.md}.
+   * ({@code idem.strategy}), measured in {@code docs/reports/benchmarks-http.md}.
    */
   public enum Strategy {
     /**

@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@link #none()}: a replica's loss, a restart of a master with {@code appendonly yes}
  *       (writes since the last fsync aside). <em>Not</em> a failover: the writes the promoted
  *       replica had not received are lost, including whole records, and answered keys may run
- *       again (measured in {@code docs/reliability.md}). No waiting; the fastest.
+ *       again (measured in {@code docs/reports/reliability.md}). No waiting; the fastest.
  *   <li>{@link #replicas(int, Duration) replicas(n, timeout)}: in addition, the failover of a master
  *       as long as the promoted replica is one of those that acknowledged; with {@code n} equal to
  *       the number of replicas of each master, any single failover. The acknowledgement is of

@@ -64,7 +64,7 @@ import redis.clients.jedis.RedisClusterClient;
  * whether the later run was told {@code recovery()=true}.
  *
  * <p>Run: {@code java ... dev.idem.redis.RedisClusterFailoverCampaign --operations=20000
- * --failovers=6 --dropped-link-every=2 --durability=both} (see {@code docs/reliability.md}); the
+ * --failovers=6 --dropped-link-every=2 --durability=both} (see {@code docs/reports/reliability.md}); the
  * test {@code RedisClusterFailoverTest} runs a short one. Not thread-safe; one run at a time.
  */
 public final class RedisClusterFailoverCampaign {

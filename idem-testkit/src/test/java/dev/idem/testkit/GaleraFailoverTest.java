@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * transactional-mode creates spread over the nodes (Connector/J {@code loadbalance}, {@code
  * wsrep_sync_wait=1}) while one node is killed with {@code kill -9}, left down for 3 s (the others
  * evict it) and restarted. No acknowledged answer may be lost, no key may commit a second effect.
- * {@code -Didem.ha.args="--operations=10000 --failovers=5"} runs a long one ({@code docs/reliability.md}).
+ * {@code -Didem.ha.args="--operations=10000 --failovers=5"} runs a long one ({@code docs/reports/reliability.md}).
  */
 class GaleraFailoverTest {
 

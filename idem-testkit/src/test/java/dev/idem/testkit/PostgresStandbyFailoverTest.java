@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * synchronous standby no acknowledged answer may be lost; with the asynchronous one the count is
  * printed, not asserted (it depends on what the standby had received at the kill). Neither may
  * commit a second effect for a key. {@code -Didem.ha.args="--operations=10000 --failovers=5"} runs a
- * long one ({@code docs/reliability.md}).
+ * long one ({@code docs/reports/reliability.md}).
  */
 class PostgresStandbyFailoverTest {
 

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * Transactional-mode creates per second on the replicated databases the HA suites start, next to a
  * single server started the same way ({@link GaleraProcesses#single()}, {@link Replication#NONE}):
  * {@link SqlFailoverCampaign} without failovers, one run each, 8 threads. Not part of the build: run
- * it with {@code -Didem.ha.bench="--operations=5000"} ({@code docs/benchmarks.md}).
+ * it with {@code -Didem.ha.bench="--operations=5000"} ({@code docs/reports/benchmarks.md}).
  */
 @EnabledIfSystemProperty(named = "idem.ha.bench", matches = ".*")
 class SqlClusterThroughputBenchmark {

@@ -65,7 +65,7 @@ import javax.sql.DataSource;
  *
  * <p>Run: the tests {@code GaleraFailoverTest} and {@code PostgresStandbyFailoverTest} run a short
  * campaign; {@code -Didem.ha.args="--operations=10000 --failovers=5"} a long one ({@code
- * docs/reliability.md}). Not thread-safe; one run at a time.
+ * docs/reports/reliability.md}). Not thread-safe; one run at a time.
  */
 final class SqlFailoverCampaign {
 

@@ -54,10 +54,10 @@ import picocli.CommandLine.ParameterException;
  * does) on one channel per server, which all of that server's clients share (one HTTP/2 connection).
  *
  * <pre>{@code
- * ./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.GrpcLoad --out docs
+ * ./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.GrpcLoad --out docs/reports
  * }</pre>
  *
- * writes {@code docs/benchmarks-grpc.md} and {@code docs/benchmarks/grpc.csv}; {@code --help} lists
+ * writes {@code docs/reports/benchmarks-grpc.md} and {@code docs/data/grpc.csv}; {@code --help} lists
  * the options. The servers run on this JVM's own class path ({@code java.class.path}: the shaded
  * benchmarks jar).
  */
@@ -65,7 +65,7 @@ public final class GrpcLoad {
 
   /** The documented command, also at the top of the report. */
   static final String COMMAND =
-      "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.GrpcLoad --out docs";
+      "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.GrpcLoad --out docs/reports";
 
   /** Seconds of the warm-up of every workload before the first round (not measured). */
   private static final int SERVER_WARMUP_SECONDS = 10;
@@ -86,9 +86,9 @@ public final class GrpcLoad {
       description = "A unary create over gRPC (Netty, loopback) without Idem, with a hand-written key-last transaction (the"
           + " floor) and with Idem's server interceptor in transactional and in lease mode, each server a JVM of its own, in"
           + " interleaved rounds: throughput and CPU per call (server and database); writes <out>/benchmarks-grpc.md and"
-          + " <out>/benchmarks/grpc.csv.")
+          + " <out>/data/grpc.csv.")
   static final class Args {
-    @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs", description = "Output folder (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs/reports", description = "Output folder (default: ${DEFAULT-VALUE}).")
     Path out;
 
     @Option(names = "--rounds", paramLabel = "N", defaultValue = "3",
@@ -180,7 +180,7 @@ public final class GrpcLoad {
       }
     }
     write(a.out, runs, regimes, started, Duration.between(started, Instant.now()), a, List.of(args));
-    System.out.println("wrote " + a.out.resolve("benchmarks-grpc.md") + " and " + a.out.resolve("benchmarks/grpc.csv"));
+    System.out.println("wrote " + a.out.resolve("benchmarks-grpc.md") + " and " + a.out.resolve("data/grpc.csv"));
   }
 
   /** A server of {@link GrpcBenchServer} in a JVM of its own, with the channel its clients share. */
@@ -344,7 +344,7 @@ public final class GrpcLoad {
 
   private static void write(Path out, List<HttpLoad.Run> runs, Map<String, Regime> regimes, Instant started, Duration took,
       Args a, List<String> argv) throws IOException {
-    Files.createDirectories(out.resolve("benchmarks"));
+    Files.createDirectories(out.resolve("data"));
     List<List<?>> rows = new ArrayList<>();
     StringBuilder md = new StringBuilder();
     md.append("# gRPC benchmark: a unary create without Idem, with a hand-written floor and with Idem's interceptor\n\n");
@@ -400,7 +400,7 @@ public final class GrpcLoad {
         .append(" every process named `postgres` plus the postmaster's cutime + cstime; the whole server's, so other clients")
         .append(" of it count too (the CSV also has the variant's own backends, `own_backends_*`); SQLite runs inside the")
         .append(" server (\"in app\"). The load driver's own CPU counts in neither.\n");
-    md.append("- Every run is a row of `benchmarks/grpc.csv`, to recompute any of this.\n\n");
+    md.append("- Every run is a row of `data/grpc.csv`, to recompute any of this.\n\n");
     md.append(HttpLoad.resolution(runs, a.seconds)).append("\n\n");
     Map<String, String> machine = Machine.describe();
     md.append("Machine: ").append(machine.getOrDefault("cores", "?")).append(" cores, ")
@@ -485,7 +485,7 @@ public final class GrpcLoad {
         .append(" Idem's interceptor also holds a thread of the server's executor while the handler's answer is captured")
         .append(" and stored (see docs/grpc.md).\n");
     Files.writeString(out.resolve("benchmarks-grpc.md"), md.toString());
-    Csv.write(out.resolve("benchmarks/grpc.csv"),
+    Csv.write(out.resolve("data/grpc.csv"),
         List.of("database", "workload", "clients", "round", "position", "ops_per_s", "p50_ms", "p99_ms", "p999_ms", "errors",
             "x_create_without_idem", "x_floor", "calls", "server_cpu_ticks", "db_cpu_ticks", "server_us_per_call",
             "db_us_per_call", "db_cpu", "own_backends_cpu_ticks", "own_backends_us_per_call"), rows);

@@ -62,10 +62,10 @@ import picocli.CommandLine.ParameterException;
  * The CSV keeps one row per run.
  *
  * <pre>{@code
- * ./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs
+ * ./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs/reports
  * }</pre>
  *
- * writes {@code docs/benchmarks-http.md} and {@code docs/benchmarks/http.csv}; {@code --help} lists
+ * writes {@code docs/reports/benchmarks-http.md} and {@code docs/data/http.csv}; {@code --help} lists
  * the options. The service jar is {@code --jar} (default {@code
  * examples/notes-service/target/notes-service.jar}, relative to the working directory).
  *
@@ -76,7 +76,7 @@ public final class HttpLoad {
 
   /** The documented command, also at the top of the report. */
   static final String COMMAND =
-      "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs";
+      "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs/reports";
 
   /** Seconds of the warm-up of every path of every service before the first round (not measured). */
   private static final int SERVICE_WARMUP_SECONDS = 10;
@@ -130,9 +130,9 @@ public final class HttpLoad {
       customSynopsis = "java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad [options]",
       description = "The notes service over HTTP without Idem, with a hand-written key-last transaction (the floor) and with"
           + " Idem in transactional and in lease mode, in interleaved rounds: throughput and CPU per request (app and"
-          + " database); writes <out>/benchmarks-http.md and <out>/benchmarks/http.csv.")
+          + " database); writes <out>/benchmarks-http.md and <out>/data/http.csv.")
   static final class Args {
-    @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs", description = "Output folder (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs/reports", description = "Output folder (default: ${DEFAULT-VALUE}).")
     Path out;
 
     @Option(names = "--jar", paramLabel = "PATH", defaultValue = "examples/notes-service/target/notes-service.jar",
@@ -243,7 +243,7 @@ public final class HttpLoad {
       }
     }
     write(out, runs, regimes, started, Duration.between(started, Instant.now()), a, List.of(args));
-    System.out.println("wrote " + out.resolve("benchmarks-http.md") + " and " + out.resolve("benchmarks/http.csv"));
+    System.out.println("wrote " + out.resolve("benchmarks-http.md") + " and " + out.resolve("data/http.csv"));
   }
 
   /** The URL of database {@code db} on the server of admin URL {@code admin}: its path replaced, its query kept. */
@@ -617,7 +617,7 @@ public final class HttpLoad {
 
   private static void write(Path out, List<Run> runs, Map<String, Regime> regimes, Instant started, Duration took, Args a,
       List<String> argv) throws IOException {
-    Files.createDirectories(out.resolve("benchmarks"));
+    Files.createDirectories(out.resolve("data"));
     List<List<?>> rows = new ArrayList<>();
     StringBuilder md = new StringBuilder();
     md.append("# HTTP benchmark: the notes service without Idem, with a hand-written floor and with the Idem filter\n\n");
@@ -669,7 +669,7 @@ public final class HttpLoad {
         .append(" cross-check where the server is not idle. Per cell: the medians over the rounds. \"added CPU per create\" is, per round, a")
         .append(" variant's create minus \"create, without Idem\" of the same round, app and database separately; its median")
         .append(" and range over the rounds. Where `/proc` cannot be read the columns say n/a.\n");
-    md.append("- Every run is a row of `benchmarks/http.csv` (with its round, its position in the round, its own ratios, its")
+    md.append("- Every run is a row of `data/http.csv` (with its round, its position in the round, its own ratios, its")
         .append(" request count and its CPU ticks), to recompute any of this.\n\n");
     md.append(resolution(runs, a.seconds)).append("\n\n");
     Map<String, String> machine = Machine.describe();
@@ -759,7 +759,7 @@ public final class HttpLoad {
         .append("every other writer back; PostgreSQL and MariaDB lock rows, so concurrent creates of distinct keys do not wait on")
         .append(" each other. A replay is one primary-key read in every variant.\n");
     Files.writeString(out.resolve("benchmarks-http.md"), md.toString());
-    Csv.write(out.resolve("benchmarks/http.csv"),
+    Csv.write(out.resolve("data/http.csv"),
         List.of("database", "workload", "clients", "round", "position", "ops_per_s", "p50_ms", "p99_ms", "p999_ms", "errors",
             "x_create_without_idem", "x_floor", "requests", "app_cpu_ticks", "db_cpu_ticks", "app_us_per_req",
             "db_us_per_req", "db_cpu", "own_backends_cpu_ticks", "own_backends_us_per_req"), rows);
@@ -796,7 +796,7 @@ public final class HttpLoad {
   private static void targets(StringBuilder md, List<Run> runs, Map<String, Regime> regimes, Args a) {
     md.append("\n## Targets (issue 25)\n\n");
     md.append("Measured figures are medians over the rounds (per-round range in parentheses); a verdict goes by the median.")
-        .append(" This report gives the figures only; why a target is missed belongs in the profile (docs/profile-http.md).\n\n");
+        .append(" This report gives the figures only; why a target is missed belongs in the profile (docs/reports/profile-http.md).\n\n");
     md.append("| target | regime | clients | measured | verdict |\n|---|---|---:|---|---|\n");
     record Ratio(String target, String workload, double atLeast) {}
     List<Ratio> async = List.of(

@@ -60,12 +60,12 @@ import picocli.CommandLine.ParameterException;
  * to the last (the group's join is left out).
  *
  * <pre>{@code
- * ./mvnw -B -q -DskipTests package -pl tools/idem-benchmarks -am && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.KafkaConsumerLoad --out docs
+ * ./mvnw -B -q -DskipTests package -pl tools/idem-benchmarks -am && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.KafkaConsumerLoad --out docs/reports
  * }</pre>
  *
  * Without {@code --bootstrap-servers} it starts a one-node KRaft broker in this JVM (Kafka's own
  * broker jars, logs in a temporary directory), so the broker shares the JVM and the cores.
- * Writes its section into {@code docs/benchmarks.md} between {@value #BEGIN} and {@value #END}, or
+ * Writes its section into {@code docs/reports/benchmarks.md} between {@value #BEGIN} and {@value #END}, or
  * prints it without {@code --out}.
  */
 public final class KafkaConsumerLoad {
@@ -73,7 +73,7 @@ public final class KafkaConsumerLoad {
   static final String BEGIN = "<!-- KafkaConsumerLoad: begin -->";
   static final String END = "<!-- KafkaConsumerLoad: end -->";
   static final String COMMAND = "./mvnw -B -q -DskipTests package -pl tools/idem-benchmarks -am && "
-      + "java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.KafkaConsumerLoad --out docs";
+      + "java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.KafkaConsumerLoad --out docs/reports";
 
   private static final String[] VARIANTS = {"plain, commit per poll", "Idem, commit per poll", "Idem, commit per record"};
 
@@ -386,7 +386,7 @@ public final class KafkaConsumerLoad {
     StringBuilder md = new StringBuilder();
     md.append(BEGIN).append('\n');
     md.append("## Kafka: the idempotent consumer against a plain one\n\n");
-    md.append("Written by `dev.idem.benchmarks.KafkaConsumerLoad` (`--out docs`), started ")
+    md.append("Written by `dev.idem.benchmarks.KafkaConsumerLoad` (`--out docs/reports`), started ")
         .append(started.truncatedTo(ChronoUnit.SECONDS)).append("; run it again with:\n\n```sh\n").append(COMMAND)
         .append("\n```\n\n");
     md.append(String.format(Locale.ROOT, "Machine: %d cores, shared with other work while this ran (load average %.2f at "
@@ -433,7 +433,7 @@ public final class KafkaConsumerLoad {
         + "same for the plain consumer.\n");
     md.append("\nEffects: rows in the effect table after the variant's last round (one per record: no run was "
         + "interrupted, so there was nothing to replay). What the Idem variants buy is in `idem lab --queue --broker "
-        + "kafka` and [docs/kafka.md](kafka.md): a record redelivered after a crash or a rebalance runs nothing.\n");
+        + "kafka` and [docs/kafka.md](../kafka.md): a record redelivered after a crash or a rebalance runs nothing.\n");
     md.append(END).append('\n');
     return md.toString();
   }

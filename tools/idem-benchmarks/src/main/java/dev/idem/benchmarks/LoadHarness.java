@@ -17,7 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <pre>
  * java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.LoadHarness [--quick|--long]
- *     [--db sqlite,postgres,mariadb,redis] [--out docs]
+ *     [--db sqlite,postgres,mariadb,redis] [--out docs/reports]
  * </pre>
  *
  * A backend that cannot be reached is skipped with a printed note (and a line in the report).
@@ -83,7 +83,7 @@ public final class LoadHarness {
     Duration elapsed = Duration.ofNanos(System.nanoTime() - t0);
     try {
       Path md = new Report(o, results, machine, started, elapsed, loadBefore, Machine.loadAverage()).write();
-      log("wrote " + md.toAbsolutePath().normalize() + " and " + md.resolveSibling("benchmarks").toAbsolutePath().normalize()
+      log("wrote " + md.toAbsolutePath().normalize() + " and " + md.resolveSibling("data").toAbsolutePath().normalize()
           + "/*.csv in " + elapsed.toSeconds() + " s");
     } catch (IOException e) {
       System.err.println("error: cannot write the report: " + e.getMessage());

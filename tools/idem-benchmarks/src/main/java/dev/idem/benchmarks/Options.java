@@ -52,8 +52,8 @@ final class Options {
       description = "Backends, comma-separated: sqlite,postgres,mariadb,redis (default all; none: JMH only).")
   private List<String> dbOption;
 
-  @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs",
-      description = "Writes DIR/benchmarks.md and DIR/benchmarks/*.csv (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs/reports",
+      description = "Writes DIR/benchmarks.md and DIR/data/*.csv (default: ${DEFAULT-VALUE}).")
   Path out;
 
   @Option(names = "--no-jmh", description = "Skip the JMH micro-benchmarks.")

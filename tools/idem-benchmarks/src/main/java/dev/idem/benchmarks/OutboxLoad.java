@@ -61,10 +61,10 @@ import picocli.CommandLine.ParameterException;
  * </ol>
  *
  * <pre>{@code
- * ./mvnw -B -q -DskipTests package -pl tools/idem-benchmarks -am && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.OutboxLoad --out docs
+ * ./mvnw -B -q -DskipTests package -pl tools/idem-benchmarks -am && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.OutboxLoad --out docs/reports
  * }</pre>
  *
- * writes its section into {@code docs/benchmarks.md} (between the {@value #BEGIN} and {@value
+ * writes its section into {@code docs/reports/benchmarks.md} (between the {@value #BEGIN} and {@value
  * #END} markers, which {@code LoadHarness} keeps when it rewrites the file); without {@code --out}
  * it prints the section. Options: {@code --seconds N} per round (default 3), {@code --rounds N}
  * (default 3), {@code --intents N} per relay run (default 10000), {@code --postgres-url},
@@ -78,7 +78,7 @@ public final class OutboxLoad {
   static final String END = "<!-- OutboxLoad: end -->";
 
   static final String COMMAND = "./mvnw -B -q -DskipTests package -pl tools/idem-benchmarks -am && "
-      + "java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.OutboxLoad --out docs";
+      + "java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.OutboxLoad --out docs/reports";
 
   private static final byte[] BODY = JsonBodies.of(200);
   private static final int[] CLIENTS = {1, 4};

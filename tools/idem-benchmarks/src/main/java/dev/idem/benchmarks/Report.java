@@ -15,12 +15,12 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Writes {@code benchmarks.md} and the CSV files beside it ({@code benchmarks/*.csv}). */
+/** Writes {@code benchmarks.md} and the CSV files beside it ({@code data/*.csv}). */
 final class Report {
 
   /** The one command that builds and produces the full report (also in README.md). */
   static final String COMMAND =
-      "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.LoadHarness --out docs";
+      "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.LoadHarness --out docs/reports";
 
   static final Map<String, String> TITLES = new LinkedHashMap<>();
   static final Map<String, String> DESCRIPTIONS = new LinkedHashMap<>();
@@ -102,7 +102,7 @@ final class Report {
   Path write() throws IOException {
     Path dir = o.out;
     Files.createDirectories(dir);
-    Path csv = dir.resolve("benchmarks");
+    Path csv = dir.resolve("data");
     Files.createDirectories(csv);
     writeCsv(csv);
     Path md = dir.resolve("benchmarks.md");
@@ -175,14 +175,14 @@ final class Report {
         + " floor) and with the Idempotency-Key filter in transactional and in lease mode, create and replay paths,"
         + " throughput and CPU per request (app and database), on SQLite, PostgreSQL and MariaDB with their defaults and"
         + " with asynchronous commits, is measured by a second command, which writes [benchmarks-http.md](benchmarks-http.md):\n\n"
-        + "```sh\njava -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs\n```\n\n");
+        + "```sh\njava -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs/reports\n```\n\n");
     md.append("## gRPC\n\n");
     md.append("The same comparison over gRPC, a unary create (`idem.lab.Notes/Create`) on grpc-java's Netty transport over"
         + " loopback, each variant a server JVM of its own (without Idem, the hand-written floor, Idem's server interceptor in"
         + " transactional and in lease mode), create and replay paths, throughput and CPU per call (server and database), on"
         + " SQLite and on PostgreSQL with its defaults and with `synchronous_commit = off`, is measured by a third command,"
         + " which writes [benchmarks-grpc.md](benchmarks-grpc.md):\n\n"
-        + "```sh\njava -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.GrpcLoad --out docs\n```\n\n");
+        + "```sh\njava -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.GrpcLoad --out docs/reports\n```\n\n");
     workloadSection(md);
     notesSection(md);
     return md.toString();
@@ -467,8 +467,8 @@ final class Report {
         + " are not comparable. Nothing here was tuned to pass a target.\n");
     md.append("- Each database is created for the run (`idem_bench_<random>`, a fresh SQLite file, a Redis key prefix)"
         + " and dropped at its end.\n");
-    md.append("- CSV files with every number: `benchmarks/throughput.csv`, `benchmarks/races.csv`,"
-        + " `benchmarks/key-shape.csv`, `benchmarks/jmh.csv`, `benchmarks/targets.csv`, `benchmarks/environment.csv`.\n");
+    md.append("- CSV files with every number: `data/throughput.csv`, `data/races.csv`,"
+        + " `data/key-shape.csv`, `data/jmh.csv`, `data/targets.csv`, `data/environment.csv`.\n");
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ class OptionsTest {
     Options o = Options.parse();
     assertEquals(Options.Mode.DEFAULT, o.mode);
     assertEquals(Set.copyOf(Options.ALL_DATABASES), o.databases);
-    assertEquals(Path.of("docs"), o.out);
+    assertEquals(Path.of("docs/reports"), o.out);
     assertTrue(o.jmh);
     assertEquals(List.of(1, 4, 16, 64), o.clients);
     assertTrue(o.overrides.isEmpty());

@@ -76,7 +76,7 @@ import java.util.stream.Collectors;
  * database kill there is the service kill, and there is no connection to cut.
  *
  * <p>Run it: {@code java -cp "tools/idem-campaign/target/classes:$(cat tools/idem-campaign/target/classpath.txt)"
- * dev.idem.campaign.Campaign --operations 20000 --faults 50} (see {@code docs/reliability.md}).
+ * dev.idem.campaign.Campaign --operations 20000 --faults 50} (see {@code docs/reports/reliability.md}).
  */
 public final class Campaign {
 
@@ -661,7 +661,7 @@ public final class Campaign {
   }
 
   /**
-   * The long run from the command line; writes its results into {@code docs/reliability.md}
+   * The long run from the command line; writes its results into {@code docs/reports/reliability.md}
    * (between its campaign markers) when {@code --out} names that file.
    *
    * <pre>
@@ -709,7 +709,7 @@ public final class Campaign {
       }
     } catch (RuntimeException e) {
       System.err.println("usage: Campaign [--operations N] [--faults N] [--fuzz N] [--stores sqlite,postgresql,redis] [--modes transactional,lease]"
-          + " [--concurrency N] [--lease SECONDS] [--seed N] [--jar PATH] [--out docs/reliability.md]: " + e.getMessage());
+          + " [--concurrency N] [--lease SECONDS] [--seed N] [--jar PATH] [--out docs/reports/reliability.md]: " + e.getMessage());
       System.exit(2);
       return;
     }

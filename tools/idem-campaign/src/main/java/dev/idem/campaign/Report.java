@@ -16,7 +16,7 @@ import java.util.stream.Collectors;
 public final class Report {
 
   /**
-   * The line that opens the campaign's section in {@code docs/reliability.md} for the default
+   * The line that opens the campaign's section in {@code docs/reports/reliability.md} for the default
    * stores and modes (SQLite and PostgreSQL, transactional and lease mode).
    */
   public static final String BEGIN = "<!-- fault-campaign:begin (written by dev.idem.campaign.Campaign; do not edit by hand) -->";
