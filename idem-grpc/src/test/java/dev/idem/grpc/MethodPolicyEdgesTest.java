@@ -46,7 +46,9 @@ class MethodPolicyEdgesTest {
   void setUp() throws SQLException {
     dataSource = new SQLiteDataSource();
     dataSource.setUrl("jdbc:sqlite:" + dir.resolve("notes.db") + "?busy_timeout=20000");
-    JdbcIdempotency keys = JdbcIdempotency.builder().createSchema(true).build();
+    // Claim-first: this class counts handler runs, and under key-last (the default) a racing
+    // duplicate runs its handler too before its rollback.
+    JdbcIdempotency keys = JdbcIdempotency.builder().createSchema(true).strategy(JdbcIdempotency.Strategy.CLAIM_FIRST).build();
     try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
       keys.createSchema(c);
       st.execute("PRAGMA journal_mode=WAL");

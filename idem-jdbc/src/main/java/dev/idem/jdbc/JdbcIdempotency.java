@@ -14,10 +14,7 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
-import dev.idem.core.StoredResponse;
-import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.ConflictRetry.Round;
-import dev.idem.jdbc.dialect.KeyTableSql;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
@@ -126,12 +123,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private final KeyTable keys;
   /** The bound of a claim's wait for a concurrent attempt's row; {@code null}: the database's own. */
   private final @Nullable Duration claimLockWait;
-  private final ClaimFirst claimFirst;
-  private final KeyLast keyLast;
-  /** The order of the rounds in transactions Idem owns, picked from the strategy once, at build time. */
-  private final OwnTransactionRound ownOrder;
-  private final JoinedTransaction joined;
-  private final EngineSettings settings;
+  /** Runs the effect with its key: rounds in transactions Idem owns, or in a caller's or runner's. */
+  private final TransactionalRounds rounds;
   private final KeyStatusQuery statusQuery;
 
   private JdbcIdempotency(Builder b) {
@@ -144,11 +137,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
     this.keys = new KeyTable(b.table, b.createSchema, b.protection);
     this.claimLockWait = b.claimLockWait;
     EngineSettings settings = new EngineSettings(keys, retention, responsePolicy, claimLockWait, sqliteBusyTimeout);
-    this.settings = settings;
-    this.claimFirst = new ClaimFirst(settings);
-    this.keyLast = new KeyLast(settings);
-    this.ownOrder = strategy == Strategy.KEY_LAST ? keyLast : claimFirst;
-    this.joined = new JoinedTransaction(settings);
+
+    this.rounds = new TransactionalRounds(settings, keys, strategy, claimLockWait != null);
     this.statusQuery = new KeyStatusQuery(b.table, b.protection);
   }
 
@@ -198,7 +188,6 @@ public final class JdbcIdempotency implements KeyStatusReader {
     return dataSource;
   }
 
-
   /**
    * The order of the writes in a transaction that Idem owns: its own ({@code execute} on a
    * connection in auto-commit mode) or the one a {@link TransactionRunner} opens for {@link
@@ -216,21 +205,25 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * instead of inserting and then updating it. In a runner's transaction {@code KEY_LAST} also
    * answers a replay with one primary-key read outside any transaction, and sets no savepoint; an
    * answer that streams to the client claims its key before its first byte ({@link
-   * dev.idem.core.EffectContext#ensureClaimed()}). {@link #CLAIM_FIRST} stays this builder's
-   * default: it never runs an effect that will be rolled back for a duplicate, and never holds the
-   * effect's locks while a duplicate waits. The Spring starter defaults to {@code KEY_LAST}
-   * ({@code idem.strategy}), measured in {@code docs/reports/benchmarks-http.md}.
+   * dev.idem.core.EffectContext#ensureClaimed()}). {@code KEY_LAST} is the one default
+   * everywhere: this builder's, hence the servlet filter's and {@link TransactionalIdempotency}'s,
+   * and the Spring starter's ({@code idem.strategy}), measured in {@code
+   * docs/reports/benchmarks-http.md}. Choose {@link #CLAIM_FIRST} when an effect must never run
+   * only to be rolled back for a duplicate (it takes sequence values, holds locks others wait on),
+   * at the cost of one write more per create. Earlier builds of this builder defaulted to
+   * {@code CLAIM_FIRST}; the stored records are the same in both orders, so changing the order
+   * never makes a stored key run again.
    */
   public enum Strategy {
     /**
-     * The default. Inserts the claim, runs the effect, then stores the response in the claim's row:
+     * Inserts the claim, runs the effect, then stores the response in the claim's row:
      * three statements besides the effect. A concurrent duplicate blocks on the claim until the
      * first transaction ends and then replays it, so the effect runs once in all, even counting
      * attempts that were rolled back.
      */
     CLAIM_FIRST,
     /**
-     * Runs the effect first, then inserts the key's row already completed, with its response: two
+     * The default. Runs the effect first, then inserts the key's row already completed, with its response: two
      * statements besides the effect, one round trip fewer than {@link #CLAIM_FIRST}. The key's
      * primary key still serializes duplicates: a concurrent duplicate runs its effect, then waits on
      * the winner's key row, and when the winner commits it rolls its own effect back and replays
@@ -320,126 +313,17 @@ public final class JdbcIdempotency implements KeyStatusReader {
   }
 
   /**
-   * As {@link #execute(Connection, IdempotentRequest, Effect)}; with {@code confirming}, in a
-   * caller's transaction, the claim's lock wait is the longer one of {@link
-   * EngineSettings#confirmWait}: {@link TransactionalIdempotency} makes sure so that a bounded
-   * key statement that gave up waited on a concurrent attempt's row, and not on a lock that any
-   * insert can meet for a moment (see {@link RoundEnd.ClaimGaveUp}).
-   *
-   * @param onEnsureClaimed what the effect's {@link dev.idem.core.EffectContext#ensureClaimed()}
-   *     runs, the key being the attempt's already (the transactional engine learns that the answer
-   *     began to reach the client), or {@code null} for nothing
-   * @return {@link RoundEnd.Answered} with the outcome, or, only in a caller's transaction, {@link
-   *     RoundEnd.ClaimGaveUp}; never another end
+   * As {@link #execute(Connection, IdempotentRequest, Effect)}, as a value ({@link
+   * TransactionalRounds#execute}); for {@link TransactionalIdempotency}.
    */
   RoundEnd execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming,
       @Nullable Runnable onEnsureClaimed) {
-    Objects.requireNonNull(connection, "connection");
-    Objects.requireNonNull(request, "request");
-    Objects.requireNonNull(effect, "effect");
-    Dialect dialect = Dialect.of(connection);
-    KeyTable.Statements sql = statementsFor(connection, dialect);
-    boolean ownTransaction = autoCommit(connection);
-    keys.ensureSchema(connection, dialect, ownTransaction);
-    // Fast path for replays: one primary-key read that takes no lock. A replay must not lock the
-    // row: in a caller's transaction that lock would be held to its end, so replays of the same
-    // keys in other orders would deadlock. Skipped inside a caller's transaction on SQLite
-    // (KeyTable.readsReplaysOutsideTransactions), where a read before the claim's write could hit a
-    // stale snapshot; SQLite has a single writer anyway.
-    // On PostgreSQL, where the claim comes first, the read travels with the claim instead
-    // (KeyTableSql.lookupAndClaim): one round trip fewer for a create, one more (the end of the
-    // transaction) for a replay in a transaction of Idem's own.
-    // Not on a read-only connection: its transaction refuses the claim's INSERT even when it would
-    // insert nothing, so a replay, which needs no write, would fail.
-    boolean lookupWithClaim = sql.sql.lookupAndClaim != null && (!ownTransaction || strategy == Strategy.CLAIM_FIRST)
-        && !readOnly(connection);
-    if (!lookupWithClaim && (ownTransaction || !KeyTable.readsReplaysOutsideTransactions(dialect))) {
-      Outcome stored = keys.answerIfLive(connection, sql, request);
-      if (stored != null) {
-        return new RoundEnd.Answered(stored);
-      }
-    }
-    if (!ownTransaction) {
-      return joined.run(connection, dialect, sql, request, effect,
-          confirming ? settings.confirmWait(sql) : settings.claimWait(sql), onEnsureClaimed);
-    }
-    if (onEnsureClaimed != null) {
-      // A runner whose connection was left in auto-commit: the rounds are Idem's own, whose
-      // contexts run nothing on ensureClaimed; the effect's context is given the hook instead.
-      Effect given = effect;
-      effect = context -> given.run(EffectContext.ofTransaction(context.connection(), onEnsureClaimed));
-    }
-    return new RoundEnd.Answered(inOwnTransactions(connection, dialect, sql, request, effect));
+    return rounds.execute(connection, request, effect, confirming, onEnsureClaimed);
   }
 
-  /** @return the statements for the connection's database (MariaDB's on a MariaDB server, when the claim is bounded) */
-  private KeyTable.Statements statementsFor(Connection connection, Dialect dialect) {
-    return keys.statementsFor(connection, dialect, claimLockWait != null);
-  }
-
-  /**
-   * Rounds in transactions Idem owns, on the one round runner ({@link ConflictRetry#rounds}): in
-   * the strategy's order, switching from {@link Strategy#KEY_LAST} to {@link Strategy#CLAIM_FIRST}
-   * when the effect met racing duplicates in its locks, and recording a PostgreSQL effect's client
-   * error alone after the SQL error it caught aborted its transaction.
-   */
-  private Outcome inOwnTransactions(
-      Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
-    Effect[] current = {effect};
-    Optional<Outcome> outcome = rounds(ownOrder, connection, dialect, sql, request, current);
-    if (outcome.isPresent()) {
-      return outcome.get();
-    }
-    // TakeKeyFirst (key-last rounds only): the claim-first rounds that follow have their own count.
-    return rounds(claimFirst, connection, dialect, sql, request, current)
-        .orElseThrow(() -> new IllegalStateException("a claim-first round asked to take the key first"));
-  }
-
-  /** @return the outcome of the order's rounds, or empty when a round asked to take the key first */
-  private static Optional<Outcome> rounds(OwnTransactionRound order, Connection connection, Dialect dialect, KeyTable.Statements sql,
-      IdempotentRequest request, Effect[] current) {
-    return ConflictRetry.roundsUnchecked(round -> next(order.round(connection, dialect, sql, request, current[0]), current));
-  }
-
-  /**
-   * @param current the effect of the next round, replaced by one that only answers after {@link RoundEnd.EffectAborted}
-   * @return the round runner's value for how a round ended (empty: take the key first)
-   */
-  private static Round<Optional<Outcome>> next(RoundEnd end, Effect[] current) {
-    if (end instanceof RoundEnd.Answered answered) {
-      return Round.done(Optional.of(answered.outcome()));
-    }
-    if (end instanceof RoundEnd.RolledBack rolledBack) {
-      return Round.again(rolledBack.ifLast());
-    }
-    if (end instanceof RoundEnd.TakeKeyFirst) {
-      ConflictRetry.pause(0);
-      return Round.done(Optional.empty());
-    }
-    RoundEnd.EffectAborted aborted = (RoundEnd.EffectAborted) end;
-    EffectFailedException refusal = EngineSettings.abortedAnswerRefused(aborted.response(), aborted.aborted());
-    if (aborted.response().status() < 400) {
-      throw refusal; // an answer that describes writes that did not happen
-    }
-    // The effect's client error is its final answer: the next round writes nothing and records it alone.
-    StoredResponse answer = aborted.response();
-    current[0] = c -> answer;
-    return Round.again(refusal);
-  }
-
-  /**
-   * {@link Strategy#KEY_LAST} in a transaction that a {@link TransactionRunner} opened for {@link
-   * TransactionalIdempotency}, which has already looked for a live record ({@link
-   * KeyLast#inRunnersTransaction}).
-   *
-   * @return how the work ended; anything but a stored {@link RoundEnd.Answered} outcome asks the
-   *     caller to roll the runner's transaction back
-   */
+  /** Key-last work in a runner's transaction ({@link TransactionalRounds#runThenRecord}); for {@link TransactionalIdempotency}. */
   RoundEnd runThenRecord(Connection connection, IdempotentRequest request, Effect effect, Runnable onClaimed) {
-    Dialect dialect = Dialect.of(connection);
-    KeyTable.Statements sql = statementsFor(connection, dialect);
-    keys.ensureSchema(connection, dialect, false);
-    return keyLast.inRunnersTransaction(connection, dialect, sql, request, effect, onClaimed);
+    return rounds.runThenRecord(connection, request, effect, onClaimed);
   }
 
   /**
@@ -609,15 +493,6 @@ public final class JdbcIdempotency implements KeyStatusReader {
     return keys.tableExists(connection);
   }
 
-  /** @return whether the connection is marked read-only (pgjdbc answers from its own flag, no round trip) */
-  private static boolean readOnly(Connection connection) {
-    try {
-      return connection.isReadOnly();
-    } catch (SQLException e) {
-      return false;
-    }
-  }
-
   /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
   private boolean autoCommit(Connection connection) {
     return keys.autoCommit(connection);
@@ -635,7 +510,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
     private Duration sqliteBusyTimeout = DEFAULT_SQLITE_BUSY_TIMEOUT;
     private @Nullable DataSource dataSource;
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
-    private Strategy strategy = Strategy.CLAIM_FIRST;
+    private Strategy strategy = Strategy.KEY_LAST;
     private ResponseProtection protection = ResponseProtection.none();
     private @Nullable Duration claimLockWait;
 
@@ -702,7 +577,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
 
     /**
      * @param strategy the order of the writes in transactions Idem owns; default {@link
-     *     Strategy#CLAIM_FIRST}. Read {@link Strategy#KEY_LAST} before choosing it.
+     *     Strategy#KEY_LAST} (read its consequences); {@link Strategy#CLAIM_FIRST} never runs an
+     *     effect that a duplicate's rollback undoes
      */
     public Builder strategy(Strategy strategy) {
       this.strategy = Objects.requireNonNull(strategy, "strategy");

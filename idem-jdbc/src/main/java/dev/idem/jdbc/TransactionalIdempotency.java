@@ -9,23 +9,15 @@ import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.IdempotencyKeyReusedException;
-import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InProgressPolicy;
 import dev.idem.core.Outcome;
-import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.ConflictRetry.Round;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -107,19 +99,14 @@ import org.jspecify.annotations.Nullable;
  */
 public final class TransactionalIdempotency implements IdempotencyEngine {
 
-  /** The first pause of a duplicate that waits outside any transaction; pauses double up to {@link #MAX_PAUSE}. */
-  static final Duration FIRST_PAUSE = Duration.ofMillis(10);
-  /** The longest pause between two attempts of a waiting duplicate. */
-  static final Duration MAX_PAUSE = Duration.ofMillis(250);
-
   private final JdbcIdempotency keys;
   private final TransactionRunner transactions;
   private final IdemListener listener;
   private final InProgressPolicy inProgress;
   /** Whether attempts run in key-last order: the key table's strategy, read once, at construction. */
   private final boolean keyLast;
-  /** The attempts running in this engine, by scope and key; see {@link #attemptBeside}. */
-  private final ConcurrentHashMap<InFlight, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
+  /** Duplicates that find the key busy: met in memory in this engine, or waiting on another's. */
+  private final InFlightAttempts duplicates;
   private volatile @Nullable Boolean lookupFirst;
   private volatile boolean schemaPrepared;
 
@@ -156,6 +143,17 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     this.listener = Objects.requireNonNull(listener, "listener");
     this.inProgress = Objects.requireNonNull(inProgress, "inProgress");
     this.keyLast = keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST;
+    this.duplicates = new InFlightAttempts(new InFlightAttempts.Engine() {
+      @Override
+      public AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
+        return TransactionalIdempotency.this.attemptOnce(request, effect);
+      }
+
+      @Override
+      public Optional<Outcome> lookOutside(IdempotentRequest request) {
+        return TransactionalIdempotency.this.lookOutside(request);
+      }
+    }, this.inProgress, this.listener);
   }
 
   /**
@@ -199,11 +197,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     AttemptResult result;
     try {
       if (keys.claimLockWait() != null) {
-        result = attemptBeside(request, effect);
+        result = duplicates.attempt(request, effect);
       } else {
         result = attemptOnce(request, effect);
         if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
-          result = waitForFirstAttempt(request, effect, result);
+          result = duplicates.waitForFirstAttempt(request, effect, result);
         }
       }
     } catch (RuntimeException | Error e) {
@@ -232,12 +230,12 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    Progress progress = new Progress(effect);
+    AttemptProgress progress = new AttemptProgress(effect);
     IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
     AttemptResult result;
     try {
       RoundEnd end = keys.execute(connection, request, progress, false, progress::claimed);
-      result = end instanceof RoundEnd.Answered answered ? AttemptResult.of(answered.outcome()) : gaveUp(request);
+      result = end instanceof RoundEnd.Answered answered ? AttemptResult.of(answered.outcome()) : AttemptFailures.gaveUp(request);
     } catch (RuntimeException e) {
       if (progress.answered) {
         result = AttemptResult.rolledBack(e, !(e instanceof EffectFailedException));
@@ -245,7 +243,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         IdemListener.fail(observed, e);
         throw e;
       } else {
-        result = beforeEffect(e);
+        result = AttemptFailures.beforeEffect(e);
       }
     } catch (Error e) {
       IdemListener.fail(observed, e);
@@ -260,7 +258,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     try {
       prepareSchema();
     } catch (IdemException e) {
-      return beforeEffect(e);
+      return AttemptFailures.beforeEffect(e);
     }
     return keyLast ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect, false);
   }
@@ -278,12 +276,12 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       try {
         stored = lookOutside(request);
       } catch (IdemException e) {
-        return Round.done(beforeEffect(e));
+        return Round.done(AttemptFailures.beforeEffect(e));
       }
       if (stored.isPresent()) {
         return Round.done(AttemptResult.of(stored.get()));
       }
-      Progress progress = new Progress(effect);
+      AttemptProgress progress = new AttemptProgress(effect);
       RoundEnd end;
       try {
         end = transactions.inTransaction((connection, transaction) -> {
@@ -343,7 +341,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   }
 
   /** A key-last round whose runner's transaction failed: how far the attempt got says what it means. */
-  private Round<AttemptResult> keyLastFailed(RuntimeException e, Progress progress, IdempotentRequest request, Effect effect) {
+  private Round<AttemptResult> keyLastFailed(RuntimeException e, AttemptProgress progress, IdempotentRequest request, Effect effect) {
     if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
       // A deadlock or serialization failure (SQLState class 40), most likely against a racing
       // duplicate still running: the database undid this run. Running the effect first again
@@ -380,7 +378,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       Optional<Outcome> stored = lookOutside(request);
       return stored.map(AttemptResult::of).orElse(null);
     } catch (IdempotencyKeyReusedException | RequestInProgressException e) {
-      return beforeEffect(e);
+      return AttemptFailures.beforeEffect(e);
     } catch (RuntimeException e) {
       return null; // the original failure is the one to report
     }
@@ -417,10 +415,10 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
         }
       }
     } catch (IdemException e) {
-      return beforeEffect(e);
+      return AttemptFailures.beforeEffect(e);
     }
     return ConflictRetry.roundsUnchecked(round -> {
-      Progress progress = new Progress(effect);
+      AttemptProgress progress = new AttemptProgress(effect);
       RoundEnd end;
       try {
         end = transactions.inTransaction((connection, transaction) -> {
@@ -448,7 +446,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       if (end instanceof RoundEnd.ClaimGaveUp) {
         // The bounded claim gave up on some lock, rolled back: confirm once with the longer wait
         // that a duplicate's row outlasts and a momentary lock does not (see KEY_LAST above).
-        return Round.done(confirming ? gaveUp(request) : attemptClaimFirst(request, effect, true));
+        return Round.done(confirming ? AttemptFailures.gaveUp(request) : attemptClaimFirst(request, effect, true));
       }
       return Round.done(AttemptResult.of(((RoundEnd.Answered) Objects.requireNonNull(end, "end")).outcome()));
     });
@@ -460,10 +458,10 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    * @throws RuntimeException {@code e} itself when it is the effect's own failure, or the caller's
    *     error (see {@link #beforeEffect})
    */
-  private AttemptResult failed(RuntimeException e, Progress progress, IdempotentRequest request) {
+  private AttemptResult failed(RuntimeException e, AttemptProgress progress, IdempotentRequest request) {
     if (progress.answered) {
       StoredResponse response = progress.response;
-      if (progress.returned && response != null && markedRollbackOnly(e) && isStoredClientError(response)) {
+      if (progress.returned && response != null && AttemptFailures.markedRollbackOnly(e) && isStoredClientError(response)) {
         // Something the effect called (a JPA repository whose flush hit a unique constraint)
         // marked the transaction rollback-only, and the effect answered that failure as a client
         // error (409 email already registered): that answer is what it meant, and its writes,
@@ -474,12 +472,12 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       // The effect returned; whatever failed afterwards (storing the response, releasing the
       // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
       // must not reach the client as if they had happened.
-      return afterAnswer(e, progress.returned, request.key());
+      return AttemptFailures.afterAnswer(e, progress.returned, request.key());
     }
     if (progress.started) {
       throw e; // the effect's own failure
     }
-    return beforeEffect(e);
+    return AttemptFailures.beforeEffect(e);
   }
 
   /**
@@ -498,215 +496,17 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
     } catch (RuntimeException e) {
       if (e instanceof IdemException && !returned[0]) {
-        return beforeEffect(e); // the store failed, or the key was reused meanwhile
+        return AttemptFailures.beforeEffect(e); // the store failed, or the key was reused meanwhile
       }
-      return afterAnswer(e, returned[0], request.key());
+      return AttemptFailures.afterAnswer(e, returned[0], request.key());
     }
   }
 
-  /** @return whether the failure is a transaction that was rolled back because it was marked rollback-only */
-  private static boolean markedRollbackOnly(RuntimeException e) {
-    return e instanceof TransactionFailedException failed && failed.stage() == TransactionFailedException.Stage.ROLLBACK_ONLY;
-  }
-
-  /** @return whether the answer is a client error (4xx) that the response policy stores */
   private boolean isStoredClientError(StoredResponse response) {
     return response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
   }
 
   /** A request's scope and key, for the attempts in flight in this engine. */
-  private record InFlight(String principal, String operation, String key) {
-    static InFlight of(IdempotentRequest request) {
-      return new InFlight(request.scope().principal(), request.scope().operation(), request.key().value());
-    }
-  }
-
-  /**
-   * With bounded claims: a duplicate of an attempt that runs in this engine (this JVM) reads the
-   * key's record once, outside any transaction ({@link #storedBeside}), and is replayed if the key
-   * completed (the attempt beside it may be a replay too). Otherwise, with fail-fast it is answered
-   * in progress at once; with a wait it waits for that attempt to end, holding nothing, and then
-   * attempts (a replay, or a run when the first released its key). Attempts of other instances are met by the bounded claim, and then the
-   * policy attempts again after pauses ({@link #waitForFirstAttempt}). The database stays the
-   * arbiter: this only spares it the duplicates' attempts.
-   */
-  private AttemptResult attemptBeside(IdempotentRequest request, Effect effect) {
-    InFlight key = InFlight.of(request);
-    long deadline = System.nanoTime() + inProgress.maxWait().toNanos();
-    boolean toldWaiting = false;
-    while (true) {
-      CompletableFuture<Void> mine = new CompletableFuture<>();
-      CompletableFuture<Void> running = inFlight.putIfAbsent(key, mine);
-      if (running == null) {
-        AttemptResult result;
-        try {
-          result = attemptOnce(request, effect);
-        } finally {
-          inFlight.remove(key, mine);
-          mine.complete(null);
-        }
-        if (result.kind() != AttemptResult.Kind.IN_PROGRESS || inProgress.maxWait().isZero()) {
-          return result;
-        }
-        // Another instance holds the key: attempt again after pauses, up to what is left of the wait.
-        long left = deadline - System.nanoTime();
-        return left <= 0 ? result : waitForFirstAttempt(request, effect, result, left, !toldWaiting);
-      }
-      // The attempt running beside this one may be a replay itself: a completed key is replayed,
-      // whatever else runs for it at the same moment (was: 16 concurrent replays of one completed
-      // key were answered in progress but for the one that reached the database first).
-      AttemptResult stored = storedBeside(request);
-      if (stored != null) {
-        return stored;
-      }
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
-      }
-      if (!toldWaiting) {
-        toldWaiting = true;
-        try {
-          listener.waiting(request);
-        } catch (RuntimeException ignored) {
-          // a listener must not change the result
-        }
-      }
-      try {
-        running.get(left, TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
-      } catch (ExecutionException e) {
-        // never completed exceptionally; attempt again
-      }
-    }
-  }
-
-  /**
-   * A duplicate of an attempt running in this engine reads the key's record once, outside any
-   * transaction, before it answers in progress or waits: a completed record is replayed, and a key
-   * reused with another payload is refused, as the database would answer them.
-   *
-   * @return the record's answer (replayed, key reused, a store failure), or {@code null} when the
-   *     key has no completed record (none yet, or a claim in progress)
-   */
-  private @Nullable AttemptResult storedBeside(IdempotentRequest request) {
-    try {
-      return lookOutside(request).map(AttemptResult::of).orElse(null);
-    } catch (RequestInProgressException e) {
-      return null;
-    } catch (IdemException e) {
-      return beforeEffect(e);
-    }
-  }
-
-  /**
-   * A duplicate whose claim gave up on the first attempt's row: attempts again, each in a new
-   * transaction, pausing between them without a connection, until it is answered otherwise or the
-   * policy's wait has passed.
-   */
-  private AttemptResult waitForFirstAttempt(IdempotentRequest request, Effect effect, AttemptResult first) {
-    return waitForFirstAttempt(request, effect, first, inProgress.maxWait().toNanos(), true);
-  }
-
-  private AttemptResult waitForFirstAttempt(IdempotentRequest request, Effect effect, AttemptResult first, long waitNanos,
-      boolean tellWaiting) {
-    if (tellWaiting) {
-      try {
-        listener.waiting(request);
-      } catch (RuntimeException ignored) {
-        // a listener must not change the result
-      }
-    }
-    long deadline = System.nanoTime() + waitNanos;
-    long pause = FIRST_PAUSE.toNanos();
-    AttemptResult result = first;
-    while (result.kind() == AttemptResult.Kind.IN_PROGRESS) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return result;
-      }
-      // Jitter: duplicates that gave up together do not come back together.
-      long sleep = Math.min(left, pause / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(pause / 2 + 1));
-      try {
-        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(sleep);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return result;
-      }
-      pause = Math.min(pause * 2, MAX_PAUSE.toNanos());
-      result = attemptOnce(request, effect);
-    }
-    return result;
-  }
-
-  /** Idem's answer before the effect ran, or a failure that is neither Idem's nor the store's. */
-  /** @return in progress: a bounded claim gave up on a concurrent attempt's row, confirmed ({@link RoundEnd.ClaimGaveUp}) */
-  private static AttemptResult gaveUp(IdempotentRequest request) {
-    return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(1)));
-  }
-
-  private static AttemptResult beforeEffect(RuntimeException e) {
-    if (e instanceof IdempotencyKeyReusedException reused) {
-      return AttemptResult.keyReused(reused);
-    }
-    if (e instanceof RequestInProgressException busy) {
-      return AttemptResult.inProgress(busy);
-    }
-    if (e instanceof IdemException) {
-      return AttemptResult.storeFailed(e); // a store failure, an unreadable response, no transaction
-    }
-    throw e; // the caller's error (an aborted caller transaction), as it is
-  }
-
-  /**
-   * What a failure after the effect answered means for a retry.
-   *
-   * @param atCommit whether the transaction's work had completed, so the failure is the commit's
-   * @param key the request's key, for an unknown outcome's exception
-   */
-  static AttemptResult afterAnswer(RuntimeException e, boolean atCommit, IdempotencyKey key) {
-    if (e instanceof EffectFailedException) {
-      // PostgreSQL: the effect answered success after an SQL error it caught had aborted its
-      // transaction; JdbcIdempotency refused to store a success whose writes cannot commit.
-      return AttemptResult.rolledBack(new IdemStoreException("the effect answered success after an SQL error that aborted its"
-          + " transaction; nothing was committed or stored: " + e.getMessage(), e), false);
-    }
-    if (e instanceof TransactionFailedException failed && failed.stage() == TransactionFailedException.Stage.ROLLBACK_ONLY) {
-      // Something the effect called marked the transaction rollback-only, and the effect still
-      // answered: its writes are gone, and a retry would most likely do the same.
-      return AttemptResult.rolledBack(new IdemStoreException("the transaction was marked rollback-only while the effect ran"
-          + " and was rolled back: " + e.getMessage(), e), false);
-    }
-    if (!atCommit) {
-      // Idem's own statement after the effect (storing the response, releasing the key) failed:
-      // the store's failure, and nothing was committed.
-      return AttemptResult.rolledBack(new IdemStoreException("the transaction did not commit: " + e.getMessage(), e), true);
-    }
-    if (SqlFailure.of(e) == SqlFailure.REJECTED) {
-      // The database refused the effect's writes at the commit (a deferred constraint): the
-      // request's own failure, which "retry later" would repeat.
-      return AttemptResult.rolledBack(new IdemStoreException("the database refused the request's writes at the commit: "
-          + e.getMessage(), e), false);
-    }
-    if (isRollback(e)) {
-      return AttemptResult.rolledBack(new IdemStoreException("the transaction was rolled back at the commit: " + e.getMessage(), e), true);
-    }
-    return AttemptResult.outcomeUnknown(new OutcomeUnknownException(key, Duration.ofSeconds(1), OutcomeUnknownException.Phase.COMMIT, e));
-  }
-
-  /** @return whether the database says it rolled the transaction back (SQLState class 40) */
-  private static boolean isRollback(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof SQLException sql) {
-        return sql.getSQLState() != null && sql.getSQLState().startsWith("40");
-      }
-    }
-    return false;
-  }
-
   /**
    * Before the first attempt: the key table checked, or created if the key table's engine allows it,
    * on a connection of its own in auto-commit (was: an engine on MariaDB whose table did not exist
@@ -746,45 +546,5 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       lookupFirst = known;
     }
     return known;
-  }
-
-  /**
-   * The attempt's effect, run by the key table's engine, and how far the attempt got: the effect
-   * started, it answered, the transaction's work returned. One per round; used by the round's
-   * thread only.
-   */
-  private static final class Progress implements Effect {
-    private final Effect effect;
-    boolean started;
-    boolean answered;
-    boolean returned;
-    /**
-     * The effect called {@link EffectContext#ensureClaimed()} and the key was this attempt's (under
-     * key-last it claimed the key then; under claim-first it was already): its answer began to
-     * reach the client, so the attempt is never run again.
-     */
-    boolean claimed;
-    @Nullable StoredResponse response;
-    /** Key-last: how the runner's work ended, once it returned ({@link KeyLast#inRunnersTransaction}). */
-    @Nullable RoundEnd end;
-
-    Progress(Effect effect) {
-      this.effect = effect;
-    }
-
-    /** Runs the attempt's effect with the context the key table's engine made, unchanged. */
-    @Override
-    public StoredResponse run(EffectContext context) throws Exception {
-      started = true;
-      StoredResponse answer = effect.run(context);
-      answered = true;
-      response = answer;
-      return answer;
-    }
-
-    /** What the context's {@code ensureClaimed} runs once the key is this attempt's. */
-    void claimed() {
-      claimed = true;
-    }
   }
 }

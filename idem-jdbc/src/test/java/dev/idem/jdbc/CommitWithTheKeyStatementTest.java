@@ -26,7 +26,7 @@ class CommitWithTheKeyStatementTest {
 
   @Test
   void aCompletionThatFindsNoClaimCommitsNothing() throws Exception {
-    JdbcIdempotency idem = JdbcIdempotency.builder().table("carried_keys").build();
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("carried_keys").strategy(JdbcIdempotency.Strategy.CLAIM_FIRST).build();
     try (Connection c = db.open()) {
       idem.createSchema(c);
       // The effect removes its own claim (as a buggy effect on the same connection could): the
@@ -49,7 +49,7 @@ class CommitWithTheKeyStatementTest {
   @Test
   void aKeyLastRecordThatMeetsAWinnersRecordCommitsNothingAndReplaysTheWinner() throws Exception {
     JdbcIdempotency idem = JdbcIdempotency.builder().table("carried_keys").strategy(JdbcIdempotency.Strategy.KEY_LAST).build();
-    JdbcIdempotency winner = JdbcIdempotency.builder().table("carried_keys").build();
+    JdbcIdempotency winner = JdbcIdempotency.builder().table("carried_keys").strategy(JdbcIdempotency.Strategy.CLAIM_FIRST).build();
     try (Connection c = db.open(); Connection other = db.open()) {
       idem.createSchema(c);
       // While this request's effect runs (after its lookup found nothing), another request with

@@ -56,7 +56,7 @@ class PostgresHotUpdateTest {
     TestDb db = TestDb.create(TestDb.Kind.POSTGRESQL);
     CountingDataSource ds = new CountingDataSource(db::open);
     try {
-      JdbcIdempotency idem = JdbcIdempotency.builder().table("hot_keys").dataSource(ds).build();
+      JdbcIdempotency idem = JdbcIdempotency.builder().table("hot_keys").dataSource(ds).strategy(JdbcIdempotency.Strategy.CLAIM_FIRST).build();
       TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, ds, dev.idem.core.IdemListener.NONE);
       for (int i = 0; i < COMPLETIONS; i++) {
         IdempotentRequest r = IdempotentRequest.ofJson("p", "op", UUID.randomUUID().toString(),

@@ -235,7 +235,7 @@ class StatementCountTest {
   @EnumSource(TestDb.Kind.class)
   void createInTheRunnersTransactionTakesFourRoundTripsOnPostgres(TestDb.Kind kind) throws Exception {
     CountingDataSource ds = dataSource(kind);
-    JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").build();
+    JdbcIdempotency idem = JdbcIdempotency.builder().table("tx_counted").strategy(JdbcIdempotency.Strategy.CLAIM_FIRST).build();
     TransactionalIdempotency engine = TransactionalIdempotency.onDataSource(idem, ds, dev.idem.core.IdemListener.NONE);
     dev.idem.core.Effect effect = context -> insertNote(context.connection());
     engine.attempt(request(), effect); // creates and checks the table

@@ -39,7 +39,7 @@ class TransactionalIdempotencyConflictTest {
   void setUp() throws SQLException {
     dataSource = new SQLiteDataSource();
     dataSource.setUrl("jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000");
-    keys = JdbcIdempotency.builder().build();
+    keys = JdbcIdempotency.builder().strategy(JdbcIdempotency.Strategy.CLAIM_FIRST).build();
     try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
       st.execute("CREATE TABLE items (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL)");
       keys.createSchema(c);

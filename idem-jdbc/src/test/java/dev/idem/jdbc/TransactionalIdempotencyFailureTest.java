@@ -25,40 +25,40 @@ class TransactionalIdempotencyFailureTest {
    */
   @Test
   void aCommitWhoseAcknowledgementIsLostIsAnUnknownOutcomeNotARollback() {
-    AttemptResult lost = TransactionalIdempotency.afterAnswer(
+    AttemptResult lost = AttemptFailures.afterAnswer(
         atCommit(new SQLException("An I/O error occurred while sending to the backend", "08006")), true, KEY);
     assertThat(lost.kind()).isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
     assertThat(lost.failure().orElseThrow()).isInstanceOfSatisfying(OutcomeUnknownException.class,
         unknown -> assertThat(unknown.phase()).isEqualTo(OutcomeUnknownException.Phase.COMMIT));
-    AttemptResult unclassified = TransactionalIdempotency.afterAnswer(atCommit(new SQLException("no state")), true, KEY);
+    AttemptResult unclassified = AttemptFailures.afterAnswer(atCommit(new SQLException("no state")), true, KEY);
     assertThat(unclassified.kind()).as("an unexplained commit failure may have committed").isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
   }
 
   @Test
   void aDeadlockAtTheCommitIsARollbackThatARetryCanGetPast() {
-    AttemptResult deadlock = TransactionalIdempotency.afterAnswer(atCommit(new SQLException("could not serialize", "40001")), true, KEY);
+    AttemptResult deadlock = AttemptFailures.afterAnswer(atCommit(new SQLException("could not serialize", "40001")), true, KEY);
     assertThat(deadlock.kind()).isEqualTo(AttemptResult.Kind.ROLLED_BACK);
   }
 
   @Test
   void dataTheDatabaseRefusesAtTheCommitIsTheRequestsFailureNotAnOutage() {
-    AttemptResult refused = TransactionalIdempotency.afterAnswer(
+    AttemptResult refused = AttemptFailures.afterAnswer(
         atCommit(new SQLException("violates foreign key constraint", "23503")), true, KEY);
     assertThat(refused.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
   }
 
   @Test
   void aSuccessAnsweredInAnAbortedTransactionOrARollbackOnlyOneIsTheRequestsFailure() {
-    AttemptResult aborted = TransactionalIdempotency.afterAnswer(new EffectFailedException(new SQLException("aborted", "25P02")), false, KEY);
+    AttemptResult aborted = AttemptFailures.afterAnswer(new EffectFailedException(new SQLException("aborted", "25P02")), false, KEY);
     assertThat(aborted.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
-    AttemptResult rollbackOnly = TransactionalIdempotency.afterAnswer(
+    AttemptResult rollbackOnly = AttemptFailures.afterAnswer(
         new TransactionFailedException(TransactionFailedException.Stage.ROLLBACK_ONLY, "rollback-only", null), true, KEY);
     assertThat(rollbackOnly.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
   }
 
   @Test
   void aFailureOfIdemsOwnStatementBeforeTheCommitIsATransientRollback() {
-    AttemptResult store = TransactionalIdempotency.afterAnswer(
+    AttemptResult store = AttemptFailures.afterAnswer(
         new IdemStoreException("storing the response failed", new SQLException("refused", "23514")), false, KEY);
     assertThat(store.kind()).isEqualTo(AttemptResult.Kind.ROLLED_BACK);
   }
