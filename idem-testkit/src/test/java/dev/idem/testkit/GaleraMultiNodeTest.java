@@ -17,6 +17,7 @@ import dev.idem.jdbc.GaleraSettings;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.lab.EffectTable;
+import dev.idem.testclusters.GaleraProcesses;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
