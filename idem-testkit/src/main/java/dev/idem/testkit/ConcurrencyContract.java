@@ -8,8 +8,6 @@ import dev.idem.core.Outcome;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcIdempotency;
-import dev.idem.lab.Lab;
-import dev.idem.lab.LabReport;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -28,9 +26,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: racing callers: concurrent duplicates produce one effect and all get its answer, under
- * each isolation level, with effects that deadlock or have unique constraints of their own, and
- * inside callers' transactions; the lab's naive duplicates show on this database.
+ * Part of the {@linkplain TransactionalContract transactional contract}: racing callers: concurrent
+ * duplicates produce one effect and all get its answer, under each isolation level, with effects
+ * that deadlock or have unique constraints of their own, and inside callers' transactions.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.
@@ -267,22 +265,6 @@ public abstract class ConcurrencyContract extends TransactionalContract {
           st.execute("DROP TABLE IF EXISTS " + fresh.table());
         }
       }
-    }
-  }
-
-  @Test
-  void theLabShowsNaiveDuplicatesAndProtectedSingleEffects() throws Exception {
-    LabReport report = new Lab(database(), 8).run();
-    assertThat(report.protectedOk()).as(report.toString()).isTrue();
-    assertThat(find(report, "lost-response", Lab.NAIVE).effects()).isEqualTo(2);
-    assertThat(find(report, "lost-response", Lab.PROTECTED).effects()).isEqualTo(1);
-    assertThat(find(report, "concurrent", Lab.NAIVE).effects()).isEqualTo(8);
-    assertThat(find(report, "concurrent", Lab.PROTECTED).effects()).isEqualTo(1);
-    assertThat(find(report, "key-reuse", Lab.PROTECTED).rejected()).isEqualTo(1);
-    assertThat(find(report, "distinct-keys", Lab.PROTECTED).effects()).isEqualTo(2);
-    try (Connection c = database().open(); Statement st = c.createStatement()) {
-      st.execute("DROP TABLE IF EXISTS " + Lab.EFFECTS_TABLE);
-      st.execute("DROP TABLE IF EXISTS " + Lab.KEYS_TABLE);
     }
   }
 }

@@ -17,15 +17,15 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: one caller's {@code execute} on its own connection: the effect runs once and its answer
- * is replayed byte for byte; keys, scopes and payloads are told apart exactly; the caller's
- * connection and transaction are left as they were.
+ * Part of the {@linkplain TransactionalContract transactional contract}: one caller's {@code
+ * execute} on its own connection: the effect runs once and its answer is replayed byte for byte;
+ * keys, scopes and payloads are told apart exactly; the caller's connection and transaction are
+ * left as they were.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.
  */
 public abstract class ExecuteContract extends TransactionalContract {
-
 
   @Test
   void lostResponseRetryReplaysTheFirstResultAndStoresOneEffect() throws Exception {
@@ -150,7 +150,6 @@ public abstract class ExecuteContract extends TransactionalContract {
     }
     assertThat(effectCount()).isEqualTo(2);
   }
-
 
   @Test
   void sameKeyInAnotherScopeIsUnrelated() throws Exception {

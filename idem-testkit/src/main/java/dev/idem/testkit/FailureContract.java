@@ -19,9 +19,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: failures and rollbacks: a failure answer, an exception or a caught SQL error rolls back
- * what must not stay and stores what must; an effect that commits on its own is refused; a broken
- * transaction's orphaned claim is taken over.
+ * Part of the {@linkplain TransactionalContract transactional contract}: failures and rollbacks: a
+ * failure answer, an exception or a caught SQL error rolls back what must not stay and stores what
+ * must; an effect that commits on its own is refused; a broken transaction's orphaned claim is
+ * taken over.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.

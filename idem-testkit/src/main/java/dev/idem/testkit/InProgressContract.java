@@ -13,7 +13,7 @@ import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionRunner;
 import dev.idem.jdbc.TransactionalIdempotency;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -31,15 +31,14 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: duplicates of an attempt that is still running: bounded claims answer in progress at
- * once, waiting duplicates hold no connection between their attempts, and the session's lock wait
- * is put back for the effect.
+ * Part of the {@linkplain TransactionalContract transactional contract}: duplicates of an attempt
+ * that is still running: bounded claims answer in progress at once, waiting duplicates hold no
+ * connection between their attempts, and the session's lock wait is put back for the effect.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.
  */
 public abstract class InProgressContract extends TransactionalContract {
-
 
   /** The transactional engine on plain JDBC, with the claim's lock wait bounded. */
   private TransactionalIdempotency boundedEngine(InProgressPolicy inProgress, javax.sql.DataSource dataSource) {
@@ -126,7 +125,7 @@ public abstract class InProgressContract extends TransactionalContract {
     final javax.sql.DataSource dataSource;
 
     ConnectionCounter(JdbcTarget target) {
-      this.dataSource = dev.idem.lab.SimpleDataSource.of(() -> counted(target.open()));
+      this.dataSource = dev.idem.lab.jdbc.SimpleDataSource.of(() -> counted(target.open()));
     }
 
     void watchThisThread() {

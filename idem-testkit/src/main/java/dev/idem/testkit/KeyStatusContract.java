@@ -23,14 +23,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: the status of a key ({@link dev.idem.core.KeyStatusReader}): absent, in progress or
- * completed, read without waiting for a running operation's claim.
+ * Part of the {@linkplain TransactionalContract transactional contract}: the status of a key
+ * ({@link dev.idem.core.KeyStatusReader}): absent, in progress or completed, read without waiting
+ * for a running operation's claim.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.
  */
 public abstract class KeyStatusContract extends TransactionalContract {
-
 
   @Test
   void theKeyStatusIsAbsentThenCompletedWithTheStoredStatusAndItsTimes() throws Exception {

@@ -18,9 +18,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: the key table: created on first use (also inside a rolled-back transaction, and from the
- * shipped schema file), not mistaken for a table of the same name elsewhere, refused with its
- * migration when it compares keys loosely, purged of expired records only.
+ * Part of the {@linkplain TransactionalContract transactional contract}: the key table: created on
+ * first use (also inside a rolled-back transaction, and from the shipped schema file), not mistaken
+ * for a table of the same name elsewhere, refused with its migration when it compares keys loosely,
+ * purged of expired records only.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.

@@ -186,7 +186,6 @@ public abstract class LeaseContract extends LeaseStoreContract {
         .isInstanceOf(StoredResponseUnreadableException.class);
   }
 
-
   private static final ResponseProtection KEY_A = ResponseProtection.builder().key("a", testKey(1)).currentKey("a").build();
 
   private static final ResponseProtection KEYS_A_B_CURRENT_B =

@@ -82,7 +82,6 @@ public abstract class LeaseStoreContract {
     pool.awaitTermination(10, TimeUnit.SECONDS);
   }
 
-
   @Test
   void executesOnceAndReplaysTheStoredResponse() {
     LeaseIdempotency idem = engine().build();
@@ -577,7 +576,6 @@ public abstract class LeaseStoreContract {
         .hasMessageContaining("retention")
         .hasMessageContaining("longer than the lease");
   }
-
 
   /**
    * An engine with a long lease: tests that want a lease to run out say so with {@code

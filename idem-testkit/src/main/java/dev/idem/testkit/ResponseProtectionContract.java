@@ -18,8 +18,9 @@ import java.sql.SQLException;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: responses protected at rest ({@link dev.idem.core.ResponseProtection}): never stored in
- * clear, replayed after key rotation, refused (not replayed) when moved or under an unknown key.
+ * Part of the {@linkplain TransactionalContract transactional contract}: responses protected at
+ * rest ({@link dev.idem.core.ResponseProtection}): never stored in clear, replayed after key
+ * rotation, refused (not replayed) when moved or under an unknown key.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.

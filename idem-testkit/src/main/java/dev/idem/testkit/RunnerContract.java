@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Part of the {@linkplain TransactionalContract transactional contract}: transactional mode as the servlet filter and the Spring starter run it: {@link
- * dev.idem.jdbc.TransactionalIdempotency} opening each attempt's transaction on a {@link
- * dev.idem.jdbc.TransactionRunner}.
+ * Part of the {@linkplain TransactionalContract transactional contract}: transactional mode as the
+ * servlet filter and the Spring starter run it: {@link dev.idem.jdbc.TransactionalIdempotency}
+ * opening each attempt's transaction on a {@link dev.idem.jdbc.TransactionRunner}.
  *
  * <p>A store's test runs it by subclassing (usually as a JUnit {@code @Nested} class, see {@link
  * TransactionalContract}) and returning its database and write order from {@link #target()}.

@@ -13,10 +13,8 @@ import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.DataSourceTransactionRunner;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
-import dev.idem.lab.EffectTable;
-import dev.idem.lab.JdbcTarget;
-import dev.idem.lab.LabReport;
-import dev.idem.lab.ScenarioResult;
+import dev.idem.lab.jdbc.EffectTable;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -145,7 +143,6 @@ public abstract class TransactionalContract {
     }
   }
 
-
   /** What each racer does on a connection of its own. */
   @FunctionalInterface
   interface Racer {
@@ -185,14 +182,6 @@ public abstract class TransactionalContract {
       pool.shutdownNow();
     }
   }
-
-  static ScenarioResult find(LabReport report, String scenario, String variant) {
-    return report.results().stream()
-        .filter(r -> r.scenario().equals(scenario) && r.variant().equals(variant))
-        .findFirst()
-        .orElseThrow();
-  }
-
 
   /**
    * Transactional mode as the servlet filter and the Spring starter run it: {@link

@@ -1,7 +1,7 @@
 package dev.idem.testkit;
 
 import dev.idem.jdbc.JdbcIdempotency;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.util.Objects;
 
 /**

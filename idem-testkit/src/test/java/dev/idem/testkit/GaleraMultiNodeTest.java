@@ -16,7 +16,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.GaleraSettings;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
-import dev.idem.lab.EffectTable;
+import dev.idem.lab.jdbc.EffectTable;
 import dev.idem.testclusters.GaleraProcesses;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

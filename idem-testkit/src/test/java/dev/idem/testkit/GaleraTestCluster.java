@@ -1,6 +1,6 @@
 package dev.idem.testkit;
 
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.testclusters.GaleraProcesses;
 import java.util.Locale;
 import java.util.UUID;

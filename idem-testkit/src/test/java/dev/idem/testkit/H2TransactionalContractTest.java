@@ -76,4 +76,13 @@ class H2TransactionalContractTest {
       return under();
     }
   }
+
+  /** Idem's own: the lab's scenarios on this database (not a published contract). */
+  @Nested
+  class LabScenarios extends LabScenariosContract {
+    @Override
+    protected TransactionalTarget target() {
+      return under();
+    }
+  }
 }

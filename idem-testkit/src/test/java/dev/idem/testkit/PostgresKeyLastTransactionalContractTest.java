@@ -77,4 +77,13 @@ class PostgresKeyLastTransactionalContractTest {
       return under();
     }
   }
+
+  /** Idem's own: the lab's scenarios on this database (not a published contract). */
+  @Nested
+  class LabScenarios extends LabScenariosContract {
+    @Override
+    protected TransactionalTarget target() {
+      return under();
+    }
+  }
 }

@@ -1,6 +1,6 @@
 package dev.idem.testkit;
 
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.testclusters.PostgresReplicationProcesses.Replication;
 import dev.idem.testclusters.PostgresReplicationProcesses;
 import java.util.Locale;

@@ -80,4 +80,13 @@ class PostgresSyncStandbyTransactionalContractTest {
       return under();
     }
   }
+
+  /** Idem's own: the lab's scenarios on this database (not a published contract). */
+  @Nested
+  class LabScenarios extends LabScenariosContract {
+    @Override
+    protected TransactionalTarget target() {
+      return under();
+    }
+  }
 }
