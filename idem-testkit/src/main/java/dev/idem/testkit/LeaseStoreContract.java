@@ -50,13 +50,10 @@ import org.junit.jupiter.api.Test;
 public abstract class LeaseStoreContract {
 
   static final Duration SHORT_LEASE = Duration.ofMillis(300);
-
   static final Duration PAST_SHORT_LEASE = Duration.ofMillis(450);
 
   final AtomicInteger effects = new AtomicInteger();
-
   String principal;
-
   private ExecutorService pool;
 
   /** @return the store under test; the same instance for the whole test */

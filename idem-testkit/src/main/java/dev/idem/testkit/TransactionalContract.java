@@ -80,12 +80,11 @@ import org.junit.jupiter.api.BeforeEach;
  */
 public abstract class TransactionalContract {
 
+  // the running test's fixture: its tables' random suffix, its effect table and key table (the
+  // engine), and how many times its effects ran
   String suffix;
-
   EffectTable effects;
-
   JdbcIdempotency idem;
-
   final AtomicInteger invocations = new AtomicInteger();
 
   /** Only the contracts of this package extend this class: a store's test extends those. */
