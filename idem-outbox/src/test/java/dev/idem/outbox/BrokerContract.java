@@ -16,7 +16,7 @@ import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.outbox.BrokerFixture.Received;
 import dev.idem.outbox.spi.Delivery;
 import dev.idem.outbox.spi.IntentTransport;

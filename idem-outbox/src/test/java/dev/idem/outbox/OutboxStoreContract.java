@@ -10,7 +10,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.outbox.spi.Delivery;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

@@ -1,6 +1,6 @@
 package dev.idem.outbox;
 
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.testkit.TestDatabase;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

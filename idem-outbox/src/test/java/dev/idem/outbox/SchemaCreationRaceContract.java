@@ -12,7 +12,7 @@ import dev.idem.core.spi.ClaimResult;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.jdbc.steps.JdbcStepOperations;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -12,7 +12,7 @@ import dev.idem.core.LeaseLostException;
 import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
-import dev.idem.testkit.RedisClusterProcesses;
+import dev.idem.testclusters.RedisClusterProcesses;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

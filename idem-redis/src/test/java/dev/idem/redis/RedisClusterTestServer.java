@@ -1,7 +1,7 @@
 package dev.idem.redis;
 
 import dev.idem.core.ResponseProtection;
-import dev.idem.testkit.RedisClusterProcesses;
+import dev.idem.testclusters.RedisClusterProcesses;
 import dev.idem.testkit.TestDatabase;
 import java.util.LinkedHashSet;
 import java.util.Set;

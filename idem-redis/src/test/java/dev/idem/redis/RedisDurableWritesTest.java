@@ -14,7 +14,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
-import dev.idem.testkit.RedisClusterProcesses;
+import dev.idem.testclusters.RedisClusterProcesses;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

@@ -1,6 +1,7 @@
 package dev.idem.redis;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
@@ -32,6 +33,11 @@ class RedisLeaseContractTest extends LeaseContract {
   @Override
   protected boolean purgeCountsRecords() {
     return false;
+  }
+
+  @Override
+  protected KeyStatusReader statusReader() {
+    return store;
   }
 
   @Override

@@ -3,7 +3,7 @@ package dev.idem.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.jdbc.JdbcLeaseStore;
-import dev.idem.lab.SimpleDataSource;
+import dev.idem.lab.jdbc.SimpleDataSource;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;

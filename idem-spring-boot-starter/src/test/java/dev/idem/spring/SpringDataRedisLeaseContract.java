@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
@@ -39,6 +40,11 @@ abstract class SpringDataRedisLeaseContract extends LeaseContract {
   @Override
   protected boolean purgeCountsRecords() {
     return false;
+  }
+
+  @Override
+  protected KeyStatusReader statusReader() {
+    return store;
   }
 
   @Override

@@ -175,14 +175,14 @@ class SpringDataRedisStoreTest {
    */
   @Test
   void theRedisStoreRunsOnSpringDataRedisClusterNodesWithBothClients() {
-    if (!dev.idem.testkit.RedisClusterProcesses.available()) {
+    if (!dev.idem.testclusters.RedisClusterProcesses.available()) {
       String message = "redis-server and redis-cli are not on the PATH: the Redis Cluster test needs them";
       if (dev.idem.testkit.TestDatabase.underCi()) {
         throw new IllegalStateException(message + "; under CI=true a missing service is a failure");
       }
       org.junit.jupiter.api.Assumptions.abort(message);
     }
-    try (dev.idem.testkit.RedisClusterProcesses cluster = dev.idem.testkit.RedisClusterProcesses.start(3, 0)) {
+    try (dev.idem.testclusters.RedisClusterProcesses cluster = dev.idem.testclusters.RedisClusterProcesses.start(3, 0)) {
       String nodes = cluster.ports().stream().map(p -> "127.0.0.1:" + p).collect(java.util.stream.Collectors.joining(","));
       for (String client : List.of("lettuce", "jedis")) {
         app("idem.store=redis", "spring.data.redis.cluster.nodes=" + nodes, "spring.data.redis.client-type=" + client).run(ctx -> {
@@ -201,14 +201,14 @@ class SpringDataRedisStoreTest {
   @Test
   void theRedisStoreRunsOnAMasterFoundThroughSentinelWithBothClients(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
       throws Exception {
-    if (dev.idem.testkit.RedisClusterProcesses.serverExecutable() == null) {
+    if (dev.idem.testclusters.RedisClusterProcesses.serverExecutable() == null) {
       String message = "redis-server is not on the PATH: the Sentinel test needs it";
       if (dev.idem.testkit.TestDatabase.underCi()) {
         throw new IllegalStateException(message + "; under CI=true a missing service is a failure");
       }
       org.junit.jupiter.api.Assumptions.abort(message);
     }
-    String server = dev.idem.testkit.RedisClusterProcesses.serverExecutable();
+    String server = dev.idem.testclusters.RedisClusterProcesses.serverExecutable();
     int masterPort = freePort();
     int sentinelPort = freePort();
     java.nio.file.Path conf = dir.resolve("sentinel.conf");

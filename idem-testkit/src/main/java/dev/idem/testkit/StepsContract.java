@@ -20,7 +20,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.steps.DerivedKeys;
 import dev.idem.core.steps.StepOperation;
 import dev.idem.jdbc.steps.JdbcStepOperations;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,6 +1,6 @@
 package dev.idem.testkit;
 
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -22,7 +22,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * A JUnit 5 extension that gives a test class a database of its own and removes it afterwards.
  *
  * <p>Register it as a static field: {@code @RegisterExtension static final TestDatabase db =
- * TestDatabase.postgres();} and use {@link #target()} in the tests.
+ * TestDatabase.postgres();} and use {@link #target()} in the tests. The class's {@code @Nested}
+ * classes (JUnit calls an extension registered in a static field for them too) share its database:
+ * it is made before the class's first test and removed after its last nested class.
  *
  * <ul>
  *   <li>{@link #sqlite()}: a new SQLite file in a temporary folder, deleted afterwards.
@@ -55,6 +57,8 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
   private String adminUrl;
   private String database;
   private JdbcTarget target;
+  /** The unique id of the class whose {@link #beforeAll} set the database up, or {@code null}. */
+  private String owner;
 
   private TestDatabase(Kind kind) {
     this.kind = kind;
@@ -107,6 +111,10 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
+    if (owner != null) {
+      return; // a @Nested class of the class that registered this extension: its database is shared
+    }
+    owner = context.getUniqueId();
     switch (kind) {
       case SQLITE:
         folder = Files.createTempDirectory("idem-test-");
@@ -144,6 +152,10 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
+    if (!context.getUniqueId().equals(owner)) {
+      return; // a @Nested class ends: the class that set the database up removes it
+    }
+    owner = null;
     if (kind == Kind.SQLITE && folder != null) {
       try (Stream<Path> files = Files.walk(folder)) {
         files.sorted(Comparator.reverseOrder()).forEach(TestDatabase::delete);

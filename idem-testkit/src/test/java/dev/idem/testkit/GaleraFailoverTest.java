@@ -1,6 +1,7 @@
 package dev.idem.testkit;
 
 
+import dev.idem.testclusters.GaleraProcesses;
 import dev.idem.testkit.SqlFailoverCampaign.Options;
 import dev.idem.testkit.SqlFailoverCampaign.Report;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,7 @@
 package dev.idem.testkit;
 
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
+import dev.idem.testclusters.GaleraProcesses;
 import java.util.Locale;
 import java.util.UUID;
 import org.junit.jupiter.api.Assumptions;
@@ -25,6 +26,8 @@ final class GaleraTestCluster implements BeforeAllCallback, AfterAllCallback {
 
   private GaleraProcesses cluster;
   private String database;
+  /** The unique id of the class whose {@link #beforeAll} set the database up, or {@code null}. */
+  private String owner;
 
   static GaleraTestCluster shared() {
     return new GaleraTestCluster();
@@ -59,6 +62,10 @@ final class GaleraTestCluster implements BeforeAllCallback, AfterAllCallback {
 
   @Override
   public void beforeAll(ExtensionContext context) {
+    if (owner != null) {
+      return; // a @Nested class of the class that registered this extension: its database is shared
+    }
+    owner = context.getUniqueId();
     String missing = GaleraProcesses.missing();
     if (missing != null) {
       String message = "a Galera cluster cannot be started here, missing: " + missing;
@@ -82,6 +89,10 @@ final class GaleraTestCluster implements BeforeAllCallback, AfterAllCallback {
 
   @Override
   public void afterAll(ExtensionContext context) {
+    if (!context.getUniqueId().equals(owner)) {
+      return; // a @Nested class ends: the class that set the database up removes it
+    }
+    owner = null;
     if (cluster != null && database != null) {
       for (int n = 0; n < cluster.size(); n++) {
         if (cluster.isAlive(n)) {

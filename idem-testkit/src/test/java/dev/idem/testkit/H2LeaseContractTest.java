@@ -1,7 +1,7 @@
 package dev.idem.testkit;
 
 import dev.idem.jdbc.JdbcLeaseStore;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The lease contract on {@link JdbcLeaseStore} over an in-memory H2 database of its own. */

@@ -2,6 +2,7 @@ package dev.idem.testkit;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
@@ -13,6 +14,11 @@ class InMemoryLeaseContractTest extends LeaseContract {
 
   @Override
   protected LeaseStore store() {
+    return store;
+  }
+
+  @Override
+  protected KeyStatusReader statusReader() {
     return store;
   }
 

@@ -1,11 +1,12 @@
 package dev.idem.testkit;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.KeyStatusReader;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcLeaseStore;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -28,6 +29,12 @@ abstract class JdbcLeaseContract extends LeaseContract {
     if (store == null) {
       store = JdbcLeaseStore.builder(target().dataSource()).table(TABLE).build();
     }
+    return store;
+  }
+
+  @Override
+  protected synchronized KeyStatusReader statusReader() {
+    store(); // creates the store and its table
     return store;
   }
 

@@ -1,6 +1,6 @@
 package dev.idem.testkit;
 
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The multi-step operation contract on Mariadb. */

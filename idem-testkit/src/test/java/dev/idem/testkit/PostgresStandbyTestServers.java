@@ -1,7 +1,8 @@
 package dev.idem.testkit;
 
-import dev.idem.lab.JdbcTarget;
-import dev.idem.testkit.PostgresReplicationProcesses.Replication;
+import dev.idem.lab.jdbc.JdbcTarget;
+import dev.idem.testclusters.PostgresReplicationProcesses.Replication;
+import dev.idem.testclusters.PostgresReplicationProcesses;
 import java.util.Locale;
 import java.util.UUID;
 import org.junit.jupiter.api.Assumptions;
@@ -25,6 +26,8 @@ final class PostgresStandbyTestServers implements BeforeAllCallback, AfterAllCal
   private final Replication replication;
   private PostgresReplicationProcesses servers;
   private String database;
+  /** The unique id of the class whose {@link #beforeAll} set the database up, or {@code null}. */
+  private String owner;
 
   private PostgresStandbyTestServers(Replication replication) {
     this.replication = replication;
@@ -60,6 +63,10 @@ final class PostgresStandbyTestServers implements BeforeAllCallback, AfterAllCal
 
   @Override
   public void beforeAll(ExtensionContext context) {
+    if (owner != null) {
+      return; // a @Nested class of the class that registered this extension: its database is shared
+    }
+    owner = context.getUniqueId();
     String missing = PostgresReplicationProcesses.missing();
     if (missing != null) {
       String message = "a PostgreSQL primary and standby cannot be started here, missing: " + missing;
@@ -78,6 +85,10 @@ final class PostgresStandbyTestServers implements BeforeAllCallback, AfterAllCal
 
   @Override
   public void afterAll(ExtensionContext context) {
+    if (!context.getUniqueId().equals(owner)) {
+      return; // a @Nested class ends: the class that set the database up removes it
+    }
+    owner = null;
     if (servers != null && database != null) {
       try {
         servers.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");

@@ -1,6 +1,8 @@
 package dev.idem.testkit;
 
-import dev.idem.testkit.PostgresReplicationProcesses.Replication;
+import dev.idem.testclusters.GaleraProcesses;
+import dev.idem.testclusters.PostgresReplicationProcesses.Replication;
+import dev.idem.testclusters.PostgresReplicationProcesses;
 import dev.idem.testkit.SqlFailoverCampaign.Options;
 import dev.idem.testkit.SqlFailoverCampaign.Report;
 import java.util.ArrayList;

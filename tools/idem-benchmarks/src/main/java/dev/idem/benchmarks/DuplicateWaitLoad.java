@@ -14,7 +14,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.DataSourceTransactionRunner;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
-import dev.idem.lab.EffectTable;
+import dev.idem.lab.jdbc.EffectTable;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package dev.idem.benchmarks;
 
 import dev.idem.jdbc.Dialect;
-import dev.idem.lab.EffectTable;
+import dev.idem.lab.jdbc.EffectTable;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

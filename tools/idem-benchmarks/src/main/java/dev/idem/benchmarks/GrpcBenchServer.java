@@ -12,7 +12,7 @@ import dev.idem.grpc.IdempotencyServerInterceptor;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.jdbc.TransactionalIdempotency;
-import dev.idem.lab.EffectTable;
+import dev.idem.lab.jdbc.EffectTable;
 import dev.idem.lab.GrpcLab;
 import io.grpc.Context;
 import io.grpc.Contexts;

@@ -1,6 +1,6 @@
 package dev.idem.benchmarks;
 
-import dev.idem.lab.SimpleDataSource;
+import dev.idem.lab.jdbc.SimpleDataSource;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;

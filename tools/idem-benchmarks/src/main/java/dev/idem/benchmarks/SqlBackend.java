@@ -1,7 +1,7 @@
 package dev.idem.benchmarks;
 
 import dev.idem.jdbc.Dialect;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idem.lab.GrpcLab;
 import dev.idem.lab.HttpLab;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.lab.Lab;
 import dev.idem.lab.LabReport;
 import dev.idem.lab.ScenarioResult;

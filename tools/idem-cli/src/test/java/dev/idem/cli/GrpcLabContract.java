@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;

@@ -10,6 +10,8 @@ import dev.idem.grpc.IdempotencyKeys;
 import dev.idem.grpc.IdempotencyServerInterceptor;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.lab.jdbc.EffectTable;
+import dev.idem.lab.jdbc.JdbcTarget;
 import io.grpc.CallOptions;
 import io.grpc.ForwardingServerCall;
 import io.grpc.InsecureChannelCredentials;

@@ -8,6 +8,8 @@ import dev.idem.core.Outcome;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.lab.jdbc.EffectTable;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,7 +1,7 @@
 package dev.idem.cli.queue;
 
-import dev.idem.lab.JdbcTarget;
-import dev.idem.lab.SimpleDataSource;
+import dev.idem.lab.jdbc.JdbcTarget;
+import dev.idem.lab.jdbc.SimpleDataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

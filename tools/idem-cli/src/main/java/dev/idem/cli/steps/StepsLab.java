@@ -9,7 +9,7 @@ import dev.idem.core.steps.StepOperation;
 import dev.idem.faultproxy.Fault;
 import dev.idem.faultproxy.FaultProxy;
 import dev.idem.jdbc.steps.JdbcStepOperations;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.lab.Lab;
 import java.io.IOException;
 import java.net.URI;

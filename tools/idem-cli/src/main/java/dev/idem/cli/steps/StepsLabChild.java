@@ -1,7 +1,7 @@
 package dev.idem.cli.steps;
 
 import dev.idem.cli.queue.ChildJvm;
-import dev.idem.lab.JdbcTarget;
+import dev.idem.lab.jdbc.JdbcTarget;
 import java.net.URI;
 import javax.sql.DataSource;
 

@@ -1,4 +1,4 @@
-package dev.idem.testkit;
+package dev.idem.testclusters;
 
 import java.io.File;
 import java.io.IOException;

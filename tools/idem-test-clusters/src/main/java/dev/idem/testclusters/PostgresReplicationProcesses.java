@@ -1,4 +1,4 @@
-package dev.idem.testkit;
+package dev.idem.testclusters;
 
 import java.io.File;
 import java.io.IOException;
@@ -369,7 +369,7 @@ public final class PostgresReplicationProcesses implements AutoCloseable {
         "synchronous_standby_names = '" + (replication == Replication.SYNCHRONOUS ? "*" : "") + "'"));
     conf.addAll(extraSettings);
     try {
-      Files.writeString(s.data.resolve("postgresql.conf"), "\n# idem-testkit\n" + String.join("\n", conf) + "\n",
+      Files.writeString(s.data.resolve("postgresql.conf"), "\n# idem-test-clusters\n" + String.join("\n", conf) + "\n",
           StandardCharsets.UTF_8, StandardOpenOption.APPEND);
     } catch (IOException e) {
       throw new UncheckedIOException(e);

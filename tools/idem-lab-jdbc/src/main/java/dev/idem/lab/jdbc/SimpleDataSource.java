@@ -1,4 +1,4 @@
-package dev.idem.lab;
+package dev.idem.lab.jdbc;
 
 import java.io.PrintWriter;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package dev.idem.testkit;
+package dev.idem.testclusters;
 
 import java.io.File;
 import java.io.IOException;
@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  * <p>{@code redis-server} and {@code redis-cli} are looked up on the {@code PATH}, or taken from
  * {@code IDEM_TEST_REDIS_SERVER} and {@code IDEM_TEST_REDIS_CLI}. {@link #available()} tells whether
  * they are there; a test should skip with a message when not, and fail under {@code CI=true}
- * ({@link TestDatabase#underCi()}).
+ * (idem-testkit's {@code TestDatabase.underCi()}).
  *
  * <p>{@link #kill(int)} is a {@code kill -9} of one node (a process this object started), {@link
  * #restart(int)} starts it again on its port with its data and {@code nodes.conf}, so it rejoins the

@@ -1,4 +1,4 @@
-package dev.idem.lab;
+package dev.idem.lab.jdbc;
 
 import dev.idem.jdbc.Dialect;
 import java.sql.Connection;
