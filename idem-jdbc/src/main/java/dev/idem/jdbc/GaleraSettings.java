@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * <p>A server without wsrep, or with {@code wsrep_on=OFF}, has nothing to check: {@link
  * #problems(Connection)} is empty. Not called by Idem itself; an application or a framework
  * integration calls it once at start-up on a connection of the pool it gives Idem (the Spring Boot
- * starter would do it where it creates the key table, in {@code IdemTransactionalConfiguration}).
+ * starter would do it where it creates the key table, in {@code IdemTransactionalAutoConfiguration}).
  * Stateless and thread-safe.
  */
 public final class GaleraSettings {

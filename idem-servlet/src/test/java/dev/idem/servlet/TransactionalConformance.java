@@ -14,14 +14,14 @@ import javax.sql.DataSource;
 
 /**
  * Transactional mode for {@link AnyonceConformance} as the Spring Boot starter builds it by default
- * ({@code IdemTransactionalConfiguration}): the key table created at start-up, a claim that waits
+ * ({@code IdemTransactionalAutoConfiguration}): the key table created at start-up, a claim that waits
  * 10 ms for a concurrent attempt's row ({@code claimLockWait}), the key-last strategy, fail-fast
  * duplicates, retention 24 h; for a vector that requires {@code short-ttl}, the shortest retention
  * the engine accepts, 1 s.
  */
 final class TransactionalConformance implements AnyonceConformance.Configuration {
 
-  /** The starter's {@code IdemTransactionalConfiguration.CLAIM_LOCK_WAIT}. */
+  /** The starter's {@code IdemTransactionalAutoConfiguration.CLAIM_LOCK_WAIT}. */
   static final Duration CLAIM_LOCK_WAIT = Duration.ofMillis(10);
 
   private final DataSource dataSource;

@@ -4,7 +4,7 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /** Turns an {@link IdemConfigurationException} into Spring Boot's "APPLICATION FAILED TO START" report. */
-public class IdemFailureAnalyzer extends AbstractFailureAnalyzer<IdemConfigurationException> {
+class IdemFailureAnalyzer extends AbstractFailureAnalyzer<IdemConfigurationException> {
 
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, IdemConfigurationException cause) {

@@ -49,7 +49,7 @@ import org.springframework.web.servlet.ModelAndView;
  * these exceptions (or a supertype) wins. Any other exception, and any exception once the response
  * is committed, is left to the next resolver. Thread-safe.
  */
-public final class IdemHandlerExceptionResolver implements HandlerExceptionResolver, Ordered {
+final class IdemHandlerExceptionResolver implements HandlerExceptionResolver, Ordered {
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemHandlerExceptionResolver.class);
 
@@ -59,7 +59,7 @@ public final class IdemHandlerExceptionResolver implements HandlerExceptionResol
    * @param config the problem type base and the {@code Retry-After} bound, never {@code null}
    * @throws NullPointerException if {@code config} is {@code null}
    */
-  public IdemHandlerExceptionResolver(IdempotencyFilterConfig config) {
+  IdemHandlerExceptionResolver(IdempotencyFilterConfig config) {
     this.config = Objects.requireNonNull(config, "config");
   }
 

@@ -18,7 +18,7 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * </ol>
  *
  * With no source, the application does not start if a bean has {@code @Idempotent} methods
- * ({@link IdemMethodConfiguration}); a call that finds none anyway fails with {@link
+ * ({@link IdemMethodAutoConfiguration}); a call that finds none anyway fails with {@link
  * IdemConfigurationException}. Stateless.
  */
 final class IdemPrincipals {

@@ -1,7 +1,5 @@
 package dev.idem.spring;
 
-import dev.idem.core.ResponseProtection;
-import dev.idem.servlet.KeyRequirement;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -184,50 +182,7 @@ public class IdemProperties {
   private final Grpc grpc = new Grpc();
 
   /** The {@code idem.grpc.*} properties. */
-  public static class Grpc {
-    /** Whether to register Idem's global server interceptor when Spring gRPC and idem-grpc are on the class path. */
-    private boolean enabled = true;
-
-    /**
-     * Whether a unary call without an idempotency-key metadata entry is refused (INVALID_ARGUMENT)
-     * rather than passed through unprotected.
-     */
-    private boolean keyRequired = false;
-
-    /**
-     * Methods with a policy of their own, by a name of your choice
-     * (idem.grpc.methods.charge.method=orders.Payments/Charge, idem.grpc.methods.charge.mode=lease,
-     * idem.grpc.methods.charge.store=redis): each has its own key requirement (default required),
-     * mode, store, retention, lease and in-progress answer, unset parts taken from the idem.*
-     * properties. A method's own entry wins over its service's (package.Service/*); other unary
-     * methods follow idem.grpc.key-required on the application's mode.
-     */
-    private Map<String, GrpcMethodPolicy> methods = new LinkedHashMap<>();
-
-    public Map<String, GrpcMethodPolicy> getMethods() {
-      return methods;
-    }
-
-    public void setMethods(Map<String, GrpcMethodPolicy> methods) {
-      this.methods = methods;
-    }
-
-    public boolean isEnabled() {
-      return enabled;
-    }
-
-    public void setEnabled(boolean enabled) {
-      this.enabled = enabled;
-    }
-
-    public boolean isKeyRequired() {
-      return keyRequired;
-    }
-
-    public void setKeyRequired(boolean keyRequired) {
-      this.keyRequired = keyRequired;
-    }
-  }
+  public static class Grpc extends IdemGrpcProperties {}
 
   /** Micrometer observations of attempts (idem.observations.*). */
   private final Observations observations = new Observations();
@@ -257,253 +212,20 @@ public class IdemProperties {
   private final Purge purge = new Purge();
 
   /** The {@code idem.purge.*} properties. */
-  public static class Purge {
-    /**
-     * Whether this instance takes part in the scheduled purge of expired keys: the key table of
-     * transactional mode and the lease store of idem.store. Several instances may run it; one purges
-     * at a time (a lease on a record of the key table, else of the lease store).
-     */
-    private boolean enabled = true;
-
-    /** How often expired keys are purged; from one minute. */
-    private Duration interval = Duration.ofHours(1);
-
-    /** How long after start-up the first purge runs; from 0. */
-    private Duration initialDelay = Duration.ofMinutes(5);
-
-    /** The most records one batch deletes, each batch its own short transaction; 1 to 100000. */
-    private int batchSize = 1000;
-
-    public boolean isEnabled() {
-      return enabled;
-    }
-
-    public void setEnabled(boolean enabled) {
-      this.enabled = enabled;
-    }
-
-    public Duration getInterval() {
-      return interval;
-    }
-
-    public void setInterval(Duration interval) {
-      this.interval = interval;
-    }
-
-    public Duration getInitialDelay() {
-      return initialDelay;
-    }
-
-    public void setInitialDelay(Duration initialDelay) {
-      this.initialDelay = initialDelay;
-    }
-
-    public int getBatchSize() {
-      return batchSize;
-    }
-
-    public void setBatchSize(int batchSize) {
-      this.batchSize = batchSize;
-    }
-  }
+  public static class Purge extends IdemPurgeProperties {}
 
   /** The {@code idem.outbox.*} properties. */
-  public static class Outbox {
-    /**
-     * Whether to configure the outbox (the Outbox and IdemOutbox beans and the relay) when
-     * idem-outbox is on the class path and the application has one DataSource.
-     */
-    private boolean enabled = true;
-
-    /**
-     * The outbox table, a plain SQL identifier of at most 48 characters; created at start-up with
-     * idem.create-schema.
-     */
-    private String table = "idem_outbox";
-
-    /** The relay that delivers recorded intents after their commit (idem.outbox.relay.*). */
-    private final Relay relay = new Relay();
-
-    public boolean isEnabled() {
-      return enabled;
-    }
-
-    public void setEnabled(boolean enabled) {
-      this.enabled = enabled;
-    }
-
-    public String getTable() {
-      return table;
-    }
-
-    public void setTable(String table) {
-      this.table = table;
-    }
-
-    public Relay getRelay() {
-      return relay;
-    }
-  }
+  public static class Outbox extends IdemOutboxProperties {}
 
   /** The {@code idem.outbox.relay.*} properties. */
-  public static class Relay {
-    /**
-     * Whether this instance runs the relay, started and stopped with the application context. It
-     * runs when there is at least one transport: Spring Kafka's ProducerFactory (with idem-kafka),
-     * Spring AMQP's ConnectionFactory, or IntentTransport beans of the application. Several
-     * instances may run it at once.
-     */
-    private boolean enabled = true;
-
-    /**
-     * The pause between rounds when less than a batch was due (at once again after a full batch),
-     * from 1ms. An idle round only reads whether anything is pending.
-     */
-    private Duration interval = Duration.ofSeconds(1);
-
-    /** The most intents one round claims, 1 to 10000. */
-    private int batchSize = 100;
-
-    /**
-     * How long a claim keeps intents from other relays, 100ms to 1h; longer than a round takes.
-     * A relay that stops mid-round leaves its intents to another once it ends.
-     */
-    private Duration lease = Duration.ofSeconds(30);
-
-    /** Attempts per intent before it is DEAD (listed by Outbox.dead, retried by Outbox.retry), 1 to 1000. */
-    private int maxAttempts = 10;
-
-    public boolean isEnabled() {
-      return enabled;
-    }
-
-    public void setEnabled(boolean enabled) {
-      this.enabled = enabled;
-    }
-
-    public Duration getInterval() {
-      return interval;
-    }
-
-    public void setInterval(Duration interval) {
-      this.interval = interval;
-    }
-
-    public int getBatchSize() {
-      return batchSize;
-    }
-
-    public void setBatchSize(int batchSize) {
-      this.batchSize = batchSize;
-    }
-
-    public Duration getLease() {
-      return lease;
-    }
-
-    public void setLease(Duration lease) {
-      this.lease = lease;
-    }
-
-    public int getMaxAttempts() {
-      return maxAttempts;
-    }
-
-    public void setMaxAttempts(int maxAttempts) {
-      this.maxAttempts = maxAttempts;
-    }
-  }
+  public static class Relay extends IdemOutboxRelayProperties {}
 
   /**
    * What a policy of its own sets (an HTTP route's, {@code idem.routes.<name>.*}, or a gRPC
    * method's, {@code idem.grpc.methods.<name>.*}); every unset part is taken from the {@code idem.*}
    * properties.
    */
-  public abstract static class Policy {
-    /**
-     * Whether requests must carry an idempotency key (required: refused without one, HTTP 400 or gRPC
-     * INVALID_ARGUMENT) or may (optional: one without runs unprotected).
-     */
-    private KeyRequirement key = KeyRequirement.REQUIRED;
-
-    /**
-     * The mode: lease (for handlers that call other systems: no database transaction of Idem's is
-     * open while they run), transactional (the handler's writes and the key commit together), or
-     * auto (the application's mode, unless store names Redis or memory: then lease).
-     */
-    private Mode mode = Mode.AUTO;
-
-    /** Lease mode: where the keys are kept (jdbc, redis, memory); auto: idem.store's choice. */
-    private StoreType store = StoreType.AUTO;
-
-    /** How long the keys are kept; unset: idem.retention. */
-    private @Nullable Duration retention;
-
-    /** Lease mode: how long claims are held; unset: idem.lease. */
-    private @Nullable Duration lease;
-
-    /** What a duplicate of a running request gets (fail-fast or wait); unset: idem.in-progress. */
-    private @Nullable InProgress inProgress;
-
-    /** With in-progress=wait: how long a duplicate waits; unset: idem.max-wait. */
-    private @Nullable Duration maxWait;
-
-    public KeyRequirement getKey() {
-      return key;
-    }
-
-    public void setKey(KeyRequirement key) {
-      this.key = key;
-    }
-
-    public Mode getMode() {
-      return mode;
-    }
-
-    public void setMode(Mode mode) {
-      this.mode = mode;
-    }
-
-    public StoreType getStore() {
-      return store;
-    }
-
-    public void setStore(StoreType store) {
-      this.store = store;
-    }
-
-    public @Nullable Duration getRetention() {
-      return retention;
-    }
-
-    public void setRetention(@Nullable Duration retention) {
-      this.retention = retention;
-    }
-
-    public @Nullable Duration getLease() {
-      return lease;
-    }
-
-    public void setLease(@Nullable Duration lease) {
-      this.lease = lease;
-    }
-
-    public @Nullable InProgress getInProgress() {
-      return inProgress;
-    }
-
-    public void setInProgress(@Nullable InProgress inProgress) {
-      this.inProgress = inProgress;
-    }
-
-    public @Nullable Duration getMaxWait() {
-      return maxWait;
-    }
-
-    public void setMaxWait(@Nullable Duration maxWait) {
-      this.maxWait = maxWait;
-    }
-  }
+  public abstract static class Policy extends IdemPolicyProperties {}
 
   /** The {@code idem.routes.<name>.*} properties: one route's own policy. */
   public static class RoutePolicy extends Policy {
@@ -586,119 +308,13 @@ public class IdemProperties {
    * The {@code idem.redis.durability.*} properties: see {@code dev.idem.redis.RedisDurability} for
    * what each mode survives.
    */
-  public static class Durability {
-    /**
-     * How many replicas must acknowledge each claim, completion, release and replay (WAIT); 0
-     * (the default) waits for none. 1 to 64 otherwise.
-     */
-    private int replicas;
-    /** The longest wait per write, 1 ms to 1 min (default 1s); keep it well under idem.lease and under the Redis client's socket timeout. */
-    private Duration timeout = Duration.ofSeconds(1);
-    /** Also wait for the master and the replicas to fsync their AOF (WAITAOF, Redis 7.2+). */
-    private boolean aof;
-
-    public int getReplicas() {
-      return replicas;
-    }
-
-    public void setReplicas(int replicas) {
-      this.replicas = replicas;
-    }
-
-    public Duration getTimeout() {
-      return timeout;
-    }
-
-    public void setTimeout(Duration timeout) {
-      this.timeout = timeout;
-    }
-
-    public boolean isAof() {
-      return aof;
-    }
-
-    public void setAof(boolean aof) {
-      this.aof = aof;
-    }
-  }
+  public static class Durability extends IdemRedisDurabilityProperties {}
 
   /**
    * The {@code idem.protection.*} properties: AES-256-GCM encryption of every stored response
    * (status, headers, body) with a keyring of named keys. Off when {@code current-key} is absent.
    */
-  public static class Protection {
-    /**
-     * The keyring: key id (1 to 32 characters [A-Za-z0-9._-], stored in clear in each record) to
-     * the base64 of 32 random bytes (for example the output of openssl rand -base64 32). Keep every
-     * key that protected live records, that is, for one retention after it stopped being current.
-     */
-    private Map<String, String> keys = new LinkedHashMap<>();
-
-    /** The id of the key that protects new records; setting it turns protection on. */
-    private @Nullable String currentKey;
-
-    /**
-     * Whether records written in clear before protection was turned on are still replayed (default
-     * true); set false once one retention has passed, so that a plaintext record planted in the
-     * store is refused.
-     */
-    private boolean acceptPlaintextRecords = true;
-
-    public Map<String, String> getKeys() {
-      return keys;
-    }
-
-    public void setKeys(Map<String, String> keys) {
-      this.keys = keys;
-    }
-
-    public @Nullable String getCurrentKey() {
-      return currentKey;
-    }
-
-    public void setCurrentKey(@Nullable String currentKey) {
-      this.currentKey = currentKey;
-    }
-
-    public boolean isAcceptPlaintextRecords() {
-      return acceptPlaintextRecords;
-    }
-
-    public void setAcceptPlaintextRecords(boolean acceptPlaintextRecords) {
-      this.acceptPlaintextRecords = acceptPlaintextRecords;
-    }
-
-    /**
-     * @return the keyring, or {@link dev.idem.core.ResponseProtection#none()} when no current key
-     *     is set
-     * @throws IdemConfigurationException naming the property when a key or the current key is
-     *     wrong, or keys are given without a current key
-     */
-    public ResponseProtection build() {
-      if (currentKey == null || currentKey.isBlank()) {
-        if (keys != null && !keys.isEmpty()) {
-          throw new IdemConfigurationException("idem.protection.current-key",
-              "is not set, but idem.protection.keys has " + keys.keySet() + ": choose the key that protects new records", null);
-        }
-        return ResponseProtection.none();
-      }
-      ResponseProtection.Builder builder =
-          ResponseProtection.builder().acceptPlaintextRecords(acceptPlaintextRecords);
-      for (Map.Entry<String, String> key : keys.entrySet()) {
-        try {
-          builder.key(key.getKey(), key.getValue() == null ? "" : key.getValue());
-        } catch (IllegalArgumentException e) {
-          // the message names the key id and the rule, never the key's value
-          throw new IdemConfigurationException("idem.protection.keys." + key.getKey(), e.getMessage(), null);
-        }
-      }
-      try {
-        return builder.currentKey(currentKey.trim()).build();
-      } catch (IllegalArgumentException | IllegalStateException e) {
-        throw new IdemConfigurationException("idem.protection.current-key", e.getMessage(), null);
-      }
-    }
-  }
+  public static class Protection extends IdemProtectionProperties {}
 
   /** The store kinds. */
   public enum StoreType {

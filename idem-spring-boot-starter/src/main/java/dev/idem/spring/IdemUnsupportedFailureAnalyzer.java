@@ -8,7 +8,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
  * report: what Idem cannot protect, and as the action what is supported and how to opt out.
  * Stateless and thread-safe.
  */
-public class IdemUnsupportedFailureAnalyzer extends AbstractFailureAnalyzer<IdemUnsupportedException> {
+class IdemUnsupportedFailureAnalyzer extends AbstractFailureAnalyzer<IdemUnsupportedException> {
 
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, IdemUnsupportedException cause) {

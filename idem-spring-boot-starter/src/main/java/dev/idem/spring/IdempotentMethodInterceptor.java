@@ -166,7 +166,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    *     {@code null} without a DataSource; used only when spring-jdbc and spring-tx are on the class path (without them there is no Spring
    *     transaction to join)
    * @param springTransactions whether spring-jdbc and spring-tx are on the application's class path
-   *     (the configuration knows: {@link IdemMethodConfiguration.MethodTransactions} is a bean then)
+   *     (the configuration knows: {@link IdemMethodAutoConfiguration.MethodTransactions} is a bean then)
    * @param dataSource the application's DataSource, or {@code null}
    * @param json writes arguments and results and reads stored results (Jackson 2 or 3), never
    *     {@code null}

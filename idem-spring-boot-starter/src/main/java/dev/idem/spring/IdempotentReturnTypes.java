@@ -24,7 +24,7 @@ import org.springframework.util.ConcurrentReferenceHashMap;
  * ReactiveAdapterRegistry} adapts (RxJava, Mutiny, Kotlin's {@code Flow}), and Kotlin {@code
  * suspend} functions (last parameter a {@code kotlin.coroutines.Continuation}).
  *
- * <p>{@link IdemMethodConfiguration} refuses such a method at start-up, scanning the bean
+ * <p>{@link IdemMethodAutoConfiguration} refuses such a method at start-up, scanning the bean
  * definitions; {@link IdempotentMethodInterceptor} refuses a call of one that escaped the scan (a
  * singleton registered as an instance) before it runs. Stateless apart from a cache of verdicts;
  * thread-safe.

@@ -10,7 +10,7 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Chooses the {@link JsonCodec} of {@link Idempotent} methods when the first one is called, after
  * every bean definition is known (so no auto-configuration order matters), among the {@link
- * Candidate}s that {@link IdemMethodConfiguration} registers for each Jackson major on the class
+ * Candidate}s that {@link IdemMethodAutoConfiguration} registers for each Jackson major on the class
  * path (its {@code @ConditionalOnClass} checks decide, not a lookup here):
  *
  * <ol>
@@ -37,7 +37,7 @@ final class JsonCodecs {
 
   private JsonCodecs() {}
 
-  /** One Jackson major on the class path; a bean of {@link IdemMethodConfiguration}'s. */
+  /** One Jackson major on the class path; a bean of {@link IdemMethodAutoConfiguration}'s. */
   interface Candidate {
     /** @return the major version, 3 or 2: the higher is preferred */
     int major();

@@ -34,7 +34,7 @@ final class ModeDecisions {
 
   /**
    * The DataSource of JPA's transaction manager; a bean only with spring-orm on the class path
-   * ({@link IdemTransactionalConfiguration}), so that nothing else touches spring-orm's types.
+   * ({@link IdemTransactionalAutoConfiguration}), so that nothing else touches spring-orm's types.
    */
   interface JpaDataSource {
     /** @return the DataSource {@code tm} runs on if it is JPA's transaction manager, else {@code null} */

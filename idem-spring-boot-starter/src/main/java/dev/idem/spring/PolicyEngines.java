@@ -106,9 +106,9 @@ final class PolicyEngines {
    *     as the {@code LeaseStore} bean is
    */
   static Function<IdemProperties.StoreType, LeaseStore> stores(IdemProperties p, String property, @Nullable DataSource dataSource,
-      IdemStoreConfiguration.@Nullable RedisStores redis, List<IdemStoreDecorator> decorators) {
+      IdemStoreAutoConfiguration.@Nullable RedisStores redis, List<IdemStoreDecorator> decorators) {
     return type -> {
-      LeaseStore made = IdemStoreConfiguration.chooseStore(p, type, property, dataSource, redis);
+      LeaseStore made = IdemStoreAutoConfiguration.chooseStore(p, type, property, dataSource, redis);
       for (IdemStoreDecorator decorator : decorators) {
         made = decorator.decorate(made);
       }
@@ -204,13 +204,13 @@ final class PolicyEngines {
     LeaseIdempotency engine = configured(spec.source() + ".retention", b::build);
     LeaseStore plain = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
     KeyStatusReader reader = plain instanceof KeyStatusReader r ? r : null;
-    return new Built(engine, reader, e.retention(), "lease mode, store " + IdemWebConfiguration.describe(store) + ", retention " + e.retention()
+    return new Built(engine, reader, e.retention(), "lease mode, store " + IdemWebAutoConfiguration.describe(store) + ", retention " + e.retention()
         + ", lease " + e.lease() + ", in progress " + inProgressWords);
   }
 
   private TransactionalIdempotency transactionalOrRefuse(Policy spec) {
     if (transactional == null) {
-      throw new IdemConfigurationException(spec.source() + ".mode", IdemTransactionalConfiguration.TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
+      throw new IdemConfigurationException(spec.source() + ".mode", IdemTransactionalAutoConfiguration.TRANSACTIONAL_NEEDS_SPRING_JDBC, null);
     }
     try {
       return transactional.engine();

@@ -16,7 +16,7 @@ import java.util.function.Supplier;
  * {@code operation}: claim, complete, release, purge; {@code outcome}: success or error).
  * Thread-safe when the wrapped store is.
  */
-public final class TimedLeaseStore implements LeaseStore {
+final class TimedLeaseStore implements LeaseStore {
 
   private final LeaseStore delegate;
   private final MeterRegistry registry;
@@ -30,7 +30,7 @@ public final class TimedLeaseStore implements LeaseStore {
     return delegate;
   }
 
-  public TimedLeaseStore(LeaseStore delegate, MeterRegistry registry) {
+  TimedLeaseStore(LeaseStore delegate, MeterRegistry registry) {
     this.delegate = delegate;
     this.registry = registry;
   }

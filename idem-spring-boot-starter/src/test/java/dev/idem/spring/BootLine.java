@@ -1,6 +1,15 @@
 package dev.idem.spring;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -37,6 +46,35 @@ public final class BootLine {
     return new Class<?>[] {load(BOOT_4
         ? "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"
         : "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration")};
+  }
+
+  /**
+   * {@code classes} followed by Idem's auto-configurations: each concern is one, all listed in the
+   * starter's {@code AutoConfiguration.imports}, read from there so that a test starts what an
+   * application gets.
+   */
+  public static Class<?>[] withIdem(Class<?>... classes) {
+    return plus(classes, idem().toArray(Class<?>[]::new));
+  }
+
+  /** Idem's auto-configurations, in the order of the starter's {@code AutoConfiguration.imports}. */
+  public static List<Class<?>> idem() {
+    String file = "META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports";
+    Set<Class<?>> found = new LinkedHashSet<>();
+    try {
+      for (URL url : Collections.list(BootLine.class.getClassLoader().getResources(file))) {
+        try (InputStream in = url.openStream()) {
+          for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+            if (line.trim().startsWith("dev.idem.")) {
+              found.add(load(line.trim()));
+            }
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return List.copyOf(found);
   }
 
   /** {@code classes} followed by {@code more}. */

@@ -41,7 +41,7 @@ class ConsumerObservationsTest {
   private ApplicationContextRunner app() {
     STOPPED.clear();
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withUserConfiguration(Observed.class)
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",
             "spring.datasource.hikari.maximum-pool-size=4");

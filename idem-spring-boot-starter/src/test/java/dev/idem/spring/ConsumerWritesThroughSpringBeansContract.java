@@ -71,7 +71,7 @@ abstract class ConsumerWritesThroughSpringBeansContract {
 
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withUserConfiguration(App.class)
         .withPropertyValues("spring.datasource.url=" + database().url(),
             "spring.datasource.hikari.maximum-pool-size=4", "idem.table=keys_" + suffix());

@@ -177,7 +177,7 @@ class GrpcMethodPoliciesTest {
 
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withUserConfiguration(App.class)
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("refusals.db"), "idem.principal=shared",
             "idem.store=memory");

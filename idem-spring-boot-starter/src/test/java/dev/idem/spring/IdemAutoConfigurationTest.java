@@ -81,7 +81,7 @@ class IdemAutoConfigurationTest {
   private ApplicationContextRunner withDatabase() {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(
-            BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+            BootLine.withIdem(BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class))))
         .withUserConfiguration(PaymentsConfig.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",
@@ -113,7 +113,7 @@ class IdemAutoConfigurationTest {
   @Test
   void withoutADataSourceTheStoreIsInMemory() {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .run(ctx -> {
           assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(InMemoryLeaseStore.class);
           assertThat(ctx).doesNotHaveBean(JdbcIdempotency.class).doesNotHaveBean(JdbcStepOperations.class);
@@ -124,7 +124,7 @@ class IdemAutoConfigurationTest {
   void startsWithoutMicrometerOnTheClassPath() {
     new ApplicationContextRunner()
         .withClassLoader(new FilteredClassLoader("io.micrometer"))
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .run(ctx -> {
           assertThat(ctx).hasNotFailed();
           assertThat(ctx.getBean(LeaseStore.class)).isInstanceOf(InMemoryLeaseStore.class);
@@ -193,7 +193,7 @@ class IdemAutoConfigurationTest {
   @Test
   void aStoreThatIsNotThereStopsTheStart() {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.store=jdbc")
         .run(ctx -> assertThat(causeOf(ctx.getStartupFailure(), IdemConfigurationException.class)).hasMessageContaining("no DataSource"));
   }
@@ -241,7 +241,7 @@ class IdemAutoConfigurationTest {
   @Test
   void theFilterIsRegisteredOnServletApplications() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.required-key-routes=POST /notes")
         .run(ctx -> {
           assertThat(ctx).hasBean("idempotencyFilter");
@@ -274,7 +274,7 @@ class IdemAutoConfigurationTest {
   }
 
   private ApplicationContextRunner filterOnly() {
-    return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class));
+    return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(BootLine.withIdem()));
   }
 
   @Test
@@ -331,7 +331,7 @@ class IdemAutoConfigurationTest {
   @Test
   void transactionalModeWithoutADataSourceStopsTheStartNamingTheProperty() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
@@ -348,8 +348,12 @@ class IdemAutoConfigurationTest {
         .run(ctx -> assertThat(ctx.getBean(IdempotencyFilterConfig.class).engine())
             .isInstanceOf(TransactionalIdempotency.class));
   }
-  /** A DataSource and its transaction manager from an auto-configuration that runs after Idem's. */
+  /**
+   * A DataSource and its transaction manager from an auto-configuration that runs after Idem's: after
+   * the core, and last of all (lowest precedence), so after each of Idem's concerns too.
+   */
   @org.springframework.boot.autoconfigure.AutoConfiguration(after = IdemAutoConfiguration.class)
+  @org.springframework.boot.autoconfigure.AutoConfigureOrder(org.springframework.core.Ordered.LOWEST_PRECEDENCE)
   static class LateDataSourceAutoConfiguration {
     @Bean
     DataSource lateDataSource() throws IOException {
@@ -383,7 +387,7 @@ class IdemAutoConfigurationTest {
   @Test
   void transactionalModeWithoutTheJdbcEngineSaysWhyItWasNotCreatedInsteadOfContradictingItself() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(LateDataSourceAutoConfiguration.class)))
         .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional", "idem.principal=servlet")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
@@ -399,7 +403,7 @@ class IdemAutoConfigurationTest {
   @Test
   void transactionalModeWithADataSourceButNoTransactionManagerNamesOnlyTheTransactionManager() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withUserConfiguration(DataSourceOnlyConfig.class)
         .withPropertyValues("idem.required-key-routes=POST /notes", "idem.mode=transactional", "idem.principal=servlet")
         .run(ctx -> {
@@ -418,7 +422,7 @@ class IdemAutoConfigurationTest {
   @Test
   void anIdempotentMethodInsideATransactionWithoutTheJdbcEngineRefusesInsteadOfFallingBackToLeaseMode() {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(AopAutoConfiguration.class, LateDataSourceAutoConfiguration.class)))
         .withUserConfiguration(PaymentsConfig.class)
         // lease: with the default, auto, the start-up itself refuses (see the next test)
         .withPropertyValues("idem.principal=shared", "idem.mode=lease")
@@ -438,7 +442,7 @@ class IdemAutoConfigurationTest {
   @Test
   void theDefaultModeWithALateDataSourceRefusesToStartInsteadOfFallingBackToLeaseMode() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, LateDataSourceAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(LateDataSourceAutoConfiguration.class)))
         .withPropertyValues("idem.principal=servlet")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
@@ -467,7 +471,7 @@ class IdemAutoConfigurationTest {
   @Test
   void theDefaultModeWithoutADataSourceIsLease() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.principal=servlet")
         .run(ctx -> {
           assertThat(ctx).hasNotFailed();
@@ -479,7 +483,7 @@ class IdemAutoConfigurationTest {
   @Test
   void theDefaultModeWithADataSourceButNoTransactionManagerIsLease() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withUserConfiguration(DataSourceOnlyConfig.class)
         .withPropertyValues("idem.principal=servlet")
         .run(ctx -> {
@@ -532,7 +536,7 @@ class IdemAutoConfigurationTest {
   void aTransactionManagerOfAnotherDataSourceThanTheKeyTablesRefusesTransactionalModeAndSaysWhy() {
     for (String mode : new String[] {"auto", "transactional"}) {
       new WebApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+          .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
           .withUserConfiguration(TransactionManagerOfAnotherDataSourceConfig.class)
           .withPropertyValues("idem.principal=servlet", "idem.mode=" + mode)
           .run(ctx -> {
@@ -572,7 +576,7 @@ class IdemAutoConfigurationTest {
   @Test
   void twoDataSourcesWithoutAPrimaryRefuseTheDefaultModeNamingBoth() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withUserConfiguration(TwoDataSourcesConfig.class)
         .withPropertyValues("idem.principal=servlet")
         .run(ctx -> {
@@ -599,7 +603,7 @@ class IdemAutoConfigurationTest {
   @Test
   void anApplicationsProblemRendererBeanWritesIdemsRefusalsForTheFilterAndIdempotentMethods() {
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withUserConfiguration(OwnErrorFormatConfig.class)
         .withPropertyValues("idem.principal=servlet")
         .run(ctx -> {
@@ -607,7 +611,7 @@ class IdemAutoConfigurationTest {
           assertThat(ctx.getBean(IdempotencyFilterConfig.class).problemRenderer()).isSameAs(ctx.getBean("ownErrorFormat"));
         });
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.principal=servlet")
         .run(ctx -> assertThat(ctx.getBean(IdempotencyFilterConfig.class).problemRenderer()).isNotNull());
   }

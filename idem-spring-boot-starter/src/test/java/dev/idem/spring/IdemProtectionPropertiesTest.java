@@ -26,7 +26,7 @@ class IdemProtectionPropertiesTest {
   private ApplicationContextRunner withDatabase() {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(
-            BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+            BootLine.withIdem(BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class))))
         .withUserConfiguration(IdemAutoConfigurationTest.PaymentsConfig.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",

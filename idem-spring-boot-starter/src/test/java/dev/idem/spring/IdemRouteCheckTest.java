@@ -86,7 +86,7 @@ class IdemRouteCheckTest {
   }
 
   private final WebApplicationContextRunner web = new WebApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
       .withUserConfiguration(Mvc.class, Mvc.Orders.class)
       .withPropertyValues("idem.principal=shared");
 

@@ -52,7 +52,7 @@ class IdempotentMethodLargeResultTest {
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(
-            BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+            BootLine.withIdem(BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class))))
         .withUserConfiguration(ExportsConfig.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",

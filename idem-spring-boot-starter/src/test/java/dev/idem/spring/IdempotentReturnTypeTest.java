@@ -35,7 +35,7 @@ import reactor.core.publisher.Mono;
 class IdempotentReturnTypeTest {
 
   private final ApplicationContextRunner methods = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(BootLine.withIdem(AopAutoConfiguration.class)))
       .withPropertyValues("idem.principal=shared", "idem.mode=lease");
 
   private static IdemUnsupportedException refusal(Throwable failure) {

@@ -23,7 +23,7 @@ class JsonCodecTest {
 
   private static ApplicationContextRunner runner() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(AopAutoConfiguration.class)))
         .withUserConfiguration(IdemAutoConfigurationTest.PaymentsConfig.class)
         .withPropertyValues("idem.principal=shared");
   }

@@ -344,7 +344,7 @@ class KafkaListenerTest {
 
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withUserConfiguration(App.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",
@@ -523,12 +523,12 @@ class KafkaListenerTest {
   @Test
   void withoutSpringKafkaThereIsNoKafkaListenerFactory() {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("a.db"))
         .withClassLoader(new FilteredClassLoader("org.springframework.kafka"))
         .run(ctx -> assertThat(ctx).doesNotHaveBean(IdemKafkaListeners.class));
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("b.db"))
         .run(ctx -> assertThat(ctx).hasSingleBean(IdemKafkaListeners.class));
   }

@@ -44,7 +44,7 @@ class KeyStatusEndpointConfigurationTest {
 
   private WebApplicationContextRunner web() {
     return new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withUserConfiguration(HeaderPrincipal.class)
         .withPropertyValues("idem.required-key-routes=POST /notes");
   }

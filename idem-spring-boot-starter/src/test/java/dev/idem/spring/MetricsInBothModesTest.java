@@ -34,7 +34,7 @@ class MetricsInBothModesTest {
 
   private WebApplicationContextRunner app(String mode) {
     return new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class))))
         .withUserConfiguration(IdemAutoConfigurationTest.PaymentsConfig.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",

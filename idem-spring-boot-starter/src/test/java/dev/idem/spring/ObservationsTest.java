@@ -71,7 +71,7 @@ class ObservationsTest {
   private WebApplicationContextRunner app(String mode) {
     STOPPED.clear();
     return new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.plus(BootLine.jdbc(), AopAutoConfiguration.class))))
         .withUserConfiguration(IdemAutoConfigurationTest.PaymentsConfig.class, Observed.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",

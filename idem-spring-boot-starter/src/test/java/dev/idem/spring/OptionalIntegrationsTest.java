@@ -19,7 +19,7 @@ class OptionalIntegrationsTest {
 
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"), "idem.principal=shared");
   }
 
@@ -43,7 +43,7 @@ class OptionalIntegrationsTest {
   @Test
   void withSpringGrpcOnTheClassPathButNoServiceThereIsNoInterceptorAndNoRefusal() {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("servlet.db"), "idem.principal=servlet")
         .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("idemGrpcServerInterceptor"));
   }

@@ -77,7 +77,7 @@ class OptionalLibrariesTest {
   }
 
   private static <R extends AbstractApplicationContextRunner<R, ?, ?>> R idem(R runner) {
-    return runner.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class));
+    return runner.withConfiguration(AutoConfigurations.of(BootLine.withIdem(AopAutoConfiguration.class)));
   }
 
   private static void chargesOnceAndReplays(ApplicationContext ctx) {

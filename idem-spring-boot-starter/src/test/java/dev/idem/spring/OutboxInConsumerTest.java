@@ -35,7 +35,7 @@ class OutboxInConsumerTest {
 
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withPropertyValues("spring.datasource.url=" + DB.url(), "idem.table=keys_" + suffix,
             "idem.outbox.table=outbox_" + suffix, "idem.outbox.relay.enabled=false");
   }

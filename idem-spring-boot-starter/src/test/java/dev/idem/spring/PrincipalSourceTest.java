@@ -44,12 +44,12 @@ class PrincipalSourceTest {
 
   private static ApplicationContextRunner methods() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(AopAutoConfiguration.class)))
         .withUserConfiguration(Payments.class);
   }
 
   private static WebApplicationContextRunner web() {
-    return new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class));
+    return new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(BootLine.withIdem()));
   }
 
   @AfterEach
@@ -77,7 +77,7 @@ class PrincipalSourceTest {
   @Test
   void withoutAnIdempotentMethodOrAFilterNoPrincipalSourceIsNeeded() {
     new ApplicationContextRunner().withClassLoader(WITHOUT_SPRING_SECURITY)
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .run(ctx -> assertThat(ctx).hasNotFailed());
   }
 
@@ -119,7 +119,7 @@ class PrincipalSourceTest {
   @Test
   void springSecurityNamedButAbsentStopsTheStart() {
     new ApplicationContextRunner().withClassLoader(WITHOUT_SPRING_SECURITY)
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.principal=spring-security")
         .run(ctx -> assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
             .hasMessageContaining("idem.principal").hasMessageContaining("Spring Security is not on the class path"));
@@ -230,7 +230,7 @@ class PrincipalSourceTest {
   @Test
   void anIdempotentMethodBehindAJdkProxyFailedToFindItsAnnotationAndKey() {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withUserConfiguration(JdkProxies.class)
         .withBean(Charges.class, ChargesImpl::new)
         .run(ctx -> {

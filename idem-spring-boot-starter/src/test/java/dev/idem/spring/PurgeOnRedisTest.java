@@ -38,7 +38,7 @@ class PurgeOnRedisTest {
 
   private void run(CapturedOutput output, String... properties) {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.redis(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.plus(BootLine.redis(), AopAutoConfiguration.class))))
         .withPropertyValues("spring.data.redis.host=" + LocalRedis.HOST, "spring.data.redis.port=" + LocalRedis.PORT,
             "idem.principal=shared",
             "idem.redis.key-prefix=idem-break-" + UUID.randomUUID().toString().substring(0, 8) + ":")

@@ -172,7 +172,7 @@ class RabbitListenerTest {
 
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withUserConfiguration(App.class)
         .withPropertyValues(
             "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000",

@@ -24,7 +24,7 @@ class ReactiveWebRefusalTest {
   @Test
   void aReactiveWebApplicationDoesNotStartAndSaysWhatIsSupported() {
     new ReactiveWebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.required-key-routes=POST /things")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
@@ -42,7 +42,7 @@ class ReactiveWebRefusalTest {
   @Test
   void aReactiveWebApplicationStartsWithIdemDisabled() {
     new ReactiveWebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.enabled=false")
         .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(LeaseIdempotency.class));
   }
@@ -51,7 +51,7 @@ class ReactiveWebRefusalTest {
   void aNonWebApplicationStartsAsBefore() {
     // a Kafka consumer, spring.main.web-application-type=none: no principal source needed, no refusal
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(LeaseIdempotency.class));
   }
 }

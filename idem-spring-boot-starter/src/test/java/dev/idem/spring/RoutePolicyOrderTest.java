@@ -58,7 +58,7 @@ class RoutePolicyOrderTest {
   }
 
   private final WebApplicationContextRunner web = new WebApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class))
+      .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
       .withPropertyValues("idem.principal=shared", "idem.store=memory");
 
   private static String policyOf(IdempotencyFilterConfig config, String path) {

@@ -20,7 +20,7 @@ class RoutePolicyRefusalsTest {
 
   private ApplicationContextRunner app() {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.jdbc(), IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withPropertyValues("spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"), "idem.principal=shared",
             "idem.store=memory");
   }

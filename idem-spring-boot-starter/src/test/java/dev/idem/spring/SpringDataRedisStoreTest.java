@@ -74,7 +74,7 @@ class SpringDataRedisStoreTest {
 
   private ApplicationContextRunner app(String... properties) {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.redis(), AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.plus(BootLine.redis(), AopAutoConfiguration.class))))
         .withUserConfiguration(App.class)
         .withPropertyValues("spring.data.redis.host=" + LocalRedis.HOST, "spring.data.redis.port=" + LocalRedis.PORT,
             "idem.principal=shared", "idem.in-progress=wait", "idem.redis.key-prefix=" + prefix)
@@ -123,8 +123,8 @@ class SpringDataRedisStoreTest {
 
   private ApplicationContextRunner withDataSource(String url) {
     return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(BootLine.plus(BootLine.plus(BootLine.redis(), BootLine.jdbc()),
-            AopAutoConfiguration.class, IdemAutoConfiguration.class)))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.plus(BootLine.plus(BootLine.redis(), BootLine.jdbc()),
+            AopAutoConfiguration.class))))
         .withUserConfiguration(App.class)
         .withPropertyValues("spring.data.redis.host=" + LocalRedis.HOST, "spring.data.redis.port=" + LocalRedis.PORT,
             "idem.principal=shared", "idem.in-progress=wait", "idem.redis.key-prefix=" + prefix,
@@ -318,7 +318,7 @@ class SpringDataRedisStoreTest {
   @Test
   void idemStoreRedisWithoutARedisClientNamesTheDependenciesToAdd() {
     ApplicationContextRunner withoutRedisAutoConfiguration = new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, IdemAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem(AopAutoConfiguration.class)))
         .withPropertyValues("idem.store=redis", "idem.principal=shared");
     withoutRedisAutoConfiguration
         .withClassLoader(new FilteredClassLoader("org.springframework.data.redis"))

@@ -6,8 +6,10 @@ import java.util.Objects;
 
 /**
  * What a store's test says to the {@linkplain TransactionalContract transactional contracts}: the
- * database under test and the write order the contracts build their engines with. Immutable and
- * thread-safe.
+ * database under test and the write order the contracts build their engines with. A store passes
+ * the contracts in both orders: {@link JdbcIdempotency.Strategy#KEY_LAST}, the library's default,
+ * and {@link JdbcIdempotency.Strategy#CLAIM_FIRST}, which is also the order of every call in a
+ * caller's own transaction. Immutable and thread-safe.
  *
  * <pre>{@code
  * TransactionalTarget.of(db.target())                                          // claim-first
@@ -27,7 +29,8 @@ public final class TransactionalTarget {
   /**
    * @param database where the contracts open their connections; they wait for locks (see {@link
    *     JdbcTarget}), never {@code null}
-   * @return the database with {@link JdbcIdempotency.Strategy#CLAIM_FIRST}, the default write order
+   * @return the database with {@link JdbcIdempotency.Strategy#CLAIM_FIRST} (not the library's
+   *     default: {@link #strategy} names the other order explicitly)
    * @throws NullPointerException if {@code database} is {@code null}
    */
   public static TransactionalTarget of(JdbcTarget database) {

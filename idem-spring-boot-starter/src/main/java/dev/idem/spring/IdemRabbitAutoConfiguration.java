@@ -5,19 +5,21 @@ import dev.idem.jdbc.JdbcIdempotency;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * {@link IdemRabbitListeners} for {@code @RabbitListener} methods, only when spring-rabbit and
  * idem-outbox (with the RabbitMQ client) are on the class path.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemMethodAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = {"org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter",
     "dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer", "com.rabbitmq.client.Channel"})
-class IdemRabbitConfiguration {
+public class IdemRabbitAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean

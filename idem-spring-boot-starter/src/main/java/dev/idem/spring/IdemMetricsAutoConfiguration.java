@@ -4,11 +4,11 @@ import dev.idem.core.IdemListener;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * Micrometer meters and observations, only when Micrometer is on the class path: with a meter
@@ -20,9 +20,10 @@ import org.springframework.context.annotation.Configuration;
  * events on to a {@code MicrometerIdemListener} to keep the counters). No other
  * configuration touches Micrometer's types.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemStepsAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
-class IdemMetricsConfiguration {
+public class IdemMetricsAutoConfiguration {
 
   /**
    * The counters, with a meter registry, inside an observation per attempt ({@link

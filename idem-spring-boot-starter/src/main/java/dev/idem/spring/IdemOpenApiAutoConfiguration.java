@@ -1,19 +1,20 @@
 package dev.idem.spring;
 
 import dev.idem.servlet.IdempotencyFilterConfig;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
 /**
  * {@link IdemOpenApi}, which puts Idem's header, problems and expiry policy into the application's
  * OpenAPI document, only with springdoc-openapi on the class path and the filter configured.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class, IdemOutboxAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = {"org.springdoc.core.customizers.OpenApiCustomizer", "io.swagger.v3.oas.models.OpenAPI"})
-class IdemOpenApiConfiguration {
+public class IdemOpenApiAutoConfiguration {
 
   @Bean
   @ConditionalOnBean(IdempotencyFilterConfig.class)

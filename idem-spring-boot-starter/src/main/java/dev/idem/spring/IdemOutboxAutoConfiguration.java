@@ -20,6 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -40,14 +42,15 @@ import org.springframework.util.ClassUtils;
  * JetStream, HTTP, or a producer of its own). The optional libraries are only touched when {@link
  * ClassUtils#isPresent} found them.
  */
-@Configuration(proxyBeanMethods = false)
-@ConditionalOnClass(name = {"dev.idem.outbox.Outbox", IdemTransactionalConfiguration.TRANSACTION_MANAGER,
-    IdemTransactionalConfiguration.DATA_SOURCE_UTILS})
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemKafkaAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
+@ConditionalOnClass(name = {"dev.idem.outbox.Outbox", IdemTransactionalAutoConfiguration.TRANSACTION_MANAGER,
+    IdemTransactionalAutoConfiguration.DATA_SOURCE_UTILS})
 @ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
 @ConditionalOnSingleCandidate(DataSource.class)
-class IdemOutboxConfiguration {
+public class IdemOutboxAutoConfiguration {
 
-  private static final Logger LOG = LoggerFactory.getLogger(IdemOutboxConfiguration.class);
+  private static final Logger LOG = LoggerFactory.getLogger(IdemOutboxAutoConfiguration.class);
 
   /** The outbox table, created at start-up with {@code idem.create-schema}. */
   @Bean
@@ -99,7 +102,7 @@ class IdemOutboxConfiguration {
     configured("idem.outbox.relay.max-attempts", () -> builder.maxAttempts(settings.getMaxAttempts()));
     Map<Intent.Kind, IntentTransport> transports = new EnumMap<>(Intent.Kind.class);
     List<AutoCloseable> own = new ArrayList<>();
-    ClassLoader loader = IdemOutboxConfiguration.class.getClassLoader();
+    ClassLoader loader = IdemOutboxAutoConfiguration.class.getClassLoader();
     if (ClassUtils.isPresent("org.springframework.kafka.core.ProducerFactory", loader)
         && ClassUtils.isPresent("dev.idem.kafka.KafkaTransport", loader)) {
       SpringKafkaTransport kafka = KafkaTransports.fromProducerFactory(beans);

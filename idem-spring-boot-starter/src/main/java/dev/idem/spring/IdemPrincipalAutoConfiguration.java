@@ -1,5 +1,7 @@
 package dev.idem.spring;
 
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -9,8 +11,9 @@ import org.springframework.context.annotation.Configuration;
  * the filter ({@link FilterPrincipals}) and {@link Idempotent} methods ({@link IdemPrincipals})
  * choose from: Spring Security's authenticated user, and the servlet container's user.
  */
-@Configuration(proxyBeanMethods = false)
-class IdemPrincipalConfiguration {
+@AutoConfiguration(after = IdemAutoConfiguration.class)
+@ConditionalOnBean(IdemAutoConfiguration.class)
+public class IdemPrincipalAutoConfiguration {
 
   /** The principal sources of Spring Security, only when it is on the class path. */
   @Configuration(proxyBeanMethods = false)

@@ -1,9 +1,10 @@
 package dev.idem.spring;
 
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * Refuses to start a reactive web application (Spring WebFlux): the {@code Idempotency-Key} filter
@@ -13,9 +14,10 @@ import org.springframework.context.annotation.Configuration;
  * non-web application (a Kafka or RabbitMQ consumer, {@code spring.main.web-application-type=none})
  * and a servlet one are not concerned.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-class IdemReactiveWebConfiguration {
+public class IdemReactiveWebAutoConfiguration {
 
   /** What is not protected, part of the refusal. */
   static final String UNSUPPORTED = "this is a reactive web application (Spring WebFlux), and Idem's Idempotency-Key filter"

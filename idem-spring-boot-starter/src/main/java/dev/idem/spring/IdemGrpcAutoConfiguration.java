@@ -15,12 +15,12 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.grpc.server.GlobalServerInterceptor;
 
 /**
@@ -40,11 +40,12 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
  * application's gRPC security must have set when the call starts), else {@code shared}; {@code
  * servlet} has no meaning for gRPC and is refused.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemPurgeAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = {"org.springframework.grpc.server.GlobalServerInterceptor", "dev.idem.grpc.IdempotencyServerInterceptor",
     "io.grpc.BindableService"})
 @ConditionalOnProperty(prefix = "idem.grpc", name = "enabled", havingValue = "true", matchIfMissing = true)
-class IdemGrpcConfiguration {
+public class IdemGrpcAutoConfiguration {
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
 
@@ -56,10 +57,10 @@ class IdemGrpcConfiguration {
       ObjectProvider<GrpcPrincipalResolver> grpcResolver, ObjectProvider<IdemPrincipalResolver> methodResolver,
       ObjectProvider<PrincipalIntegration> integrations, ObjectProvider<BindableService> services,
       ObjectProvider<LeaseStore> store, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<IdemStoreConfiguration.RedisStores> redis, ObjectProvider<IdemStoreDecorator> decorators,
+      ObjectProvider<IdemStoreAutoConfiguration.RedisStores> redis, ObjectProvider<IdemStoreDecorator> decorators,
       ObjectProvider<PolicyEngines.TransactionalEngines> transactionalEngines, ObjectProvider<IdemListener> listeners) {
     ModeDecision decided = mode.getIfAvailable();
-    ModeDecision decision = decided != null ? decided : IdemTransactionalConfiguration.withoutSpringJdbc(p);
+    ModeDecision decision = decided != null ? decided : IdemTransactionalAutoConfiguration.withoutSpringJdbc(p);
     boolean transactional = decision.mode == IdemProperties.Mode.TRANSACTIONAL && decision.engine != null;
     IdempotencyEngine engine = transactional ? decision.engine : lease;
     IdempotencyServerInterceptor.Builder builder = IdempotencyServerInterceptor.builder(engine)

@@ -23,6 +23,8 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -36,15 +38,16 @@ import org.springframework.core.env.Environment;
 
 /**
  * The {@link IdempotencyFilter} on Spring MVC: its configuration from the properties, in the mode
- * of the {@link ModeDecision} ({@link IdemTransactionalConfiguration}), with the one start-up log
+ * of the {@link ModeDecision} ({@link IdemTransactionalAutoConfiguration}), with the one start-up log
  * line {@code Idem: <mode> mode (...)}; on a servlet web application its registration, {@link
  * IdemHandlerExceptionResolver}, which answers the refusals of {@link Idempotent} methods in Spring
  * MVC as the filter's problem details, and {@link IdemRouteCheck}, which warns of a configured route
  * that matches no handler. Only with the Servlet API on the class path.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemMetricsAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = "jakarta.servlet.Filter")
-class IdemWebConfiguration {
+public class IdemWebAutoConfiguration {
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
 
@@ -62,7 +65,7 @@ class IdemWebConfiguration {
       ObjectProvider<ProblemRenderer> problemRenderer,
       ObjectProvider<IdemListener> listeners,
       ObjectProvider<DataSource> dataSource,
-      ObjectProvider<IdemStoreConfiguration.RedisStores> redis,
+      ObjectProvider<IdemStoreAutoConfiguration.RedisStores> redis,
       ObjectProvider<IdemStoreDecorator> decorators,
       ObjectProvider<PolicyEngines.TransactionalEngines> transactionalEngines,
       ObjectProvider<HandlerPolicySource> handlerPolicies,
@@ -70,7 +73,7 @@ class IdemWebConfiguration {
       ObjectProvider<KeyStatusReader> ownReaders) {
     // A ModeDecision bean exists exactly when spring-jdbc and spring-tx are on the class path.
     ModeDecision decided = modeDecision.getIfAvailable();
-    ModeDecision mode = decided != null ? decided : IdemTransactionalConfiguration.withoutSpringJdbc(p);
+    ModeDecision mode = decided != null ? decided : IdemTransactionalAutoConfiguration.withoutSpringJdbc(p);
     IdempotencyEngine engine = mode.engine != null ? mode.engine : leaseEngine.getObject();
     IdempotencyFilterConfig.Builder b = IdempotencyFilterConfig.builder(engine);
     // Routes with a policy of their own first (properties and handler annotations), the most
@@ -153,7 +156,7 @@ class IdemWebConfiguration {
         .filter(r -> !(r instanceof LeaseStore) && !(r instanceof dev.idem.jdbc.JdbcIdempotency)).toList();
     KeyStatusReader earlier;
     try {
-      earlier = IdemKeyStatusConfiguration.reader(readers.size() == 1 ? readers.get(0) : null, mode, store.getIfAvailable(),
+      earlier = IdemKeyStatusAutoConfiguration.reader(readers.size() == 1 ? readers.get(0) : null, mode, store.getIfAvailable(),
           dataSource.getIfUnique());
     } catch (IdemConfigurationException e) {
       // No way to find keys stored under the routes' names: keep those names rather than lose them.

@@ -5,18 +5,20 @@ import dev.idem.jdbc.JdbcIdempotency;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * {@link IdemKafkaListeners} for {@code @KafkaListener} methods, only when spring-kafka and
  * idem-kafka are on the class path.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemRabbitAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = {"org.springframework.kafka.support.Acknowledgment", "dev.idem.kafka.KafkaRecordHandler"})
-class IdemKafkaConfiguration {
+public class IdemKafkaAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean

@@ -16,6 +16,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -36,10 +38,11 @@ import org.springframework.transaction.PlatformTransactionManager;
  * idem.mode=transactional} refuses to start ({@link TransactionalModeRequirements}) and the filter
  * runs in lease mode ({@link #withoutSpringJdbc}).
  */
-@Configuration(proxyBeanMethods = false)
-class IdemTransactionalConfiguration {
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemPrincipalAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
+public class IdemTransactionalAutoConfiguration {
 
-  private static final Logger LOG = LoggerFactory.getLogger(IdemTransactionalConfiguration.class);
+  private static final Logger LOG = LoggerFactory.getLogger(IdemTransactionalAutoConfiguration.class);
 
   static final String TRANSACTION_MANAGER = "org.springframework.transaction.PlatformTransactionManager";
   static final String DATA_SOURCE_UTILS = "org.springframework.jdbc.datasource.DataSourceUtils";
@@ -82,7 +85,7 @@ class IdemTransactionalConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(DataSource.class)
     JdbcIdempotency idemJdbcIdempotency(IdemProperties p, DataSource dataSource,
-        ObjectProvider<IdemStoreConfiguration.RedisStores> redis) {
+        ObjectProvider<IdemStoreAutoConfiguration.RedisStores> redis) {
       // A duplicate of a running request gives up on its row after this instead of holding a
       // pooled connection for as long as the first attempt runs (PostgreSQL, MariaDB).
       JdbcIdempotency.Builder builder = JdbcIdempotency.builder().createSchema(p.isCreateSchema()).claimLockWait(CLAIM_LOCK_WAIT);
@@ -128,7 +131,7 @@ class IdemTransactionalConfiguration {
      *
      * @param redis the Redis stores, or {@code null} without idem-redis
      */
-    static boolean keyTableInUse(IdemProperties p, IdemStoreConfiguration.RedisStores redis) {
+    static boolean keyTableInUse(IdemProperties p, IdemStoreAutoConfiguration.RedisStores redis) {
       IdemProperties.Mode mode = p.getMode() == null ? IdemProperties.Mode.AUTO : p.getMode();
       if (mode == IdemProperties.Mode.TRANSACTIONAL) {
         return true;
@@ -136,7 +139,7 @@ class IdemTransactionalConfiguration {
       if (mode == IdemProperties.Mode.AUTO && p.getStore() == IdemProperties.StoreType.AUTO) {
         return true;
       }
-      return IdemStoreConfiguration.resolve(p, true, redis) == IdemProperties.StoreType.JDBC;
+      return IdemStoreAutoConfiguration.resolve(p, true, redis) == IdemProperties.StoreType.JDBC;
     }
 
     /**

@@ -12,6 +12,8 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -24,7 +26,7 @@ import redis.clients.jedis.UnifiedJedis;
  * class path and the application has a Jedis {@code UnifiedJedis} bean or Spring Data Redis's
  * {@code RedisConnectionFactory}, else the application's {@link DataSource} ({@link
  * JdbcLeaseStore}), else memory, with a warning. Every {@link IdemStoreDecorator} bean wraps it
- * (Micrometer's timer, {@link IdemMetricsConfiguration}). The application's own {@link LeaseStore}
+ * (Micrometer's timer, {@link IdemMetricsAutoConfiguration}). The application's own {@link LeaseStore}
  * bean replaces it.
  *
  * <p>The Redis clients are found when the store is built, not when the configuration is read, so a
@@ -32,8 +34,9 @@ import redis.clients.jedis.UnifiedJedis;
  * only in {@link RedisConfiguration} and its nested configurations, each guarded by {@link
  * ConditionalOnClass}.
  */
-@Configuration(proxyBeanMethods = false)
-class IdemStoreConfiguration {
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemTransactionalAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
+public class IdemStoreAutoConfiguration {
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
 

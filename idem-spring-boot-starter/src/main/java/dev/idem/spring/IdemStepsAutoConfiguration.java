@@ -5,10 +5,11 @@ import static dev.idem.spring.IdemSettings.configured;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.steps.JdbcStepOperations;
 import javax.sql.DataSource;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * Operations of several steps ({@link JdbcStepOperations}) on the application's {@link DataSource}
@@ -20,8 +21,9 @@ import org.springframework.context.annotation.Configuration;
  * that key table: with {@code idem.store=redis} {@code runClaimed} refuses, naming the cause. The
  * application's own bean replaces it.
  */
-@Configuration(proxyBeanMethods = false)
-class IdemStepsConfiguration {
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemStoreAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
+public class IdemStepsAutoConfiguration {
 
   /** The step operations of the key table; tables created on first use unless {@code idem.create-schema=false}. */
   @Bean

@@ -1,14 +1,15 @@
 package dev.idem.spring;
 
 import static dev.idem.spring.IdemSettings.maxResponseBytes;
-import static dev.idem.spring.IdemTransactionalConfiguration.DATA_SOURCE_UTILS;
-import static dev.idem.spring.IdemTransactionalConfiguration.TRANSACTION_MANAGER;
+import static dev.idem.spring.IdemTransactionalAutoConfiguration.DATA_SOURCE_UTILS;
+import static dev.idem.spring.IdemTransactionalAutoConfiguration.TRANSACTION_MANAGER;
 
 import dev.idem.core.IdemListener;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import java.lang.reflect.Method;
+import java.util.List;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -18,7 +19,8 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import java.util.List;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -34,8 +36,9 @@ import org.springframework.util.function.SingletonSupplier;
  * the start-up check that refuses a bean with such methods when no principal source or no Jackson
  * is there, or when one of them returns a result that comes later ({@link IdempotentReturnTypes}).
  */
-@Configuration(proxyBeanMethods = false)
-class IdemMethodConfiguration {
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemKeyStatusAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
+public class IdemMethodAutoConfiguration {
 
   /** Jackson 3 for {@link Idempotent} methods, when it is on the class path ({@link JsonCodecs}). */
   @Configuration(proxyBeanMethods = false)

@@ -7,11 +7,12 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * The scheduled purge of expired keys ({@link IdemPurgeScheduler}, {@code idem.purge.*}), on by
@@ -19,8 +20,9 @@ import org.springframework.context.annotation.Configuration;
  * store of {@code idem.store}; one instance at a time. With {@code idem.purge.enabled=false} a
  * start-up line says that nothing on this instance purges.
  */
-@Configuration(proxyBeanMethods = false)
-class IdemPurgeConfiguration {
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemOpenApiAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
+public class IdemPurgeAutoConfiguration {
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
 
@@ -28,7 +30,7 @@ class IdemPurgeConfiguration {
   @ConditionalOnProperty(prefix = "idem.purge", name = "enabled", havingValue = "true", matchIfMissing = true)
   IdemPurgeScheduler idemPurgeScheduler(IdemProperties p, ObjectProvider<JdbcIdempotency> jdbc,
       ObjectProvider<DataSource> dataSource, ObjectProvider<LeaseStore> leaseStore,
-      ObjectProvider<IdemStoreConfiguration.RedisStores> redis) {
+      ObjectProvider<IdemStoreAutoConfiguration.RedisStores> redis) {
     IdemProperties.Purge s = p.getPurge();
     IdemSettings.configured("idem.purge.interval", () -> {
       if (s.getInterval() == null || s.getInterval().compareTo(java.time.Duration.ofMinutes(1)) < 0) {
@@ -51,7 +53,7 @@ class IdemPurgeConfiguration {
     JdbcIdempotency keys = jdbc.getIfUnique();
     DataSource ds = dataSource.getIfUnique();
     boolean table = keys != null && ds != null
-        && IdemTransactionalConfiguration.SpringJdbcConfiguration.keyTableInUse(p, redis.getIfAvailable());
+        && IdemTransactionalAutoConfiguration.SpringJdbcConfiguration.keyTableInUse(p, redis.getIfAvailable());
     LeaseStore leases = leaseStore.getIfUnique();
     LeaseStore unwrapped = leases instanceof TimedLeaseStore timed ? timed.delegate() : leases;
     if (table && unwrapped instanceof JdbcLeaseStore) {

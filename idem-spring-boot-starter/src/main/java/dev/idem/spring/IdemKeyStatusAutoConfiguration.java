@@ -13,6 +13,8 @@ import java.sql.SQLException;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -20,7 +22,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 
 /**
@@ -33,12 +34,13 @@ import org.springframework.core.Ordered;
  * store (a {@link LeaseStore} or {@link JdbcIdempotency}, which read statuses too) replaces that
  * choice.
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemReactiveWebAutoConfiguration.class})
+@ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = {"jakarta.servlet.Filter", "org.springframework.boot.web.servlet.FilterRegistrationBean"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnProperty(prefix = "idem.key-status", name = "enabled", havingValue = "true")
 @EnableConfigurationProperties(IdemKeyStatusProperties.class)
-class IdemKeyStatusConfiguration {
+public class IdemKeyStatusAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean(name = "idemKeyStatusEndpoint")
