@@ -25,17 +25,14 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Runs {@link StepOperation}s of named steps under one idempotency key, on one database:
@@ -78,6 +75,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
   private final Duration retention;
   private final boolean createSchema;
   private volatile boolean schemaReady;
+  /** The step table's writes and reads for one run, fenced by the key's lease. */
+  private final StepTable table;
 
   private JdbcStepOperations(Builder b) {
     this.dataSource = b.dataSource;
@@ -86,6 +85,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     this.lease = b.lease;
     this.retention = b.retention;
     this.createSchema = b.createSchema;
+    this.table = new StepTable(b.dataSource, b.keyTable, b.stepTable, b.lease, b.retention);
     this.keys = JdbcLeaseStore.builder(b.dataSource).table(b.keyTable).createSchema(b.createSchema).build();
   }
 
@@ -231,7 +231,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
 
   /** Reads what earlier runs recorded (or clears a stale operation's rows) and records the input. */
   private RunSteps start(IdempotentRequest request, String owner, byte[] input, boolean recovery) throws Exception {
-    Map<String, String> recorded = recorded(request.scope(), request.key());
+    Map<String, String> recorded = table.recorded(request.scope(), request.key());
     if (!recovery && !recorded.isEmpty()
         && (recorded.keySet().equals(java.util.Set.of(INPUT_STEP)) || !recordedWithinRetention(request))) {
       // A new claim over the rows of a run that failed before its first step (its key was
@@ -252,24 +252,24 @@ public final class JdbcStepOperations implements KeyStatusReader {
       }
       theInput = java.util.Base64.getDecoder().decode(parts.length > 1 ? parts[1] : "");
     } else {
-      recordStep(request, owner, INPUT_STEP, request.fingerprint().hex() + "\n" + java.util.Base64.getEncoder().encodeToString(input), null);
+      table.record(request, owner, INPUT_STEP, request.fingerprint().hex() + "\n" + java.util.Base64.getEncoder().encodeToString(input), null);
     }
-    return new RunSteps(request, owner, recorded, theInput, recovery || !recorded.isEmpty());
+    return new RunSteps(table, request, owner, recorded, theInput, recovery || !recorded.isEmpty());
   }
 
   /** @return whether any row of the operation was recorded less than the retention ago (the database's clock) */
   private boolean recordedWithinRetention(IdempotentRequest request) {
-    try (Connection c = connection();
+    try (Connection c = table.connection();
         PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + stepTable + " WHERE principal = ? AND operation = ?"
             + " AND idem_key = ? AND created_at > " + Dialect.of(c).nowMillis() + " - ?")) {
-      bindKey(ps, request.scope(), request.key(), 1);
+      StepTable.bindKey(ps, request.scope(), request.key(), 1);
       ps.setLong(4, retention.toMillis());
       ps.setMaxRows(1);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
       }
     } catch (SQLException e) {
-      throw failure("reading the age of the recorded steps", e);
+      throw table.failure("reading the age of the recorded steps", e);
     }
   }
 
@@ -278,12 +278,12 @@ public final class JdbcStepOperations implements KeyStatusReader {
    * the old token; a failure is added to {@code failure} (the claim then ends with its lease).
    */
   private void handOver(IdempotentRequest request, String owner, Throwable failure) {
-    try (Connection c = connection();
+    try (Connection c = table.connection();
         PreparedStatement ps = c.prepareStatement("UPDATE " + keyTable + " SET owner_token = ?, lease_until = "
             + Dialect.of(c).nowMillis() + " WHERE principal = ? AND operation = ? AND idem_key = ? AND owner_token = ?"
             + " AND state = 'IN_PROGRESS'")) {
       ps.setString(1, UUID.randomUUID().toString());
-      bindKey(ps, request.scope(), request.key(), 2);
+      StepTable.bindKey(ps, request.scope(), request.key(), 2);
       ps.setString(5, owner);
       ps.executeUpdate();
     } catch (SQLException | RuntimeException e) {
@@ -297,12 +297,12 @@ public final class JdbcStepOperations implements KeyStatusReader {
   }
 
   private void deleteSteps(IdempotentRequest request) {
-    try (Connection c = connection();
+    try (Connection c = table.connection();
         PreparedStatement ps = c.prepareStatement("DELETE FROM " + stepTable + " WHERE principal = ? AND operation = ? AND idem_key = ?")) {
-      bindKey(ps, request.scope(), request.key(), 1);
+      StepTable.bindKey(ps, request.scope(), request.key(), 1);
       ps.executeUpdate();
     } catch (SQLException e) {
-      throw failure("deleting the steps of an operation", e);
+      throw table.failure("deleting the steps of an operation", e);
     }
   }
 
@@ -327,7 +327,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     }
     ensureSchema();
     List<Object[]> candidates = new ArrayList<>();
-    try (Connection c = connection();
+    try (Connection c = table.connection();
         PreparedStatement ps = c.prepareStatement("SELECT s.principal, s.operation, s.idem_key, s.result FROM " + stepTable + " s JOIN "
             + keyTable + " k ON k.principal = s.principal AND k.operation = s.operation AND k.idem_key = s.idem_key"
             + " WHERE s.step = ? AND k.state = 'IN_PROGRESS' AND k.lease_until <= " + Dialect.of(c).nowMillis()
@@ -340,7 +340,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
         }
       }
     } catch (SQLException e) {
-      throw failure("finding abandoned operations", e);
+      throw table.failure("finding abandoned operations", e);
     }
     int completed = 0;
     for (Object[] row : candidates) {
@@ -383,10 +383,10 @@ public final class JdbcStepOperations implements KeyStatusReader {
       return status;
     }
     ensureSchema();
-    try (Connection c = connection();
+    try (Connection c = table.connection();
         PreparedStatement ps = c.prepareStatement("SELECT step FROM " + stepTable + " WHERE principal = ? AND operation = ? AND idem_key = ?"
             + " AND step <> ? ORDER BY created_at DESC, step")) {
-      bindKey(ps, scope, key, 1);
+      StepTable.bindKey(ps, scope, key, 1);
       ps.setString(4, INPUT_STEP);
       ps.setMaxRows(1);
       try (ResultSet rs = ps.executeQuery()) {
@@ -394,7 +394,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
         return new KeyStatus.InProgress(running.fingerprint(), running.leaseUntil(), running.leaseRemaining(), step, running.expiresAt());
       }
     } catch (SQLException e) {
-      throw failure("reading the last recorded step", e);
+      throw table.failure("reading the last recorded step", e);
     }
   }
 
@@ -418,7 +418,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     try {
       SchemaCreation.run(connection, stepTable, List.of(text));
     } catch (SQLException e) {
-      throw failure("creating table " + stepTable, e);
+      throw table.failure("creating table " + stepTable, e);
     }
   }
 
@@ -439,7 +439,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
     }
     ensureSchema();
-    try (Connection c = connection()) {
+    try (Connection c = table.connection()) {
       String now = Dialect.of(c).nowMillis();
       String noLiveKey = " NOT EXISTS (SELECT 1 FROM " + keyTable + " k WHERE k.principal = s.principal"
           + " AND k.operation = s.operation AND k.idem_key = s.idem_key AND k.expires_at > " + now + ")";
@@ -467,201 +467,20 @@ public final class JdbcStepOperations implements KeyStatusReader {
       }
       return deleted;
     } catch (SQLException e) {
-      throw failure("purging orphaned steps", e);
+      throw table.failure("purging orphaned steps", e);
     }
-  }
-
-  // ------------------------------------------------------------------ the steps of one run
-
-  private final class RunSteps implements Steps {
-    private final IdempotentRequest request;
-    private final String owner;
-    private final Map<String, String> recorded;
-    final byte[] input;
-    private final boolean resumed;
-    private final java.util.Set<String> seen = new java.util.HashSet<>();
-    private int recordedNow;
-
-    RunSteps(IdempotentRequest request, String owner, Map<String, String> recorded, byte[] input, boolean resumed) {
-      this.request = request;
-      this.owner = owner;
-      this.recorded = recorded;
-      this.input = input;
-      this.resumed = resumed;
-    }
-
-    /** @return whether any step of the operation is recorded, by this run or an earlier one */
-    boolean anyRecorded() {
-      return recordedNow > 0 || !recorded.isEmpty();
-    }
-
-    @Override
-    public Scope scope() {
-      return request.scope();
-    }
-
-    @Override
-    public IdempotencyKey key() {
-      return request.key();
-    }
-
-    @Override
-    public boolean resumed() {
-      return resumed;
-    }
-
-    @Override
-    public String local(String name, LocalStep body) throws Exception {
-      Objects.requireNonNull(body, "body");
-      String done = before(name);
-      if (done != null) {
-        return done;
-      }
-      String result = recordStep(request, owner, name, null, body);
-      recordedNow++;
-      recorded.put(name, result);
-      return result;
-    }
-
-    @Override
-    public String foreign(String name, ForeignCall call) throws Exception {
-      Objects.requireNonNull(call, "call");
-      String done = before(name);
-      if (done != null) {
-        return done;
-      }
-      String answer = Objects.requireNonNull(call.call(DerivedKeys.of(request.scope(), request.key(), name)), "the call returned null");
-      checkResult(name, answer);
-      recordStep(request, owner, name, answer, null);
-      recordedNow++;
-      recorded.put(name, answer);
-      return answer;
-    }
-
-    private @Nullable String before(String name) {
-      DerivedKeys.checkStepName(name);
-      if (!seen.add(name)) {
-        throw new IllegalArgumentException("step '" + name + "' is run twice in one operation; step names are unique");
-      }
-      return recorded.get(name);
-    }
-  }
-
-  private static void checkResult(String name, String result) {
-    if (result.length() > Steps.MAX_RESULT_CHARS) {
-      throw new IllegalArgumentException("the result of step '" + name + "' is " + result.length() + " characters, more than "
-          + Steps.MAX_RESULT_CHARS);
-    }
-  }
-
-  /**
-   * One transaction: {@code body}'s writes (or the fixed {@code result}), the step's row, and the
-   * fenced renewal of the lease.
-   *
-   * @return the recorded result
-   */
-  private String recordStep(IdempotentRequest request, String owner, String name, @Nullable String result, Steps.@Nullable LocalStep body)
-      throws Exception {
-    try (Connection c = connection()) {
-      Dialect d = Dialect.of(c);
-      c.setAutoCommit(false);
-      try {
-        // The fence first: it renews this run's lease only while this run holds it, and locks the
-        // key's row, so a run that took the operation over waits for this one to end.
-        if (!renewLease(c, d, request, owner)) {
-          throw new LeaseLostException(request.key(), "step " + name);
-        }
-        // the callers give exactly one of a result and a body
-        String value = body == null ? Objects.requireNonNull(result, "result") : Objects.requireNonNull(body.run(c), "step " + name + " returned null");
-        checkResult(name, value);
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + stepTable
-            + " (principal, operation, idem_key, step, result, created_at) VALUES (?, ?, ?, ?, ?, " + d.nowMillis() + ")")) {
-          bindKey(ps, request.scope(), request.key(), 1);
-          ps.setString(4, name);
-          ps.setString(5, value);
-          ps.executeUpdate();
-        }
-        c.commit();
-        return value;
-      } catch (Exception | Error e) {
-        try {
-          c.rollback();
-        } catch (SQLException ignored) {
-          // the connection is broken; nothing of the step committed
-        }
-        throw e;
-      } finally {
-        try {
-          c.setAutoCommit(true);
-        } catch (SQLException ignored) {
-          // the pool discards a broken connection
-        }
-      }
-    } catch (SQLException e) {
-      throw failure("recording step " + name, e);
-    }
-  }
-
-  private boolean renewLease(Connection c, Dialect d, IdempotentRequest request, String owner) throws SQLException {
-    String now = d.nowMillis();
-    long keep = lease.toMillis() + retention.toMillis();
-    try (PreparedStatement ps = c.prepareStatement("UPDATE " + keyTable + " SET lease_until = " + now + " + ?, expires_at = CASE WHEN"
-        + " expires_at < " + now + " + ? THEN " + now + " + ? ELSE expires_at END WHERE principal = ? AND operation = ? AND idem_key = ?"
-        + " AND owner_token = ? AND state = 'IN_PROGRESS' AND expires_at > " + now)) {
-      ps.setLong(1, lease.toMillis());
-      ps.setLong(2, keep);
-      ps.setLong(3, keep);
-      bindKey(ps, request.scope(), request.key(), 4);
-      ps.setString(7, owner);
-      return ps.executeUpdate() == 1;
-    }
-  }
-
-  private Map<String, String> recorded(Scope scope, IdempotencyKey key) {
-    Map<String, String> steps = new HashMap<>();
-    try (Connection c = connection();
-        PreparedStatement ps = c.prepareStatement("SELECT step, result FROM " + stepTable + " WHERE principal = ? AND operation = ? AND idem_key = ?")) {
-      bindKey(ps, scope, key, 1);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          steps.put(rs.getString(1), rs.getString(2));
-        }
-      }
-    } catch (SQLException e) {
-      throw failure("reading the recorded steps", e);
-    }
-    return steps;
-  }
-
-  private static void bindKey(PreparedStatement ps, Scope scope, IdempotencyKey key, int first) throws SQLException {
-    ps.setString(first, scope.principal());
-    ps.setString(first + 1, scope.operation());
-    ps.setString(first + 2, key.value());
   }
 
   private void ensureSchema() {
     if (schemaReady || !createSchema) {
       return;
     }
-    try (Connection c = connection()) {
+    try (Connection c = table.connection()) {
       createSchema(c);
       schemaReady = true;
     } catch (SQLException e) {
-      throw failure("creating table " + stepTable, e);
+      throw table.failure("creating table " + stepTable, e);
     }
-  }
-
-  private Connection connection() throws SQLException {
-    Connection c = dataSource.getConnection();
-    if (!c.getAutoCommit()) {
-      c.setAutoCommit(true);
-    }
-    return c;
-  }
-
-  private IdemStoreException failure(String what, SQLException e) {
-    return new IdemStoreException("step store (" + stepTable + "): " + what + " failed: " + e.getMessage() + " [SQLState "
-        + e.getSQLState() + "]", e);
   }
 
   /** Builds a {@link JdbcStepOperations}. Not thread-safe; every setter validates eagerly. */
