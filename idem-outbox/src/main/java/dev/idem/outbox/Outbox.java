@@ -66,13 +66,10 @@ public final class Outbox {
   public static final String DEFAULT_TABLE = "idem_outbox";
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
-  private static final String COLUMNS =
-      "id, principal, operation, idem_key, intent_no, kind, target, route, headers, body, state, attempts,"
-          + " last_error, created_at";
 
   private final String table;
   /** The statements per dialect, made at the first use of each. */
-  private final Map<Dialect, Sql> statements = new ConcurrentHashMap<>();
+  private final Map<Dialect, OutboxSql> statements = new ConcurrentHashMap<>();
 
   private Outbox(Builder b) {
     this.table = b.table;
@@ -307,12 +304,12 @@ public final class Outbox {
 
   // ---- used by IntentWriter and OutboxRelay ----
 
-  Sql sql(Connection connection) {
+  OutboxSql sql(Connection connection) {
     return statements(Dialect.of(connection));
   }
 
-  private Sql statements(Dialect dialect) {
-    return statements.computeIfAbsent(dialect, d -> new Sql(d, table));
+  private OutboxSql statements(Dialect dialect) {
+    return statements.computeIfAbsent(dialect, d -> new OutboxSql(d, table));
   }
 
   void insert(PreparedStatement ps, String id, IdempotentRequest request, int position, Intent intent) throws SQLException {
@@ -348,7 +345,7 @@ public final class Outbox {
    */
   List<OutboxEntry> claim(Connection c, String owner, Duration lease, int limit, Set<Intent.Kind> kinds) throws SQLException {
     Dialect dialect = Dialect.of(c);
-    Sql sql = statements(dialect);
+    OutboxSql sql = statements(dialect);
     String kindList = kinds.stream().map(k -> "'" + k.name() + "'").sorted().collect(Collectors.joining(", "));
     String lock = dialect.lockSkippingLocked(c);
     List<OutboxEntry> claimed;
@@ -409,7 +406,7 @@ public final class Outbox {
       return 0;
     }
     Dialect dialect = Dialect.of(c);
-    Sql sql = statements(dialect);
+    OutboxSql sql = statements(dialect);
     return inTransaction(c, dialect, () -> {
       int held = 0;
       try (PreparedStatement ps = c.prepareStatement(sql.markSent)) {
@@ -430,7 +427,7 @@ public final class Outbox {
   boolean markFailed(Connection c, String owner, String id, boolean dead, Duration delay, @Nullable String reason)
       throws SQLException {
     Dialect dialect = Dialect.of(c);
-    Sql sql = statements(dialect);
+    OutboxSql sql = statements(dialect);
     return inTransaction(c, dialect, () -> {
       try (PreparedStatement ps = c.prepareStatement(sql.markFailed)) {
         ps.setString(1, dead ? "DEAD" : "PENDING");
@@ -523,7 +520,7 @@ public final class Outbox {
     }
   }
 
-  /** Reads the {@link #COLUMNS}; {@code extraAttempts} is added to the attempts read. */
+  /** Reads the {@link OutboxSql#COLUMNS}; {@code extraAttempts} is added to the attempts read. */
   private static OutboxEntry read(ResultSet rs, int extraAttempts) throws SQLException {
     Intent.Kind kind = Intent.Kind.valueOf(rs.getString(6));
     Intent intent = Intent.restore(kind, rs.getString(7), rs.getString(8), Intent.decodeHeaders(rs.getBytes(9)), rs.getBytes(10));
@@ -535,53 +532,6 @@ public final class Outbox {
   private IdemStoreException failure(String what, SQLException e) {
     return new IdemStoreException(
         "outbox (" + table + "): " + what + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
-  }
-
-  /** The SQL of one dialect for one table. */
-  static final class Sql {
-    final String insert;
-    final @Nullable String claimReturning;
-    final String dueSelect;
-    final String leaseByIds;
-    final String markSent;
-    final String markFailed;
-    final String byId;
-    final String byOperation;
-    final String dead;
-    final String retry;
-    final String counts;
-    final String purge;
-
-    Sql(Dialect dialect, String t) {
-      String now = dialect.nowMillis();
-      this.insert =
-          "INSERT INTO " + t + " (id, principal, operation, idem_key, intent_no, kind, target, route, headers, body,"
-              + " state, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, "
-              + now + ", " + now + ")";
-      String due = " WHERE state = 'PENDING' AND next_attempt_at <= " + now + " AND kind IN (#KINDS#)"
-          + " ORDER BY next_attempt_at LIMIT ?";
-      String lease = "UPDATE " + t + " SET lease_owner = ?, next_attempt_at = " + now + " + ?, attempts = attempts + 1";
-      // #LOCK#: the dialect's lockSkippingLocked, which may depend on the server's version
-      this.claimReturning = !dialect.supportsReturning() ? null
-          : lease + " WHERE id IN (SELECT id FROM " + t + due + "#LOCK#) RETURNING " + COLUMNS;
-      this.dueSelect = "SELECT " + COLUMNS + " FROM " + t + due;
-      this.leaseByIds = lease + " WHERE id IN";
-      this.markSent =
-          "UPDATE " + t + " SET state = 'SENT', sent_at = " + now + ", lease_owner = NULL, last_error = NULL"
-              + " WHERE id = ? AND lease_owner = ? AND state = 'PENDING'";
-      this.markFailed =
-          "UPDATE " + t + " SET state = ?, next_attempt_at = " + now + " + ?, lease_owner = NULL, last_error = ?"
-              + " WHERE id = ? AND lease_owner = ? AND state = 'PENDING'";
-      this.byId = "SELECT " + COLUMNS + " FROM " + t + " WHERE id = ?";
-      this.byOperation =
-          "SELECT " + COLUMNS + " FROM " + t + " WHERE principal = ? AND operation = ? AND idem_key = ? ORDER BY intent_no";
-      this.dead = "SELECT " + COLUMNS + " FROM " + t + " WHERE state = 'DEAD' ORDER BY created_at, id LIMIT ?";
-      this.retry =
-          "UPDATE " + t + " SET state = 'PENDING', attempts = 0, next_attempt_at = " + now + ", lease_owner = NULL"
-              + " WHERE id = ? AND state = 'DEAD'";
-      this.counts = "SELECT state, COUNT(*) FROM " + t + " GROUP BY state";
-      this.purge = "DELETE FROM " + t + " WHERE state = 'SENT' AND sent_at < " + now + " - ?";
-    }
   }
 
   /** Builds an {@link Outbox}. Not thread-safe; setters validate eagerly. */

@@ -1,5 +1,7 @@
 package dev.idem.redis;
 
+import static dev.idem.redis.LuaScripts.utf8;
+
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
@@ -14,13 +16,7 @@ import dev.idem.core.spi.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.redis.RedisStoreClient.Script;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
@@ -94,29 +90,20 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
   private static final int MAX_OWNER_TOKEN_LENGTH = 64;
   private static final int MAX_PURGE_BATCH = 100_000;
 
-  /*
-   * The Lua scripts are resource files next to this class (src/main/resources/dev/idem/redis), read
-   * once when the class loads. Each starts with prelude.lua (the record key, "now" from the server's
-   * clock), COMPLETE and RELEASE then read-owner.lua (the record's state, owner and expiry); the top
-   * of each file says what its KEYS and ARGV are and what it returns.
-   */
-  private static final Script CLAIM = load("claim", true, "prelude.lua", "claim.lua");
-  private static final Script COMPLETE = load("complete", false, "prelude.lua", "read-owner.lua", "complete.lua");
-  private static final Script RELEASE = load("release", false, "prelude.lua", "read-owner.lua", "release.lua");
-  private static final Script PURGE = load("purge", false, "prelude.lua", "purge.lua");
-  private static final Script STATUS = load("status", true, "prelude.lua", "status.lua");
-
   private final RedisStoreClient redis;
   private final String keyPrefix;
   private final String scanPattern;
   private final ResponseProtection protection;
   private final RedisDurability durability;
+  /** Runs the scripts, waiting for replicas as the durability asks. */
+  private final ScriptCalls calls;
 
   private RedisLeaseStore(Builder b) {
     this.redis = b.redis;
     this.protection = b.protection;
     this.keyPrefix = b.keyPrefix;
     this.durability = b.durability;
+    this.calls = new ScriptCalls(b.redis, b.durability);
     this.scanPattern = escapeGlob(keyPrefix) + "{" + "?".repeat(64) + "}";
   }
 
@@ -170,7 +157,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(key, "key");
     String id = scope.principal() + '\u0000' + scope.operation() + '\u0000' + key.value();
-    return keyPrefix + '{' + HexFormat.of().formatHex(digest("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8))) + '}';
+    return keyPrefix + '{' + HexFormat.of().formatHex(LuaScripts.digest("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8))) + '}';
   }
 
   /**
@@ -198,7 +185,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
       throw new IllegalArgumentException("retention (" + retention + ") must be longer than the lease (" + lease + ")");
     }
     String recordKey = recordKey(request.scope(), request.key());
-    Object reply = run(CLAIM, recordKey,
+    Object reply = calls.run(LuaScripts.CLAIM, recordKey,
         utf8(request.scope().principal()),
         utf8(request.scope().operation()),
         utf8(request.key().value()),
@@ -252,8 +239,8 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     } else {
       stored = StoredResponseCodec.encode(response);
     }
-    Object reply = run(COMPLETE, recordKey, utf8(ownerToken), stored, utf8(Long.toString(retention.toMillis())));
-    return toCount(reply, COMPLETE, recordKey) == 1;
+    Object reply = calls.run(LuaScripts.COMPLETE, recordKey, utf8(ownerToken), stored, utf8(Long.toString(retention.toMillis())));
+    return toCount(reply, LuaScripts.COMPLETE, recordKey) == 1;
   }
 
   private List<byte[]> read(String recordKey, String... fields) {
@@ -291,7 +278,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
   public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
     checkOwnerToken(ownerToken);
     String recordKey = recordKey(scope, key);
-    return toCount(run(RELEASE, recordKey, utf8(ownerToken)), RELEASE, recordKey) == 1;
+    return toCount(calls.run(LuaScripts.RELEASE, recordKey, utf8(ownerToken)), LuaScripts.RELEASE, recordKey) == 1;
   }
 
   /**
@@ -310,26 +297,26 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     String recordKey = recordKey(scope, key);
     Object reply;
     try {
-      reply = redis.eval(STATUS, List.of(utf8(recordKey)), List.of());
+      reply = redis.eval(LuaScripts.STATUS, List.of(utf8(recordKey)), List.of());
     } catch (IdemStoreException e) {
       throw e;
     } catch (RuntimeException e) {
-      throw new IdemStoreException("Redis " + STATUS.name() + " failed on " + recordKey + ": " + e.getMessage(), e);
+      throw new IdemStoreException("Redis " + LuaScripts.STATUS.name() + " failed on " + recordKey + ": " + e.getMessage(), e);
     }
     if (!(reply instanceof List<?> list) || list.isEmpty() || !(list.get(0) instanceof byte[] state)) {
-      throw unexpected(STATUS, recordKey, reply);
+      throw unexpected(LuaScripts.STATUS, recordKey, reply);
     }
     String stateName = new String(state, StandardCharsets.US_ASCII);
     if (stateName.equals("ABSENT") && list.size() == 1) {
       return KeyStatus.absent();
     }
     if (list.size() != 7) {
-      throw unexpected(STATUS, recordKey, reply);
+      throw unexpected(LuaScripts.STATUS, recordKey, reply);
     }
     byte[][] fields = new byte[6][];
     for (int i = 0; i < 6; i++) {
       if (!(list.get(i + 1) instanceof byte[] field)) {
-        throw unexpected(STATUS, recordKey, reply);
+        throw unexpected(LuaScripts.STATUS, recordKey, reply);
       }
       fields[i] = field;
     }
@@ -347,7 +334,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
       return new KeyStatus.InProgress(fingerprint, Instant.ofEpochMilli(leaseUntil), Duration.ofMillis(Math.max(0, leaseUntil - now)),
           null, Instant.ofEpochMilli(expiresAt));
     }
-    throw unexpected(STATUS, recordKey, reply);
+    throw unexpected(LuaScripts.STATUS, recordKey, reply);
   }
 
   private static long millis(byte[] digits, String recordKey) {
@@ -386,7 +373,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
       throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
     }
     try {
-      return redis.scan(scanPattern, batchSize, found -> toCount(run(PURGE, found), PURGE, found));
+      return redis.scan(scanPattern, batchSize, found -> toCount(calls.run(LuaScripts.PURGE, found), LuaScripts.PURGE, found));
     } catch (IdemStoreException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -404,73 +391,10 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     return "RedisLeaseStore[keyPrefix=" + keyPrefix + ", durability=" + durability + "]";
   }
 
-  // ------------------------------------------------------------------ Redis calls and replies
-
-  private @Nullable Object run(Script script, String recordKey, byte[]... args) {
-    List<byte[]> keys = List.of(utf8(recordKey));
-    List<byte[]> argv = List.of(args);
-    if (!durability.isNone() && script != PURGE) {
-      return runDurably(script, recordKey, keys, argv);
-    }
-    try {
-      return redis.eval(script, keys, argv);
-    } catch (IdemStoreException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": " + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * Runs a script and then {@code WAIT} (or {@code WAITAOF}) on the same connection ({@link
-   * RedisStoreClient#evalAndWait}).
-   *
-   * @return the script's reply (null for a nil reply, which no script of Idem's gives), once {@link
-   *     RedisDurability#replicas()} replicas acknowledged it
-   * @throws IdemStoreException if the script failed, or its write was not acknowledged in time (an
-   *     unknown outcome: the write may or may not survive a failover)
-   */
-  private @Nullable Object runDurably(Script script, String recordKey, List<byte[]> keys, List<byte[]> argv) {
-    RedisStoreClient.Acknowledged a;
-    try {
-      a = redis.evalAndWait(script, keys, argv, durability);
-    } catch (RuntimeException e) {
-      redis.refreshRoute(keys.get(0));
-      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + " (durability " + durability
-          + "); the outcome is unknown: " + describe(e), e);
-    }
-    if (a.scriptFailure() != null) { // an error of the script itself (IDEMCORRUPT, ...): no write
-      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": "
-          + a.scriptFailure().getMessage(), a.scriptFailure());
-    }
-    boolean enough = a.replicas() >= durability.replicas() && (!durability.aof() || a.masterFsynced() >= 1);
-    if (!enough) {
-      String what = durability.aof()
-          ? "fsynced by " + (a.masterFsynced() >= 1 ? "the master and " : "not the master but ") + a.replicas() + " of "
-              + durability.replicas() + " replicas"
-          : "acknowledged by " + a.replicas() + " of " + durability.replicas() + " replicas";
-      throw new IdemStoreException("Redis " + script.name() + " on " + recordKey + " was " + what + " within "
-          + durability.timeout().toMillis() + " ms; the outcome is unknown (a failover may lose it),"
-          + " repeat it with the same owner token", null);
-    }
-    return a.reply();
-  }
-
-  private static @Nullable String describe(RuntimeException e) {
-    String message = e.getMessage();
-    for (Throwable t = e; t != null && message != null; t = t.getCause()) {
-      String m = t.getMessage();
-      if (m != null && m.contains("unknown command") && m.toUpperCase(java.util.Locale.ROOT).contains("WAITAOF")) {
-        return message + " (WAITAOF needs Redis 7.2 or later; use RedisDurability.replicas on this server)";
-      }
-    }
-    return message;
-  }
-
   private ClaimResult toClaimResult(@Nullable Object reply, String recordKey, IdempotentRequest request) {
     if (!(reply instanceof List<?> list) || list.size() != 3 || !(list.get(0) instanceof byte[] state)
         || !(list.get(1) instanceof byte[] fingerprintHex)) {
-      throw unexpected(CLAIM, recordKey, reply);
+      throw unexpected(LuaScripts.CLAIM, recordKey, reply);
     }
     Fingerprint fingerprint = fingerprintOf(fingerprintHex, recordKey);
     Object extra = list.get(2);
@@ -493,7 +417,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
       default:
         break;
     }
-    throw unexpected(CLAIM, recordKey, reply);
+    throw unexpected(LuaScripts.CLAIM, recordKey, reply);
   }
 
   private static Fingerprint fingerprintOf(byte[] hex, String recordKey) {
@@ -547,18 +471,6 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
     }
   }
 
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static MessageDigest digest(String algorithm) {
-    try {
-      return MessageDigest.getInstance(algorithm);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(algorithm + " is required of every Java platform", e);
-    }
-  }
-
   /** Escapes the characters that Redis's glob patterns treat specially. */
   private static String escapeGlob(String s) {
     StringBuilder b = new StringBuilder(s.length() + 8);
@@ -570,30 +482,6 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
       b.append(c);
     }
     return b.toString();
-  }
-
-  /**
-   * A Lua script with its SHA-1, as {@code EVALSHA} wants it (40 lowercase hex digits).
-   *
-   * @param name the script's name in error messages
-   * @param returnsArray whether it replies with an array (else an integer)
-   * @param files resource files in this class's package, concatenated in order
-   * @throws IllegalStateException if a file is missing from the class path or unreadable
-   */
-  private static Script load(String name, boolean returnsArray, String... files) {
-    ByteArrayOutputStream source = new ByteArrayOutputStream();
-    for (String file : files) {
-      try (InputStream in = RedisLeaseStore.class.getResourceAsStream(file)) {
-        if (in == null) {
-          throw new IllegalStateException("the Lua script " + file + " is missing from the class path");
-        }
-        in.transferTo(source);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot read the Lua script " + file, e);
-      }
-    }
-    byte[] bytes = source.toByteArray();
-    return new Script(name, bytes, utf8(HexFormat.of().formatHex(digest("SHA-1").digest(bytes))), returnsArray);
   }
 
   /**

@@ -32,27 +32,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
  * The transactional-mode contract that every JDBC backend passes, in contracts of one job each.
  * They all extend this class and share its one hook, {@link #target()}: the database under test
- * and the write order. A store's test runs them all with one {@code @Nested} class per contract
- * (JUnit 5), so that each database is named once; the tests are never copied per backend.
+ * and the write order. A store's test runs them all by extending {@link AllTransactionalContracts},
+ * which holds one {@code @Nested} class per contract (JUnit 5), so that each database is named
+ * once; the tests are never copied per backend.
  *
  * <pre>{@code
- * class PostgresTransactionalContractTest {
+ * class PostgresTransactionalContractTest extends AllTransactionalContracts {
  *   @RegisterExtension static final TestDatabase db = TestDatabase.postgres();
  *
- *   static TransactionalTarget under() { return TransactionalTarget.of(db.target()); }
- *
- *   @Nested class Execute extends ExecuteContract { @Override protected TransactionalTarget target() { return under(); } }
- *   @Nested class Failures extends FailureContract { @Override protected TransactionalTarget target() { return under(); } }
- *   @Nested class Concurrency extends ConcurrencyContract { @Override protected TransactionalTarget target() { return under(); } }
- *   @Nested class KeyTable extends KeyTableContract { @Override protected TransactionalTarget target() { return under(); } }
- *   @Nested class KeyStatus extends KeyStatusContract { @Override protected TransactionalTarget target() { return under(); } }
- *   @Nested class Protection extends ResponseProtectionContract { @Override protected TransactionalTarget target() { return under(); } }
- *   @Nested class Runner extends RunnerContract { @Override protected TransactionalTarget target() { return under(); } }
- *   @Nested class InProgress extends InProgressContract { @Override protected TransactionalTarget target() { return under(); } }
+ *   @Override
+ *   protected TransactionalTarget target() {
+ *     return TransactionalTarget.of(db.target());
+ *   }
  * }
  * }</pre>
  *
@@ -108,6 +105,17 @@ public abstract class TransactionalContract {
   final JdbcIdempotency.Strategy strategy() {
     return target().strategy();
   }
+
+  /**
+   * Names the target in every failure: one contract class runs on every database (as a nested class
+   * of {@link AllTransactionalContracts}, whose name the test report shows), so a failure says
+   * where it ran in a suppressed exception of its own.
+   */
+  @RegisterExtension
+  final TestExecutionExceptionHandler namesTheTarget = (context, failure) -> {
+    failure.addSuppressed(new AssertionError("the contract ran on " + target()));
+    throw failure;
+  };
 
   @BeforeEach
   final void createTables() throws SQLException {

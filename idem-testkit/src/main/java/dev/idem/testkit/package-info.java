@@ -9,8 +9,9 @@
  *       dev.idem.testkit.ResponseProtectionContract}, {@link dev.idem.testkit.RunnerContract} and
  *       {@link dev.idem.testkit.InProgressContract}, one job each. Each has one hook, {@code
  *       target()}, which returns a {@link dev.idem.testkit.TransactionalTarget} (the database and
- *       the write order); a store's test runs them all as JUnit {@code @Nested} classes of one test
- *       class per database, as {@link dev.idem.testkit.TransactionalContract}'s Javadoc shows.
+ *       the write order); a store's test runs them all by extending {@link
+ *       dev.idem.testkit.AllTransactionalContracts}, one test class per database with one method,
+ *       as {@link dev.idem.testkit.TransactionalContract}'s Javadoc shows.
  *   <li>Lease mode: {@link dev.idem.testkit.LeaseContract} for a store that also reads key statuses
  *       and protects responses, as every store Idem ships does; {@link
  *       dev.idem.testkit.LeaseStoreContract} alone for one that does neither. Every hook is

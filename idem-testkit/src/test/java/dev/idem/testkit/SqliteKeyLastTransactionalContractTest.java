@@ -1,89 +1,15 @@
 package dev.idem.testkit;
 
 import dev.idem.jdbc.JdbcIdempotency;
-import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The transactional contracts with {@link JdbcIdempotency.Strategy#KEY_LAST} on an SQLite file (WAL, busy timeout 10 s). */
-class SqliteKeyLastTransactionalContractTest {
+class SqliteKeyLastTransactionalContractTest extends LabScenariosTransactionalContracts {
 
   @RegisterExtension static final TestDatabase DB = TestDatabase.sqlite();
 
-  /** @return the database and the write order every contract below runs on */
-  static TransactionalTarget under() {
+  @Override
+  protected TransactionalTarget target() {
     return TransactionalTarget.of(DB.target()).strategy(JdbcIdempotency.Strategy.KEY_LAST);
-  }
-
-  @Nested
-  class Execute extends ExecuteContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  @Nested
-  class Failures extends FailureContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  @Nested
-  class Concurrency extends ConcurrencyContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  @Nested
-  class KeyTable extends KeyTableContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  @Nested
-  class KeyStatus extends KeyStatusContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  @Nested
-  class Protection extends ResponseProtectionContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  @Nested
-  class Runner extends RunnerContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  @Nested
-  class InProgress extends InProgressContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
-  }
-
-  /** Idem's own: the lab's scenarios on this database (not a published contract). */
-  @Nested
-  class LabScenarios extends LabScenariosContract {
-    @Override
-    protected TransactionalTarget target() {
-      return under();
-    }
   }
 }
