@@ -15,6 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,29 +32,25 @@ final class InFlightAttempts {
   /** The longest pause between two attempts of a waiting duplicate. */
   static final Duration MAX_PAUSE = Duration.ofMillis(250);
 
-  /** The engine's own steps that a duplicate repeats. */
-  interface Engine {
-    /** One attempt, in the engine's write order; never {@code null}. */
-    AttemptResult attemptOnce(IdempotentRequest request, Effect effect);
-
-    /** The key's live record, read outside any transaction; as {@link JdbcIdempotency#replay}. */
-    Optional<Outcome> lookOutside(IdempotentRequest request);
-  }
-
   private record InFlight(String principal, String operation, String key) {
     static InFlight of(IdempotentRequest request) {
       return new InFlight(request.scope().principal(), request.scope().operation(), request.key().value());
     }
   }
 
-  private final Engine engine;
+  /** The engine's one attempt, in its write order; never returns {@code null}. */
+  private final BiFunction<IdempotentRequest, Effect, AttemptResult> attemptOnce;
+  /** The key's live record, read outside any transaction; as {@link JdbcIdempotency#replay}. */
+  private final Function<IdempotentRequest, Optional<Outcome>> lookOutside;
   private final InProgressPolicy inProgress;
   private final IdemListener listener;
   /** The attempts running in this engine, by scope and key; see {@link #attempt}. */
   private final ConcurrentHashMap<InFlight, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
 
-  InFlightAttempts(Engine engine, InProgressPolicy inProgress, IdemListener listener) {
-    this.engine = engine;
+  InFlightAttempts(BiFunction<IdempotentRequest, Effect, AttemptResult> attemptOnce,
+      Function<IdempotentRequest, Optional<Outcome>> lookOutside, InProgressPolicy inProgress, IdemListener listener) {
+    this.attemptOnce = attemptOnce;
+    this.lookOutside = lookOutside;
     this.inProgress = inProgress;
     this.listener = listener;
   }
@@ -76,7 +74,7 @@ final class InFlightAttempts {
       if (running == null) {
         AttemptResult result;
         try {
-          result = engine.attemptOnce(request, effect);
+          result = attemptOnce.apply(request, effect);
         } finally {
           inFlight.remove(key, mine);
           mine.complete(null);
@@ -130,7 +128,7 @@ final class InFlightAttempts {
    */
   private @Nullable AttemptResult storedBeside(IdempotentRequest request) {
     try {
-      return engine.lookOutside(request).map(AttemptResult::of).orElse(null);
+      return lookOutside.apply(request).map(AttemptResult::of).orElse(null);
     } catch (RequestInProgressException e) {
       return null;
     } catch (IdemException e) {
@@ -173,7 +171,7 @@ final class InFlightAttempts {
         return result;
       }
       pause = Math.min(pause * 2, MAX_PAUSE.toNanos());
-      result = engine.attemptOnce(request, effect);
+      result = attemptOnce.apply(request, effect);
     }
     return result;
   }

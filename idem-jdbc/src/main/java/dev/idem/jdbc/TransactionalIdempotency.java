@@ -143,17 +143,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     this.listener = Objects.requireNonNull(listener, "listener");
     this.inProgress = Objects.requireNonNull(inProgress, "inProgress");
     this.keyLast = keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST;
-    this.duplicates = new InFlightAttempts(new InFlightAttempts.Engine() {
-      @Override
-      public AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
-        return TransactionalIdempotency.this.attemptOnce(request, effect);
-      }
-
-      @Override
-      public Optional<Outcome> lookOutside(IdempotentRequest request) {
-        return TransactionalIdempotency.this.lookOutside(request);
-      }
-    }, this.inProgress, this.listener);
+    this.duplicates = new InFlightAttempts(this::attemptOnce, this::lookOutside, this.inProgress, this.listener);
   }
 
   /**
