@@ -39,6 +39,7 @@ final class InFlightAttempts {
     Optional<Outcome> lookOutside(IdempotentRequest request);
   }
 
+  /** A request's scope and key, for the attempts in flight in this engine. */
   private record InFlight(String principal, String operation, String key) {
     static InFlight of(IdempotentRequest request) {
       return new InFlight(request.scope().principal(), request.scope().operation(), request.key().value());
