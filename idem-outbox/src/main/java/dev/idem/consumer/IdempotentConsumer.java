@@ -232,8 +232,14 @@ public final class IdempotentConsumer {
         });
       }
     } catch (RuntimeException e) {
-      // Both engines give every failure of the store and every refusal as a result: what is thrown
-      // is the handler's own failure (a checked one wrapped in EffectFailedException).
+      if (leases == null && e instanceof IdemStoreException && !(e instanceof StoredResponseUnreadableException)) {
+        // Transactional mode: the database failed while the handler ran (a lost connection, the
+        // server shutting down), which TransactionalIdempotency throws as the store's failure;
+        // nothing committed, and Idem's store is that database: not the message's failure.
+        return storeDown(e);
+      }
+      // Otherwise both engines give every failure of the store and every refusal as a result: what
+      // is thrown is the handler's own failure (a checked one wrapped in EffectFailedException).
       return failed(e, message);
     }
     Verdict refused = refusal(result, key, message);
