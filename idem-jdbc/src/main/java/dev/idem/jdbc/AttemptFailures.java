@@ -94,6 +94,4 @@ final class AttemptFailures {
   static boolean markedRollbackOnly(RuntimeException e) {
     return e instanceof TransactionFailedException failed && failed.stage() == TransactionFailedException.Stage.ROLLBACK_ONLY;
   }
-
-  /** @return whether the answer is a client error (4xx) that the response policy stores */
 }

@@ -45,7 +45,7 @@ record EngineSettings(
 
   /**
    * The lock-wait bound of the one claim that confirms a bounded key statement's give-up before
-   * it is answered in progress ({@link ClaimGaveUp}): {@link #CONFIRM_WAIT}, or the claim's own
+   * it is answered in progress ({@link RoundEnd.ClaimGaveUp}): {@link #CONFIRM_WAIT}, or the claim's own
    * bound if longer. A bound of a few milliseconds is also met by locks that have nothing to do
    * with the key (PostgreSQL's relation extension lock while concurrent inserts grow the table or
    * an index, a table lock of DDL); those are held for moments, a duplicate's row for its whole

@@ -32,6 +32,7 @@ final class InFlightAttempts {
   /** The longest pause between two attempts of a waiting duplicate. */
   static final Duration MAX_PAUSE = Duration.ofMillis(250);
 
+  /** A request's scope and key, for the attempts in flight in this engine. */
   private record InFlight(String principal, String operation, String key) {
     static InFlight of(IdempotentRequest request) {
       return new InFlight(request.scope().principal(), request.scope().operation(), request.key().value());

@@ -492,11 +492,11 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     }
   }
 
+  /** @return whether the answer is a client error (4xx) that the response policy stores */
   private boolean isStoredClientError(StoredResponse response) {
     return response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
   }
 
-  /** A request's scope and key, for the attempts in flight in this engine. */
   /**
    * Before the first attempt: the key table checked, or created if the key table's engine allows it,
    * on a connection of its own in auto-commit (was: an engine on MariaDB whose table did not exist

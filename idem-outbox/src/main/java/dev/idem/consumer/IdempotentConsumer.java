@@ -18,6 +18,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import java.time.Duration;
@@ -231,8 +232,14 @@ public final class IdempotentConsumer {
         });
       }
     } catch (RuntimeException e) {
-      // Both engines give every failure of the store and every refusal as a result: what is thrown
-      // is the handler's own failure (a checked one wrapped in EffectFailedException).
+      if (leases == null && e instanceof IdemStoreException && !(e instanceof StoredResponseUnreadableException)) {
+        // Transactional mode: the database failed while the handler ran (a lost connection, the
+        // server shutting down), which TransactionalIdempotency throws as the store's failure;
+        // nothing committed, and Idem's store is that database: not the message's failure.
+        return storeDown(e);
+      }
+      // Otherwise both engines give every failure of the store and every refusal as a result: what
+      // is thrown is the handler's own failure (a checked one wrapped in EffectFailedException).
       return failed(e, message);
     }
     Verdict refused = refusal(result, key, message);
@@ -286,10 +293,11 @@ public final class IdempotentConsumer {
   }
 
   /**
-   * The verdict of a transactional attempt that did not end in a committed or replayed handling,
+   * The verdict of an attempt (either mode) that did not end in a committed or replayed handling,
    * by its result's kind.
    *
-   * @return the verdict, or {@code null} when the result is executed or replayed (acknowledge)
+   * @return the verdict, or {@code null} when the result is executed or replayed, or, in lease
+   *     mode, released without a failure (acknowledge)
    */
   private @Nullable Verdict refusal(AttemptResult result, IdempotencyKey key, InboundMessage message) {
     switch (result.kind()) {
@@ -312,12 +320,34 @@ public final class IdempotentConsumer {
         }
         return failed(result.failure().orElseGet(() -> new IllegalStateException(result.toString())), message);
       case RELEASED:
+        if (leases != null) {
+          return releasedLease(result, message);
+        }
         // The handler's answer is always stored; a released one would mean a policy refused it.
         return failed(new IllegalStateException("the handling was not stored: " + result), message);
       default:
         // REQUEST_FAILED, STORED_RESPONSE_UNREADABLE: nothing committed, and a retry may fail the same way
         return failed(result.failure().orElseGet(() -> new IllegalStateException(result.toString())), message);
     }
+  }
+
+  /**
+   * Lease mode: the engine's response policy did not store the handler's answer, so the claim was
+   * released. The handler ran outside any transaction and its effect happened: acknowledged, since
+   * a redelivery would run it again. A release that failed is the store's failure (the claim
+   * expires with its lease), as {@link LeaseIdempotency#execute} throws it.
+   *
+   * @return {@code null} (acknowledge) when the release succeeded, else the release failure's verdict
+   */
+  private @Nullable Verdict releasedLease(AttemptResult result, InboundMessage message) {
+    RuntimeException releaseFailure = result.failure().orElse(null);
+    if (releaseFailure == null) {
+      return null;
+    }
+    if (releaseFailure instanceof IdemStoreException && !(releaseFailure instanceof StoredResponseUnreadableException)) {
+      return storeDown(releaseFailure);
+    }
+    return failed(releaseFailure, message);
   }
 
   /** Why an attempt whose outcome is unknown is redelivered, in the words of the write left in doubt. */

@@ -144,4 +144,48 @@ class LeaseModeVerdictTest {
     assertThat(verdict.storeUnavailable()).isFalse();
     assertThat(verdict.reason()).contains("failed on delivery 3 of at most 3").contains("another service's");
   }
+
+  /**
+   * Regression: in lease mode an answer the engine's response policy does not store (a policy that
+   * releases the consumer's 200) is a handling that happened, outside any transaction: it used to
+   * be acknowledged, and became a counted failure ("the handling was not stored"), so the broker
+   * redelivered it and the handler's outside effect ran again on every delivery up to the dead
+   * letter.
+   */
+  @Test
+  void aLeaseModeHandlingTheResponsePolicyReleasesIsAcknowledgedNotRunAgain() {
+    AtomicInteger runs = new AtomicInteger();
+    LeaseIdempotency leases = LeaseIdempotency.builder(new InMemoryLeaseStore()).responsePolicy(response -> false).build();
+    IdempotentConsumer consumer = IdempotentConsumer.leaseBuilder("mailer", leases, (context, m) -> runs.incrementAndGet())
+        .maxDeliveries(3).build();
+    Verdict verdict = consumer.process(new InboundMessage("mail-1", Map.of(), "hello".getBytes(StandardCharsets.UTF_8), 1, "test"));
+    assertThat(verdict.action()).isEqualTo(Verdict.Action.ACK);
+    assertThat(verdict.outcome()).isNotNull();
+    assertThat(runs.get()).isEqualTo(1);
+  }
+
+  /** As before the engine's results were switched on: a release that failed is the store's failure, not counted. */
+  @Test
+  void aLeaseModeReleaseThatFailsAfterTheHandlerRanIsAStoreFailureNotCounted() {
+    AtomicInteger runs = new AtomicInteger();
+    LeaseStore releaseFails = new CompleteFails() {
+      @Override
+      public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
+        return real.complete(scope, key, ownerToken, response, retention);
+      }
+
+      @Override
+      public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
+        throw new IdemStoreException("connection refused", null);
+      }
+    };
+    LeaseIdempotency leases = LeaseIdempotency.builder(releaseFails).responsePolicy(response -> false).build();
+    IdempotentConsumer consumer = IdempotentConsumer.leaseBuilder("mailer", leases, (context, m) -> runs.incrementAndGet())
+        .maxDeliveries(3).build();
+    Verdict verdict = consumer.process(lastDelivery());
+    assertThat(verdict.action()).isEqualTo(Verdict.Action.RETRY);
+    assertThat(verdict.storeUnavailable()).isTrue();
+    assertThat(verdict.reason()).contains("connection refused");
+    assertThat(runs.get()).isEqualTo(1);
+  }
 }
