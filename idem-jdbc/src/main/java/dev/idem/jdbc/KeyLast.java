@@ -75,6 +75,13 @@ final class KeyLast implements OwnTransactionRound {
       if (!settings.responsePolicy().shouldStore(response)) {
         settings.rollback(connection, dialect);
         ended = true;
+        // An answer that is not stored (a 5xx) may be the effect's failure on a racing winner's
+        // rows, caught and answered: the winner's record, if any, answers instead, as it does in a
+        // runner's transaction (TransactionalIdempotency).
+        KeyRow winner = KeyTable.lookupQuietly(connection, sql, request);
+        if (winner != null && !winner.orphaned()) {
+          return new RoundEnd.Answered(settings.keys().answer(winner, request));
+        }
         return new RoundEnd.Answered(Outcome.executed(response, false, false));
       }
       boolean recorded;
