@@ -5,7 +5,8 @@ import java.sql.SQLException;
 
 /**
  * Idem transactional mode: JdbcIdempotency.execute with the naive INSERT as the effect, in the
- * given write order (claim-first, the default, or key-last).
+ * given write order (claim-first unless named, so that the report's rows keep measuring the same
+ * order; key-last is the library's default).
  */
 final class IdemCreate extends EffectRows {
   private final String keyTable;

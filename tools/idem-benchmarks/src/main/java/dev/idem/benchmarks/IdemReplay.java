@@ -8,7 +8,7 @@ import java.sql.SQLException;
 final class IdemReplay implements Workload {
   private final SqlBackend db;
   private final int count;
-  private final JdbcIdempotency idem = JdbcIdempotency.builder().table("bench_replay").build();
+  private final JdbcIdempotency idem = JdbcIdempotency.builder().table("bench_replay").strategy(JdbcIdempotency.Strategy.CLAIM_FIRST).build();
   private String[] keys;
 
   IdemReplay(SqlBackend db, int count) {

@@ -33,8 +33,8 @@ final class Report {
     describe(Workloads.IDEM_CREATE, "Idem transactional create",
         "Per request: `IdempotencyKey.of` and `Fingerprint.ofJson` of the 200-byte body, then"
             + " `JdbcIdempotency.execute(connection, request, effect)` with the naive INSERT as the effect, returning a 201"
-            + " (Location, Content-Type, body `{\"id\":N}`) that is stored. Idem owns the transaction, in its default"
-            + " write order `Strategy.CLAIM_FIRST`: primary-key lookup, BEGIN (SQLite `BEGIN IMMEDIATE`, MariaDB"
+            + " (Location, Content-Type, body `{\"id\":N}`) that is stored. Idem owns the transaction, in the write order"
+            + " `Strategy.CLAIM_FIRST` (named; the library's default is `KEY_LAST`, the next row): primary-key lookup, BEGIN (SQLite `BEGIN IMMEDIATE`, MariaDB"
             + " `START TRANSACTION`), claim INSERT, effect INSERT, UPDATE with the response, COMMIT."
             + " A new random UUIDv4 key per request; the key table starts empty in every run.");
     describe(Workloads.IDEM_CREATE_KEY_LAST, "Idem transactional create, key-last",
