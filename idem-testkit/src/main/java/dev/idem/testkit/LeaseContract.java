@@ -174,31 +174,16 @@ public abstract class LeaseContract extends LeaseStoreContract {
 
   @Test
   void theStatusOfAProtectedResponseIsReadWithoutItBeingStoredInClear() throws Exception {
-    LeaseIdempotency idem = engineOn(protectedStore(KEY_A));
+    LeaseIdempotency idem = engineOn(protectedStore(TestKeyrings.KEY_A));
     IdempotentRequest request = request("k-status-secret", "{}");
     idem.execute(request, ctx -> secretEffect("s"));
-    KeyStatusReader reader = (KeyStatusReader) protectedStore(KEY_A);
+    KeyStatusReader reader = (KeyStatusReader) protectedStore(TestKeyrings.KEY_A);
     KeyStatus status = reader.status(request.scope(), request.key());
     assertThat(status).isInstanceOf(KeyStatus.Completed.class);
     assertThat(((KeyStatus.Completed) status).status()).isEqualTo(201);
-    assertThatThrownBy(() -> ((KeyStatusReader) protectedStore(ONLY_KEY_B)).status(request.scope(), request.key()))
+    assertThatThrownBy(() -> ((KeyStatusReader) protectedStore(TestKeyrings.ONLY_KEY_B)).status(request.scope(), request.key()))
         .as("a response it cannot open is refused, never guessed")
         .isInstanceOf(StoredResponseUnreadableException.class);
-  }
-
-  private static final ResponseProtection KEY_A = ResponseProtection.builder().key("a", testKey(1)).currentKey("a").build();
-
-  private static final ResponseProtection KEYS_A_B_CURRENT_B =
-      ResponseProtection.builder().key("a", testKey(1)).key("b", testKey(2)).currentKey("b").build();
-
-  private static final ResponseProtection ONLY_KEY_B = ResponseProtection.builder().key("b", testKey(2)).currentKey("b").build();
-
-  private static byte[] testKey(int seed) {
-    byte[] key = new byte[ResponseProtection.KEY_BYTES];
-    for (int i = 0; i < key.length; i++) {
-      key[i] = (byte) (seed * 37 + i * 11);
-    }
-    return key;
   }
 
   private StoredResponse secretEffect(String secret) {
@@ -212,7 +197,7 @@ public abstract class LeaseContract extends LeaseStoreContract {
 
   @Test
   void protectedResponsesAreNotStoredInClearAndReplayExactly() throws Exception {
-    LeaseIdempotency idem = engineOn(protectedStore(KEY_A));
+    LeaseIdempotency idem = engineOn(protectedStore(TestKeyrings.KEY_A));
     IdempotentRequest request = request("k-secret", "{}");
     String secret = "secret-" + UUID.randomUUID();
     Outcome first = idem.execute(request, ctx -> secretEffect(secret));
@@ -230,7 +215,7 @@ public abstract class LeaseContract extends LeaseStoreContract {
 
   @Test
   void aRepeatedCompletionBySameOwnerIsRecognisedUnderProtection() {
-    LeaseStore store = protectedStore(KEY_A);
+    LeaseStore store = protectedStore(TestKeyrings.KEY_A);
     IdempotentRequest request = request("k-again", "{}");
     StoredResponse first = StoredResponse.of(201, "note 1");
     store.claim(request, "owner-a", Duration.ofMinutes(1), Duration.ofMinutes(5));
@@ -245,9 +230,9 @@ public abstract class LeaseContract extends LeaseStoreContract {
   @Test
   void recordsProtectedWithTheOldKeyReplayAfterRotationWhileTheOldKeyIsKept() throws Exception {
     IdempotentRequest request = request("k-rotate", "{}");
-    Outcome first = engineOn(protectedStore(KEY_A)).execute(request, ctx -> secretEffect("one"));
+    Outcome first = engineOn(protectedStore(TestKeyrings.KEY_A)).execute(request, ctx -> secretEffect("one"));
 
-    LeaseIdempotency rotated = engineOn(protectedStore(KEYS_A_B_CURRENT_B));
+    LeaseIdempotency rotated = engineOn(protectedStore(TestKeyrings.KEYS_A_B_CURRENT_B));
     Outcome replay = rotated.execute(request, ctx -> secretEffect("must not run"));
     assertThat(replay.replayed()).isTrue();
     assertThat(replay.response()).isEqualTo(first.response());
@@ -262,7 +247,7 @@ public abstract class LeaseContract extends LeaseStoreContract {
 
   @Test
   void aProtectedResponseMovedToAnotherKeyIsRefusedNotReplayed() throws Exception {
-    LeaseIdempotency idem = engineOn(protectedStore(KEY_A));
+    LeaseIdempotency idem = engineOn(protectedStore(TestKeyrings.KEY_A));
     IdempotentRequest source = request("k-source", "{}");
     IdempotentRequest target = request("k-target", "{}");
     idem.execute(source, ctx -> secretEffect("source"));
@@ -280,9 +265,9 @@ public abstract class LeaseContract extends LeaseStoreContract {
   @Test
   void aProtectedResponseUnderAnUnknownKeyIdIsRefusedNotReplayed() {
     IdempotentRequest request = request("k-unknown", "{}");
-    engineOn(protectedStore(KEY_A)).execute(request, ctx -> secretEffect("a"));
+    engineOn(protectedStore(TestKeyrings.KEY_A)).execute(request, ctx -> secretEffect("a"));
 
-    assertThatThrownBy(() -> engineOn(protectedStore(ONLY_KEY_B)).execute(request, ctx -> secretEffect("must not run")))
+    assertThatThrownBy(() -> engineOn(protectedStore(TestKeyrings.ONLY_KEY_B)).execute(request, ctx -> secretEffect("must not run")))
         .isInstanceOf(StoredResponseUnreadableException.class)
         .hasMessageContaining("key id 'a'");
     assertThatThrownBy(() -> engineOn(store()).execute(request, ctx -> secretEffect("must not run")))
@@ -298,7 +283,7 @@ public abstract class LeaseContract extends LeaseStoreContract {
     Outcome first = engine().build().execute(request, ctx -> secretEffect("clear"));
     assertThat(ResponseProtection.isProtected(rawResponse(request.scope(), request.key()))).isFalse();
 
-    Outcome replay = engineOn(protectedStore(KEY_A)).execute(request, ctx -> secretEffect("must not run"));
+    Outcome replay = engineOn(protectedStore(TestKeyrings.KEY_A)).execute(request, ctx -> secretEffect("must not run"));
     assertThat(replay.replayed()).isTrue();
     assertThat(replay.response()).isEqualTo(first.response());
     assertThat(effects).hasValue(1);

@@ -27,27 +27,6 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class ResponseProtectionContract extends TransactionalContract {
 
-  /**
-   * Opens one connection per racer, releases all racers at once from a barrier, and waits for them.
-   *
-   * @return their outcomes, in start order
-   */
-
-  private static final ResponseProtection KEY_A = ResponseProtection.builder().key("a", testKey(1)).currentKey("a").build();
-
-  private static final ResponseProtection KEYS_A_B_CURRENT_B =
-      ResponseProtection.builder().key("a", testKey(1)).key("b", testKey(2)).currentKey("b").build();
-
-  private static final ResponseProtection ONLY_KEY_B = ResponseProtection.builder().key("b", testKey(2)).currentKey("b").build();
-
-  private static byte[] testKey(int seed) {
-    byte[] key = new byte[ResponseProtection.KEY_BYTES];
-    for (int i = 0; i < key.length; i++) {
-      key[i] = (byte) (seed * 37 + i * 11);
-    }
-    return key;
-  }
-
   private JdbcIdempotency protectedBy(ResponseProtection protection) {
     return builder().table(idem.table()).responseProtection(protection).build();
   }
@@ -99,17 +78,17 @@ public abstract class ResponseProtectionContract extends TransactionalContract {
   @Test
   void theStatusOfAProtectedResponseIsReadAndAnUnreadableOneIsRefused() throws Exception {
     IdempotentRequest request = request("alice", "k-status-secret", "{}");
-    createSecret(protectedBy(KEY_A), request, "s");
+    createSecret(protectedBy(TestKeyrings.KEY_A), request, "s");
     try (Connection c = database().open()) {
-      assertThat(((KeyStatus.Completed) protectedBy(KEY_A).status(c, request.scope(), request.key())).status()).isEqualTo(201);
-      assertThatThrownBy(() -> protectedBy(ONLY_KEY_B).status(c, request.scope(), request.key()))
+      assertThat(((KeyStatus.Completed) protectedBy(TestKeyrings.KEY_A).status(c, request.scope(), request.key())).status()).isEqualTo(201);
+      assertThatThrownBy(() -> protectedBy(TestKeyrings.ONLY_KEY_B).status(c, request.scope(), request.key()))
           .isInstanceOf(StoredResponseUnreadableException.class);
     }
   }
 
   @Test
   void protectedResponsesAreNotStoredInClearAndReplayExactly() throws Exception {
-    JdbcIdempotency engine = protectedBy(KEY_A);
+    JdbcIdempotency engine = protectedBy(TestKeyrings.KEY_A);
     IdempotentRequest request = request("alice", "k-secret", "{\"value\":1}");
     String secret = "secret" + suffix;
     Outcome first = createSecret(engine, request, secret);
@@ -127,9 +106,9 @@ public abstract class ResponseProtectionContract extends TransactionalContract {
   @Test
   void recordsProtectedWithTheOldKeyReplayAfterRotationWhileTheOldKeyIsKept() throws Exception {
     IdempotentRequest request = request("alice", "k-rotate", "{\"value\":1}");
-    Outcome first = createSecret(protectedBy(KEY_A), request, "one");
+    Outcome first = createSecret(protectedBy(TestKeyrings.KEY_A), request, "one");
 
-    JdbcIdempotency rotated = protectedBy(KEYS_A_B_CURRENT_B);
+    JdbcIdempotency rotated = protectedBy(TestKeyrings.KEYS_A_B_CURRENT_B);
     Outcome replay = createSecret(rotated, request, "must-not-run");
     assertThat(replay.replayed()).isTrue();
     assertThat(replay.response()).isEqualTo(first.response());
@@ -144,7 +123,7 @@ public abstract class ResponseProtectionContract extends TransactionalContract {
 
   @Test
   void aProtectedResponseMovedToAnotherKeyIsRefusedNotReplayed() throws Exception {
-    JdbcIdempotency engine = protectedBy(KEY_A);
+    JdbcIdempotency engine = protectedBy(TestKeyrings.KEY_A);
     IdempotentRequest source = request("alice", "k-source", "{\"value\":1}");
     IdempotentRequest target = request("alice", "k-target", "{\"value\":1}");
     createSecret(engine, source, "source");
@@ -166,9 +145,9 @@ public abstract class ResponseProtectionContract extends TransactionalContract {
   @Test
   void aProtectedResponseUnderAnUnknownKeyIdIsRefusedNotReplayed() throws Exception {
     IdempotentRequest request = request("alice", "k-unknown", "{\"value\":1}");
-    createSecret(protectedBy(KEY_A), request, "a");
+    createSecret(protectedBy(TestKeyrings.KEY_A), request, "a");
 
-    assertThatThrownBy(() -> createSecret(protectedBy(ONLY_KEY_B), request, "must-not-run"))
+    assertThatThrownBy(() -> createSecret(protectedBy(TestKeyrings.ONLY_KEY_B), request, "must-not-run"))
         .isInstanceOf(StoredResponseUnreadableException.class)
         .hasMessageContaining("key id 'a'");
     assertThatThrownBy(() -> createSecret(idem, request, "must-not-run"))
@@ -185,7 +164,7 @@ public abstract class ResponseProtectionContract extends TransactionalContract {
     Outcome first = createSecret(idem, request, "clear");
     assertThat(ResponseProtection.isProtected(rawResponse(request))).isFalse();
 
-    Outcome replay = createSecret(protectedBy(KEY_A), request, "must-not-run");
+    Outcome replay = createSecret(protectedBy(TestKeyrings.KEY_A), request, "must-not-run");
     assertThat(replay.replayed()).isTrue();
     assertThat(replay.response()).isEqualTo(first.response());
     assertThat(effectCount()).isEqualTo(1);
