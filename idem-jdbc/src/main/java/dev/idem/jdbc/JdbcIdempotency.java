@@ -123,7 +123,9 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private final KeyTable keys;
   /** The bound of a claim's wait for a concurrent attempt's row; {@code null}: the database's own. */
   private final @Nullable Duration claimLockWait;
-  /** Runs the effect with its key: rounds in transactions Idem owns, or in a caller's or runner's. */
+  /** What the engine's pieces share: the key table, the retention, the response policy, the lock waits. */
+  private final EngineSettings settings;
+  /** The statements of a round, in a caller's, a runner's or Idem's own transaction. */
   private final TransactionalRounds rounds;
   private final KeyStatusQuery statusQuery;
 
@@ -136,9 +138,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
     this.protection = b.protection;
     this.keys = new KeyTable(b.table, b.createSchema, b.protection);
     this.claimLockWait = b.claimLockWait;
-    EngineSettings settings = new EngineSettings(keys, retention, responsePolicy, claimLockWait, sqliteBusyTimeout);
-
-    this.rounds = new TransactionalRounds(settings, keys, strategy, claimLockWait != null);
+    this.settings = new EngineSettings(keys, retention, responsePolicy, claimLockWait, sqliteBusyTimeout);
+    this.rounds = new TransactionalRounds(settings, keys, claimLockWait != null);
     this.statusQuery = new KeyStatusQuery(b.table, b.protection);
   }
 
@@ -305,25 +306,41 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, Effect effect) {
-    RoundEnd end = execute(connection, request, effect, false, null);
-    if (end instanceof RoundEnd.ClaimGaveUp) {
-      throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    if (autoCommit(connection)) {
+      // Idem's own transactions, run by the one transactional engine on this connection.
+      OwnTransactionRunner own = new OwnTransactionRunner(connection, Dialect.of(connection), settings);
+      return TransactionalIdempotency.executeInOwnTransactions(this, own, request, effect);
     }
-    return ((RoundEnd.Answered) end).outcome();
+    RoundEnd end = rounds.claimFirst(connection, request, effect, false, false, null, null);
+    if (end instanceof RoundEnd.Answered answered) {
+      return answered.outcome();
+    }
+    throw new RequestInProgressException(request.key(), Duration.ofSeconds(1)); // a bounded claim gave up
   }
 
-  /**
-   * As {@link #execute(Connection, IdempotentRequest, Effect)}, as a value ({@link
-   * TransactionalRounds#execute}); for {@link TransactionalIdempotency}.
-   */
-  RoundEnd execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming,
-      @Nullable Runnable onEnsureClaimed) {
-    return rounds.execute(connection, request, effect, confirming, onEnsureClaimed);
+  /** Claim-first work in an open transaction ({@link TransactionalRounds#claimFirst}); for {@link TransactionalIdempotency}. */
+  RoundEnd claimFirst(Connection connection, IdempotentRequest request, Effect effect, boolean confirming, boolean lookedUp,
+      @Nullable Runnable onEnsureClaimed, OwnTransactionRunner.@Nullable OwnTransaction own) {
+    return rounds.claimFirst(connection, request, effect, confirming, lookedUp, onEnsureClaimed, own);
   }
 
-  /** Key-last work in a runner's transaction ({@link TransactionalRounds#runThenRecord}); for {@link TransactionalIdempotency}. */
-  RoundEnd runThenRecord(Connection connection, IdempotentRequest request, Effect effect, Runnable onClaimed) {
-    return rounds.runThenRecord(connection, request, effect, onClaimed);
+  /** Key-last work in an open transaction ({@link TransactionalRounds#runThenRecord}); for {@link TransactionalIdempotency}. */
+  RoundEnd runThenRecord(Connection connection, IdempotentRequest request, Effect effect, Runnable onClaimed,
+      OwnTransactionRunner.@Nullable OwnTransaction own) {
+    return rounds.runThenRecord(connection, request, effect, onClaimed, own);
+  }
+
+  /** @return whether the claim-first work reads the record with the claim ({@link TransactionalRounds#lookupWithClaim}) */
+  boolean lookupWithClaim(Connection connection, Dialect dialect) {
+    return rounds.lookupWithClaim(connection, dialect);
+  }
+
+  /** @return whether the key table was made ready for the dialect already (checked, or created) */
+  boolean schemaReady(Dialect dialect) {
+    return keys.schemaReady(dialect);
   }
 
   /**
@@ -494,7 +511,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
   }
 
   /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
-  private boolean autoCommit(Connection connection) {
+  boolean autoCommit(Connection connection) {
     return keys.autoCommit(connection);
   }
 

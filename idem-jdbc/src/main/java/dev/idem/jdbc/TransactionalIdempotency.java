@@ -159,6 +159,30 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     return new TransactionalIdempotency(keys, new DataSourceTransactionRunner(dataSource), listener);
   }
 
+  /**
+   * {@link JdbcIdempotency#execute(Connection, IdempotentRequest, Effect)} on a connection in
+   * auto-commit mode: the same attempt as {@link #attempt}, in transactions Idem begins and ends on
+   * that connection ({@link OwnTransactionRunner}), its result given as that method's outcome or
+   * exception.
+   */
+  static Outcome executeInOwnTransactions(JdbcIdempotency keys, OwnTransactionRunner runner, IdempotentRequest request,
+      Effect effect) {
+    TransactionalIdempotency engine = new TransactionalIdempotency(keys, runner, IdemListener.NONE, InProgressPolicy.failFast());
+    engine.schemaPrepared = keys.schemaReady(runner.dialect());
+    AttemptResult result = engine.attemptOnce(request, effect);
+    Optional<Outcome> outcome = result.outcome();
+    if (outcome.isPresent()) {
+      return outcome.get();
+    }
+    RuntimeException failure = result.failure().orElseThrow(() -> new IllegalStateException("a result without an outcome: " + result));
+    if (failure.getCause() instanceof EffectFailedException refused && failure instanceof IdemStoreException) {
+      // The answer was refused (a success after an SQL error that aborted the transaction): the
+      // method's own exception for it.
+      throw refused;
+    }
+    throw failure;
+  }
+
   /** @return the key table's engine */
   public JdbcIdempotency keys() {
     return keys;
@@ -224,7 +248,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
     AttemptResult result;
     try {
-      RoundEnd end = keys.execute(connection, request, progress, false, progress::claimed);
+      // The caller's transaction (or, on a connection in auto-commit, Idem's own ones on it)
+      RoundEnd end = claimFirstIn(connection, () -> {}, request, progress, false, false, progress::claimed);
       result = end instanceof RoundEnd.Answered answered ? AttemptResult.of(answered.outcome()) : AttemptFailures.gaveUp(request);
     } catch (RuntimeException e) {
       if (progress.answered) {
@@ -275,7 +300,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       RoundEnd end;
       try {
         end = transactions.inTransaction((connection, transaction) -> {
-          RoundEnd e = keys.runThenRecord(connection, request, progress, progress::claimed);
+          RoundEnd e = keys.runThenRecord(connection, request, progress, progress::claimed, own(transaction));
           progress.end = e;
           if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().stored()) {
             // A released answer takes the effect's writes with it; so does a key another attempt took.
@@ -315,7 +340,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
           return Round.done(answerAlone(request, aborted.response()));
         }
         return Round.done(AttemptResult.rolledBack(new IdemStoreException("the effect answered " + aborted.response().status()
-            + " after an SQL error that aborted its transaction; nothing was committed or stored", aborted.aborted()), false));
+            + " after an SQL error that aborted its transaction; nothing was committed or stored",
+            EngineSettings.abortedAnswerRefused(aborted.response(), aborted.aborted())), false));
       }
       Outcome o = Objects.requireNonNull(((RoundEnd.Answered) end).outcome(), "outcome");
       if (!o.stored() && !progress.claimed) {
@@ -394,8 +420,10 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
    *     RoundEnd.ClaimGaveUp}) is confirmed so before the attempt is answered in progress.
    */
   private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect, boolean confirming) {
+    boolean lookedUp;
     try {
-      if (lookupFirst()) {
+      lookedUp = lookupFirst();
+      if (lookedUp) {
         // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
         // without a lock; inside the transaction the claim would take the single write lock just
         // to find the stored response. Elsewhere JdbcIdempotency reads first inside the transaction.
@@ -412,7 +440,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       RoundEnd end;
       try {
         end = transactions.inTransaction((connection, transaction) -> {
-          RoundEnd e = keys.execute(connection, request, progress, confirming, progress::claimed);
+          RoundEnd e = claimFirstIn(connection, transaction, request, progress, confirming, lookedUp, progress::claimed);
           progress.end = e;
           if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().replayed() && !answered.outcome().stored()) {
             // A released answer takes the effect's writes with it; a claim that gave up, its wait.
@@ -440,6 +468,27 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       }
       return Round.done(AttemptResult.of(((RoundEnd.Answered) Objects.requireNonNull(end, "end")).outcome()));
     });
+  }
+
+  /**
+   * The claim-first work in a transaction of the runner ({@link TransactionalRounds#claimFirst}).
+   * A runner whose connection was left in auto-commit (it holds no transaction) gets transactions
+   * of Idem's own on it instead.
+   */
+  private RoundEnd claimFirstIn(Connection connection, TransactionRunner.Transaction transaction, IdempotentRequest request,
+      Effect effect, boolean confirming, boolean lookedUp, @Nullable Runnable onEnsureClaimed) {
+    OwnTransactionRunner.OwnTransaction own = own(transaction);
+    if (own == null && keys.autoCommit(connection)) {
+      Effect given = effect;
+      return new RoundEnd.Answered(keys.execute(connection, request,
+          onEnsureClaimed == null ? given : context -> given.run(EffectContext.ofTransaction(context.connection(), onEnsureClaimed))));
+    }
+    return keys.claimFirst(connection, request, effect, confirming, lookedUp, onEnsureClaimed, own);
+  }
+
+  /** @return the transaction as Idem's own ({@link OwnTransactionRunner}), or {@code null} for a runner's */
+  private static OwnTransactionRunner.@Nullable OwnTransaction own(TransactionRunner.Transaction transaction) {
+    return transaction instanceof OwnTransactionRunner.OwnTransaction own ? own : null;
   }
 
   /**
@@ -479,9 +528,13 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     boolean[] returned = new boolean[1];
     try {
       Outcome outcome = transactions.inTransaction((connection, transaction) -> {
-        Outcome o = keys.execute(connection, request, c -> answer);
+        RoundEnd end = keys.claimFirst(connection, request, c -> answer, false, false, null, own(transaction));
+        if (!(end instanceof RoundEnd.Answered answered)) {
+          transaction.setRollbackOnly();
+          throw new RequestInProgressException(request.key(), java.time.Duration.ofSeconds(1));
+        }
         returned[0] = true;
-        return o;
+        return answered.outcome();
       });
       return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
     } catch (RuntimeException e) {
@@ -521,15 +574,17 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   }
 
   /**
-   * Whether replays are looked up before the transaction: on SQLite only, where JdbcIdempotency
-   * skips its own lookup inside a caller's transaction. Decided on the first attempt that can get
-   * a connection; a race decides it twice, the same way.
+   * Whether replays are looked up before the transaction: in a runner's, on SQLite only, where the
+   * claim-first work skips its own lookup inside a transaction; in Idem's own, wherever the lookup
+   * does not travel with the claim (all but PostgreSQL), as a replay then needs no transaction.
+   * Decided on the first attempt that can get a connection; a race decides it twice, the same way.
    */
   private boolean lookupFirst() {
     Boolean known = lookupFirst;
     if (known == null) {
       try (Connection connection = transactions.dataSource().getConnection()) {
-        known = KeyTable.readsReplaysOutsideTransactions(Dialect.detect(connection));
+        known = transactions instanceof OwnTransactionRunner own ? !keys.lookupWithClaim(connection, own.dialect())
+            : KeyTable.readsReplaysOutsideTransactions(Dialect.detect(connection));
       } catch (SQLException e) {
         throw new IdemStoreException("cannot get a connection: " + e.getMessage(), e);
       }
