@@ -51,6 +51,11 @@ final class AttemptFailures {
    * @param key the request's key, for an unknown outcome's exception
    */
   static AttemptResult afterAnswer(RuntimeException e, boolean atCommit, IdempotencyKey key) {
+    if (e instanceof OutcomeUnknownException unknown) {
+      // Idem's own transaction on PostgreSQL: the key statement that carried the COMMIT lost its
+      // answer (OwnTransactionRunner).
+      return AttemptResult.outcomeUnknown(unknown);
+    }
     if (e instanceof EffectFailedException) {
       // PostgreSQL: the effect answered success after an SQL error it caught had aborted its
       // transaction; JdbcIdempotency refused to store a success whose writes cannot commit.

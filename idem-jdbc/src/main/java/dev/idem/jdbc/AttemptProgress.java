@@ -37,6 +37,11 @@ final class AttemptProgress implements Effect {
   public StoredResponse run(EffectContext context) throws Exception {
     started = true;
     StoredResponse answer = effect.run(context);
+    if (answer == null) {
+      // A programming error, not an answer: it fails as the effect's own failure would (the
+      // engine's IllegalStateException reaches the caller), never as a store failure.
+      return answer;
+    }
     answered = true;
     response = answer;
     return answer;

@@ -16,9 +16,10 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the pieces of the transactional engine share ({@link ClaimFirst}, {@link KeyLast}, {@link
- * JoinedTransaction}): the key table, the settings of {@link JdbcIdempotency.Builder}, and the
- * steps every order takes (running the effect, beginning and ending a transaction of Idem's own).
+ * What the pieces of the transactional engine share ({@link KeyLast}, {@link JoinedTransaction},
+ * {@link OwnTransactionRunner}): the key table, the settings of {@link JdbcIdempotency.Builder},
+ * and the steps every order takes (running the effect, beginning and ending a transaction of
+ * Idem's own).
  * Immutable and thread-safe.
  *
  * @param keys the key table

@@ -1,7 +1,6 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.Effect;
-import dev.idem.core.EffectContext;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -14,7 +13,6 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponsePolicy;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.Scope;
-import dev.idem.jdbc.internal.ConflictRetry.Round;
 import dev.idem.jdbc.internal.SchemaScript;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
@@ -27,28 +25,25 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Transactional mode: runs an effect that lives in the same database as the key table, so that the
- * claim, the effect and the stored response commit in one transaction.
+ * The key table of transactional mode: its records, their retention and response protection, its
+ * statements on each database ({@link Dialect}), and its administration ({@link #status}, {@link
+ * #replay}, {@link #release}, {@link #purgeExpired}, {@link #createSchema}, {@link #checkSchema}).
+ * Its {@code execute} methods are the entry of the one transactional engine, {@link
+ * TransactionalIdempotency}, for code that holds a {@link Connection} (or lends this table a
+ * {@link Builder#dataSource DataSource}): they run an effect that lives in the same database as the
+ * key table, so that the key, the effect and the stored response commit in one transaction, with
+ * the engine's rounds and in the order of {@link #strategy()}.
  *
- * <p>{@link #execute(Connection, IdempotentRequest, Effect)} follows Idem's contract:
- *
- * <ol>
- *   <li>A live record with the same scope, key and fingerprint: its stored response is returned as
- *       {@link Outcome.Kind#REPLAYED}; the effect does not run.
- *   <li>The same scope and key with another fingerprint: {@link IdempotencyKeyReusedException};
- *       nothing runs, nothing is written.
- *   <li>No live record: the claim is inserted, the effect runs on the same connection, the response
- *       is stored, and all three commit together ({@link Outcome.Kind#EXECUTED}). With {@link
- *       Strategy#KEY_LAST} the effect runs first and the key's row is inserted with its response
- *       afterwards, in the same transaction. Any failure before
- *       the commit rolls all three back, so a retry runs the operation again. A response that the
- *       {@link ResponsePolicy} does not store (by default 5xx, 408, 425, 429) is returned with
- *       {@link Outcome#stored()} {@code false}, and the transaction is rolled back as if it failed.
- * </ol>
- *
- * <p>Duplicates are serialized by the claim statement itself, never by a read followed by an insert:
- * see {@link Dialect} for how each database does it. A lookup by primary key before the claim
- * answers replays in one read; when it finds nothing, the claim decides.
+ * <p>{@link #execute(Connection, IdempotentRequest, Effect)} follows Idem's contract: a live
+ * record with the same scope, key and fingerprint is replayed ({@link Outcome.Kind#REPLAYED}), the
+ * effect not run; another fingerprint is {@link IdempotencyKeyReusedException}, nothing run or
+ * written; otherwise the key, the effect's writes on the same connection and the response commit
+ * together ({@link Outcome.Kind#EXECUTED}), and any failure before the commit rolls all three back,
+ * so a retry runs the operation again. A response that the {@link ResponsePolicy} does not store
+ * (by default 5xx, 408, 425, 429) is returned with {@link Outcome#stored()} {@code false}, its
+ * transaction rolled back as if it failed. Duplicates are serialized by the key's statement
+ * itself, never by a read followed by an insert ({@link Dialect}); a lookup by primary key answers
+ * replays in one read.
  *
  * <p><b>Transactions.</b> If the connection is in auto-commit mode, Idem begins, commits or rolls
  * back the transaction itself and restores auto-commit. If a transaction is already open ({@code
@@ -56,39 +51,14 @@ import org.jspecify.annotations.Nullable;
  * back when this method throws. On SQLite a joined transaction should have been opened as {@code
  * IMMEDIATE} (sqlite-jdbc: {@code transaction_mode=IMMEDIATE}).
  *
- * <p><b>SQL errors the effect catches.</b> An effect may catch an SQL error of its own (a unique
- * violation, say) and answer it ({@code 409 email already registered}); that answer is returned and
- * stored on every database. On SQLite, MySQL and MariaDB the failed statement alone is undone and
- * the rest of the effect commits with the answer. On PostgreSQL the error aborts the whole
- * transaction (SQLState 25P02 for every later statement), so none of the effect's writes can
- * commit: a client error (4xx) is then stored without them, which is what the effect meant by it;
- * any other answer (a 2xx would describe writes that did not happen) is refused with {@link
- * EffectFailedException}, nothing stored. A failure answer that the {@link ResponsePolicy} does not
- * store (the application's own 503, say) is returned as it is. In Idem's own transaction the
- * answer is recorded in a second transaction without running the effect again; in a caller's
- * transaction a savepoint that the claim's statement sets in the same round trip ({@code
- * idem_before_effect}) is rolled back to; a call of Idem made inside an effect, on the same
- * thread, releases the savepoints it set before it returns, so that the outer call's rollback still
- * reaches its own. An effect that wants to keep its other writes past an
- * error on PostgreSQL sets a savepoint of its own around the statement that may fail.
- *
  * <p><b>Retention.</b> Every record lives at least {@link Builder#retention(Duration) retention}
  * after its completion, by the database's clock, and at most {@link #EXPIRY_MARGIN} longer: the
  * claim writes an expiry that far past the retention, so that a completion within that time leaves
  * it as it is and rewrites no indexed column (PostgreSQL can then make it a HOT update). An expired
  * record counts as absent: its key starts a new operation.
  *
- * <p><b>Round trips.</b> On PostgreSQL the lookup that answers replays and the claim travel in one
- * round trip (with the savepoint when there is one; on a connection marked {@linkplain
- * Connection#isReadOnly() read-only} the lookup goes alone, since a read-only transaction refuses
- * the claim's INSERT even when it would insert nothing), and in a transaction Idem owns the last key
- * statement (the completion, or with {@link Strategy#KEY_LAST} the completed record) carries the
- * {@code COMMIT}, and fails before it when it wrote no row, so nothing commits without its key. A
- * create in Idem's own transaction is then the effect's own statements and two round trips, with
- * either strategy (the hand-written key-last transaction has the same count: its key row, and the
- * COMMIT); in a caller's transaction the caller commits. A replay is the lookup and, with {@code CLAIM_FIRST}, the end of
- * its transaction. Elsewhere each statement is a round trip. {@code docs/reports/benchmarks.md} counts them
- * per dialect.
+ * <p>What the engine does with an SQL error the effect catches, and how many round trips a create
+ * and a replay take on each database: see {@link TransactionalIdempotency}.
  *
  * <p>Instances are immutable after {@link Builder#build()} and thread-safe; share one per table. A
  * {@link Connection} must be used by one thread at a time, as JDBC requires.
@@ -123,7 +93,9 @@ public final class JdbcIdempotency implements KeyStatusReader {
   private final KeyTable keys;
   /** The bound of a claim's wait for a concurrent attempt's row; {@code null}: the database's own. */
   private final @Nullable Duration claimLockWait;
-  /** Runs the effect with its key: rounds in transactions Idem owns, or in a caller's or runner's. */
+  /** What the engine's pieces share: the key table, the retention, the response policy, the lock waits. */
+  private final EngineSettings settings;
+  /** The statements of a round, in a caller's, a runner's or Idem's own transaction. */
   private final TransactionalRounds rounds;
   private final KeyStatusQuery statusQuery;
 
@@ -136,9 +108,8 @@ public final class JdbcIdempotency implements KeyStatusReader {
     this.protection = b.protection;
     this.keys = new KeyTable(b.table, b.createSchema, b.protection);
     this.claimLockWait = b.claimLockWait;
-    EngineSettings settings = new EngineSettings(keys, retention, responsePolicy, claimLockWait, sqliteBusyTimeout);
-
-    this.rounds = new TransactionalRounds(settings, keys, strategy, claimLockWait != null);
+    this.settings = new EngineSettings(keys, retention, responsePolicy, claimLockWait, sqliteBusyTimeout);
+    this.rounds = new TransactionalRounds(settings, keys, claimLockWait != null);
     this.statusQuery = new KeyStatusQuery(b.table, b.protection);
   }
 
@@ -199,20 +170,15 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * first, whatever the strategy: it cannot undo an effect there without rolling back the caller's
    * own work.
    *
-   * <p>{@code docs/reports/benchmarks.md} measures both, next to the same two orders written by hand. On
-   * PostgreSQL both take the same round trips (three for a create with one statement of its own);
-   * {@code KEY_LAST} measured 10 to 25 % more creates per second, as it writes the key's row once
-   * instead of inserting and then updating it. In a runner's transaction {@code KEY_LAST} also
-   * answers a replay with one primary-key read outside any transaction, and sets no savepoint; an
-   * answer that streams to the client claims its key before its first byte ({@link
-   * dev.idem.core.EffectContext#ensureClaimed()}). {@code KEY_LAST} is the one default
-   * everywhere: this builder's, hence the servlet filter's and {@link TransactionalIdempotency}'s,
-   * and the Spring starter's ({@code idem.strategy}), measured in {@code
-   * docs/reports/benchmarks-http.md}. Choose {@link #CLAIM_FIRST} when an effect must never run
-   * only to be rolled back for a duplicate (it takes sequence values, holds locks others wait on),
-   * at the cost of one write more per create. Earlier builds of this builder defaulted to
-   * {@code CLAIM_FIRST}; the stored records are the same in both orders, so changing the order
-   * never makes a stored key run again.
+   * <p>{@code docs/reports/benchmarks.md} measures both beside the same orders written by hand: the
+   * same round trips on PostgreSQL, and {@code KEY_LAST} 10 to 25 % more creates per second (it
+   * writes the key's row once); in a runner's transaction it also answers a replay with one read
+   * outside any transaction, and sets no savepoint. {@code KEY_LAST} is the one default everywhere
+   * (this builder's, hence the servlet filter's, and the Spring starter's {@code idem.strategy}).
+   * Choose {@link #CLAIM_FIRST} when an effect must never run only to be rolled back for a duplicate
+   * (it takes sequence values, holds locks others wait on), at one write more per create. Earlier
+   * builds of this builder defaulted to {@code CLAIM_FIRST}; the stored records are the same in both
+   * orders, so changing the order never makes a stored key run again.
    */
   public enum Strategy {
     /**
@@ -252,30 +218,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
    * @see #execute(Connection, IdempotentRequest, Effect)
    */
   public Outcome execute(IdempotentRequest request, Effect effect) {
-    return onOwnConnection("execute", connection -> execute(connection, request, effect));
-  }
-
-  /**
-   * Runs {@code body} on a connection of the builder's data source, in auto-commit mode, and
-   * closes it (back to its pool).
-   *
-   * @param method the name of the method's {@code Connection} variant, for the message when there
-   *     is no data source
-   * @throws IllegalStateException if the builder had no data source
-   * @throws IdemStoreException if no connection can be had, or setting or closing it fails
-   */
-  private <T> T onOwnConnection(String method, java.util.function.Function<Connection, T> body) {
-    if (dataSource == null) {
-      throw new IllegalStateException("no DataSource configured: use " + method + "(Connection, ...) or Builder.dataSource");
-    }
-    try (Connection connection = dataSource.getConnection()) {
-      if (!connection.getAutoCommit()) {
-        connection.setAutoCommit(true);
-      }
-      return body.apply(connection);
-    } catch (SQLException e) {
-      throw new IdemStoreException("cannot get a connection from the data source: " + e.getMessage(), e);
-    }
+    return BorrowedConnection.apply(dataSource, "execute", connection -> execute(connection, request, effect));
   }
 
   /**
@@ -290,51 +233,45 @@ public final class JdbcIdempotency implements KeyStatusReader {
    *     (written by another component sharing the table); retry later
    * @throws EffectFailedException if the effect threw a checked exception (rolled back), or, on
    *     PostgreSQL, answered a status below 400 after an SQL error it caught had aborted the
-   *     transaction (rolled back; see the class description)
+   *     transaction (rolled back; see {@link TransactionalIdempotency})
+   * @throws dev.idem.core.OutcomeUnknownException if the {@code COMMIT} of Idem's own transaction
+   *     was sent and its answer lost: a retry with the key replays, or runs once
    * @throws dev.idem.core.StoredResponseUnreadableException if the key's live record has a stored
    *     response that cannot be read (see {@link Builder#responseProtection}): nothing runs, nothing
    *     is replayed, and retrying does not help until an operator acts
    * @throws IdemStoreException if the database failed, including a lock or busy timeout (rolled
-   *     back). In a transaction Idem owns, a deadlock or serialization failure (SQLState class 40,
-   *     or MySQL/MariaDB error 1213) anywhere, the COMMIT included, means the database rolled
-   *     everything back: the operation runs again, up to five rounds in all, after a short random
-   *     pause. A lock wait timeout (MySQL 1205) is not run again: it already waited its whole time
+   *     back). In a transaction Idem owns a deadlock or serialization failure (SQLState class 40,
+   *     MySQL/MariaDB 1213), the COMMIT's included, runs the operation again (up to five rounds);
+   *     a lock wait timeout (MySQL 1205) does not: it already waited its whole time
    * @throws IllegalStateException if the effect returned {@code null} (rolled back), or if the
    *     caller's transaction had already been aborted by an earlier error (PostgreSQL, SQLState
    *     25P02): the caller's error, not a store failure
    * @throws RuntimeException any unchecked exception of the effect, as it is (rolled back)
    */
   public Outcome execute(Connection connection, IdempotentRequest request, Effect effect) {
-    RoundEnd end = execute(connection, request, effect, false, null);
-    if (end instanceof RoundEnd.ClaimGaveUp) {
-      throw new RequestInProgressException(request.key(), Duration.ofSeconds(1));
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    if (keys.autoCommit(connection)) {
+      // Idem's own transactions, run by the one transactional engine on this connection.
+      OwnTransactionRunner own = new OwnTransactionRunner(connection, Dialect.of(connection), settings);
+      return AttemptRounds.executeInOwnTransactions(this, own, request, effect);
     }
-    return ((RoundEnd.Answered) end).outcome();
+    RoundEnd end = rounds.claimFirst(connection, request, effect, false, false, null, null);
+    if (end instanceof RoundEnd.Answered answered) {
+      return answered.outcome();
+    }
+    throw new RequestInProgressException(request.key(), Duration.ofSeconds(1)); // a bounded claim gave up
   }
 
-  /**
-   * As {@link #execute(Connection, IdempotentRequest, Effect)}, as a value ({@link
-   * TransactionalRounds#execute}); for {@link TransactionalIdempotency}.
-   */
-  RoundEnd execute(Connection connection, IdempotentRequest request, Effect effect, boolean confirming,
-      @Nullable Runnable onEnsureClaimed) {
-    return rounds.execute(connection, request, effect, confirming, onEnsureClaimed);
+  /** @return the statements of a round in an open transaction, for the engine ({@link AttemptRounds}) */
+  TransactionalRounds rounds() {
+    return rounds;
   }
 
-  /** Key-last work in a runner's transaction ({@link TransactionalRounds#runThenRecord}); for {@link TransactionalIdempotency}. */
-  RoundEnd runThenRecord(Connection connection, IdempotentRequest request, Effect effect, Runnable onClaimed) {
-    return rounds.runThenRecord(connection, request, effect, onClaimed);
-  }
-
-  /**
-   * Makes the key table ready (checked, or created when the builder allows it) on a connection in
-   * auto-commit, before a runner's first transaction: on MySQL and MariaDB a table cannot be created
-   * inside one. Checked once per dialect.
-   *
-   * @throws IdemStoreException if the table is refused or cannot be created
-   */
-  void prepareSchemaOutsideTransactions(Connection connection) {
-    keys.ensureSchema(connection, Dialect.of(connection), true);
+  /** @return the key table's statements, schema and checks, for the engine ({@link AttemptRounds}) */
+  KeyTable keyTable() {
+    return keys;
   }
 
   /**
@@ -358,7 +295,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Dialect dialect = Dialect.of(connection);
-    keys.ensureSchema(connection, dialect, autoCommit(connection));
+    keys.ensureSchema(connection, dialect, keys.autoCommit(connection));
     return Optional.ofNullable(keys.answerIfLive(connection, keys.statements(dialect), request));
   }
 
@@ -372,7 +309,7 @@ public final class JdbcIdempotency implements KeyStatusReader {
    */
   @Override
   public KeyStatus status(Scope scope, IdempotencyKey key) {
-    return onOwnConnection("status", connection -> status(connection, scope, key));
+    return BorrowedConnection.apply(dataSource, "status", connection -> status(connection, scope, key));
   }
 
   /**
@@ -397,11 +334,11 @@ public final class JdbcIdempotency implements KeyStatusReader {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(key, "key");
     Dialect dialect = Dialect.of(connection);
-    keys.ensureSchema(connection, dialect, autoCommit(connection));
+    keys.ensureSchema(connection, dialect, keys.autoCommit(connection));
     try {
       return statusQuery.read(connection, dialect, scope, key);
     } catch (SQLException e) {
-      throw storeFailure("status read failed", e);
+      throw keys.storeFailure("status read failed", e);
     }
   }
 
@@ -493,15 +430,6 @@ public final class JdbcIdempotency implements KeyStatusReader {
     return keys.tableExists(connection);
   }
 
-  /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
-  private boolean autoCommit(Connection connection) {
-    return keys.autoCommit(connection);
-  }
-
-  private RuntimeException storeFailure(String what, SQLException e) {
-    return keys.storeFailure(what, e);
-  }
-
   /** Builds a {@link JdbcIdempotency}. Not thread-safe; every setter validates eagerly. */
   public static final class Builder {
     private String table = SchemaScript.DEFAULT_TABLE;
@@ -534,15 +462,11 @@ public final class JdbcIdempotency implements KeyStatusReader {
      * caller's transaction on PostgreSQL, the failed claim aborts that transaction: the caller must
      * roll it back, as after any exception of {@link #execute}.
      *
-     * <p>The bound is not specific to the key's row: PostgreSQL's {@code lock_timeout} ends any
-     * lock wait of the statement, among them the relation extension lock that concurrent inserts
-     * take for a moment as the table or an index grows, or a table lock of DDL. {@link
-     * TransactionalIdempotency} therefore does not answer in progress on the first give-up: after
-     * the rollback it takes the key first once more, waiting up to 100 ms (or {@code wait} if
-     * longer), which a duplicate's row, held for its whole transaction, outlasts and a momentary
-     * lock does not. A real duplicate is answered in progress after at most {@code wait} + 100 ms
-     * there; a create that meets no lock pays nothing more. {@link #execute} in a caller's
-     * transaction throws at the first give-up (the transaction is aborted; the caller decides).
+     * <p>The bound is not specific to the key's row (PostgreSQL's {@code lock_timeout} also ends a
+     * momentary relation extension lock or a table lock of DDL), so the engine confirms a give-up
+     * once, waiting up to 100 ms, before it answers in progress ({@link TransactionalIdempotency});
+     * {@link #execute} in a caller's transaction throws at the first give-up (the transaction is
+     * aborted; the caller decides).
      *
      * @param wait 0 to 60 seconds ({@code 0} is one millisecond on PostgreSQL, whose 0 means no
      *     bound), or {@code null} (the default) for the database's own lock wait

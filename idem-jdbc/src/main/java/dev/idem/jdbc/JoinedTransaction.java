@@ -53,23 +53,28 @@ final class JoinedTransaction {
    *     Effect)} states; the caller's transaction must then be rolled back
    */
   RoundEnd run(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect,
-      @Nullable String wait, @Nullable Runnable onEnsureClaimed) {
+      @Nullable String wait, @Nullable Runnable onEnsureClaimed, OwnTransactionRunner.@Nullable OwnTransaction own) {
     if (!dialect.abortsTransactionOnError() || EFFECTS_AFTER_SAVEPOINT.get()[0] == 0) {
-      return claimAndRun(connection, dialect, sql, request, effect, wait, null, onEnsureClaimed);
+      return claimAndRun(connection, dialect, sql, request, effect, wait, null, onEnsureClaimed, own);
     }
     // Inside another call's effect that relies on the same savepoint name: release ours on the way
     // out, whatever happened (a replay sets one too, in the lookup's round trip).
     int[] savepoints = new int[1];
     try {
-      return claimAndRun(connection, dialect, sql, request, effect, wait, savepoints, onEnsureClaimed);
+      return claimAndRun(connection, dialect, sql, request, effect, wait, savepoints, onEnsureClaimed, own);
     } finally {
       releaseEffectSavepoints(connection, savepoints[0]);
     }
   }
 
-  /** @param savepoints when not {@code null}, counts the savepoints this call set */
+  /**
+   * @param savepoints when not {@code null}, counts the savepoints this call set
+   * @param own Idem's own transaction: the effect's connection is guarded, a released answer leaves
+   *     the claim to the rollback, and on PostgreSQL the completion carries the {@code COMMIT}
+   */
   private RoundEnd claimAndRun(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      Effect effect, @Nullable String wait, int @Nullable [] savepoints, @Nullable Runnable onEnsureClaimed) {
+      Effect effect, @Nullable String wait, int @Nullable [] savepoints, @Nullable Runnable onEnsureClaimed,
+      OwnTransactionRunner.@Nullable OwnTransaction own) {
     boolean savepointBeforeEffect = dialect.abortsTransactionOnError();
     KeyClaim.Result claim = KeyClaim.claim(settings, connection, sql, request, savepointBeforeEffect, wait, savepoints);
     if (claim instanceof KeyClaim.Busy) {
@@ -87,20 +92,31 @@ final class JoinedTransaction {
       effectsAfterSavepoint[0]++;
     }
     try {
-      response = settings.runEffect(connection, effect, false, onEnsureClaimed);
+      response = settings.runEffect(connection, effect, own != null, onEnsureClaimed);
     } finally {
       if (savepointBeforeEffect) {
         effectsAfterSavepoint[0]--;
       }
     }
     if (!settings.responsePolicy().shouldStore(response)) {
-      release(connection, request, sql, savepointBeforeEffect);
+      if (own == null) {
+        release(connection, request, sql, savepointBeforeEffect);
+      } // else Idem's own transaction rolls back, the claim with the effect
       return new RoundEnd.Answered(Outcome.executed(response, false, false));
     }
+    boolean commitWithCompletion = own != null && sql.sql.completeThenCommit != null;
     try {
-      sql.complete(connection, request, response, settings.retention());
+      if (commitWithCompletion) {
+        sql.completeAndCommit(connection, request, response, settings.retention());
+        OwnTransactionRunner.OwnTransaction.committed(own);
+      } else {
+        sql.complete(connection, request, response, settings.retention());
+      }
     } catch (SQLException e) {
       if (!savepointBeforeEffect || !Transactions.isAborted(e)) {
+        if (commitWithCompletion && !KeyTableSql.wroteNoRow(e)) {
+          throw settings.commitUnknown(request, "storing the response or the commit failed", e);
+        }
         throw settings.storeFailure("storing the response failed", e);
       }
       // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is the

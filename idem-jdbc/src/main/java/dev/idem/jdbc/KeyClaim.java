@@ -12,8 +12,7 @@ import java.sql.SQLException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The claim of a key in an open transaction, the first step of {@link ClaimFirst} and {@link
- * JoinedTransaction}: an insert of the key's row without a response, which waits on the key's
+ * The claim of a key in an open transaction, the first step of {@link JoinedTransaction}: an insert of the key's row without a response, which waits on the key's
  * primary key for a concurrent writer of the same key, and what it found when it inserted
  * nothing. A record that blocked the claim but is gone when read (it expired meanwhile, or was a
  * claim a broken transaction left) is claimed again, up to {@link ConflictRetry#MAX_ATTEMPTS}

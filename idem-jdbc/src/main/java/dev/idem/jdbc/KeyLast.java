@@ -7,24 +7,23 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
+import dev.idem.jdbc.dialect.KeyTableSql;
 import dev.idem.jdbc.internal.ConflictRetry;
-import dev.idem.jdbc.internal.KeyRow;
-import dev.idem.jdbc.internal.LogRef;
 import dev.idem.jdbc.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@link JdbcIdempotency.Strategy#KEY_LAST}: the effect first, then the key's row inserted already
  * completed, with its response. The insert is where duplicates meet: it waits for a concurrent
  * writer of the same key and, once that one committed, inserts nothing; the attempt then rolls
- * back, effect included, and answers from the winner's record. Two places use it: a round in a
- * transaction Idem owns ({@link #round}), and the transaction a {@link TransactionRunner} opened
- * for {@link TransactionalIdempotency} ({@link #inRunnersTransaction}). Stateless apart from its
- * settings; thread-safe.
+ * back, effect included, and answers from the winner's record. It runs in the transactions of
+ * {@link TransactionalIdempotency}'s runner, Idem's own ({@link OwnTransactionRunner}) among them
+ * ({@link #inRunnersTransaction}). Stateless apart from its settings; thread-safe.
  */
-final class KeyLast implements OwnTransactionRound {
+final class KeyLast {
 
   private final EngineSettings settings;
 
@@ -33,122 +32,11 @@ final class KeyLast implements OwnTransactionRound {
   }
 
   /**
-   * One round in a transaction of its own that has ended when this returns: the effect, the
-   * completed key row, the commit (on PostgreSQL the insert carries the {@code COMMIT}, one round
-   * trip; an insert that inserts nothing fails before the {@code COMMIT} runs, so the effect never
-   * commits without its key).
-   *
-   * @return {@link RoundEnd.Answered} (executed, or the winner's record), {@link
-   *     RoundEnd.RolledBack} (class 40 at the commit, or the record that refused the key vanished),
-   *     {@link RoundEnd.TakeKeyFirst} (class 40 in the effect or the insert, against a racer still
-   *     running), or {@link RoundEnd.EffectAborted} on PostgreSQL
-   * @throws RuntimeException the effect's own failure when no winner's record answers, the key
-   *     reused, or the store's failure
-   */
-  @Override
-  public RoundEnd round(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request, Effect effect) {
-    settings.begin(connection, dialect);
-    boolean ended = false;
-    try {
-      StoredResponse response;
-      try {
-        response = settings.runEffect(connection, effect, true, null);
-      } catch (RuntimeException failure) {
-        // A racing duplicate's effect can fail on the winner's rows (a unique constraint of its
-        // own, a deadlock). Once rolled back, the winner's record, if there is one, answers.
-        Transactions.rollbackQuietly(connection, dialect);
-        ended = true;
-        KeyRow winner = KeyTable.lookupQuietly(connection, sql, request);
-        if (winner != null && !winner.orphaned()) {
-          return new RoundEnd.Answered(settings.keys().answer(winner, request));
-        }
-        if (ConflictRetry.conflictIn(failure) == null) {
-          throw failure;
-        }
-        // A deadlock or serialization failure of the effect, likely against a racing duplicate
-        // that is still running: the database undid this run. Running the effect first again
-        // would meet the same racers in the same locks (eight racers deadlocked past five
-        // rounds), so this attempt takes the key first instead: its claim waits for the
-        // winner's transaction and replays it, or, if there was none, runs once.
-        return new RoundEnd.TakeKeyFirst(false);
-      }
-      if (!settings.responsePolicy().shouldStore(response)) {
-        settings.rollback(connection, dialect);
-        ended = true;
-        // An answer that is not stored (a 5xx) may be the effect's failure on a racing winner's
-        // rows, caught and answered: the winner's record, if any, answers instead, as it does in a
-        // runner's transaction (TransactionalIdempotency).
-        KeyRow winner = KeyTable.lookupQuietly(connection, sql, request);
-        if (winner != null && !winner.orphaned()) {
-          return new RoundEnd.Answered(settings.keys().answer(winner, request));
-        }
-        return new RoundEnd.Answered(Outcome.executed(response, false, false));
-      }
-      boolean recorded;
-      boolean conflicted = false;
-      boolean commitWithRecord = sql.sql.recordThenCommit != null;
-      try {
-        recorded = commitWithRecord ? sql.recordAndCommit(connection, request, response, settings.retention())
-            : sql.record(connection, request, response, settings.retention());
-      } catch (SQLException e) {
-        if (dialect.abortsTransactionOnError() && Transactions.isAborted(e)) {
-          // The effect caught an SQL error that aborted the transaction: a client error is
-          // recorded alone in the next round, anything else is refused.
-          Transactions.rollbackQuietly(connection, dialect);
-          ended = true;
-          return new RoundEnd.EffectAborted(response, e);
-        }
-        if (!Transactions.isTransientConflict(e)) {
-          throw commitWithRecord ? settings.commitUnknown(request, "storing the key and its response or the commit failed", e)
-              : settings.storeFailure("storing the key and its response failed", e);
-        }
-        // A deadlock or serialization failure: the database rolled back the effect too; the
-        // winner's record, if any, is looked for below.
-        conflicted = true;
-        recorded = false;
-      }
-      if (recorded) {
-        if (!commitWithRecord) {
-          try {
-            settings.commit(connection, dialect, request);
-          } catch (IdemStoreException failure) {
-            // SQLState class 40 at COMMIT (SERIALIZABLE): the database rolled it all back, so
-            // nothing happened and the round runs again; any other failure leaves the outcome unknown.
-            if (ConflictRetry.conflictIn(failure) == null) {
-              throw failure;
-            }
-            return new RoundEnd.RolledBack(failure);
-          }
-        }
-        ended = true;
-        return new RoundEnd.Answered(Outcome.executed(response));
-      }
-      settings.rollback(connection, dialect);
-      ended = true;
-      Outcome stored = settings.keys().answerIfLive(connection, sql, request);
-      if (stored != null) {
-        return new RoundEnd.Answered(stored);
-      }
-      if (conflicted) {
-        return new RoundEnd.TakeKeyFirst(false); // see the effect's conflict above
-      }
-      // The record that refused the insert expired or was released since: run again.
-      return new RoundEnd.RolledBack(new IdemStoreException(
-          "could not record " + LogRef.of(request.scope(), request.key()) + " after " + ConflictRetry.MAX_ATTEMPTS + " rounds",
-          null));
-    } finally {
-      if (!ended) {
-        Transactions.rollbackQuietly(connection, dialect);
-      }
-      Transactions.end(connection, dialect);
-    }
-  }
-
-  /**
    * In a transaction that a {@link TransactionRunner} opened for {@link TransactionalIdempotency},
    * which has already looked for a live record: the effect, then the key's row inserted completed,
-   * with its response; the runner commits. One key statement in all (none for an answer the
-   * response policy does not store: the runner rolls back).
+   * with its response; the runner commits, or, in Idem's own transaction on PostgreSQL, the key
+   * statement carries the {@code COMMIT}. One key statement in all (none for an answer the response
+   * policy does not store: the runner rolls back).
    *
    * <p>With {@link JdbcIdempotency.Builder#claimLockWait} the insert gives up on a row held by a
    * transaction still open. An effect that calls {@code ensureClaimed} (an answer about to stream
@@ -161,6 +49,8 @@ final class KeyLast implements OwnTransactionRound {
    * @param effect run with the transaction's connection and a context whose {@code ensureClaimed}
    *     claims the key
    * @param onClaimed run after each {@code ensureClaimed} that found the key this attempt's
+   * @param own Idem's own transaction: the effect's connection is guarded and, on PostgreSQL, the
+   *     key statement carries the {@code COMMIT}; {@code null} in a runner's transaction
    * @return {@link RoundEnd.Answered} with the executed outcome (stored, or not stored: the caller
    *     rolls the runner's transaction back); otherwise the caller must roll the runner's
    *     transaction back, effect included: {@link RoundEnd.RolledBack} when a winner's record
@@ -174,7 +64,7 @@ final class KeyLast implements OwnTransactionRound {
    * @throws RuntimeException the effect's own unchecked exception, as it is
    */
   RoundEnd inRunnersTransaction(Connection connection, Dialect dialect, KeyTable.Statements sql, IdempotentRequest request,
-      Effect effect, Runnable onClaimed) {
+      Effect effect, Runnable onClaimed, OwnTransactionRunner.@Nullable OwnTransaction own) {
     String wait = settings.claimWait(sql);
     boolean[] claimed = new boolean[1];
     // What the claim met, kept: the effect must not go on as if it held the key, even when it
@@ -208,7 +98,7 @@ final class KeyLast implements OwnTransactionRound {
     };
     StoredResponse response;
     try {
-      response = settings.runEffect(connection, effect, false, claim);
+      response = settings.runEffect(connection, effect, own != null, claim);
     } catch (RuntimeException e) {
       if (failed[0] != null) {
         throw failed[0];
@@ -228,9 +118,23 @@ final class KeyLast implements OwnTransactionRound {
       // the runner rolls back, the claim if any with it
       return new RoundEnd.Answered(Outcome.executed(response, false, false));
     }
+    // In Idem's own transaction on PostgreSQL the key statement carries the COMMIT (one round trip
+    // fewer); one that writes no row fails before it, so nothing commits without its key.
+    boolean commitWithKey = own != null && (claimed[0] ? sql.sql.completeThenCommit != null
+        : wait == null && sql.sql.recordThenCommit != null);
     try {
       if (claimed[0]) {
-        sql.complete(connection, request, response, settings.retention());
+        if (commitWithKey) {
+          sql.completeAndCommit(connection, request, response, settings.retention());
+          OwnTransactionRunner.OwnTransaction.committed(own);
+        } else {
+          sql.complete(connection, request, response, settings.retention());
+        }
+      } else if (commitWithKey) {
+        if (!sql.recordAndCommit(connection, request, response, settings.retention())) {
+          return recordedElsewhere(request);
+        }
+        OwnTransactionRunner.OwnTransaction.committed(own);
       } else if (!sql.record(connection, request, response, settings.retention(), wait)) {
         return recordedElsewhere(request);
       }
@@ -242,6 +146,9 @@ final class KeyLast implements OwnTransactionRound {
       }
       if (dialect.abortsTransactionOnError() && Transactions.isAborted(e)) {
         return new RoundEnd.EffectAborted(response, e);
+      }
+      if (commitWithKey && !Transactions.isTransientConflict(e) && !KeyTableSql.wroteNoRow(e)) {
+        throw settings.commitUnknown(request, "storing the key and its response or the commit failed", e);
       }
       throw settings.storeFailure("storing the key and its response failed", e);
     }

@@ -224,6 +224,11 @@ final class KeyTable {
     }
   }
 
+  /** @return whether {@link #ensureSchema} found or made the table for the dialect already */
+  boolean schemaReady(Dialect dialect) {
+    return schemaReady.containsKey(dialect);
+  }
+
   /**
    * Makes sure the table can be used on this connection's database before the first statement:
    * checks an existing table once per dialect, and creates a missing one when allowed (in a

@@ -7,12 +7,12 @@ import dev.idem.core.StoredResponse;
 import java.sql.SQLException;
 
 /**
- * How one round ended, as a value: a round in a transaction Idem owns ({@link ClaimFirst#round},
- * {@link KeyLast#round}), whose transaction has ended when the value is returned, or key-last work
- * in a {@link TransactionRunner}'s transaction ({@link KeyLast#inRunnersTransaction}), whose
- * transaction the runner then commits (an {@link Answered} outcome that is stored) or rolls back
- * (anything else). {@link JdbcIdempotency} and {@link TransactionalIdempotency} run the rounds on
- * {@link dev.idem.jdbc.internal.ConflictRetry#rounds} and turn the last one into their result; no
+ * How one round's work in an open transaction ended, as a value: claim-first work ({@link
+ * JoinedTransaction}) or key-last work ({@link KeyLast#inRunnersTransaction}) in a transaction of a
+ * {@link TransactionRunner} (Idem's own among them), which the runner then commits (an {@link
+ * Answered} outcome that is stored, or a replay) or rolls back (anything else). {@link
+ * AttemptRounds}, the one round loop, runs the rounds on {@link
+ * dev.idem.jdbc.internal.ConflictRetry#rounds} and turns the last one into the attempt's result; no
  * exception steers a round. Immutable.
  */
 sealed interface RoundEnd {

@@ -4,24 +4,15 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.Effect;
 import dev.idem.core.EffectContext;
 import dev.idem.core.EffectFailedException;
-import dev.idem.core.IdemException;
 import dev.idem.core.IdemListener;
-import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyEngine;
-import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InProgressPolicy;
-import dev.idem.core.Outcome;
-import dev.idem.core.RequestInProgressException;
 import dev.idem.core.StoredResponse;
-import dev.idem.jdbc.internal.ConflictRetry;
 import dev.idem.jdbc.internal.ConflictRetry.Round;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.Objects;
-import java.util.Optional;
 import javax.sql.DataSource;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Transactional mode as an {@link IdempotencyEngine}: each attempt runs in one transaction of a
@@ -87,11 +78,48 @@ import org.jspecify.annotations.Nullable;
  *       its rolled-back writes, in a second transaction that claims the key again and runs
  *       nothing; a retry replays it.
  *   <li>An effect that answers an SQL error it caught (a 409 for a taken e-mail address) has its
- *       answer stored on every database, PostgreSQL included (see {@link JdbcIdempotency}).
+ *       answer stored on every database, PostgreSQL included (<b>SQL errors the effect catches</b>, below).
  *   <li>An effect whose response is a record without its body ({@link StoredResponse#bodyStored()}
  *       {@code false}, an answer too long to keep that already went to the client) is stored or
  *       released by the response policy like any other.
  * </ul>
+ *
+ * <p><b>Transactions.</b> The engine runs the same rounds in the transactions of its {@link
+ * TransactionRunner} and, for {@link JdbcIdempotency#execute(Connection, IdempotentRequest, Effect)}
+ * on a connection in auto-commit mode, in transactions it begins and ends itself on that
+ * connection; there the effect's connection refuses {@code commit}, {@code rollback()} and {@code
+ * setAutoCommit}, and the last key statement carries the {@code COMMIT} where the database allows
+ * it. In a transaction a caller already has open ({@link #attemptIn}, {@code execute} on a
+ * connection with {@code getAutoCommit() == false}) it claims first, runs one round, and leaves the
+ * commit to the caller.
+ *
+ * <p><b>SQL errors the effect catches.</b> An effect may catch an SQL error of its own (a unique
+ * violation, say) and answer it ({@code 409 email already registered}); that answer is returned and
+ * stored on every database. On SQLite, MySQL and MariaDB the failed statement alone is undone and
+ * the rest of the effect commits with the answer. On PostgreSQL the error aborts the whole
+ * transaction (SQLState 25P02 for every later statement), so none of the effect's writes can
+ * commit: a client error (4xx) is then stored without them, which is what the effect meant by it;
+ * any other answer (a 2xx would describe writes that did not happen) is refused with {@link
+ * EffectFailedException}, nothing stored. A failure answer that the response policy does not store
+ * (the application's own 503, say) is returned as it is. After a claim, a savepoint that the claim's
+ * statement sets in the same round trip ({@code idem_before_effect}) is rolled back to; in key-last
+ * order, which sets none, the answer is recorded in a second transaction without running the
+ * effect again. A call of Idem made inside an effect, on the same thread, releases the savepoints
+ * it set before it returns, so that the outer call's rollback still reaches its own. An effect that
+ * wants to keep its other writes past an error on PostgreSQL sets a savepoint of its own around the
+ * statement that may fail.
+ *
+ * <p><b>Round trips.</b> On PostgreSQL the lookup that answers replays and the claim travel in one
+ * round trip (with the savepoint; on a connection marked {@linkplain Connection#isReadOnly()
+ * read-only} the lookup goes alone, since a read-only transaction refuses the claim's INSERT even
+ * when it would insert nothing), and in a transaction Idem owns the last key statement (the
+ * completion, or in key-last order the completed record) carries the {@code COMMIT}, and fails
+ * before it when it wrote no row, so nothing commits without its key. A create in Idem's own
+ * transaction is then the effect's own statements and two round trips, in either order (the
+ * hand-written key-last transaction has the same count: its key row, and the COMMIT); a runner
+ * commits with a round trip of its own. Elsewhere each statement is a round trip. {@code
+ * StatementCountTest} holds these counts and {@code docs/reports/benchmarks.md} reports them per
+ * dialect.
  *
  * <p>Only for effects whose writes go to this DataSource; one that calls a payment API or sends
  * mail belongs in lease mode. The {@link IdemListener} is told of every attempt's result. Immutable
@@ -103,12 +131,10 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
   private final TransactionRunner transactions;
   private final IdemListener listener;
   private final InProgressPolicy inProgress;
-  /** Whether attempts run in key-last order: the key table's strategy, read once, at construction. */
-  private final boolean keyLast;
+  /** The rounds of an attempt in the runner's transactions. */
+  private final AttemptRounds rounds;
   /** Duplicates that find the key busy: met in memory in this engine, or waiting on another's. */
   private final InFlightAttempts duplicates;
-  private volatile @Nullable Boolean lookupFirst;
-  private volatile boolean schemaPrepared;
 
   /**
    * The engine with {@link InProgressPolicy#failFast()}: a duplicate whose claim gives up (only
@@ -142,8 +168,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     this.transactions = Objects.requireNonNull(transactions, "transactions");
     this.listener = Objects.requireNonNull(listener, "listener");
     this.inProgress = Objects.requireNonNull(inProgress, "inProgress");
-    this.keyLast = keys.strategy() == JdbcIdempotency.Strategy.KEY_LAST;
-    this.duplicates = new InFlightAttempts(this::attemptOnce, this::lookOutside, this.inProgress, this.listener);
+    this.rounds = new AttemptRounds(keys, transactions);
+    this.duplicates = new InFlightAttempts(rounds::attemptOnce, rounds::lookOutside, this.inProgress, this.listener);
   }
 
   /**
@@ -189,7 +215,7 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
       if (keys.claimLockWait() != null) {
         result = duplicates.attempt(request, effect);
       } else {
-        result = attemptOnce(request, effect);
+        result = rounds.attemptOnce(request, effect);
         if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
           result = duplicates.waitForFirstAttempt(request, effect, result);
         }
@@ -224,7 +250,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
     AttemptResult result;
     try {
-      RoundEnd end = keys.execute(connection, request, progress, false, progress::claimed);
+      // The caller's transaction (or, on a connection in auto-commit, Idem's own ones on it)
+      RoundEnd end = rounds.claimFirstIn(connection, () -> {}, request, progress, false, false, progress::claimed);
       result = end instanceof RoundEnd.Answered answered ? AttemptResult.of(answered.outcome()) : AttemptFailures.gaveUp(request);
     } catch (RuntimeException e) {
       if (progress.answered) {
@@ -243,298 +270,4 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     return result;
   }
 
-  /** One attempt, in the order of the key table engine's {@link JdbcIdempotency#strategy()}. */
-  private AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
-    try {
-      prepareSchema();
-    } catch (IdemException e) {
-      return AttemptFailures.beforeEffect(e);
-    }
-    return keyLast ? attemptKeyLast(request, effect) : attemptClaimFirst(request, effect, false);
-  }
-
-  /**
-   * {@link JdbcIdempotency.Strategy#KEY_LAST}: a replay is one primary-key read on a connection in
-   * auto-commit, before any transaction; a create runs the effect and then inserts the key's row
-   * completed, in one transaction of the runner ({@link JdbcIdempotency#runThenRecord(Connection,
-   * IdempotentRequest, Effect, Runnable)}). A duplicate that met a winner's record
-   * rolls back, effect included, and reads the winner's answer in the next round.
-   */
-  private AttemptResult attemptKeyLast(IdempotentRequest request, Effect effect) {
-    return ConflictRetry.roundsUnchecked(round -> {
-      Optional<Outcome> stored;
-      try {
-        stored = lookOutside(request);
-      } catch (IdemException e) {
-        return Round.done(AttemptFailures.beforeEffect(e));
-      }
-      if (stored.isPresent()) {
-        return Round.done(AttemptResult.of(stored.get()));
-      }
-      AttemptProgress progress = new AttemptProgress(effect);
-      RoundEnd end;
-      try {
-        end = transactions.inTransaction((connection, transaction) -> {
-          RoundEnd e = keys.runThenRecord(connection, request, progress, progress::claimed);
-          progress.end = e;
-          if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().stored()) {
-            // A released answer takes the effect's writes with it; so does a key another attempt took.
-            transaction.setRollbackOnly();
-          }
-          progress.returned = true;
-          return e;
-        });
-      } catch (RuntimeException e) {
-        if (progress.end != null && !(progress.end instanceof RoundEnd.Answered)) {
-          // The work asked for the rollback; ending the transaction failed (the connection is
-          // gone), so nothing committed: the round ends as the work said.
-          end = progress.end;
-        } else {
-          return keyLastFailed(e, progress, request, effect);
-        }
-      }
-      if (end instanceof RoundEnd.RolledBack rolledBack) {
-        // A winner's record refused the key; rolled back, the next round's read answers from it.
-        return round < ConflictRetry.MAX_ATTEMPTS - 1 ? Round.again(rolledBack.ifLast())
-            : Round.done(AttemptResult.storeFailed(rolledBack.ifLast()));
-      }
-      if (end instanceof RoundEnd.TakeKeyFirst takeKeyFirst) {
-        // The bounded insert gave up on a lock, and the runner rolled back, effect included.
-        // The lock may be a concurrent attempt's row of this key, or one that any insert meets
-        // for a moment (a relation extension lock while 16 clients grow the table, a table lock
-        // of DDL): was, 4 of 50,000 creates with fresh keys answered in progress. Take the key
-        // first, waiting longer once (EngineSettings#confirmWait): a duplicate's row is still
-        // held and the attempt is answered in progress; any other lock has gone, and the create
-        // runs once. Only on this path: a create that meets no lock pays nothing.
-        return Round.done(attemptClaimFirst(request, effect, takeKeyFirst.confirmWait()));
-      }
-      if (end instanceof RoundEnd.EffectAborted aborted) {
-        // PostgreSQL: an SQL error the effect caught aborted the transaction. A client error is
-        // its final answer, recorded alone; any other answer describes writes that are gone.
-        if (isStoredClientError(aborted.response())) {
-          return Round.done(answerAlone(request, aborted.response()));
-        }
-        return Round.done(AttemptResult.rolledBack(new IdemStoreException("the effect answered " + aborted.response().status()
-            + " after an SQL error that aborted its transaction; nothing was committed or stored", aborted.aborted()), false));
-      }
-      Outcome o = Objects.requireNonNull(((RoundEnd.Answered) end).outcome(), "outcome");
-      if (!o.stored() && !progress.claimed) {
-        // An answer that is not stored (a 5xx) may be the effect's failure on a racing winner's
-        // rows, caught and answered: the winner's record, if any, answers instead.
-        AttemptResult winner = winnerQuietly(request);
-        if (winner != null) {
-          return Round.done(winner);
-        }
-      }
-      return Round.done(AttemptResult.of(o));
-    });
-  }
-
-  /** A key-last round whose runner's transaction failed: how far the attempt got says what it means. */
-  private Round<AttemptResult> keyLastFailed(RuntimeException e, AttemptProgress progress, IdempotentRequest request, Effect effect) {
-    if (ConflictRetry.conflictIn(e) != null && !progress.claimed) {
-      // A deadlock or serialization failure (SQLState class 40), most likely against a racing
-      // duplicate still running: the database undid this run. Running the effect first again
-      // would meet the same racers in the same locks; claiming first waits for the winner.
-      return Round.done(attemptClaimFirst(request, effect));
-    }
-    if (progress.started && !progress.answered && !progress.claimed) {
-      // The effect failed. A racing duplicate's effect can fail on the winner's rows (a unique
-      // constraint of its own): rolled back now, the winner's record, if any, answers.
-      AttemptResult winner = winnerQuietly(request);
-      if (winner != null) {
-        return Round.done(winner);
-      }
-    }
-    return Round.done(failed(e, progress, request));
-  }
-
-  /**
-   * Reads the request's live record on a connection of its own, outside any transaction.
-   *
-   * @throws IdempotencyKeyReusedException, RequestInProgressException, IdemStoreException as {@link JdbcIdempotency#replay}
-   */
-  private Optional<Outcome> lookOutside(IdempotentRequest request) {
-    try (Connection connection = transactions.dataSource().getConnection()) {
-      return keys.replay(connection, request);
-    } catch (SQLException e) {
-      throw new IdemStoreException("cannot get a connection to look for a stored response: " + e.getMessage(), e);
-    }
-  }
-
-  /** @return the answer a winner's live record gives (replay, key reused, in progress), or {@code null} if none or unreadable */
-  private @Nullable AttemptResult winnerQuietly(IdempotentRequest request) {
-    try {
-      Optional<Outcome> stored = lookOutside(request);
-      return stored.map(AttemptResult::of).orElse(null);
-    } catch (IdempotencyKeyReusedException | RequestInProgressException e) {
-      return AttemptFailures.beforeEffect(e);
-    } catch (RuntimeException e) {
-      return null; // the original failure is the one to report
-    }
-  }
-
-  /**
-   * {@link JdbcIdempotency.Strategy#CLAIM_FIRST} in the runner's transactions, on the one round
-   * runner ({@link ConflictRetry#rounds}): a deadlock or serialization failure (SQLState class 40,
-   * MySQL/MariaDB 1213) rolled the runner's whole transaction back, effect included, wherever it
-   * surfaced (the claim, the effect, the COMMIT), so nothing happened and the attempt runs again
-   * after a short random pause; its claim then meets the winner's record and replays it, or runs
-   * once. On a Galera cluster that is how a duplicate sent to another node at the same time loses:
-   * its transaction fails certification at the COMMIT against the winner's. The last round's
-   * failure is answered as any other ({@link #failed}).
-   */
-  private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect) {
-    return attemptClaimFirst(request, effect, false);
-  }
-
-  /**
-   * @param confirming whether the claim confirms a bounded key statement's give-up: it waits
-   *     {@link EngineSettings#confirmWait}. Otherwise a bounded claim that gave up ({@link
-   *     RoundEnd.ClaimGaveUp}) is confirmed so before the attempt is answered in progress.
-   */
-  private AttemptResult attemptClaimFirst(IdempotentRequest request, Effect effect, boolean confirming) {
-    try {
-      if (lookupFirst()) {
-        // SQLite: replays first, on a connection of their own in auto-commit, one primary-key read
-        // without a lock; inside the transaction the claim would take the single write lock just
-        // to find the stored response. Elsewhere JdbcIdempotency reads first inside the transaction.
-        Optional<Outcome> stored = lookOutside(request);
-        if (stored.isPresent()) {
-          return AttemptResult.of(stored.get());
-        }
-      }
-    } catch (IdemException e) {
-      return AttemptFailures.beforeEffect(e);
-    }
-    return ConflictRetry.roundsUnchecked(round -> {
-      AttemptProgress progress = new AttemptProgress(effect);
-      RoundEnd end;
-      try {
-        end = transactions.inTransaction((connection, transaction) -> {
-          RoundEnd e = keys.execute(connection, request, progress, confirming, progress::claimed);
-          progress.end = e;
-          if (!(e instanceof RoundEnd.Answered answered) || !answered.outcome().replayed() && !answered.outcome().stored()) {
-            // A released answer takes the effect's writes with it; a claim that gave up, its wait.
-            transaction.setRollbackOnly();
-          }
-          progress.returned = true;
-          return e;
-        });
-      } catch (RuntimeException e) {
-        if (progress.end instanceof RoundEnd.ClaimGaveUp) {
-          // Ending the rolled-back transaction failed (the connection is gone): nothing committed,
-          // and the round ends as the claim said.
-          end = progress.end;
-        } else {
-          if (ConflictRetry.conflictIn(e) != null && !progress.claimed && round < ConflictRetry.MAX_ATTEMPTS - 1) {
-            return Round.again(e); // rolled back by the database: run the attempt again
-          }
-          return Round.done(failed(e, progress, request));
-        }
-      }
-      if (end instanceof RoundEnd.ClaimGaveUp) {
-        // The bounded claim gave up on some lock, rolled back: confirm once with the longer wait
-        // that a duplicate's row outlasts and a momentary lock does not (see KEY_LAST above).
-        return Round.done(confirming ? AttemptFailures.gaveUp(request) : attemptClaimFirst(request, effect, true));
-      }
-      return Round.done(AttemptResult.of(((RoundEnd.Answered) Objects.requireNonNull(end, "end")).outcome()));
-    });
-  }
-
-  /**
-   * What a runner's transaction that failed means, in either order, by how far the attempt got.
-   *
-   * @throws RuntimeException {@code e} itself when it is the effect's own failure, or the caller's
-   *     error (see {@link #beforeEffect})
-   */
-  private AttemptResult failed(RuntimeException e, AttemptProgress progress, IdempotentRequest request) {
-    if (progress.answered) {
-      StoredResponse response = progress.response;
-      if (progress.returned && response != null && AttemptFailures.markedRollbackOnly(e) && isStoredClientError(response)) {
-        // Something the effect called (a JPA repository whose flush hit a unique constraint)
-        // marked the transaction rollback-only, and the effect answered that failure as a client
-        // error (409 email already registered): that answer is what it meant, and its writes,
-        // rolled back, are not part of it. Record the answer alone, as after an SQL error that
-        // aborted a PostgreSQL transaction.
-        return answerAlone(request, response);
-      }
-      // The effect returned; whatever failed afterwards (storing the response, releasing the
-      // key, the commit itself) rolled its writes back, or, at the commit, may have: its answer
-      // must not reach the client as if they had happened.
-      return AttemptFailures.afterAnswer(e, progress.returned, request.key());
-    }
-    if (progress.started) {
-      throw e; // the effect's own failure
-    }
-    return AttemptFailures.beforeEffect(e);
-  }
-
-  /**
-   * Records {@code answer} for the request in a new transaction, without running the effect: the
-   * claim again, then the answer. A duplicate that claimed the key between the two transactions
-   * ran the effect itself, and its answer is replayed instead.
-   */
-  private AttemptResult answerAlone(IdempotentRequest request, StoredResponse answer) {
-    boolean[] returned = new boolean[1];
-    try {
-      Outcome outcome = transactions.inTransaction((connection, transaction) -> {
-        Outcome o = keys.execute(connection, request, c -> answer);
-        returned[0] = true;
-        return o;
-      });
-      return AttemptResult.of(Objects.requireNonNull(outcome, "outcome"));
-    } catch (RuntimeException e) {
-      if (e instanceof IdemException && !returned[0]) {
-        return AttemptFailures.beforeEffect(e); // the store failed, or the key was reused meanwhile
-      }
-      return AttemptFailures.afterAnswer(e, returned[0], request.key());
-    }
-  }
-
-  /** @return whether the answer is a client error (4xx) that the response policy stores */
-  private boolean isStoredClientError(StoredResponse response) {
-    return response.status() >= 400 && response.status() < 500 && keys.responsePolicy().shouldStore(response);
-  }
-
-  /**
-   * Before the first attempt: the key table checked, or created if the key table's engine allows it,
-   * on a connection of its own in auto-commit (was: an engine on MariaDB whose table did not exist
-   * yet failed every attempt, since MySQL DDL cannot run inside the attempt's transaction). Done once;
-   * a race does it twice, harmlessly.
-   *
-   * @throws IdemStoreException if no connection can be had, or the table is refused or cannot be made
-   */
-  private void prepareSchema() {
-    if (schemaPrepared) {
-      return;
-    }
-    try (Connection connection = transactions.dataSource().getConnection()) {
-      if (!connection.getAutoCommit()) {
-        connection.setAutoCommit(true);
-      }
-      keys.prepareSchemaOutsideTransactions(connection);
-    } catch (SQLException e) {
-      throw new IdemStoreException("cannot get a connection to prepare the key table: " + e.getMessage(), e);
-    }
-    schemaPrepared = true;
-  }
-
-  /**
-   * Whether replays are looked up before the transaction: on SQLite only, where JdbcIdempotency
-   * skips its own lookup inside a caller's transaction. Decided on the first attempt that can get
-   * a connection; a race decides it twice, the same way.
-   */
-  private boolean lookupFirst() {
-    Boolean known = lookupFirst;
-    if (known == null) {
-      try (Connection connection = transactions.dataSource().getConnection()) {
-        known = KeyTable.readsReplaysOutsideTransactions(Dialect.detect(connection));
-      } catch (SQLException e) {
-        throw new IdemStoreException("cannot get a connection: " + e.getMessage(), e);
-      }
-      lookupFirst = known;
-    }
-    return known;
-  }
 }

@@ -130,6 +130,24 @@ class TransactionalIdempotencyTest {
     assertThat(told).containsExactly("executed stored=false", "executed stored=true");
   }
 
+  /**
+   * Was: an effect that returned {@code null} in a runner's transaction came back as a store
+   * failure ({@code ROLLED_BACK}, "the transaction did not commit"), which the filter answers 503,
+   * while on a connection of its own the same effect threw the {@link IllegalStateException} that
+   * names the programming error. One engine now, one answer: the exception, nothing kept, and a
+   * retry runs.
+   */
+  @Test
+  void anEffectReturningNullInARunnersTransactionIsTheCallersErrorNotAStoreFailure() throws Exception {
+    assertThatThrownBy(() -> engine.attempt(request("k-null", "{}"), ctx -> {
+      insertItem(ctx.connection(), 201);
+      return null;
+    })).isInstanceOf(IllegalStateException.class).hasMessageContaining("returned null");
+    assertThat(count("items")).isZero();
+    assertThat(engine.attempt(request("k-null", "{}"), ctx -> insertItem(ctx.connection(), 201)).kind())
+        .isEqualTo(AttemptResult.Kind.EXECUTED);
+  }
+
   @Test
   void anEffectThatThrowsKeepsNothingAndItsExceptionReachesTheCaller() throws Exception {
     IllegalArgumentException thrown = new IllegalArgumentException("the handler's own");
