@@ -45,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * <p>When the bounds run out on a retried failure, the outcome is unknown ({@link
- * OutcomeUnknownException}); it is never reported as a final answer.
+ * dev.idem.core.OutcomeUnknownException}); it is never reported as a final answer.
  */
 public final class ClientRetryPolicy {
 

@@ -81,7 +81,7 @@ public final class HttpOperation {
   }
 
   /**
-   * @param key the key to use (for example one from {@link OutcomeUnknownException#key()} to resume)
+   * @param key the key to use, never {@code null}
    * @return the same operation with that key
    * @throws dev.idem.core.InvalidIdempotencyKeyException if the key is malformed
    */
@@ -89,6 +89,19 @@ public final class HttpOperation {
     Builder b = new Builder(method, uri);
     headers.forEach(h -> b.header(h.getKey(), h.getValue()));
     return b.body(body).idempotencyKey(key).build();
+  }
+
+  /**
+   * As {@link #withKey(String)}, for a key already validated: to resume an operation whose outcome
+   * is unknown, {@code operation.withKey(e.key())} with the key of a {@link
+   * dev.idem.core.OutcomeUnknownException}.
+   *
+   * @param key the key to use, never {@code null}
+   * @return the same operation with that key
+   * @throws dev.idem.core.InvalidIdempotencyKeyException if the key is malformed
+   */
+  public HttpOperation withKey(IdempotencyKey key) {
+    return withKey(key.value());
   }
 
   @Override

@@ -6,6 +6,7 @@ import dev.failsafe.spi.Scheduler;
 import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.OutcomeUnknownException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -52,7 +53,7 @@ import org.jspecify.annotations.Nullable;
  * try {
  *   OperationResult result = client.send(save);
  *   // result.status() 201, result.replayed() tells whether the server answered from its store
- * } catch (OutcomeUnknownException e) {
+ * } catch (OutcomeUnknownException e) { // dev.idem.core, phase CLIENT_RETRIES_EXHAUSTED
  *   // every attempt failed; the note may exist: later, client.send(save.withKey(e.key()))
  * }
  * }</pre>
@@ -60,7 +61,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Outcomes of {@link #send}: a final response ({@link OperationResult}, whatever its status,
  * when it is not retried: a 422 validation error, a 409 replayed from the server's store, a 500);
  * {@link IdempotencyKeyReusedException} for the server's "key reused" problem ({@link
- * ClientRetryPolicy#isKeyReused}); {@link OutcomeUnknownException} when the attempts, the deadline
+ * ClientRetryPolicy#isKeyReused}); {@link OutcomeUnknownException} (Idem's one type for an unknown outcome,
+ * of phase {@link OutcomeUnknownException.Phase#CLIENT_RETRIES_EXHAUSTED}, with the attempts sent,
+ * the last status, the server's {@code Retry-After} and key status) when the attempts, the deadline
  * or the budget ran out on failures that may hide a success (see {@link ClientRetryPolicy} for what
  * is retried), or the server asked for a wait ({@code Retry-After}) that ends past the deadline.
  * With a {@link PendingJournal}, the operation leaves the journal only with a final response or a
@@ -144,7 +147,7 @@ public final class IdempotentHttpClient {
       if (cause instanceof Error) {
         throw (Error) cause;
       }
-      throw new OutcomeUnknownException(key, 0, -1, "unexpected failure", cause);
+      throw OutcomeUnknownException.clientRetriesExhausted(IdempotencyKey.of(key), 0, -1, "unexpected failure", cause, null, null);
     }
   }
 
@@ -402,8 +405,8 @@ public final class IdempotentHttpClient {
         case NOT_FOUND -> "; the server's key status has no record of the key: sending again runs the operation";
       };
     }
-    throw new OutcomeUnknownException(key, sent, a.response == null ? -1 : a.response.statusCode(), reason, a.failure, a.retryAfter,
-        a.settled);
+    throw OutcomeUnknownException.clientRetriesExhausted(IdempotencyKey.of(key), sent, a.response == null ? -1 : a.response.statusCode(),
+        reason, a.failure, a.retryAfter, a.settled);
   }
 
   /** @return the request's method and URI path, as a route names them ({@code POST /notes}) */
@@ -545,7 +548,8 @@ public final class IdempotentHttpClient {
      * at once when the server says the key is completed (the resend gets the stored answer) or
      * unknown to it (the resend runs the operation), or after the server's hint when it is in
      * progress, instead of its backoff. If the endpoint fails the backoff applies. When the attempts
-     * run out, {@link OutcomeUnknownException#serverStatus()} says what the server last said. The
+     * run out, {@link OutcomeUnknownException#serverStatus(Class)} with {@link ServerKeyStatus} says what the
+     * server last said. The
      * operation is the request's method and URI path ({@code POST /notes}), which Idem's endpoint
      * resolves to the route its filter matches; {@link #keyStatus(URI, Function)} names it
      * otherwise.

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.OutcomeUnknownException;
 import java.io.IOException;
 import java.net.SocketException;
 import java.net.URI;
@@ -181,13 +182,13 @@ class IdempotentHttpClientTest {
         () -> client(t).journal(journal).retryPolicy(policy).build().send(save("a")), OutcomeUnknownException.class);
     assertThat(e.attempts()).isEqualTo(4);
     assertThat(e.lastStatus()).isEqualTo(409);
-    assertThat(e.retryAfter()).isEmpty();
+    assertThat(e.serverRetryAfter()).isEmpty();
     assertThat(t.sent).hasSize(4);
     for (int i = 1; i < 4; i++) {
       Duration waited = Duration.between(t.sent.get(i - 1).at(), t.sent.get(i).at()).minusMillis(10);
       assertThat(waited).as("full-jitter backoff before retry %d", i).isBetween(Duration.ZERO, Duration.ofMillis(100L << (i - 1)));
     }
-    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key().value());
   }
 
   @Test
@@ -297,7 +298,7 @@ class IdempotentHttpClientTest {
     OutcomeUnknownException e = exhausted(journal, n -> 503);
     assertThat(e.attempts()).isEqualTo(3);
     assertThat(e.lastStatus()).isEqualTo(503);
-    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key().value());
   }
 
   @Test
@@ -305,7 +306,7 @@ class IdempotentHttpClientTest {
     PendingJournal journal = PendingJournal.open(dir);
     OutcomeUnknownException e = exhausted(journal, n -> n % 2 == 1 ? 502 : 504);
     assertThat(e.attempts()).isEqualTo(3);
-    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key().value());
   }
 
   @Test
@@ -315,7 +316,7 @@ class IdempotentHttpClientTest {
         new SocketException("Connection reset")));
     assertThat(e.attempts()).isEqualTo(3);
     assertThat(e.getCause()).isInstanceOf(SocketException.class);
-    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key().value());
   }
 
   @Test
@@ -323,7 +324,7 @@ class IdempotentHttpClientTest {
     PendingJournal journal = PendingJournal.open(dir);
     OutcomeUnknownException e = exhausted(journal, n -> new HttpTimeoutException("request timed out"));
     assertThat(e.attempts()).isEqualTo(3);
-    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key().value());
   }
 
   @Test
@@ -332,7 +333,7 @@ class IdempotentHttpClientTest {
     OutcomeUnknownException e = exhausted(journal, n -> 425);
     assertThat(e.attempts()).isEqualTo(3);
     assertThat(e.lastStatus()).isEqualTo(425);
-    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key().value());
   }
 
   @Test
@@ -340,7 +341,7 @@ class IdempotentHttpClientTest {
     PendingJournal journal = PendingJournal.open(dir);
     OutcomeUnknownException e = exhausted(journal, n -> 408);
     assertThat(e.lastStatus()).isEqualTo(408);
-    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key());
+    assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(e.key().value());
   }
 
   @Test
@@ -378,10 +379,10 @@ class IdempotentHttpClientTest {
           () -> client(t).journal(journal).build().send(save(huge)), OutcomeUnknownException.class);
       assertThat(e).as(huge).isNotNull();
       assertThat(e.attempts()).isEqualTo(1);
-      assertThat(e.retryAfter()).hasValueSatisfying(d -> assertThat(d).isGreaterThanOrEqualTo(Duration.ofHours(1)));
+      assertThat(e.serverRetryAfter()).hasValueSatisfying(d -> assertThat(d).isGreaterThanOrEqualTo(Duration.ofHours(1)));
       assertThat(e.getMessage()).contains("past the deadline");
       assertThat(t.sent).hasSize(1);
-      assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).contains(e.key());
+      assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).contains(e.key().value());
     }
     assertThat(journal.scan().pending()).hasSize(3);
   }
@@ -419,7 +420,26 @@ class IdempotentHttpClientTest {
     assertThat(e.getCause()).isInstanceOf(IOException.class);
     assertThat(t.sent).hasSize(3);
     String key = t.sent.get(0).request().headers().firstValue("Idempotency-Key").orElseThrow();
-    assertThat(key).isEqualTo("\"" + e.key() + "\"");
+    assertThat(key).isEqualTo("\"" + e.key().value() + "\"");
+  }
+
+  @Test
+  void anUnknownOutcomeIsCoresOneTypeOfTheClientsPhaseAndStillAnIdemException() {
+    ScriptedTransport t = transport(n -> 503);
+    IdempotentHttpClient c = client(t).retryPolicy(ClientRetryPolicy.builder().maxAttempts(2).build()).build();
+    Throwable thrown = Assertions.catchThrowable(() -> c.send(save("a")));
+    // A caller that caught dev.idem.core.IdemException to catch everything the client throws still does.
+    assertThat(thrown).isInstanceOf(dev.idem.core.IdemException.class).isInstanceOf(OutcomeUnknownException.class);
+    OutcomeUnknownException e = (OutcomeUnknownException) thrown;
+    assertThat(e.phase()).isEqualTo(OutcomeUnknownException.Phase.CLIENT_RETRIES_EXHAUSTED);
+    assertThat(OutcomeUnknownException.thrownByClient(e)).isTrue();
+    assertThat(e.attempts()).isEqualTo(2);
+    assertThat(e.lastStatus()).isEqualTo(503);
+    assertThat(e.serverRetryAfter()).isEmpty();
+    assertThat(e.retryAfter()).isEqualTo(Duration.ZERO);
+    assertThat(e.serverStatus(ServerKeyStatus.class)).isEmpty();
+    assertThat(e.getMessage()).startsWith("outcome unknown after 2 attempt(s) with idempotency key '" + e.key().value() + "' (")
+        .endsWith(", last status 503); the effect may exist: resume with the same key");
   }
 
   @Test
@@ -458,7 +478,7 @@ class IdempotentHttpClientTest {
     ScriptedTransport down = transport(n -> new IOException("connection refused"));
     String key = Assertions.catchThrowableOfType(
         () -> client(down).journal(journal).retryPolicy(ClientRetryPolicy.builder().maxAttempts(2).build()).build().send(save("a")),
-        OutcomeUnknownException.class).key();
+        OutcomeUnknownException.class).key().value();
     assertThat(journal.scan().pending()).extracting(PendingJournal.Pending::key).containsExactly(key);
 
     // a new process: a new client on the same journal

@@ -6,6 +6,7 @@ import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.grpc.internal.CapturingServerCall;
 import dev.idem.grpc.internal.MethodPolicies;
 import dev.idem.grpc.internal.Refusals;
@@ -52,7 +53,7 @@ import org.jspecify.annotations.Nullable;
  *       empty, else the metadata entry {@value IdempotencyKeys#DEFAULT_HEADER} ({@link
  *       Builder#keyHeader(String)}). A call with neither passes through unprotected, or is refused
  *       with {@code INVALID_ARGUMENT} when {@link Builder#keyRequired(boolean)}.
- *   <li><b>Scope</b>: the principal from the {@link GrpcPrincipalResolver} (by default the fixed
+ *   <li><b>Scope</b>: the principal from the {@link PrincipalResolver} of a {@link GrpcCall} (by default the fixed
  *       {@link Builder#principal(String)}), and the method's full name ({@code
  *       package.Service/Method}) as the operation.
  *   <li><b>Fingerprint</b>: {@link MessageFingerprints#of(MethodDescriptor, Object)}, SHA-256 of the
@@ -114,7 +115,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
 
   private final IdempotencyEngine engine;
   private final Metadata.Key<String> keyHeader;
-  private final GrpcPrincipalResolver principals;
+  private final PrincipalResolver<? super GrpcCall> principals;
   private final String anonymousPrincipal;
   private final Map<String, Function<Object, @Nullable String>> requestKeys;
   private final boolean keyRequired;
@@ -194,7 +195,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
           "this method requires the idempotency key " + keyHeader.name(), null);
       return new ServerCall.Listener<>() {};
     }
-    String principal = Scope.principalPart(principals.resolve(call, headers, Context.current()), anonymousPrincipal);
+    String principal = Scope.principalPart(principals.resolve(new GrpcCall(call, headers, Context.current())), anonymousPrincipal);
     Scope scope = Scope.of(principal, method.getFullMethodName());
     CapturingServerCall<ReqT, RespT> capture = new CapturingServerCall<>(call);
     return new ProtectedCall<>(next.startCall(capture, headers), capture, engine, keyRequired, scope, headerKey, field,
@@ -213,7 +214,7 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
   public static final class Builder {
     private final IdempotencyEngine engine;
     private Metadata.Key<String> keyHeader = IdempotencyKeys.HEADER;
-    private GrpcPrincipalResolver principals = (call, headers, context) -> null;
+    private PrincipalResolver<? super GrpcCall> principals = PrincipalResolver.anonymous();
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
     private final Map<String, Function<Object, @Nullable String>> requestKeys = new HashMap<>();
     private boolean keyRequired;
@@ -275,19 +276,22 @@ public final class IdempotencyServerInterceptor implements ServerInterceptor {
     /**
      * @param principal the principal of every call, for services whose callers all act for one
      *     owner; never {@code null}
-     * @return this builder (replaces the resolver with {@link GrpcPrincipalResolver#fixed})
+     * @return this builder (replaces the resolver with {@link PrincipalResolver#fixed})
      */
     public Builder principal(String principal) {
       Scope.of(principal, "-"); // validates
-      this.principals = GrpcPrincipalResolver.fixed(principal);
+      this.principals = PrincipalResolver.fixed(principal);
       return this;
     }
 
     /**
-     * @param resolver names each call's caller, never {@code null}
+     * @param resolver names each call's caller from its {@link GrpcCall} (for example {@link
+     *     GrpcPrincipals#fromContext}); a {@code PrincipalResolver<Object>} (one resolver for every
+     *     stack) is accepted too; never {@code null}
      * @return this builder
+     * @throws NullPointerException if {@code resolver} is {@code null}
      */
-    public Builder principalResolver(GrpcPrincipalResolver resolver) {
+    public Builder principalResolver(PrincipalResolver<? super GrpcCall> resolver) {
       this.principals = Objects.requireNonNull(resolver, "resolver");
       return this;
     }

@@ -46,7 +46,7 @@ class GrpcQuickStartTest {
     // tag::server[]
     LeaseIdempotency engine = LeaseIdempotency.builder(new InMemoryLeaseStore()).build(); // or JdbcLeaseStore, RedisLeaseStore
     IdempotencyServerInterceptor idem = IdempotencyServerInterceptor.builder(engine)
-        .principal("orders-service") // or .principalResolver(GrpcPrincipalResolver.fromContext(CALLER))
+        .principal("orders-service") // or .principalResolver(GrpcPrincipals.fromContext(CALLER))
         .build();
     Server server = InProcessServerBuilder.forName(name) // or NettyServerBuilder: below
         .addService(ServerInterceptors.intercept(notes, idem))

@@ -232,7 +232,7 @@ public final class IdempotentConsumer {
         });
       }
     } catch (RuntimeException e) {
-      if (leases == null && e instanceof IdemStoreException && !(e instanceof StoredResponseUnreadableException)) {
+      if (leases == null && isStoreFailure(e)) {
         // Transactional mode: the database failed while the handler ran (a lost connection, the
         // server shutting down), which TransactionalIdempotency throws as the store's failure;
         // nothing committed, and Idem's store is that database: not the message's failure.
@@ -315,7 +315,7 @@ public final class IdempotentConsumer {
       case STORE_UNAVAILABLE:
         return storeDown(result.failure().orElseGet(() -> new IllegalStateException(result.toString())));
       case ROLLED_BACK:
-        if (result.failure().orElse(null) instanceof IdemStoreException) {
+        if (result.failure().orElse(null) instanceof IdemStoreException failure && !OutcomeUnknownException.thrownByClient(failure)) {
           return storeDown(result.failure().get()); // storing the response or the commit failed: the store's failure
         }
         return failed(result.failure().orElseGet(() -> new IllegalStateException(result.toString())), message);
@@ -344,13 +344,23 @@ public final class IdempotentConsumer {
     if (releaseFailure == null) {
       return null;
     }
-    if (releaseFailure instanceof IdemStoreException && !(releaseFailure instanceof StoredResponseUnreadableException)) {
+    if (isStoreFailure(releaseFailure)) {
       return storeDown(releaseFailure);
     }
     return failed(releaseFailure, message);
   }
 
-  /** Why an attempt whose outcome is unknown is redelivered, in the words of the write left in doubt. */
+  /**
+   * @return whether {@code e} is the store's failure: an {@link IdemStoreException} other than an
+   *     unreadable stored response, and other than an unknown outcome that an HTTP client the
+   *     handler called threw ({@link OutcomeUnknownException#thrownByClient}: the handler's own)
+   */
+  private static boolean isStoreFailure(Throwable e) {
+    return e instanceof IdemStoreException && !(e instanceof StoredResponseUnreadableException)
+        && !OutcomeUnknownException.thrownByClient(e);
+  }
+
+    /** Why an attempt whose outcome is unknown is redelivered, in the words of the write left in doubt. */
   private static String outcomeUnknown(AttemptResult result) {
     Throwable failure = result.failure().orElse(null);
     String detail = failure == null || failure.getMessage() == null ? "" : ": " + failure.getMessage();

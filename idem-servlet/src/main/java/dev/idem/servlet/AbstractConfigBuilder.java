@@ -14,9 +14,11 @@ import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.KeyStatusReader;
 import dev.idem.core.Scope;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.servlet.IdempotencyFilterConfig.Builder;
 import dev.idem.servlet.IdempotencyFilterConfig.Route;
 import dev.idem.servlet.internal.HeaderRules;
+import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,7 +41,7 @@ abstract sealed class AbstractConfigBuilder permits Builder {
   int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
   int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
   @Nullable URI problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
-  PrincipalResolver principalResolver = PrincipalResolver.userPrincipal();
+  PrincipalResolver<? super HttpServletRequest> principalResolver = ServletPrincipals.userPrincipal();
   String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
   Set<String> replayedHeaders = new LinkedHashSet<>(DEFAULT_REPLAYED_HEADERS);
   Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
@@ -240,12 +242,13 @@ abstract sealed class AbstractConfigBuilder permits Builder {
   }
 
   /**
-   * @param resolver who a request's key belongs to; default {@link
-   *     PrincipalResolver#userPrincipal()}
+   * @param resolver who a request's key belongs to, called with the request; default {@link
+   *     ServletPrincipals#userPrincipal()}. A {@code PrincipalResolver<Object>} (one resolver for
+   *     every stack) is accepted too.
    * @return this builder
    * @throws NullPointerException if {@code resolver} is {@code null}
    */
-  public Builder principalResolver(PrincipalResolver resolver) {
+  public Builder principalResolver(PrincipalResolver<? super HttpServletRequest> resolver) {
     this.principalResolver = Objects.requireNonNull(resolver, "resolver");
     return self();
   }

@@ -232,11 +232,15 @@ final class AnswerWriter {
     }
   }
 
-  /** @return the {@link OutcomeUnknownException} that {@code t} is or wraps (a few causes deep), or {@code null} */
+  /**
+   * @return the {@link OutcomeUnknownException} that {@code t} is or wraps (a few causes deep), or
+   *     {@code null}; one an HTTP client the handler called threw ({@link
+   *     OutcomeUnknownException#thrownByClient}) is the handler's own failure, not this one
+   */
   private static @Nullable OutcomeUnknownException outcomeUnknownIn(Throwable t) {
     Throwable c = t;
     for (int depth = 0; c != null && depth < 5; depth++, c = c.getCause()) {
-      if (c instanceof OutcomeUnknownException unknown) {
+      if (c instanceof OutcomeUnknownException unknown && !OutcomeUnknownException.thrownByClient(unknown)) {
         return unknown;
       }
     }

@@ -300,9 +300,15 @@ public final class IdemProblems {
    *
    * @param failure any throwable, never {@code null}
    * @return Idem's answer, or empty if {@code failure} is not one of Idem's exceptions (the
-   *     application's own, to be handled as it would be without Idem)
+   *     application's own, to be handled as it would be without Idem); an unknown outcome that an
+   *     HTTP client the application called threw ({@link OutcomeUnknownException#thrownByClient})
+   *     is the application's own
    */
   public Optional<Answer> forException(Throwable failure) {
+    if (OutcomeUnknownException.thrownByClient(failure)) {
+      // A call the application made to another service: not Idem's answer to this request.
+      return Optional.empty();
+    }
     if (failure instanceof IdempotencyKeyReusedException) {
       return Optional.of(plain(keyReused()));
     }

@@ -77,7 +77,7 @@ import org.jspecify.annotations.Nullable;
  *       replay of another request's answer. Other header fields are not part of it, nor is the
  *       principal, which is part of the scope. A non-empty body declared as JSON that is not JSON
  *       gets 400; an empty body is never parsed.
- *   <li>The scope is the principal (from the {@link PrincipalResolver}, by default {@code
+ *   <li>The scope is the principal (from the {@link dev.idem.core.spi.PrincipalResolver}, by default {@code
  *       getUserPrincipal()}, or the anonymous principal) and the route's operation, {@code "<METHOD>
  *       <pattern>"}: the configured template, never the raw URI (draft, Security Considerations:
  *       a composite key with attributes known only to the server). Outside the root context the
@@ -394,7 +394,7 @@ public final class IdempotencyFilter implements Filter {
    * @throws IOException from the chain or from writing the response, as is
    * @throws ServletException from the chain, as is; or if the filter was never configured
    * @throws RuntimeException any unchecked exception of the chain, as is (the claim was released),
-   *     or of the {@link PrincipalResolver}
+   *     or of the {@link dev.idem.core.spi.PrincipalResolver}
    */
   @Override
   public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)

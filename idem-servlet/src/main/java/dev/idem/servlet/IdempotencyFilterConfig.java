@@ -6,8 +6,10 @@ import dev.idem.core.KeyStatusReader;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.servlet.internal.HeaderRules;
 import dev.idem.servlet.internal.Problem;
+import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -136,7 +138,7 @@ public final class IdempotencyFilterConfig {
   /** The base as given, or {@code null} for about:blank problems. */
   private final @Nullable URI problemTypeBase;
   private final IdemProblems problems;
-  private final PrincipalResolver principalResolver;
+  private final PrincipalResolver<? super HttpServletRequest> principalResolver;
   private final String anonymousPrincipal;
   private final Set<String> replayedHeaders;
   private final Duration maxRetryAfter;
@@ -340,8 +342,8 @@ public final class IdempotencyFilterConfig {
     return new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, extensions);
   }
 
-  /** @return who a request's key belongs to; never {@code null} */
-  public PrincipalResolver principalResolver() {
+  /** @return who a request's key belongs to, called with the request; never {@code null} */
+  public PrincipalResolver<? super HttpServletRequest> principalResolver() {
     return principalResolver;
   }
 

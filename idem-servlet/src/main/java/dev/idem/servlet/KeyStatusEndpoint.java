@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * mounted in front of the application, on the path {@link #DEFAULT_PATH} by default.
  *
  * <p><b>Whose keys.</b> The scope is derived exactly as {@link IdempotencyFilter} derives it: the
- * principal from the filter configuration's {@link PrincipalResolver} (or its anonymous
+ * principal from the filter configuration's {@link dev.idem.core.spi.PrincipalResolver} (or its anonymous
  * principal), and the operation of the configured route whose {@code "<METHOD> <pattern>"} equals
  * the {@code operation} query parameter (or, when none does, of the route the filter matches for
  * a request line {@code "<METHOD> <path>"} given there), with the context path as the filter puts it. A caller
@@ -175,7 +175,7 @@ public final class KeyStatusEndpoint implements Filter {
    *
    * @throws IOException if writing the answer fails
    * @throws ServletException from the rest of the chain, for other paths
-   * @throws RuntimeException an unchecked exception of the {@link PrincipalResolver}, or of the
+   * @throws RuntimeException an unchecked exception of the {@link dev.idem.core.spi.PrincipalResolver}, or of the
    *     reader other than {@link IdemStoreException} and {@link StoredResponseUnreadableException}
    */
   @Override

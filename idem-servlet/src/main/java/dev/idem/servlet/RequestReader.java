@@ -65,7 +65,7 @@ final class RequestReader {
    * response, so that every answer to it carries the field, refusals included.
    *
    * @throws IOException if reading the body fails
-   * @throws RuntimeException of the {@link PrincipalResolver}, or a container that refuses the
+   * @throws RuntimeException of the {@link dev.idem.core.spi.PrincipalResolver}, or a container that refuses the
    *     body's stream of a request that is not a form
    */
   static Reading read(IdempotencyFilterConfig cfg, HttpServletRequest req, HttpServletResponse res) throws IOException {

@@ -117,4 +117,23 @@ class IdemProblemsTest {
     assertThat(problems.forException(new ResponseNotStoredException(KEY, StoredResponse.builder(201).bodyNotStored(70_000).build())).orElseThrow().problem().extensions())
         .containsEntry("originalStatus", 201);
   }
+
+  /**
+   * One {@code OutcomeUnknownException} for the server and the HTTP client: the client's phase,
+   * escaping application code that called another service, is the application's own exception, as
+   * it was when the client had a type of its own; the server's phases keep their answers.
+   */
+  @Test
+  void aClientsUnknownOutcomeIsLeftToTheApplicationAndTheServersIsOutcomeUnknown() {
+    OutcomeUnknownException client = OutcomeUnknownException.clientRetriesExhausted(KEY, 3, 503, "no attempts left", null,
+        Duration.ofSeconds(9), null);
+    assertThat(problems.forException(client)).isEmpty();
+    assertThat(problems.forException(new OutcomeUnknownException(KEY, Duration.ofSeconds(4), null)).orElseThrow())
+        .satisfies(a -> {
+          assertThat(a.problem().name()).isEqualTo(IdemProblems.OUTCOME_UNKNOWN);
+          assertThat(a.retryAfterSeconds()).hasValue(4);
+        });
+    assertThat(problems.forException(new IdemStoreException("down", null)).orElseThrow().problem().name())
+        .isEqualTo(IdemProblems.STORE_UNAVAILABLE);
+  }
 }

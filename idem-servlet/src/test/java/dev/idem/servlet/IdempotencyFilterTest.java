@@ -422,6 +422,23 @@ class IdempotencyFilterTest {
     assertThat(store.size()).isEqualTo(1);
   }
 
+  /**
+   * A handler that lets the HTTP client's unknown outcome of a call to another service escape fails
+   * as with any exception of its own: 500, the claim released, a retry runs. Since there is one
+   * {@code OutcomeUnknownException} it must not be read as the filter's own unknown outcome (503
+   * outcome-unknown with the client's Retry-After) nor as the store's failure.
+   */
+  @Test
+  void aClientsUnknownOutcomeEscapingTheHandlerIsTheHandlersFailureNotA503() throws Exception {
+    HttpResponse<byte[]> failed = post("/downstream-unknown", "downstream-key", "text/plain", "x");
+    assertThat(failed.statusCode()).isEqualTo(500);
+    assertThat(header(failed, "Retry-After")).isNull();
+    assertThat(store.size()).isZero();
+    HttpResponse<byte[]> retry = post("/downstream-unknown", "downstream-key", "text/plain", "x");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(app.calls("POST /downstream-unknown")).isEqualTo(2);
+  }
+
   @Test
   void flushedOutputDoesNotLeakBeforeTheHandlerFinishes() throws Exception {
     HttpResponse<byte[]> failed = post("/flush-then-throw", "flush-key", null, "");

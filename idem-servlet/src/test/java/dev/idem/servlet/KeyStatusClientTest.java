@@ -7,11 +7,11 @@ import dev.idem.client.ClientRetryPolicy;
 import dev.idem.client.HttpOperation;
 import dev.idem.client.IdempotentHttpClient;
 import dev.idem.client.OperationResult;
-import dev.idem.client.OutcomeUnknownException;
 import dev.idem.client.ServerKeyStatus;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.KeyStatusReader;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.OutcomeUnknownException;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -221,7 +221,7 @@ class KeyStatusClientTest {
     HttpOperation save = save("/notes", "alice");
     IdempotentHttpClient client = client(1, true);
     OutcomeUnknownException e = org.assertj.core.api.Assertions.catchThrowableOfType(() -> client.send(save), OutcomeUnknownException.class);
-    assertThat(e.serverStatus()).hasValueSatisfying(s -> {
+    assertThat(e.serverStatus(ServerKeyStatus.class)).hasValueSatisfying(s -> {
       assertThat(s.state()).isEqualTo(ServerKeyStatus.State.COMPLETED);
       assertThat(s.status()).isEqualTo(201);
       assertThat(s.expiresAt()).isNotNull();

@@ -109,6 +109,15 @@ final class TestApp extends HttpServlet {
           throw new IllegalStateException("handler failure after flush");
         }
       }
+      case "/downstream-unknown" -> {
+        if (call == 1) {
+          // the handler called another service with Idem's HTTP client, whose retries ran out
+          throw dev.idem.core.OutcomeUnknownException.clientRetriesExhausted(dev.idem.core.IdempotencyKey.of("downstream-1"), 3,
+              503, "no attempts left", null, java.time.Duration.ofSeconds(7), null);
+        }
+        res.setStatus(201);
+        res.getWriter().write("created on run " + call);
+      }
       case "/boom" -> {
         if (call == 1) {
           throw new IllegalStateException("the first run fails");

@@ -1,13 +1,16 @@
 package dev.idem.spring;
 
-import dev.idem.servlet.PrincipalResolver;
+import dev.idem.core.spi.PrincipalResolver;
+import dev.idem.servlet.ServletPrincipals;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Chooses the filter's {@link PrincipalResolver}, by the rules of {@link IdemPrincipals}: the
- * application's {@link PrincipalResolver} bean, else its {@link IdemPrincipalResolver} bean, else
+ * application's {@code PrincipalResolver<HttpServletRequest>} bean, else its {@code
+ * PrincipalResolver<Object>} bean (called with the request), else
  * {@code idem.principal}: {@code auto} and {@code spring-security} take Spring Security's
  * authenticated user (falling back to {@code getUserPrincipal()} for requests Spring Security
  * does not see), {@code servlet} takes {@code getUserPrincipal()}, {@code shared} makes every caller
@@ -16,7 +19,7 @@ import java.util.List;
 final class FilterPrincipals {
 
   /** No principal source: the filter's registration refuses to start with it. */
-  static final PrincipalResolver NONE = new PrincipalResolver() {
+  static final PrincipalResolver<HttpServletRequest> NONE = new PrincipalResolver<>() {
     @Override
     public String resolve(HttpServletRequest request) {
       throw IdemPrincipals.noSource("the Idempotency-Key filter");
@@ -35,20 +38,21 @@ final class FilterPrincipals {
    * @throws IdemConfigurationException if {@code idem.principal} names a source that is not on the
    *     class path
    */
-  static PrincipalResolver choose(
-      IdemProperties properties, PrincipalResolver filterBean, IdemPrincipalResolver methodBean, List<PrincipalIntegration> integrations) {
+  static PrincipalResolver<? super HttpServletRequest> choose(IdemProperties properties,
+      @Nullable PrincipalResolver<HttpServletRequest> filterBean, @Nullable PrincipalResolver<Object> methodBean,
+      List<PrincipalIntegration> integrations) {
     if (filterBean != null) {
       return filterBean;
     }
     if (methodBean != null) {
-      return request -> methodBean.currentPrincipal();
+      return methodBean;
     }
     IdemProperties.PrincipalSource source = IdemPrincipals.source(properties);
     switch (source) {
       case SHARED:
-        return request -> null;
+        return PrincipalResolver.anonymous();
       case SERVLET:
-        return PrincipalResolver.userPrincipal();
+        return ServletPrincipals.userPrincipal();
       default:
         PrincipalIntegration security = IdemPrincipals.find(integrations, IdemProperties.PrincipalSource.SPRING_SECURITY).orElse(null);
         if (security == null) {
@@ -57,7 +61,7 @@ final class FilterPrincipals {
           }
           throw IdemPrincipals.unavailable(source);
         }
-        return request -> {
+        return (HttpServletRequest request) -> {
           String name = security.currentPrincipal();
           if (name != null) {
             return name;
@@ -69,13 +73,13 @@ final class FilterPrincipals {
   }
 
   /** @return where {@link #choose} takes the principal from, in words for the start-up log line */
-  static String describe(
-      IdemProperties properties, PrincipalResolver filterBean, IdemPrincipalResolver methodBean, List<PrincipalIntegration> integrations) {
+  static String describe(IdemProperties properties, @Nullable PrincipalResolver<HttpServletRequest> filterBean,
+      @Nullable PrincipalResolver<Object> methodBean, List<PrincipalIntegration> integrations) {
     if (filterBean != null) {
-      return "the application's PrincipalResolver bean";
+      return "the application's PrincipalResolver<HttpServletRequest> bean";
     }
     if (methodBean != null) {
-      return "the application's IdemPrincipalResolver bean";
+      return "the application's PrincipalResolver<Object> bean";
     }
     IdemProperties.PrincipalSource source = IdemPrincipals.source(properties);
     if (source == IdemProperties.PrincipalSource.AUTO) {

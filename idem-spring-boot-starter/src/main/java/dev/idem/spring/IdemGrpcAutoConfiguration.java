@@ -4,7 +4,8 @@ import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
-import dev.idem.grpc.GrpcPrincipalResolver;
+import dev.idem.core.spi.PrincipalResolver;
+import dev.idem.grpc.GrpcCall;
 import dev.idem.grpc.IdempotencyServerInterceptor;
 import dev.idem.servlet.KeyRequirement;
 import io.grpc.BindableService;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -35,8 +37,8 @@ import org.springframework.grpc.server.GlobalServerInterceptor;
  * services stops the start-up. The engine
  * is the HTTP filter's: transactional mode (the handler's writes through Spring's beans join the
  * key's transaction, for handlers that answer on the calling thread) or the lease engine. The
- * principal follows {@code idem.principal} as on HTTP: a {@link GrpcPrincipalResolver} bean first,
- * else an {@link IdemPrincipalResolver} bean, else Spring Security's authenticated user (which the
+ * principal follows {@code idem.principal} as on HTTP: a {@code PrincipalResolver<GrpcCall>} bean
+ * first, else a {@code PrincipalResolver<Object>} bean (called with the {@link GrpcCall}), else Spring Security's authenticated user (which the
  * application's gRPC security must have set when the call starts), else {@code shared}; {@code
  * servlet} has no meaning for gRPC and is refused.
  */
@@ -54,7 +56,7 @@ public class IdemGrpcAutoConfiguration {
   @ConditionalOnBean(BindableService.class) // a gRPC server with services: nothing to protect without one
   @ConditionalOnMissingBean(IdempotencyServerInterceptor.class)
   IdempotencyServerInterceptor idemGrpcServerInterceptor(IdemProperties p, ObjectProvider<ModeDecision> mode, LeaseIdempotency lease,
-      ObjectProvider<GrpcPrincipalResolver> grpcResolver, ObjectProvider<IdemPrincipalResolver> methodResolver,
+      ObjectProvider<PrincipalResolver<GrpcCall>> grpcResolver, ObjectProvider<PrincipalResolver<Object>> methodResolver,
       ObjectProvider<PrincipalIntegration> integrations, ObjectProvider<BindableService> services,
       ObjectProvider<LeaseStore> store, ObjectProvider<DataSource> dataSource,
       ObjectProvider<IdemStoreAutoConfiguration.RedisStores> redis, ObjectProvider<IdemStoreDecorator> decorators,
@@ -102,21 +104,21 @@ public class IdemGrpcAutoConfiguration {
   }
 
   /** The principal of a call, by the rules of {@code idem.principal}; see the class. */
-  static GrpcPrincipalResolver principals(IdemProperties p, GrpcPrincipalResolver grpcBean, IdemPrincipalResolver methodBean,
-      List<PrincipalIntegration> integrations) {
+  static PrincipalResolver<? super GrpcCall> principals(IdemProperties p, @Nullable PrincipalResolver<GrpcCall> grpcBean,
+      @Nullable PrincipalResolver<Object> methodBean, List<PrincipalIntegration> integrations) {
     if (grpcBean != null) {
       return grpcBean;
     }
     if (methodBean != null) {
-      return (call, headers, context) -> methodBean.currentPrincipal();
+      return methodBean;
     }
     IdemProperties.PrincipalSource source = IdemPrincipals.source(p);
     switch (source) {
       case SHARED:
-        return (call, headers, context) -> null;
+        return PrincipalResolver.anonymous();
       case SERVLET:
         throw new IdemConfigurationException("idem.principal", "is servlet, which has no meaning for a gRPC call: set"
-            + " idem.principal=spring-security or shared, or define a GrpcPrincipalResolver bean (or set idem.grpc.enabled=false)",
+            + " idem.principal=spring-security or shared, or define a PrincipalResolver<GrpcCall> bean (or set idem.grpc.enabled=false)",
             null);
       default:
         PrincipalIntegration security = IdemPrincipals.find(integrations, IdemProperties.PrincipalSource.SPRING_SECURITY).orElse(null);
@@ -124,7 +126,7 @@ public class IdemGrpcAutoConfiguration {
           throw source == IdemProperties.PrincipalSource.AUTO ? IdemPrincipals.noSource("the gRPC server interceptor")
               : IdemPrincipals.unavailable(source);
         }
-        return (call, headers, context) -> security.currentPrincipal();
+        return (GrpcCall call) -> security.currentPrincipal();
     }
   }
 }

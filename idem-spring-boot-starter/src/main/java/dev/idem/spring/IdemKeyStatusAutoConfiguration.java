@@ -5,6 +5,7 @@ import static dev.idem.spring.IdemSettings.configured;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.KeyStatusReader;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyStatusEndpoint;
@@ -54,7 +55,7 @@ public class IdemKeyStatusAutoConfiguration {
       org.springframework.beans.factory.config.ConfigurableListableBeanFactory beans,
       IdemProperties idem,
       ObjectProvider<JdbcIdempotency> jdbc,
-      ObjectProvider<IdemPrincipalResolver> methodPrincipals,
+      ObjectProvider<PrincipalResolver<Object>> methodPrincipals,
       ObjectProvider<PrincipalIntegration> integrations) {
     // The stores Idem builds are KeyStatusReaders themselves; the application's own reader is one that is not a store.
     List<KeyStatusReader> readers = own.orderedStream()

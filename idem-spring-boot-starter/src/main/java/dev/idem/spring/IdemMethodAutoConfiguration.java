@@ -6,6 +6,7 @@ import static dev.idem.spring.IdemTransactionalAutoConfiguration.TRANSACTION_MAN
 
 import dev.idem.core.IdemListener;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import java.lang.reflect.Method;
@@ -13,6 +14,7 @@ import java.util.List;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ObjectProvider;
@@ -71,7 +73,7 @@ public class IdemMethodAutoConfiguration {
   static SmartInitializingSingleton idemPrincipalCheck(
       ConfigurableListableBeanFactory beans,
       ObjectProvider<IdemProperties> properties,
-      ObjectProvider<IdemPrincipalResolver> resolvers,
+      ObjectProvider<PrincipalResolver<Object>> resolvers,
       ObjectProvider<PrincipalIntegration> integrations,
       ObjectProvider<dev.idem.core.spi.LeaseStore> store,
       ObjectProvider<JdbcIdempotency> keys) {
@@ -86,7 +88,7 @@ public class IdemMethodAutoConfiguration {
             table == null ? "there is no key table to join (no DataSource)" : "they join it, keys in table " + table.table(),
             IdemSettings.describe(store.getIfAvailable()));
       }
-      IdemPrincipalResolver resolver = IdemPrincipals.forMethods(properties.getObject(), resolvers.getIfAvailable(), integrations.orderedStream().toList());
+      PrincipalResolver<Object> resolver = IdemPrincipals.forMethods(properties.getObject(), resolvers.getIfAvailable(), integrations.orderedStream().toList());
       if (resolver == null) {
         IdemPrincipals.beanWithIdempotentMethods(beans).ifPresent(name -> {
           throw IdemPrincipals.noSource("the @Idempotent methods of bean '" + name + "'");
@@ -109,7 +111,7 @@ public class IdemMethodAutoConfiguration {
       ObjectProvider<LeaseIdempotency> lease,
       ObjectProvider<JdbcIdempotency> transactional,
       ObjectProvider<DataSource> dataSource,
-      ObjectProvider<IdemPrincipalResolver> principals,
+      ObjectProvider<PrincipalResolver<Object>> principals,
       ObjectProvider<PrincipalIntegration> integrations,
       ObjectProvider<IdemProperties> properties,
       ObjectProvider<IdemListener> listeners,
@@ -128,14 +130,14 @@ public class IdemMethodAutoConfiguration {
    */
   private static final class FirstCallInterceptor implements MethodInterceptor {
     private final ConfigurableListableBeanFactory beans;
-    private final ObjectProvider<IdemPrincipalResolver> principals;
+    private final ObjectProvider<PrincipalResolver<Object>> principals;
     private final ObjectProvider<PrincipalIntegration> integrations;
     private final ObjectProvider<IdemProperties> properties;
     private final SingletonSupplier<IdempotentMethodInterceptor> interceptor;
 
     FirstCallInterceptor(ConfigurableListableBeanFactory beans, ObjectProvider<LeaseIdempotency> lease,
         ObjectProvider<JdbcIdempotency> transactional, ObjectProvider<DataSource> dataSource,
-        ObjectProvider<IdemPrincipalResolver> principals, ObjectProvider<PrincipalIntegration> integrations,
+        ObjectProvider<PrincipalResolver<Object>> principals, ObjectProvider<PrincipalIntegration> integrations,
         ObjectProvider<IdemProperties> properties, ObjectProvider<IdemListener> listeners,
         ObjectProvider<MethodTransactions> transactions) {
       this.beans = beans;
@@ -144,7 +146,7 @@ public class IdemMethodAutoConfiguration {
       this.properties = properties;
       this.interceptor = SingletonSupplier.ofNullable(() -> {
         IdemProperties p = properties.getObject();
-        IdemPrincipalResolver resolver = resolver();
+        PrincipalResolver<Object> resolver = resolver();
         JsonCodec json = resolver == null ? null : JsonCodecs.choose(beans);
         if (json == null) {
           return null; // nothing kept: the call says what is missing
@@ -163,7 +165,7 @@ public class IdemMethodAutoConfiguration {
       });
     }
 
-    private IdemPrincipalResolver resolver() {
+    private @Nullable PrincipalResolver<Object> resolver() {
       return IdemPrincipals.forMethods(properties.getObject(), principals.getIfAvailable(), integrations.orderedStream().toList());
     }
 

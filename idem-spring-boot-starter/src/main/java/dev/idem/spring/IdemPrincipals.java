@@ -1,7 +1,9 @@
 package dev.idem.spring;
 
+import dev.idem.core.spi.PrincipalResolver;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 
 /**
@@ -10,7 +12,10 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * accident:
  *
  * <ol>
- *   <li>the application's {@link IdemPrincipalResolver} bean, if it defines one;
+ *   <li>the application's {@code PrincipalResolver<Object>} bean ({@link PrincipalResolver}), if it
+ *       defines one: called with the stack's call (the invoked {@link java.lang.reflect.Method} for
+ *       {@code @Idempotent} methods, the request for the filter and the key status endpoint, a
+ *       {@code dev.idem.grpc.GrpcCall} for gRPC);
  *   <li>otherwise {@code idem.principal}: {@code auto} (the default) is Spring Security's
  *       authenticated user when Spring Security is on the class path, and no source at all
  *       otherwise; {@code spring-security}; {@code servlet} (the container's user of the current
@@ -25,7 +30,8 @@ final class IdemPrincipals {
 
   /** What an application without a principal source can do; part of every such message. */
   static final String CHOICES = "add Spring Security (spring-boot-starter-security) to scope keys by the authenticated user,"
-      + " define an IdemPrincipalResolver bean, set idem.principal=servlet to use the servlet container's user,"
+      + " define a PrincipalResolver<Object> bean (dev.idem.core.spi.PrincipalResolver), set idem.principal=servlet to use the"
+      + " servlet container's user,"
       + " or set idem.principal=shared if the application is single-tenant and any caller may receive any other caller's stored answer";
 
   private IdemPrincipals() {}
@@ -38,7 +44,8 @@ final class IdemPrincipals {
    * @throws IdemConfigurationException if {@code idem.principal} names a source that is not on the
    *     class path, or is {@code null}
    */
-  static IdemPrincipalResolver forMethods(IdemProperties properties, IdemPrincipalResolver application, List<PrincipalIntegration> integrations) {
+  static @Nullable PrincipalResolver<Object> forMethods(IdemProperties properties, @Nullable PrincipalResolver<Object> application,
+      List<PrincipalIntegration> integrations) {
     if (application != null) {
       return application;
     }
@@ -49,7 +56,7 @@ final class IdemPrincipals {
         if (shared == null || shared.isEmpty()) {
           throw new IdemConfigurationException("idem.method-principal", "must not be empty with idem.principal=shared", null);
         }
-        return () -> shared;
+        return call -> shared;
       case AUTO:
         return find(integrations, IdemProperties.PrincipalSource.SPRING_SECURITY).map(IdemPrincipals::resolver).orElse(null);
       default:
@@ -64,8 +71,8 @@ final class IdemPrincipals {
     return properties.getPrincipal();
   }
 
-  private static IdemPrincipalResolver resolver(PrincipalIntegration integration) {
-    return integration::currentPrincipal;
+  private static PrincipalResolver<Object> resolver(PrincipalIntegration integration) {
+    return call -> integration.currentPrincipal();
   }
 
   static Optional<PrincipalIntegration> find(List<PrincipalIntegration> integrations, IdemProperties.PrincipalSource kind) {
@@ -85,7 +92,7 @@ final class IdemPrincipals {
    */
   static IdemConfigurationException noSource(String what) {
     return new IdemConfigurationException("idem.principal", "is auto, and there is no principal source for " + what
-        + " (Spring Security is not on the class path and there is no IdemPrincipalResolver bean). Without one, every caller"
+        + " (Spring Security is not on the class path and there is no PrincipalResolver<Object> bean). Without one, every caller"
         + " would share one scope, and one caller's retry could receive another caller's stored answer. To fix it, " + CHOICES, null);
   }
 

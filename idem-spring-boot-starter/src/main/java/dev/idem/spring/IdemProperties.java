@@ -116,9 +116,10 @@ public class IdemProperties {
   private List<String> optionalKeyRoutes = new ArrayList<>(List.of("POST /**", "PATCH /**"));
 
   /**
-   * Where the principal of a key's scope comes from when the application defines no
-   * IdemPrincipalResolver bean (nor, for the filter, a PrincipalResolver bean): auto (Spring
-   * Security's authenticated user when Spring Security is on the class path; otherwise the
+   * Where the principal of a key's scope comes from when the application defines no principal
+   * resolver bean (dev.idem.core.spi.PrincipalResolver of Object, for every stack; for the filter,
+   * also one of HttpServletRequest; for gRPC, one of GrpcCall): auto (Spring Security's
+   * authenticated user when Spring Security is on the class path; otherwise the
    * application does not start), spring-security, servlet (the servlet container's user,
    * HttpServletRequest.getUserPrincipal()), or shared (one scope for every caller: only for
    * single-tenant applications, where any caller may receive any other caller's stored answer).

@@ -9,12 +9,13 @@ import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.KeyStatusReader;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
 import dev.idem.servlet.OperationNamer;
-import dev.idem.servlet.PrincipalResolver;
 import dev.idem.servlet.ProblemRenderer;
+import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,8 +60,8 @@ public class IdemWebAutoConfiguration {
       ObjectProvider<LeaseIdempotency> leaseEngine,
       ObjectProvider<ModeDecision> modeDecision,
       ObjectProvider<LeaseStore> store,
-      ObjectProvider<PrincipalResolver> filterPrincipals,
-      ObjectProvider<IdemPrincipalResolver> methodPrincipals,
+      ObjectProvider<PrincipalResolver<HttpServletRequest>> filterPrincipals,
+      ObjectProvider<PrincipalResolver<Object>> methodPrincipals,
       ObjectProvider<PrincipalIntegration> integrations,
       ObjectProvider<ProblemRenderer> problemRenderer,
       ObjectProvider<IdemListener> listeners,
@@ -115,8 +116,8 @@ public class IdemWebAutoConfiguration {
     configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
     problemRenderer.ifUnique(b::problemRenderer); // the application's own error format, else RFC 9457
     b.listener(listeners.getIfUnique(() -> IdemListener.NONE)); // the filter's own refusals, beside the engines'
-    PrincipalResolver filterBean = filterPrincipals.getIfAvailable();
-    IdemPrincipalResolver methodBean = methodPrincipals.getIfAvailable();
+    PrincipalResolver<HttpServletRequest> filterBean = filterPrincipals.getIfAvailable();
+    PrincipalResolver<Object> methodBean = methodPrincipals.getIfAvailable();
     List<PrincipalIntegration> sources = integrations.orderedStream().toList();
     b.principalResolver(FilterPrincipals.choose(p, filterBean, methodBean, sources));
     String naming = operationNames(p, b, operationNamer.getIfAvailable(), ownReaders, mode, store, dataSource);

@@ -18,7 +18,8 @@ import java.lang.annotation.Target;
  * Jackson, then RFC 8785 with numbers compared by exact value, so two {@code BigDecimal} or {@code
  * long} arguments that differ only past a double's precision are different calls). The scope is
  * the caller's principal plus {@link #operation()}. The principal comes from the application's
- * {@link IdemPrincipalResolver} bean, else, when Spring Security is on the class path, from its
+ * {@code PrincipalResolver<Object>} bean ({@link dev.idem.core.spi.PrincipalResolver}, called with the
+ * invoked {@link java.lang.reflect.Method}), else, when Spring Security is on the class path, from its
  * authenticated user (anonymous callers share {@code idem.anonymous-principal}), else from what
  * {@code idem.principal} says ({@code servlet}, or {@code shared}: one scope for every caller, for
  * single-tenant applications only); with no source at all the application does not start.

@@ -10,6 +10,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import java.lang.reflect.Method;
@@ -19,8 +20,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.stream.Collectors;
 import java.util.Optional;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -41,7 +42,7 @@ import org.springframework.core.annotation.AnnotatedMethod;
  * {@link ResponseNotStoredException} instead of running the method again.
  *
  * <p>The scope is the caller's principal and the method's operation. The principal is what the
- * {@link IdemPrincipalResolver} answers, made a valid scope part as the filter does: {@code null} or
+ * {@link PrincipalResolver} answers (called with the invoked {@link Method}), made a valid scope part as the filter does: {@code null} or
  * empty is the anonymous principal, shared by every anonymous caller; an authenticated name equal to
  * the anonymous principal, longer than 200 characters, with a control character or starting with
  * {@code "sha256:"} becomes {@code "sha256:"} and its SHA-256, so distinct callers never share a
@@ -105,7 +106,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final JsonCodec json;
   /** A DataSource without the transactional engine: a call inside its transaction cannot join it. */
   private final boolean transactionalEngineMissing;
-  private final IdemPrincipalResolver principals;
+  private final PrincipalResolver<Object> principals;
   private final String anonymousPrincipal;
   private final int maxResponseBytes;
   /** The key of the HTTP request the filter protects on this thread, if any; see {@link #coveredBy}. */
@@ -155,7 +156,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * be there when a transactional engine is given.
    */
   IdempotentMethodInterceptor(
-      LeaseIdempotency lease, TransactionalIdempotency transactional, DataSource dataSource, JsonCodec json, IdemPrincipalResolver principals) {
+      LeaseIdempotency lease, TransactionalIdempotency transactional, DataSource dataSource, JsonCodec json, PrincipalResolver<Object> principals) {
     this(lease, transactional, transactional != null, dataSource, json, principals, IdempotencyFilterConfig.DEFAULT_ANONYMOUS_PRINCIPAL,
         IdempotencyFilterConfig.DEFAULT_MAX_RESPONSE_BYTES);
   }
@@ -178,7 +179,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @throws IllegalArgumentException if {@code maxResponseBytes} is negative
    */
   IdempotentMethodInterceptor(LeaseIdempotency lease, TransactionalIdempotency transactional, boolean springTransactions,
-      DataSource dataSource, JsonCodec json, IdemPrincipalResolver principals, String anonymousPrincipal, int maxResponseBytes) {
+      DataSource dataSource, JsonCodec json, PrincipalResolver<Object> principals, String anonymousPrincipal, int maxResponseBytes) {
     if (maxResponseBytes < 0) {
       throw new IllegalArgumentException("maxResponseBytes must not be negative, was " + maxResponseBytes);
     }
@@ -255,7 +256,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       return covered;
     }
     String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
-    String principal = Scope.principalPart(principals.currentPrincipal(), anonymousPrincipal);
+    String principal = Scope.principalPart(principals.resolve(method), anonymousPrincipal);
     IdempotentRequest request = new IdempotentRequest(Scope.of(principal, operation), key, Fingerprint.ofJson(json.write(payload)));
 
     Outcome outcome;

@@ -4,6 +4,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.KeyStatus;
 import dev.idem.core.KeyStatusReader;
 import dev.idem.core.Scope;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.servlet.KeyStatusEndpoint;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.LinkedHashSet;
@@ -25,7 +26,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 final class MethodKeyStatuses implements KeyStatusEndpoint.OtherOperations {
 
   private final ConfigurableListableBeanFactory beans;
-  private final Supplier<IdemPrincipalResolver> principals;
+  private final Supplier<@Nullable PrincipalResolver<Object>> principals;
   private final String anonymousPrincipal;
   private final List<KeyStatusReader> readers;
   private volatile @Nullable Set<String> operations;
@@ -36,7 +37,7 @@ final class MethodKeyStatuses implements KeyStatusEndpoint.OtherOperations {
    * @param anonymousPrincipal the principal of anonymous callers
    * @param readers the stores the methods record keys in, in the order they are asked
    */
-  MethodKeyStatuses(ConfigurableListableBeanFactory beans, Supplier<IdemPrincipalResolver> principals, String anonymousPrincipal,
+  MethodKeyStatuses(ConfigurableListableBeanFactory beans, Supplier<@Nullable PrincipalResolver<Object>> principals, String anonymousPrincipal,
       List<KeyStatusReader> readers) {
     this.beans = beans;
     this.principals = principals;
@@ -49,11 +50,11 @@ final class MethodKeyStatuses implements KeyStatusEndpoint.OtherOperations {
     if (!operations().contains(operation)) {
       return null;
     }
-    IdemPrincipalResolver resolver = principals.get();
+    PrincipalResolver<Object> resolver = principals.get();
     if (resolver == null) {
       return null;
     }
-    Scope scope = Scope.of(Scope.principalPart(resolver.currentPrincipal(), anonymousPrincipal), operation);
+    Scope scope = Scope.of(Scope.principalPart(resolver.resolve(request), anonymousPrincipal), operation);
     KeyStatus found = KeyStatus.absent();
     for (KeyStatusReader reader : readers) {
       found = reader.status(scope, key);

@@ -66,6 +66,11 @@ class IdemHandlerExceptionResolverTest {
   void otherExceptionsAndCommittedResponsesAreLeftToSpringMvc() throws Exception {
     IdemHandlerExceptionResolver resolver = new IdemHandlerExceptionResolver(defaults);
     assertThat(resolver.resolveException(new MockHttpServletRequest(), new MockHttpServletResponse(), null, new IllegalStateException("x"))).isNull();
+    // The HTTP client's unknown outcome of a call the application made: the application's own, as
+    // when the client had an exception type of its own (not 503 outcome-unknown, not store-unavailable).
+    assertThat(resolver.resolveException(new MockHttpServletRequest(), new MockHttpServletResponse(), null,
+        OutcomeUnknownException.clientRetriesExhausted(IdempotencyKey.of("downstream"), 3, 503, "no attempts left", null, null, null)))
+        .isNull();
     MockHttpServletResponse committed = new MockHttpServletResponse();
     committed.setCommitted(true);
     assertThat(resolver.resolveException(new MockHttpServletRequest(), committed, null,

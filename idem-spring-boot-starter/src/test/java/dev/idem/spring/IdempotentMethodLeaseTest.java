@@ -72,7 +72,7 @@ class IdempotentMethodLeaseTest {
     LeaseIdempotency engine = LeaseIdempotency.builder(flaky).lease(lease).build();
     Charges target = new Charges();
     ProxyFactory factory = new ProxyFactory(target);
-    factory.addAdvice(new IdempotentMethodInterceptor(engine, null, null, new Jackson2JsonCodec(new ObjectMapper()), () -> "alice"));
+    factory.addAdvice(new IdempotentMethodInterceptor(engine, null, null, new Jackson2JsonCodec(new ObjectMapper()), call -> "alice"));
     Charges charges = (Charges) factory.getProxy();
 
     completesFail = true;

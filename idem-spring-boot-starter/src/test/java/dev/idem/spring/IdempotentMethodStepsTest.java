@@ -81,7 +81,7 @@ class IdempotentMethodStepsTest {
     operations = JdbcStepOperations.builder(db).build();
     LeaseIdempotency engine = LeaseIdempotency.builder(operations.keys()).build(); // the same key table
     ProxyFactory factory = new ProxyFactory(new Rides());
-    factory.addAdvice(new IdempotentMethodInterceptor(engine, null, null, new Jackson2JsonCodec(MAPPER), () -> "alice"));
+    factory.addAdvice(new IdempotentMethodInterceptor(engine, null, null, new Jackson2JsonCodec(MAPPER), call -> "alice"));
     rides = (Rides) factory.getProxy();
   }
 

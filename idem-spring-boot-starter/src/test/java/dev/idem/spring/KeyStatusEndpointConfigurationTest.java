@@ -9,9 +9,10 @@ import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.servlet.KeyStatusEndpoint;
-import dev.idem.servlet.PrincipalResolver;
+import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -37,7 +38,7 @@ class KeyStatusEndpointConfigurationTest {
   @Configuration(proxyBeanMethods = false)
   static class HeaderPrincipal {
     @Bean
-    PrincipalResolver principalResolver() {
+    PrincipalResolver<HttpServletRequest> principalResolver() {
       return request -> request.getHeader("X-User");
     }
   }

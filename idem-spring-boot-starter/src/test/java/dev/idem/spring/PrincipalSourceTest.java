@@ -3,9 +3,15 @@ package dev.idem.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.KeyStatusReader;
+import dev.idem.core.Scope;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.servlet.IdempotencyFilterConfig;
-import dev.idem.servlet.PrincipalResolver;
+import jakarta.servlet.http.HttpServletRequest;
 import java.lang.reflect.Proxy;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -69,7 +75,8 @@ class PrincipalSourceTest {
       IdemConfigurationException e = (IdemConfigurationException) IdemAutoConfigurationTest.causeOf(
           ctx.getStartupFailure(), IdemConfigurationException.class);
       assertThat(e.property()).isEqualTo("idem.principal");
-      assertThat(e).hasMessageContaining("bean 'payments'").hasMessageContaining("IdemPrincipalResolver")
+      assertThat(e).hasMessageContaining("bean 'payments'").hasMessageContaining("PrincipalResolver<Object> bean")
+          .hasMessageContaining("dev.idem.core.spi.PrincipalResolver")
           .hasMessageContaining("idem.principal=shared").hasMessageContaining("spring-boot-starter-security");
     });
   }
@@ -125,21 +132,100 @@ class PrincipalSourceTest {
             .hasMessageContaining("idem.principal").hasMessageContaining("Spring Security is not on the class path"));
   }
 
+  /** The application's resolver for every stack (it was an {@code IdemPrincipalResolver} bean). */
+  @Configuration(proxyBeanMethods = false)
+  static class EveryStackResolver {
+    @Bean
+    PrincipalResolver<Object> tenantResolver() {
+      return call -> "tenant-7";
+    }
+  }
+
+  /** The application's resolver for the filter only (it was a {@code dev.idem.servlet.PrincipalResolver} bean). */
+  @Configuration(proxyBeanMethods = false)
+  static class FilterResolver {
+    @Bean
+    PrincipalResolver<HttpServletRequest> headerResolver() {
+      return request -> request.getHeader("X-Tenant");
+    }
+  }
+
   @Test
   void anApplicationResolverBeanIsASourceForMethodsAndTheFilter() {
     web().withClassLoader(WITHOUT_SPRING_SECURITY)
-        .withBean(IdemPrincipalResolver.class, () -> () -> "tenant-7")
+        .withUserConfiguration(EveryStackResolver.class)
         .run(ctx -> {
           assertThat(ctx).hasNotFailed();
           assertThat(ctx.getBean(IdempotencyFilterConfig.class).principalResolver().resolve(new MockHttpServletRequest())).isEqualTo("tenant-7");
         });
     web().withClassLoader(WITHOUT_SPRING_SECURITY)
-        .withBean(PrincipalResolver.class, () -> request -> request.getHeader("X-Tenant"))
+        .withUserConfiguration(FilterResolver.class)
         .run(ctx -> {
           MockHttpServletRequest request = new MockHttpServletRequest();
           request.addHeader("X-Tenant", "t-9");
           assertThat(ctx.getBean(IdempotencyFilterConfig.class).principalResolver().resolve(request)).isEqualTo("t-9");
         });
+  }
+
+  /**
+   * With both beans, the filter takes the one typed for its requests and {@code @Idempotent}
+   * methods the one for every stack, as with the two interfaces they replace; a bean typed for the
+   * filter is not a source for methods.
+   */
+  @Test
+  void aResolverTypedForTheFilterWinsThereAndIsNoSourceForMethods() {
+    methods().withClassLoader(WITHOUT_SPRING_SECURITY)
+        .withUserConfiguration(EveryStackResolver.class, FilterResolver.class)
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          IdemAutoConfigurationTest.Payments payments = ctx.getBean(IdemAutoConfigurationTest.Payments.class);
+          payments.charge("both-1", "acct", 1);
+          assertThat(storedFor(ctx.getBean(LeaseStore.class), "tenant-7", "both-1")).isTrue();
+        });
+    web().withClassLoader(WITHOUT_SPRING_SECURITY)
+        .withUserConfiguration(EveryStackResolver.class, FilterResolver.class)
+        .run(ctx -> {
+          MockHttpServletRequest request = new MockHttpServletRequest();
+          request.addHeader("X-Tenant", "t-9");
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).principalResolver().resolve(request)).isEqualTo("t-9");
+        });
+    methods().withClassLoader(WITHOUT_SPRING_SECURITY)
+        .withUserConfiguration(FilterResolver.class)
+        .run(ctx -> assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemConfigurationException.class))
+            .hasMessageContaining("bean 'payments'"));
+  }
+
+  /** @return whether the store holds a completed record of the key in exactly that principal's scope, for operation "charge" */
+  private static boolean storedFor(LeaseStore store, String principal, String key) {
+    LeaseStore plain = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
+    return ((KeyStatusReader) plain).status(Scope.of(principal, "charge"), IdempotencyKey.of(key)) instanceof KeyStatus.Completed;
+  }
+
+  /**
+   * The principal strings that {@code @Idempotent} methods store in every key's scope, which an
+   * upgrade must not change: Spring Security's user name, {@code idem.method-principal} with
+   * {@code idem.principal=shared}, the application's resolver bean's answer, and the anonymous
+   * principal for an anonymous caller.
+   */
+  @Test
+  void thePrincipalsStoredForMethodsAreTheSameStrings() {
+    methods().run(ctx -> {
+      IdemAutoConfigurationTest.Payments payments = ctx.getBean(IdemAutoConfigurationTest.Payments.class);
+      as("alice");
+      payments.charge("strings-1", "acct", 1);
+      SecurityContextHolder.clearContext();
+      payments.charge("strings-2", "acct", 1);
+      assertThat(storedFor(ctx.getBean(LeaseStore.class), "alice", "strings-1")).isTrue();
+      assertThat(storedFor(ctx.getBean(LeaseStore.class), "anonymous", "strings-2")).isTrue();
+    });
+    methods().withClassLoader(WITHOUT_SPRING_SECURITY).withPropertyValues("idem.principal=shared").run(ctx -> {
+      ctx.getBean(IdemAutoConfigurationTest.Payments.class).charge("strings-3", "acct", 1);
+      assertThat(storedFor(ctx.getBean(LeaseStore.class), "application", "strings-3")).isTrue();
+    });
+    methods().withClassLoader(WITHOUT_SPRING_SECURITY).withUserConfiguration(EveryStackResolver.class).run(ctx -> {
+      ctx.getBean(IdemAutoConfigurationTest.Payments.class).charge("strings-4", "acct", 1);
+      assertThat(storedFor(ctx.getBean(LeaseStore.class), "tenant-7", "strings-4")).isTrue();
+    });
   }
 
   @Test
@@ -181,7 +267,7 @@ class PrincipalSourceTest {
   @Test
   void theFilterTakesSpringSecuritysUserByDefault() {
     web().run(ctx -> {
-      PrincipalResolver resolver = ctx.getBean(IdempotencyFilterConfig.class).principalResolver();
+      PrincipalResolver<? super HttpServletRequest> resolver = ctx.getBean(IdempotencyFilterConfig.class).principalResolver();
       as("alice");
       assertThat(resolver.resolve(new MockHttpServletRequest())).isEqualTo("alice");
       SecurityContextHolder.getContext().setAuthentication(
