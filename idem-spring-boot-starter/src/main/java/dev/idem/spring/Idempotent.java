@@ -39,7 +39,7 @@ import java.lang.annotation.Target;
  * dev.idem.core.OutcomeUnknownException}, since a later call could contradict that result. Call
  * again with the same key after its {@code retryAfter()}: the call then returns the stored result,
  * or runs the method again as a recovery, where {@link
- * IdempotentMethodInterceptor#currentLeaseContext()} has {@code recovery() == true} and the method
+ * IdempotentCalls#currentLeaseContext()} has {@code recovery() == true} and the method
  * must find the effect of the earlier run by its key rather than repeat it.
  */
 @Target(ElementType.METHOD)

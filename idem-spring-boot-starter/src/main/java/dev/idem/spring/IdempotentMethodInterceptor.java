@@ -51,7 +51,7 @@ import org.springframework.core.annotation.AnnotatedMethod;
  * the same way if longer than 200 characters: overloads and classes of the same simple name in
  * different packages never share a scope.
  *
- * <p>In lease mode the method can read its claim with {@link #currentLeaseContext()}: when {@link
+ * <p>In lease mode the method can read its claim with {@link IdempotentCalls#currentLeaseContext()}: when {@link
  * LeaseContext#recovery()} is {@code true}, an earlier call with the same key may have had its
  * effect (it crashed, or its result could not be stored: {@link
  * dev.idem.core.OutcomeUnknownException}), and the method must look that effect up by the key
@@ -60,36 +60,9 @@ import org.springframework.core.annotation.AnnotatedMethod;
  * <p>The auto-configuration creates it; its constructors are not public because the JSON codec
  * (Jackson 2 or Jackson 3, whichever the application has) is internal to the starter.
  */
-public final class IdempotentMethodInterceptor implements MethodInterceptor {
+final class IdempotentMethodInterceptor implements MethodInterceptor {
 
-  private static final ThreadLocal<LeaseContext> LEASE_CONTEXT = new ThreadLocal<>();
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IdemAutoConfiguration.class);
-
-  /**
-   * The claim of the {@link Idempotent} method running on this thread in lease mode: its scope, key
-   * and owner token, and whether it takes over an expired lease ({@code recovery}).
-   *
-   * @return the context; empty outside an {@link Idempotent} method and in transactional mode
-   *     (where a crash leaves nothing behind to reconcile)
-   */
-  public static Optional<LeaseContext> currentLeaseContext() {
-    return Optional.ofNullable(LEASE_CONTEXT.get());
-  }
-
-  private static final ThreadLocal<Boolean> LAST_CALL_REPLAYED = new ThreadLocal<>();
-
-  /**
-   * Whether the last {@link Idempotent} method call that returned on this thread was answered from
-   * its key's stored result instead of running: how a caller learns that a call was a replay (an
-   * HTTP response of the filter says so in {@code Idempotent-Replayed}; a method's result carries
-   * nothing). Read it right after the call, on the same thread.
-   *
-   * @return {@code true} if that call replayed a stored result; {@code false} if it ran, if it was
-   *     covered by the protected request around it, or if no call returned on this thread yet
-   */
-  public static boolean lastCallReplayed() {
-    return Boolean.TRUE.equals(LAST_CALL_REPLAYED.get());
-  }
 
   /** Wraps a Throwable from the method so that it can cross the engine and be rethrown as it was. */
   private static final class MethodFailure extends RuntimeException {
@@ -252,7 +225,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
             method.getDeclaringClass().getSimpleName(), method.getName());
       }
       Object covered = invocation.proceed();
-      LAST_CALL_REPLAYED.set(Boolean.FALSE);
+      IdempotentCalls.LAST_CALL_REPLAYED.set(Boolean.FALSE);
       return covered;
     }
     String operation = annotation.operation().isEmpty() ? defaultOperation(method) : annotation.operation();
@@ -276,15 +249,15 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
       } else {
         outcome = lease.execute(request, context -> {
           LeaseContext ctx = context.lease();
-          LeaseContext outer = LEASE_CONTEXT.get();
-          LEASE_CONTEXT.set(ctx);
+          LeaseContext outer = IdempotentCalls.LEASE_CONTEXT.get();
+          IdempotentCalls.LEASE_CONTEXT.set(ctx);
           try {
             return store(result[0] = proceed(invocation));
           } finally {
             if (outer == null) {
-              LEASE_CONTEXT.remove();
+              IdempotentCalls.LEASE_CONTEXT.remove();
             } else {
-              LEASE_CONTEXT.set(outer);
+              IdempotentCalls.LEASE_CONTEXT.set(outer);
             }
           }
         });
@@ -294,7 +267,7 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
     } catch (EffectFailedException e) {
       throw e.getCause() instanceof MethodFailure ? e.getCause().getCause() : e;
     }
-    LAST_CALL_REPLAYED.set(outcome.replayed());
+    IdempotentCalls.LAST_CALL_REPLAYED.set(outcome.replayed());
     if (method.getReturnType() == void.class) {
       return null; // nothing to give back, stored or not
     }

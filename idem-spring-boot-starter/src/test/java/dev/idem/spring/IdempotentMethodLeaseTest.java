@@ -32,7 +32,7 @@ class IdempotentMethodLeaseTest {
 
     @Idempotent(operation = "charge")
     public Map<String, Object> charge(@Idempotent.Key String key, long cents) {
-      boolean recovery = IdempotentMethodInterceptor.currentLeaseContext().orElseThrow().recovery();
+      boolean recovery = IdempotentCalls.currentLeaseContext().orElseThrow().recovery();
       recoveries.add(recovery);
       int id = recovery && byKey.containsKey(key) ? byKey.get(key) : byKey.computeIfAbsent(key, k -> byKey.size() + 1);
       return Map.of("charge", id, "cents", cents);
@@ -85,6 +85,6 @@ class IdempotentMethodLeaseTest {
     assertThat(target.byKey).hasSize(1);
     assertThat(charges.charge("c-1", 500)).as("now stored and replayed").isEqualTo(again);
     assertThat(target.recoveries).hasSize(2);
-    assertThat(IdempotentMethodInterceptor.currentLeaseContext()).as("only inside the method").isEmpty();
+    assertThat(IdempotentCalls.currentLeaseContext()).as("only inside the method").isEmpty();
   }
 }

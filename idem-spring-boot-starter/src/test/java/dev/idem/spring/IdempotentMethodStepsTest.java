@@ -29,7 +29,7 @@ import org.sqlite.SQLiteDataSource;
 
 /**
  * An operation of steps in an {@link Idempotent} method in lease mode: the method runs them under
- * its claim ({@link IdempotentMethodInterceptor#currentLeaseContext()}, {@link
+ * its claim ({@link IdempotentCalls#currentLeaseContext()}, {@link
  * JdbcStepOperations#runClaimed}); a call that fails after a step throws {@link
  * OutcomeUnknownException} and the next call with the same key resumes it.
  */
@@ -63,7 +63,7 @@ class IdempotentMethodStepsTest {
     @Idempotent(operation = "rides.create")
     public Ride create(@Idempotent.Key String key, String rider) throws Exception {
       methodRuns.incrementAndGet();
-      LeaseContext claim = IdempotentMethodInterceptor.currentLeaseContext().orElseThrow();
+      LeaseContext claim = IdempotentCalls.currentLeaseContext().orElseThrow();
       StoredResponse answer = operations.runClaimed(claim, rider.getBytes(StandardCharsets.UTF_8), ride);
       return MAPPER.readValue(answer.body(), Ride.class);
     }

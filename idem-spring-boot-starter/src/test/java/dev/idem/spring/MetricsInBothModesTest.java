@@ -124,10 +124,10 @@ class MetricsInBothModesTest {
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> other.run())).isInstanceOf(IdempotencyKeyReusedException.class);
       } else {
         first.run();
-        assertThat(IdempotentMethodInterceptor.lastCallReplayed()).as("the first call ran").isFalse();
+        assertThat(IdempotentCalls.lastCallReplayed()).as("the first call ran").isFalse();
         first.run();
         // was: a replay carried no marker, and a caller could not tell
-        assertThat(IdempotentMethodInterceptor.lastCallReplayed()).as("the repeat replayed").isTrue();
+        assertThat(IdempotentCalls.lastCallReplayed()).as("the repeat replayed").isTrue();
         assertThatThrownBy(other::run).isInstanceOf(IdempotencyKeyReusedException.class);
       }
       assertThat(payments.charges()).isEqualTo(1);

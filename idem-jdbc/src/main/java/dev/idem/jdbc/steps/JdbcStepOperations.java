@@ -143,7 +143,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
    * Runs {@code operation}'s steps under a claim that the caller already holds on this key table:
    * the lease-mode claim of the servlet filter ({@code IdempotencyFilter.leaseContext(request)}),
    * of an {@code @Idempotent} method ({@code
-   * IdempotentMethodInterceptor.currentLeaseContext()}), or of any {@link
+   * IdempotentCalls.currentLeaseContext()}), or of any {@link
    * dev.idem.core.LeaseIdempotency} whose store is this key table ({@link #keys()}, or a {@link
    * JdbcLeaseStore} on the same table and data source). The caller's engine replays a completed key
    * before the effect runs and stores the response returned here when it completes the claim; this
