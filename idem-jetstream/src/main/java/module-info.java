@@ -5,6 +5,8 @@
  * API, so it requires the client transitively; the application brings the client's version it runs
  * on.
  */
+// the client is an automatic module (an Automatic-Module-Name in its manifest, no descriptor)
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.idem.jetstream {
   requires transitive dev.idem.outbox;
   requires transitive io.nats.jnats;

@@ -4,6 +4,8 @@
  * ({@code Connection}, {@code Channel}) are in this module's API, so it requires the client
  * transitively; the application brings the client's version it runs on.
  */
+// the client is an automatic module (an Automatic-Module-Name in its manifest, no descriptor)
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
 module dev.idem.rabbitmq {
   requires transitive dev.idem.outbox;
   requires transitive com.rabbitmq.client;
