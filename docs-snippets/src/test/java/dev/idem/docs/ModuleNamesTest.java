@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.client.IdempotentHttpClient;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.jetstream.JetStreamTransport;
 import dev.idem.kafka.KafkaIdempotentConsumer;
 import dev.idem.outbox.Outbox;
+import dev.idem.rabbitmq.RabbitMqTransport;
 import dev.idem.redis.RedisLeaseStore;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.spring.Idempotent;
@@ -48,20 +50,22 @@ class ModuleNamesTest {
     LIBRARIES.put("dev.idem.servlet", IdempotencyFilter.class);
     LIBRARIES.put("dev.idem.client", IdempotentHttpClient.class);
     LIBRARIES.put("dev.idem.outbox", Outbox.class);
+    LIBRARIES.put("dev.idem.rabbitmq", RabbitMqTransport.class);
+    LIBRARIES.put("dev.idem.jetstream", JetStreamTransport.class);
     LIBRARIES.put("dev.idem.kafka", KafkaIdempotentConsumer.class);
     LIBRARIES.put("dev.idem.spring", Idempotent.class);
     LIBRARIES.put("dev.idem.testkit", LeaseContract.class);
   }
 
   /**
-   * The library modules with a module-info.java. Not idem-kafka and idem-grpc: kafka-clients has no
-   * module name (its automatic name comes from its file name, which a descriptor must not require),
-   * and grpc-java's jars split the package io.grpc between grpc-api and grpc-context, which no
-   * module can read together; nor the starter and the testkit, which Spring and JUnit load from the
-   * class path.
+   * The library modules with a module-info.java: all but the testkit, a test-scope library of
+   * JUnit suites (idem-grpc has one too, but this module does not depend on it). idem-kafka's
+   * descriptor requires kafka-clients by the automatic name its file name gives ({@code
+   * kafka.clients}, the client has no other), and the starter's requires it too, statically.
    */
-  private static final Set<String> DESCRIBED =
-      Set.of("dev.idem.core", "dev.idem.jdbc", "dev.idem.servlet", "dev.idem.redis", "dev.idem.client", "dev.idem.outbox");
+  private static final Set<String> DESCRIBED = Set.of("dev.idem.core", "dev.idem.jdbc", "dev.idem.servlet",
+      "dev.idem.redis", "dev.idem.client", "dev.idem.outbox", "dev.idem.rabbitmq", "dev.idem.jetstream",
+      "dev.idem.kafka", "dev.idem.spring");
 
   @Test
   void everyLibraryJarHasItsAutomaticModuleName() throws IOException {
@@ -99,17 +103,28 @@ class ModuleNamesTest {
         com.fasterxml.jackson.core.JsonFactory.class)) {
       jars.add(jarOf(required));
     }
+    // the brokers' clients, which idem-rabbitmq's, idem-jetstream's and idem-kafka's descriptors require,
+    // and the Spring modules and SLF4J, which the starter's requires (its optional ones are static)
+    for (String prefix : List.of("amqp-client-", "jnats-", "kafka-clients-", "spring-boot-", "spring-boot-autoconfigure-",
+        "spring-context-", "spring-core-", "spring-beans-", "spring-aop-", "slf4j-api-")) {
+      jars.add(onClassPath(prefix));
+    }
     // the servlet API's own jar: Tomcat's, also on this class path, holds the same classes
-    jars.add(Stream.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
-        .map(Path::of)
-        .filter(p -> p.getFileName().toString().startsWith("jakarta.servlet-api-"))
-        .findFirst()
-        .orElseThrow(() -> new AssertionError("jakarta.servlet-api is not on the test class path")));
+    jars.add(onClassPath("jakarta.servlet-api-"));
     Configuration configuration =
         ModuleLayer.boot().configuration().resolve(ModuleFinder.of(jars.toArray(Path[]::new)), ModuleFinder.of(), LIBRARIES.keySet());
     Set<String> resolved = configuration.modules().stream().map(m -> m.name()).collect(Collectors.toSet());
     assertThat(resolved).containsAll(LIBRARIES.keySet());
     assertThat(resolved.stream().filter(name -> name.startsWith("dev.idem."))).containsExactlyInAnyOrderElementsOf(LIBRARIES.keySet());
+  }
+
+  /** The jar of this test's class path whose file name is {@code prefix} and a version. */
+  private static Path onClassPath(String prefix) {
+    return Stream.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+        .map(Path::of)
+        .filter(p -> p.getFileName().toString().matches(java.util.regex.Pattern.quote(prefix) + "[0-9][0-9A-Za-z.]*\\.jar"))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError(prefix + "<version>.jar is not on the test class path"));
   }
 
   /** The packaged jar of the module that holds {@code type}; skips the test if it is not packaged yet. */

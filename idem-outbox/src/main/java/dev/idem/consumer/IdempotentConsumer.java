@@ -29,10 +29,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * An idempotent message consumer, in transactional mode or in lease mode, independent of the
- * broker: the adapters
- * ({@link dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer}, {@link
- * dev.idem.consumer.jetstream.JetStreamIdempotentConsumer}) turn a delivery into an {@link
- * InboundMessage}, call {@link #process} and then acknowledge, redeliver or dead-letter as the
+ * broker: each broker's adapter, in that broker's module ({@code
+ * dev.idem.rabbitmq.RabbitMqIdempotentConsumer} in idem-rabbitmq, {@code
+ * dev.idem.jetstream.JetStreamIdempotentConsumer} in idem-jetstream, {@code
+ * dev.idem.kafka.KafkaIdempotentConsumer} in idem-kafka), turns a delivery into an {@link
+ * InboundMessage}, calls {@link #process} and then acknowledges, redelivers or dead-letters as the
  * {@link Verdict} says.
  *
  * <p>Each message is one operation for Idem: idempotency key = the message's {@code

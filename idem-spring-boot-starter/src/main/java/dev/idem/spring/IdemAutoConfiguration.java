@@ -43,7 +43,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  *       result that cannot be stored (a {@code Mono}, a {@code CompletableFuture}, a Kotlin {@code
  *       suspend} function's);
  *   <li>{@link IdemRabbitAutoConfiguration}: {@link IdemRabbitListeners}, with spring-rabbit and
- *       idem-outbox;
+ *       idem-rabbitmq;
  *   <li>{@link IdemKafkaAutoConfiguration}: {@link IdemKafkaListeners}, with spring-kafka and
  *       idem-kafka;
  *   <li>{@link IdemOutboxAutoConfiguration}: the transactional outbox on the application's DataSource

@@ -49,7 +49,7 @@ public class IdemLeaseAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
-  public LeaseIdempotency idemLeaseIdempotency(
+  LeaseIdempotency idemLeaseIdempotency(
       IdemProperties p, LeaseStore store, ObjectProvider<IdemListener> listeners, Environment environment,
       ObjectProvider<ModeDecision> mode) {
     IdemListener listener = listeners.getIfUnique(() -> IdemListener.NONE);

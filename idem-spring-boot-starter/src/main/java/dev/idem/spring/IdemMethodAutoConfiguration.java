@@ -106,7 +106,7 @@ public class IdemMethodAutoConfiguration {
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   @ConditionalOnMissingBean(name = "idempotentMethodAdvisor")
-  public static DefaultPointcutAdvisor idempotentMethodAdvisor(
+  static DefaultPointcutAdvisor idempotentMethodAdvisor(
       ConfigurableListableBeanFactory beans,
       ObjectProvider<LeaseIdempotency> lease,
       ObjectProvider<JdbcIdempotency> transactional,

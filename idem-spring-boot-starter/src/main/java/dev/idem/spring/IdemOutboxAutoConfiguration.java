@@ -37,9 +37,9 @@ import org.springframework.util.ClassUtils;
  * {@link IdemOutbox} that handlers record intents with, and the {@link IdemOutboxRelay} ({@code
  * idem.outbox.relay.*}). The relay's transports: Spring Kafka's {@code ProducerFactory} through
  * idem-kafka's {@code KafkaTransport} (with spring-kafka and idem-kafka), Spring AMQP's {@code
- * ConnectionFactory} through idem-outbox's {@code RabbitMqTransport} (with spring-rabbit), and the
- * application's {@link IntentTransport} beans, which replace the starter's of their kind (for
- * JetStream, HTTP, or a producer of its own). The optional libraries are only touched when {@link
+ * ConnectionFactory} through idem-rabbitmq's {@code RabbitMqTransport} (with spring-rabbit and
+ * idem-rabbitmq), and the application's {@link IntentTransport} beans, which replace the starter's
+ * of their kind (for JetStream with idem-jetstream, HTTP, or a producer of its own). The optional libraries are only touched when {@link
  * ClassUtils#isPresent} found them.
  */
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemKafkaAutoConfiguration.class})
@@ -112,7 +112,8 @@ public class IdemOutboxAutoConfiguration {
       }
     }
     if (ClassUtils.isPresent("org.springframework.amqp.rabbit.connection.ConnectionFactory", loader)
-        && ClassUtils.isPresent("com.rabbitmq.client.Channel", loader)) {
+        && ClassUtils.isPresent("com.rabbitmq.client.Channel", loader)
+        && ClassUtils.isPresent("dev.idem.rabbitmq.RabbitMqTransport", loader)) {
       SpringRabbitTransport rabbit = RabbitTransports.fromConnectionFactory(beans);
       if (rabbit != null) {
         transports.put(rabbit.kind(), rabbit);
@@ -161,7 +162,7 @@ public class IdemOutboxAutoConfiguration {
     }
   }
 
-  /** Touches spring-rabbit and the RabbitMQ client; loaded only when both are present. */
+  /** Touches spring-rabbit, the RabbitMQ client and idem-rabbitmq; loaded only when all three are present. */
   static final class RabbitTransports {
     private RabbitTransports() {}
 

@@ -11,8 +11,8 @@ public abstract class IdemOutboxRelayProperties {
   /**
    * Whether this instance runs the relay, started and stopped with the application context. It
    * runs when there is at least one transport: Spring Kafka's ProducerFactory (with idem-kafka),
-   * Spring AMQP's ConnectionFactory, or IntentTransport beans of the application. Several
-   * instances may run it at once.
+   * Spring AMQP's ConnectionFactory (with idem-rabbitmq), or IntentTransport beans of the
+   * application. Several instances may run it at once.
    */
   private boolean enabled = true;
 

@@ -13,12 +13,12 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * {@link IdemRabbitListeners} for {@code @RabbitListener} methods, only when spring-rabbit and
- * idem-outbox (with the RabbitMQ client) are on the class path.
+ * idem-rabbitmq (with the RabbitMQ client) are on the class path.
  */
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemMethodAutoConfiguration.class})
 @ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnClass(name = {"org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter",
-    "dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer", "com.rabbitmq.client.Channel"})
+    "dev.idem.rabbitmq.RabbitMqIdempotentConsumer", "com.rabbitmq.client.Channel"})
 public class IdemRabbitAutoConfiguration {
 
   @Bean

@@ -5,7 +5,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Envelope;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.Verdict;
-import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;

@@ -3,13 +3,13 @@ package dev.idem.spring;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.LeaseMessageHandler;
 import dev.idem.consumer.MessageHandler;
-import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
 
 /**
  * Makes {@link IdemRabbitListener}s with the application's Idem engines: auto-configured when
- * spring-rabbit and idem-outbox are on the class path. Transactional mode uses the key table of
+ * spring-rabbit and idem-rabbitmq are on the class path. Transactional mode uses the key table of
  * the {@link JdbcIdempotency} bean (its table, retention, response policy and protection, from the
  * {@code idem.*} properties) in the application's {@code DataSource}: each message is one
  * Spring transaction on the application's transaction manager, so that the handler's writes through

@@ -47,7 +47,7 @@ public class IdemStoreAutoConfiguration {
   /** The store, chosen by {@code idem.store}. */
   @Bean
   @ConditionalOnMissingBean
-  public LeaseStore idemLeaseStore(
+  LeaseStore idemLeaseStore(
       IdemProperties properties,
       ObjectProvider<DataSource> dataSource,
       ObjectProvider<IdemStoreDecorator> decorators,

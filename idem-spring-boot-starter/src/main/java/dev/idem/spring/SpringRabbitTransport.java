@@ -2,9 +2,9 @@ package dev.idem.spring;
 
 import dev.idem.outbox.Intent;
 import dev.idem.outbox.OutboxEntry;
-import dev.idem.outbox.rabbitmq.RabbitMqTransport;
 import dev.idem.outbox.spi.Delivery;
 import dev.idem.outbox.spi.IntentTransport;
+import dev.idem.rabbitmq.RabbitMqTransport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -12,7 +12,7 @@ import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 
 /**
  * The outbox relay's {@link Intent.Kind#RABBITMQ} transport on Spring Boot's AMQP settings:
- * idem-outbox's {@link RabbitMqTransport} (persistent, mandatory, publisher confirms on a channel
+ * idem-rabbitmq's {@link RabbitMqTransport} (persistent, mandatory, publisher confirms on a channel
  * of its own) on the RabbitMQ client connection of the application's Spring AMQP {@link
  * ConnectionFactory} ({@code spring.rabbitmq.*}), taken again when Spring replaced it.
  * Thread-safe: deliveries are serialized.

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
-import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.nio.charset.StandardCharsets;

@@ -89,14 +89,14 @@ class OptionalLibrariesTest {
   }
 
   @Test
-  void rabbitListenersOnlyWithSpringAmqpAndTheOutboxModule() {
+  void rabbitListenersOnlyWithSpringAmqpAndIdemRabbitmq() {
     idem(new ApplicationContextRunner()).run(ctx ->
         assertThat(ctx).hasNotFailed().hasSingleBean(IdemRabbitListeners.class));
     idem(new ApplicationContextRunner())
         .withClassLoader(new FilteredClassLoader("org.springframework.amqp"))
         .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(IdemRabbitListeners.class));
     idem(new ApplicationContextRunner())
-        .withClassLoader(new FilteredClassLoader("dev.idem.consumer"))
+        .withClassLoader(new FilteredClassLoader("dev.idem.rabbitmq"))
         .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(IdemRabbitListeners.class));
   }
 

@@ -10,7 +10,7 @@ import com.rabbitmq.client.GetResponse;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
-import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -33,13 +33,13 @@ class WithoutSpringTxClassPathTest {
 
   /**
    * The jars an application with only spring-boot-starter-web, a driver or Jedis, and the starter
-   * lacks; Spring AMQP and the RabbitMQ client too (optional in the starter; spring-rabbit needs
-   * spring-tx, so an application with it always has spring-tx), Spring Kafka (likewise: spring-kafka
+   * lacks; Spring AMQP with the RabbitMQ client and idem-rabbitmq too (optional in the starter;
+   * spring-rabbit needs spring-tx, so an application with it always has spring-tx), Spring Kafka (likewise: spring-kafka
    * needs spring-tx) with the Kafka client and idem-kafka, and Spring Data Redis with Lettuce
    * (spring-data-redis needs spring-tx too).
    */
   private static final Pattern HIDDEN = Pattern.compile(
-      ".*[/\\\\](spring-rabbit|spring-amqp|amqp-client|spring-kafka|spring-kafka-test|kafka-clients|idem-kafka|spring-tx|spring-jdbc|spring-boot-starter-jdbc|HikariCP|spring-security-[a-z]+|spring-boot-starter-security|spring-boot-jdbc|spring-boot-transaction|spring-boot-security|spring-data-[a-z]+|spring-boot-starter-data-redis|spring-boot-data-redis|lettuce-core)-[^/\\\\]*\\.jar");
+      ".*[/\\\\](spring-rabbit|spring-amqp|amqp-client|idem-rabbitmq|spring-kafka|spring-kafka-test|kafka-clients|idem-kafka|spring-tx|spring-jdbc|spring-boot-starter-jdbc|HikariCP|spring-security-[a-z]+|spring-boot-starter-security|spring-boot-jdbc|spring-boot-transaction|spring-boot-security|spring-data-[a-z]+|spring-boot-starter-data-redis|spring-boot-data-redis|lettuce-core)-[^/\\\\]*\\.jar");
 
   @TempDir Path dir;
 

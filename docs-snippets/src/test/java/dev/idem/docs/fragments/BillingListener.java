@@ -1,8 +1,8 @@
 package dev.idem.docs.fragments;
 
 import com.rabbitmq.client.Channel;
-import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
 import dev.idem.kafka.KafkaRecordHandler;
+import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
 import dev.idem.spring.IdemKafkaListener;
 import dev.idem.spring.IdemKafkaListeners;
 import dev.idem.spring.IdemRabbitListener;

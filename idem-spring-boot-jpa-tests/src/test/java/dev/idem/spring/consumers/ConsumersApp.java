@@ -3,7 +3,7 @@ package dev.idem.spring.consumers;
 import com.rabbitmq.client.Channel;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
-import dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
 import dev.idem.spring.IdemKafkaListener;
 import dev.idem.spring.IdemKafkaListeners;
 import dev.idem.spring.IdemRabbitListener;

@@ -145,7 +145,7 @@ abstract class JpaTransactionalContract {
       if (email.equals(failing)) {
         throw new IllegalStateException("the handler fails after its save");
       }
-    }, dev.idem.consumer.rabbitmq.RabbitMqIdempotentConsumer.DeadLetter.toExchange("", "unused.dlq")).consumer();
+    }, dev.idem.rabbitmq.RabbitMqIdempotentConsumer.DeadLetter.toExchange("", "unused.dlq")).consumer();
     for (int delivery = 1; delivery <= 3; delivery++) {
       dev.idem.consumer.Verdict verdict = consumer.process(new dev.idem.consumer.InboundMessage("m-fail", java.util.Map.of(),
           failing.getBytes(java.nio.charset.StandardCharsets.UTF_8), delivery, "test"));

@@ -3,8 +3,8 @@ package dev.idem.outbox;
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
-import dev.idem.consumer.jetstream.JetStreamIdempotentConsumer;
-import dev.idem.outbox.jetstream.JetStreamTransport;
+import dev.idem.jetstream.JetStreamIdempotentConsumer;
+import dev.idem.jetstream.JetStreamTransport;
 import dev.idem.outbox.spi.IntentTransport;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
@@ -30,8 +30,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * NATS JetStream at {@code IDEM_TEST_NATS_URL} (default {@code nats://127.0.0.1:4222}): per test a

@@ -1,4 +1,4 @@
-package dev.idem.consumer.rabbitmq;
+package dev.idem.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;

@@ -1,4 +1,4 @@
-package dev.idem.outbox.jetstream;
+package dev.idem.jetstream;
 
 import dev.idem.outbox.Intent;
 import dev.idem.outbox.OutboxEntry;

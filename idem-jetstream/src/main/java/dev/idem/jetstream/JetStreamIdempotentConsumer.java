@@ -1,4 +1,4 @@
-package dev.idem.consumer.jetstream;
+package dev.idem.jetstream;
 
 import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;

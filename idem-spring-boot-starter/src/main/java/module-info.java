@@ -1,0 +1,61 @@
+/**
+ * Idem for Spring Boot: the auto-configuration behind the {@code idem.*} properties and the API an
+ * application uses directly ({@code @Idempotent}, {@code IdemPrincipalResolver}, the listeners'
+ * factories). Exports and opens {@code dev.idem.spring}, its only package: Spring reads the
+ * package-private configurations, bean methods and properties reflectively and proxies them, which
+ * on the module path needs the package open. Every library the starter configures only when it is
+ * present is {@code requires static}: the application brings the ones it uses.
+ *
+ * <p>Two of those optional libraries have no module name of their own, so on the module path they
+ * are the automatic modules that their file names give, and Maven's compiler plugin warns of them
+ * ("Required filename-based automodules detected"): kafka-clients ({@code kafka.clients}) and
+ * Spring gRPC 0.x for Spring Boot 3.5 ({@code spring.grpc.core}).
+ */
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})
+module dev.idem.spring {
+  requires transitive dev.idem.core;
+  requires transitive dev.idem.jdbc;
+  requires transitive dev.idem.servlet;
+  requires transitive spring.boot;
+  requires transitive spring.boot.autoconfigure;
+  requires transitive spring.context;
+  requires transitive spring.core; // DataSize in IdemProperties
+  requires transitive spring.beans; // ObjectProvider in bean methods
+  requires transitive spring.aop; // IdempotentMethodInterceptor is an aopalliance MethodInterceptor
+  requires org.slf4j;
+  requires static transitive org.jspecify;
+
+  // optional: configured only when present; the application brings the ones it uses
+  requires static dev.idem.redis;
+  requires static transitive dev.idem.outbox; // IdemOutbox, the listeners' handlers
+  requires static transitive dev.idem.rabbitmq; // IdemRabbitListeners takes its DeadLetter
+  requires static transitive dev.idem.kafka; // IdemKafkaListener wraps a KafkaRecordHandler
+  requires static dev.idem.grpc;
+  requires static spring.tx;
+  requires static spring.jdbc;
+  requires static spring.orm;
+  requires static spring.web;
+  requires static spring.webmvc;
+  requires static spring.security.core;
+  requires static transitive spring.amqp; // IdemRabbitListener takes a Message
+  requires static spring.rabbit;
+  requires static transitive com.rabbitmq.client; // and a Channel
+  requires static transitive spring.kafka; // IdemKafkaListener takes an Acknowledgment
+  requires static transitive kafka.clients; // and a ConsumerRecord
+  requires static spring.grpc.core;
+  requires static io.grpc;
+  requires static spring.data.redis;
+  requires static redis.clients.jedis;
+  requires static lettuce.core;
+  requires static transitive micrometer.core; // MicrometerIdemListener takes a MeterRegistry
+  requires static transitive micrometer.observation; // ObservationIdemListener, an ObservationRegistry
+  requires static micrometer.commons;
+  requires static com.fasterxml.jackson.databind;
+  requires static tools.jackson.core;
+  requires static tools.jackson.databind;
+  requires static io.swagger.v3.oas.models;
+  requires static org.springdoc.openapi.common;
+
+  exports dev.idem.spring;
+  opens dev.idem.spring;
+}
