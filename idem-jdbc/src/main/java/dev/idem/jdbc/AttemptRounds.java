@@ -3,7 +3,6 @@ package dev.idem.jdbc;
 import dev.idem.core.AttemptResult;
 import dev.idem.core.Effect;
 import dev.idem.core.EffectContext;
-import dev.idem.core.EffectFailedException;
 import dev.idem.core.IdemException;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
@@ -59,10 +58,13 @@ final class AttemptRounds {
       return outcome.get();
     }
     RuntimeException failure = result.failure().orElseThrow(() -> new IllegalStateException("a result without an outcome: " + result));
-    if (failure.getCause() instanceof EffectFailedException refused && failure instanceof IdemStoreException) {
-      // The answer was refused (a success after an SQL error that aborted the transaction): the
-      // method's own exception for it.
-      throw refused;
+    if (failure.getClass() == IdemStoreException.class && failure.getCause() instanceof RuntimeException thrown
+        && !(thrown instanceof TransactionFailedException)) {
+      // The engine's "rolled back" wrapper (AttemptFailures) around what the round's work threw
+      // after the effect answered: the answer refused (a success after an SQL error that aborted
+      // the transaction), or a key statement's failure. The method throws that as it is; a
+      // failed commit (TransactionFailedException) keeps the engine's more exact words.
+      throw thrown;
     }
     throw failure;
   }
