@@ -10,7 +10,7 @@ class IdemFailureAnalyzer extends AbstractFailureAnalyzer<IdemConfigurationExcep
   protected FailureAnalysis analyze(Throwable rootFailure, IdemConfigurationException cause) {
     return new FailureAnalysis(
         "Idem is misconfigured: " + cause.getMessage(),
-        "Fix the property " + cause.property() + " (see the idem.* properties in your IDE's completion or the README).",
+        "Fix the property " + cause.property() + " (every idem.* property is in docs/properties.md of Idem's repository, and in your IDE's completion).",
         cause);
   }
 }
