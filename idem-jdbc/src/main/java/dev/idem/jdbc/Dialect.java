@@ -212,6 +212,12 @@ public interface Dialect {
   boolean serializesWriters();
 
   /**
+   * @return whether a server of this dialect may be a node of a Galera cluster (MySQL, MariaDB),
+   *     whose session settings {@link GaleraSettings} checks
+   */
+  boolean mayBeGaleraNode();
+
+  /**
    * @return whether table DDL commits the open transaction (MySQL, MariaDB, H2): the key table is
    *     then never created inside a caller's transaction
    */

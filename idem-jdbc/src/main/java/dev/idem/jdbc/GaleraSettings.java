@@ -47,7 +47,7 @@ public final class GaleraSettings {
    */
   public static boolean isGaleraNode(Connection connection) throws SQLException {
     Objects.requireNonNull(connection, "connection");
-    if (Dialect.detect(connection) != Dialect.MYSQL) { // Galera is a MySQL/MariaDB cluster
+    if (!Dialect.detect(connection).mayBeGaleraNode()) {
       return false;
     }
     String on = variable(connection, "wsrep_on");

@@ -81,6 +81,11 @@ abstract class AbstractDialect implements Dialect {
   }
 
   @Override
+  public boolean mayBeGaleraNode() {
+    return false;
+  }
+
+  @Override
   public boolean ddlCommitsTransaction() {
     return false;
   }

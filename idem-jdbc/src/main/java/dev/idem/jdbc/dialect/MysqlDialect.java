@@ -74,6 +74,11 @@ public final class MysqlDialect extends AbstractDialect {
   }
 
   @Override
+  public boolean mayBeGaleraNode() {
+    return true; // Galera is a MySQL/MariaDB cluster
+  }
+
+  @Override
   public boolean schemaIsDatabase() {
     return true;
   }
