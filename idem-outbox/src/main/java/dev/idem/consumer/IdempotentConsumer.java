@@ -19,10 +19,12 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.StoredResponseUnreadableException;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.TransactionalIdempotency;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -97,6 +99,7 @@ public final class IdempotentConsumer {
   private final @Nullable LeaseIdempotency leases; // lease mode, else null
   private final @Nullable LeaseMessageHandler leaseHandler;
   private final int maxDeliveries;
+  private final TraceContextPropagation tracing;
   /** Store failures in a row, across messages; 0 once the store answers. */
   private final AtomicInteger storeFailures = new AtomicInteger();
 
@@ -107,6 +110,7 @@ public final class IdempotentConsumer {
     this.leases = b.leases;
     this.leaseHandler = b.leaseHandler;
     this.maxDeliveries = b.maxDeliveries;
+    this.tracing = b.tracing;
   }
 
   /**
@@ -192,11 +196,31 @@ public final class IdempotentConsumer {
    * @return the verdict, never {@code null}
    */
   public Verdict process(InboundMessage message) {
-    Verdict verdict = decide(message);
+    Objects.requireNonNull(message, "message");
+    Verdict verdict = traced(message);
     if (!verdict.storeUnavailable()) {
       storeFailures.set(0);
     }
     return verdict;
+  }
+
+  /** {@link #decide} in the span the tracing continues; a tracer's own failure never fails a message. */
+  private Verdict traced(InboundMessage message) {
+    if (tracing == TraceContextPropagation.NONE) {
+      return decide(message);
+    }
+    AtomicBoolean ran = new AtomicBoolean();
+    try {
+      return tracing.continueTrace(name, message.headers(), () -> {
+        ran.set(true);
+        return decide(message);
+      });
+    } catch (RuntimeException e) {
+      if (ran.get()) {
+        throw e; // thrown after the handling began: not the tracer's to swallow (decide throws for no failure it knows)
+      }
+      return decide(message); // the tracer failed before the handling: handled without a span
+    }
   }
 
   private Verdict decide(InboundMessage message) {
@@ -393,6 +417,7 @@ public final class IdempotentConsumer {
     private final @Nullable LeaseIdempotency leases;
     private final @Nullable LeaseMessageHandler leaseHandler;
     private int maxDeliveries = 5;
+    private TraceContextPropagation tracing = TraceContextPropagation.NONE;
 
     private Builder(String name, @Nullable TransactionalIdempotency transactional, @Nullable MessageHandler handler,
         @Nullable LeaseIdempotency leases, @Nullable LeaseMessageHandler leaseHandler) {
@@ -417,6 +442,18 @@ public final class IdempotentConsumer {
         throw new IllegalArgumentException("maxDeliveries must be between 1 and 1000, was " + maxDeliveries);
       }
       this.maxDeliveries = maxDeliveries;
+      return this;
+    }
+
+    /**
+     * @param tracing continues the trace a message's headers carry ({@code traceparent}, as an
+     *     {@link dev.idem.outbox.Outbox} built with the same propagation stores with each intent):
+     *     {@link #process} handles each message in a span of its own whose parent is that context,
+     *     named after this consumer; default {@link TraceContextPropagation#NONE}, never {@code
+     *     null}
+     */
+    public Builder tracing(TraceContextPropagation tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 

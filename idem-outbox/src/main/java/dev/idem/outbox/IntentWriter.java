@@ -52,7 +52,7 @@ public final class IntentWriter implements AutoCloseable {
       insert = connection.prepareStatement(outbox.sql(connection).insert);
     }
     String id = IntentId.of(request.scope(), request.key(), ids.size());
-    outbox.insert(insert, id, request, ids.size(), intent);
+    outbox.insert(insert, id, request, ids.size(), outbox.traced(intent));
     ids.add(id);
     return id;
   }

@@ -4,6 +4,7 @@ import dev.idem.core.IdemStoreException;
 import dev.idem.core.Effect;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Scope;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.SchemaCreation;
 import java.io.IOException;
@@ -71,8 +72,35 @@ public final class Outbox {
   /** The statements per dialect, made at the first use of each. */
   private final Map<Dialect, OutboxSql> statements = new ConcurrentHashMap<>();
 
+  private final TraceContextPropagation tracing;
+
   private Outbox(Builder b) {
     this.table = b.table;
+    this.tracing = b.tracing;
+  }
+
+  /**
+   * The intent as stored: with the trace context current when it is added (see {@link
+   * Builder#tracing}), unless the intent carries a header of that name already.
+   */
+  Intent traced(Intent intent) {
+    Map<String, String> context;
+    try {
+      context = tracing.currentContext();
+    } catch (RuntimeException e) {
+      return intent; // tracing never fails a request
+    }
+    Intent traced = intent;
+    for (Map.Entry<String, String> h : context.entrySet()) {
+      if (intent.headers().stream().noneMatch(e -> e.getKey().equalsIgnoreCase(h.getKey()))) {
+        try {
+          traced = traced.withHeader(h.getKey(), h.getValue());
+        } catch (IllegalArgumentException notAHeader) {
+          // a tracer's value that an intent cannot carry (a CR, more than 8000 characters): dropped
+        }
+      }
+    }
+    return traced;
   }
 
   /** @return a builder with the default table {@value #DEFAULT_TABLE} */
@@ -537,8 +565,22 @@ public final class Outbox {
   /** Builds an {@link Outbox}. Not thread-safe; setters validate eagerly. */
   public static final class Builder {
     private String table = DEFAULT_TABLE;
+    private TraceContextPropagation tracing = TraceContextPropagation.NONE;
 
     private Builder() {}
+
+    /**
+     * @param tracing gives the trace context current when an intent is added ({@link
+     *     IntentWriter#add}), stored with the intent as headers ({@code traceparent}, {@code
+     *     tracestate}) that every transport sends with the message, so that a consumer built with
+     *     the same propagation ({@link dev.idem.consumer.IdempotentConsumer.Builder#tracing})
+     *     handles it in the request's trace; a header the intent already has is kept. Default
+     *     {@link TraceContextPropagation#NONE}, never {@code null}
+     */
+    public Builder tracing(TraceContextPropagation tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
+      return this;
+    }
 
     /**
      * @param table a plain SQL identifier of at most 48 characters ({@code [A-Za-z_][A-Za-z0-9_]*})

@@ -14,12 +14,16 @@ import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.outbox.BrokerFixture.Received;
 import dev.idem.outbox.spi.Delivery;
 import dev.idem.outbox.spi.IntentTransport;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -251,6 +255,11 @@ abstract class BrokerContract {
   }
 
   private IdempotentConsumer consumer(DataSource keysDataSource, AtomicInteger runs, int maxDeliveries) {
+    return consumer(keysDataSource, runs, maxDeliveries, TraceContextPropagation.NONE);
+  }
+
+  private IdempotentConsumer consumer(DataSource keysDataSource, AtomicInteger runs, int maxDeliveries,
+      TraceContextPropagation tracing) {
     JdbcIdempotency keys = JdbcIdempotency.builder().table("ck_" + suffix).dataSource(keysDataSource).build();
     return IdempotentConsumer.builder("billing-" + suffix, keys, (c, m) -> {
       runs.incrementAndGet();
@@ -263,7 +272,7 @@ abstract class BrokerContract {
         ps.setString(2, body);
         ps.executeUpdate();
       }
-    }).maxDeliveries(maxDeliveries).build();
+    }).maxDeliveries(maxDeliveries).tracing(tracing).build();
   }
 
   private long effects(String body) throws SQLException {
@@ -443,6 +452,49 @@ abstract class BrokerContract {
     assertThat(broker.outstanding()).isZero();
     Set<String> unique = new HashSet<>(ids);
     assertThat(unique).hasSize(3);
+  }
+
+  @Test
+  void theConsumerHandlesAMessageInTheTraceOfTheRequestThatWroteItsIntent() throws Exception {
+    try (OpenTelemetryPropagation tracing = new OpenTelemetryPropagation()) {
+      Outbox traced = Outbox.builder().table("ob_" + suffix).tracing(tracing).build();
+      IdempotentRequest r = new IdempotentRequest(Scope.of("shop", "POST /orders"), IdempotencyKey.of("order-t"),
+          Fingerprint.ofBytes(new byte[] {1}));
+      Span request = tracing.tracer.spanBuilder("POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
+      try (io.opentelemetry.context.Scope ignored = request.makeCurrent()) {
+        idem.execute(r, traced.effect(r, (c, out) -> {
+          out.add(broker.intent("{\"order\":\"t\"}".getBytes(StandardCharsets.UTF_8)));
+          return StoredResponse.of(201, "");
+        }));
+      } finally {
+        request.end();
+      }
+      String traceId = request.getSpanContext().getTraceId();
+      assertThat(OutboxRelay.builder(traced, ds).transport(broker.transport()).build().drain().sent()).isEqualTo(1);
+      try (Connection c = ds.getConnection()) {
+        assertThat(traced.intentsOf(c, r)).singleElement().satisfies(e -> assertThat(e.intent().headers())
+            .contains(Map.entry("traceparent", "00-" + traceId + "-" + request.getSpanContext().getSpanId() + "-"
+                + request.getSpanContext().getTraceFlags().asHex())));
+      }
+
+      // the message that carries the context, and one published without any: a trace of its own
+      broker.publishRaw("untraced-1", "untraced".getBytes(StandardCharsets.UTF_8));
+      AtomicInteger runs = new AtomicInteger();
+      Verdicts verdicts = new Verdicts();
+      try (AutoCloseable running = broker.consume(consumer(ds, runs, 3, tracing), verdicts)) {
+        await("two acknowledgements", () -> verdicts.count(Verdict.Action.ACK) == 2);
+      }
+      assertThat(runs.get()).isEqualTo(2);
+      List<SpanData> consumed = tracing.finished().stream()
+          .filter(s -> s.getName().equals("consume billing-" + suffix)).toList();
+      assertThat(consumed).hasSize(2);
+      assertThat(consumed).filteredOn(s -> s.getTraceId().equals(traceId)).singleElement().satisfies(s -> {
+        assertThat(s.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+        assertThat(s.getKind()).isEqualTo(SpanKind.CONSUMER);
+      });
+      assertThat(consumed).filteredOn(s -> !s.getTraceId().equals(traceId)).singleElement()
+          .satisfies(s -> assertThat(s.getParentSpanContext().isValid()).isFalse());
+    }
   }
 
   // ---- lease mode: handlers whose effect is outside the database ----

@@ -1,0 +1,74 @@
+package dev.idem.core.spi;
+
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Carries the trace context of the span current on the calling thread into what Idem stores for
+ * later (an outbox intent, which becomes a message), and continues it where Idem handles that later
+ * (the idempotent consumer of the message). The context travels as the headers of the <a
+ * href="https://www.w3.org/TR/trace-context/">W3C Trace Context</a> recommendation: {@value
+ * #TRACEPARENT} and, when the tracer keeps vendor state, {@value #TRACESTATE}; a tracer configured
+ * with another propagation format (B3, for one) may give its own header names, which are carried
+ * the same way.
+ *
+ * <p>Idem needs no tracer of its own: the Spring Boot starter implements this over Micrometer
+ * Tracing when the application has a tracer; without the starter, implement the two methods with
+ * the application's tracer (an OpenTelemetry {@code TextMapPropagator} injects and extracts exactly
+ * these headers). {@link #NONE} carries nothing.
+ *
+ * <p>Implementations must be thread-safe: one instance serves every request and every message at
+ * once. Both methods are called on the thread that handles the request or the message.
+ */
+public interface TraceContextPropagation {
+
+  /** The W3C header that names the trace and the parent span: {@value}. */
+  String TRACEPARENT = "traceparent";
+
+  /** The W3C header of vendor-specific trace state: {@value}. */
+  String TRACESTATE = "tracestate";
+
+  /** Carries nothing, continues nothing: {@link #continueTrace} just runs the work. */
+  TraceContextPropagation NONE = new TraceContextPropagation() {
+    @Override
+    public Map<String, String> currentContext() {
+      return Map.of();
+    }
+
+    @Override
+    public <T> T continueTrace(String operation, Map<String, String> carrier, Supplier<T> work) {
+      return work.get();
+    }
+
+    @Override
+    public String toString() {
+      return "TraceContextPropagation.NONE";
+    }
+  };
+
+  /**
+   * The context of the span current on the calling thread, as headers to store and send with what
+   * the request caused.
+   *
+   * @return header names (lower case) and values, such as {@code traceparent ->
+   *     00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01}; empty, never {@code null}, when no
+   *     span is current or the context is not sampled for export. Must not throw: a failure to read
+   *     the context is an empty map (tracing never fails a request)
+   */
+  Map<String, String> currentContext();
+
+  /**
+   * Runs {@code work} in a span of its own, a consumer's, whose parent is the context in {@code
+   * carrier}: the handling of a message joins the trace of the request that wrote it. Without a
+   * readable context in the carrier the span starts a new trace. The span ends when {@code work}
+   * returns or throws; an exception from {@code work} propagates unchanged (the span records it).
+   *
+   * @param operation the low-cardinality name of what handles the message (a consumer's name),
+   *     never {@code null}; never a key, nothing from a body
+   * @param carrier the message's headers, names in lower case, never {@code null}
+   * @param work what to run, never {@code null}
+   * @param <T> the result's type
+   * @return what {@code work} returned
+   */
+  <T> T continueTrace(String operation, Map<String, String> carrier, Supplier<T> work);
+}
