@@ -1,7 +1,10 @@
 /**
  * Idem for Spring Boot: the auto-configuration behind the {@code idem.*} properties and the API an
  * application uses directly ({@code @Idempotent}, {@code IdemPrincipalResolver}, the listeners'
- * factories). Exports and opens {@code dev.idem.spring}, its only package: Spring reads the
+ * factories). One package per concern ({@code dev.idem.spring.web}, {@code .method},
+ * {@code .kafka}, ...), each with its public auto-configuration (so that an application can exclude
+ * it) and its helpers package-private; helpers that several concerns share are in
+ * {@code dev.idem.spring.internal}, which is not exported. Every package is open: Spring reads the
  * package-private configurations, bean methods and properties reflectively and proxies them, which
  * on the module path needs the package open. Every library the starter configures only when it is
  * present is {@code requires static}: the application brings the ones it uses.
@@ -57,5 +60,35 @@ module dev.idem.spring {
   requires static org.springdoc.openapi.common;
 
   exports dev.idem.spring;
+  exports dev.idem.spring.grpc;
+  exports dev.idem.spring.kafka;
+  exports dev.idem.spring.keystatus;
+  exports dev.idem.spring.method;
+  exports dev.idem.spring.observation;
+  exports dev.idem.spring.openapi;
+  exports dev.idem.spring.outbox;
+  exports dev.idem.spring.principal;
+  exports dev.idem.spring.purge;
+  exports dev.idem.spring.rabbit;
+  exports dev.idem.spring.steps;
+  exports dev.idem.spring.store;
+  exports dev.idem.spring.transaction;
+  exports dev.idem.spring.web;
+
   opens dev.idem.spring;
+  opens dev.idem.spring.grpc;
+  opens dev.idem.spring.kafka;
+  opens dev.idem.spring.keystatus;
+  opens dev.idem.spring.method;
+  opens dev.idem.spring.observation;
+  opens dev.idem.spring.openapi;
+  opens dev.idem.spring.outbox;
+  opens dev.idem.spring.principal;
+  opens dev.idem.spring.purge;
+  opens dev.idem.spring.rabbit;
+  opens dev.idem.spring.steps;
+  opens dev.idem.spring.store;
+  opens dev.idem.spring.transaction;
+  opens dev.idem.spring.web;
+  opens dev.idem.spring.internal; // not exported: helpers the concerns share
 }

@@ -1,5 +1,27 @@
 package dev.idem.spring;
 
+import dev.idem.spring.grpc.IdemGrpcAutoConfiguration;
+import dev.idem.spring.internal.JsonCodecs;
+import dev.idem.spring.internal.ModeDecisions;
+import dev.idem.spring.kafka.IdemKafkaAutoConfiguration;
+import dev.idem.spring.kafka.IdemKafkaListeners;
+import dev.idem.spring.keystatus.IdemKeyStatusAutoConfiguration;
+import dev.idem.spring.method.IdemMethodAutoConfiguration;
+import dev.idem.spring.observation.IdemMetricsAutoConfiguration;
+import dev.idem.spring.openapi.IdemOpenApiAutoConfiguration;
+import dev.idem.spring.outbox.IdemOutbox;
+import dev.idem.spring.outbox.IdemOutboxAutoConfiguration;
+import dev.idem.spring.outbox.IdemOutboxRelay;
+import dev.idem.spring.principal.IdemPrincipalAutoConfiguration;
+import dev.idem.spring.purge.IdemPurgeAutoConfiguration;
+import dev.idem.spring.rabbit.IdemRabbitAutoConfiguration;
+import dev.idem.spring.rabbit.IdemRabbitListeners;
+import dev.idem.spring.steps.IdemStepsAutoConfiguration;
+import dev.idem.spring.store.IdemLeaseAutoConfiguration;
+import dev.idem.spring.store.IdemStoreAutoConfiguration;
+import dev.idem.spring.transaction.IdemTransactionalAutoConfiguration;
+import dev.idem.spring.web.IdemReactiveWebAutoConfiguration;
+import dev.idem.spring.web.IdemWebAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -33,7 +55,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  *       DataSource;
  *   <li>{@link IdemMetricsAutoConfiguration}: Micrometer's counters and store timer, with a registry;
  *   <li>{@link IdemWebAutoConfiguration}: the {@code Idempotency-Key} filter on Spring MVC, its
- *       start-up log line, and {@link IdemHandlerExceptionResolver};
+ *       start-up log line, and {@code IdemHandlerExceptionResolver};
  *   <li>{@link IdemReactiveWebAutoConfiguration}: the refusal to start a reactive web application
  *       (Spring WebFlux), whose requests the filter cannot protect;
  *   <li>{@link IdemKeyStatusAutoConfiguration}: the key status endpoint, with {@code

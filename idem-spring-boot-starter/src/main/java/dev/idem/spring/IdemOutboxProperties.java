@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.spring.IdemProperties.Relay;
+import dev.idem.spring.outbox.IdemOutbox;
 
 /**
  * What {@link IdemProperties.Outbox} holds (that class, in {@link IdemProperties}, is the type that is

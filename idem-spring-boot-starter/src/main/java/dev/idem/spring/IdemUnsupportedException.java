@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdemException;
+import dev.idem.spring.internal.IdemUnsupportedFailureAnalyzer;
 import java.util.Objects;
 
 /**

@@ -25,7 +25,7 @@ import java.lang.annotation.Target;
  * single-tenant applications only); with no source at all the application does not start.
  *
  * <p>In a Spring MVC application, the starter answers the refusals as the Idempotency-Key filter
- * does ({@link IdemHandlerExceptionResolver}): key reused 422, key missing or malformed 400, in
+ * does ({@code IdemHandlerExceptionResolver}): key reused 422, key missing or malformed 400, in
  * progress 409 with a short {@code Retry-After}, store failure 503, as RFC 9457 problem details;
  * an {@code @ExceptionHandler} of the application for those exceptions takes precedence.
  *

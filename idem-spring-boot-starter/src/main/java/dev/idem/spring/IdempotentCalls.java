@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.core.LeaseContext;
+import dev.idem.spring.internal.MethodCalls;
 import java.util.Optional;
 
 /**
@@ -10,12 +11,6 @@ import java.util.Optional;
  * call. Thread-safe; not instantiable.
  */
 public final class IdempotentCalls {
-
-  /** The claim of the {@link Idempotent} method running on this thread in lease mode; set by the starter's interceptor. */
-  static final ThreadLocal<LeaseContext> LEASE_CONTEXT = new ThreadLocal<>();
-
-  /** Whether the last {@link Idempotent} call that returned on this thread was a replay; set by the starter's interceptor. */
-  static final ThreadLocal<Boolean> LAST_CALL_REPLAYED = new ThreadLocal<>();
 
   private IdempotentCalls() {}
 
@@ -30,7 +25,7 @@ public final class IdempotentCalls {
    *     transactional mode (where a crash leaves nothing behind to reconcile)
    */
   public static Optional<LeaseContext> currentLeaseContext() {
-    return Optional.ofNullable(LEASE_CONTEXT.get());
+    return Optional.ofNullable(MethodCalls.LEASE_CONTEXT.get());
   }
 
   /**
@@ -43,6 +38,6 @@ public final class IdempotentCalls {
    *     covered by the protected request around it, or if no call returned on this thread yet
    */
   public static boolean lastCallReplayed() {
-    return Boolean.TRUE.equals(LAST_CALL_REPLAYED.get());
+    return Boolean.TRUE.equals(MethodCalls.LAST_CALL_REPLAYED.get());
   }
 }

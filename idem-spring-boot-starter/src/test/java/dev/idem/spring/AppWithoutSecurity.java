@@ -24,4 +24,4 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
     "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration",
     "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration",
     "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
-@interface AppWithoutSecurity {}
+public @interface AppWithoutSecurity {}

@@ -2,7 +2,15 @@ package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.LeaseStore;
+import dev.idem.spring.store.IdemLeaseAutoConfiguration;
+import dev.idem.spring.store.IdemStoreAutoConfiguration;
+import java.lang.reflect.Modifier;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -16,7 +24,7 @@ import org.springframework.context.annotation.Configuration;
  */
 class ConcernExclusionTest {
 
-  private static final String KAFKA = "dev.idem.spring.IdemKafkaAutoConfiguration";
+  private static final String KAFKA = "dev.idem.spring.kafka.IdemKafkaAutoConfiguration";
 
   /** An application as its user writes it: every auto-configuration on the class path. */
   @Configuration(proxyBeanMethods = false)
@@ -33,6 +41,47 @@ class ConcernExclusionTest {
     List<String> names = BootLine.idem().stream().map(Class::getName).toList();
     assertThat(names).startsWith("dev.idem.spring.IdemAutoConfiguration").contains(KAFKA)
         .hasSizeGreaterThanOrEqualTo(16).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void eachConcernIsAPublicAutoConfigurationInAPackageOfItsOwn() {
+    List<Class<?>> concerns = BootLine.idem().stream().filter(c -> c != IdemAutoConfiguration.class).toList();
+    assertThat(concerns).hasSizeGreaterThanOrEqualTo(16);
+    for (Class<?> concern : concerns) {
+      assertThat(Modifier.isPublic(concern.getModifiers())).as("%s is public, so that exclude= can name it", concern).isTrue();
+      assertThat(concern.getPackageName()).as("package of %s", concern.getName())
+          .startsWith("dev.idem.spring.").isNotEqualTo("dev.idem.spring.internal");
+    }
+    // one package per concern; the store concern has two auto-configurations (the store, and the lease engine on it),
+    // the web concern two (the servlet filter, and the refusal of a reactive web application)
+    Map<String, List<String>> byPackage = concerns.stream()
+        .collect(Collectors.groupingBy(Class::getPackageName, Collectors.mapping(Class::getSimpleName, Collectors.toList())));
+    assertThat(byPackage).hasSize(concerns.size() - 2);
+    assertThat(byPackage.get("dev.idem.spring.store")).containsExactlyInAnyOrder("IdemStoreAutoConfiguration", "IdemLeaseAutoConfiguration");
+    assertThat(byPackage.get("dev.idem.spring.web"))
+        .containsExactlyInAnyOrder("IdemWebAutoConfiguration", "IdemReactiveWebAutoConfiguration");
+  }
+
+  @Test
+  void anApplicationThatExcludesAnyOneConcernStillStarts() {
+    for (Class<?> concern : BootLine.idem()) {
+      if (concern == IdemAutoConfiguration.class) {
+        continue;
+      }
+      ApplicationContextRunner runner = application().withPropertyValues("spring.autoconfigure.exclude=" + concern.getName());
+      if (concern == IdemStoreAutoConfiguration.class) {
+        // the others build on the store: an application that excludes it brings its own
+        runner = runner.withBean(LeaseStore.class, () -> new InMemoryLeaseStore());
+      }
+      if (concern == IdemLeaseAutoConfiguration.class) {
+        // and on the lease engine: likewise
+        runner = runner.withBean(LeaseIdempotency.class, () -> LeaseIdempotency.builder(new InMemoryLeaseStore()).build());
+      }
+      runner.run(ctx -> {
+        assertThat(ctx).as("without %s", concern.getName()).hasNotFailed();
+        assertThat(ctx.getBeanNamesForType(concern)).as(concern.getName()).isEmpty();
+      });
+    }
   }
 
   @Test

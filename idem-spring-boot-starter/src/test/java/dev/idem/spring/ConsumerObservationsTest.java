@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
 import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.spring.observation.ObservationIdemListener;
+import dev.idem.spring.rabbit.IdemRabbitListeners;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.nio.charset.StandardCharsets;

@@ -7,6 +7,7 @@ import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.MessageHandler;
 import dev.idem.consumer.Verdict;
 import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.spring.rabbit.IdemRabbitListeners;
 import dev.idem.testkit.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

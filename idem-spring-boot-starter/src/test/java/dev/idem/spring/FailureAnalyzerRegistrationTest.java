@@ -2,12 +2,14 @@ package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.spring.internal.IdemFailureAnalyzer;
+import dev.idem.spring.internal.IdemUnsupportedFailureAnalyzer;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
-import org.springframework.core.io.support.SpringFactoriesLoader;
 import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
+import org.springframework.core.io.support.SpringFactoriesLoader;
 
 /**
  * Idem's failure analyzers are package-private: Spring Boot finds them in {@code

@@ -2,6 +2,7 @@ package dev.idem.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idem.spring.internal.ModeDecision;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

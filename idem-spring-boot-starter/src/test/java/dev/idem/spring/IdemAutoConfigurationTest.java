@@ -3,21 +3,24 @@ package dev.idem.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.idem.core.IdempotencyKeyReusedException;
-import dev.idem.core.InMemoryLeaseStore;
-import dev.idem.core.LeaseIdempotency;
-import dev.idem.core.spi.LeaseStore;
-import dev.idem.core.Scope;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.KeyStatus;
+import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.KeyStatus;
+import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Outcome;
+import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
-import dev.idem.jdbc.steps.JdbcStepOperations;
 import dev.idem.jdbc.TransactionalIdempotency;
+import dev.idem.jdbc.steps.JdbcStepOperations;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
+import dev.idem.spring.internal.IdemFailureAnalyzer;
+import dev.idem.spring.internal.ModeDecision;
+import dev.idem.spring.internal.TimedLeaseStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -46,7 +49,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.sqlite.SQLiteDataSource;
 
-class IdemAutoConfigurationTest {
+public class IdemAutoConfigurationTest {
 
   @TempDir Path dir;
 
@@ -66,7 +69,7 @@ class IdemAutoConfigurationTest {
   }
 
   @Configuration(proxyBeanMethods = false)
-  static class PaymentsConfig {
+  public static class PaymentsConfig {
     @Bean
     Payments payments() {
       return new Payments();
@@ -171,7 +174,7 @@ class IdemAutoConfigurationTest {
     });
   }
 
-  static Throwable causeOf(Throwable t, Class<? extends Throwable> type) {
+  public static Throwable causeOf(Throwable t, Class<? extends Throwable> type) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (type.isInstance(c)) {
         return c;

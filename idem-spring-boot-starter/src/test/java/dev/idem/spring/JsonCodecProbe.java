@@ -1,5 +1,7 @@
 package dev.idem.spring;
 
+import dev.idem.spring.internal.JsonCodec;
+import dev.idem.spring.internal.JsonCodecs;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /** For tests in other packages: which Jackson major the starter chose for @Idempotent methods. */

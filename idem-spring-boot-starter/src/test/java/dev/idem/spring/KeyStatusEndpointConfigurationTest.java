@@ -12,6 +12,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.servlet.KeyStatusEndpoint;
+import dev.idem.spring.internal.TimedLeaseStore;
 import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

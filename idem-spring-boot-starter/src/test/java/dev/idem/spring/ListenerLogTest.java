@@ -3,6 +3,7 @@ package dev.idem.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.consumer.Verdict;
+import dev.idem.spring.internal.ListenerLog;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;

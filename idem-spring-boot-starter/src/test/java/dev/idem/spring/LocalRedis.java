@@ -14,14 +14,14 @@ import org.junit.jupiter.api.Assumptions;
  * Missing, the test is skipped with a line on standard error, except under {@code CI=true}, where
  * it fails.
  */
-final class LocalRedis {
+public final class LocalRedis {
 
-  static final String HOST = "127.0.0.1";
-  static final int PORT = 6379;
+  public static final String HOST = "127.0.0.1";
+  public static final int PORT = 6379;
 
   private LocalRedis() {}
 
-  static void require() {
+  public static void require() {
     try (Socket socket = new Socket()) {
       socket.connect(new InetSocketAddress(HOST, PORT), 2000);
       socket.setSoTimeout(2000);

@@ -12,6 +12,7 @@ import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
+import dev.idem.spring.observation.ObservationIdemListener;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.nio.charset.StandardCharsets;

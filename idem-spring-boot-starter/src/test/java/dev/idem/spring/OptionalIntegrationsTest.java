@@ -26,7 +26,7 @@ class OptionalIntegrationsTest {
   @Test
   void withoutSpringdocThereIsNoOpenApiCustomizerAndTheApplicationStarts() {
     app().withClassLoader(new FilteredClassLoader("org.springdoc", "io.swagger"))
-        .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(IdemOpenApi.class));
+        .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("idemOpenApi"));
   }
 
   @Test

@@ -10,6 +10,8 @@ import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.redis.RedisDurability;
 import dev.idem.redis.RedisLeaseStore;
 import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.spring.internal.IdemFailureAnalyzer;
+import dev.idem.spring.rabbit.IdemRabbitListeners;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

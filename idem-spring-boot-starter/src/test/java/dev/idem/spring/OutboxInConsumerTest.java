@@ -11,6 +11,8 @@ import dev.idem.core.Scope;
 import dev.idem.outbox.Intent;
 import dev.idem.outbox.IntentId;
 import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.spring.outbox.IdemOutbox;
+import dev.idem.spring.rabbit.IdemRabbitListeners;
 import dev.idem.testkit.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;

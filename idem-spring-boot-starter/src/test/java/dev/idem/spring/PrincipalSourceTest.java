@@ -11,6 +11,8 @@ import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.spring.internal.IdempotentMethods;
+import dev.idem.spring.internal.TimedLeaseStore;
 import jakarta.servlet.http.HttpServletRequest;
 import java.lang.reflect.Proxy;
 import java.util.Map;
@@ -285,7 +287,7 @@ class PrincipalSourceTest {
       assertThat(overloads.pay("one-key", 5)).as("another method, another operation").isEqualTo("int 5");
       assertThat(overloads.pay("one-key", 5L)).isEqualTo("long 5");
     });
-    assertThat(IdempotentMethodInterceptor.defaultOperation(Overloads.class.getMethod("pay", String.class, long.class)))
+    assertThat(IdempotentMethods.defaultOperation(Overloads.class.getMethod("pay", String.class, long.class)))
         .isEqualTo("dev.idem.spring.PrincipalSourceTest$Overloads.pay(java.lang.String,long)");
   }
 

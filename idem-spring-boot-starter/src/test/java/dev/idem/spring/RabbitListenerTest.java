@@ -11,6 +11,8 @@ import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.InboundMessage;
 import dev.idem.consumer.Verdict;
 import dev.idem.rabbitmq.RabbitMqIdempotentConsumer;
+import dev.idem.spring.rabbit.IdemRabbitListener;
+import dev.idem.spring.rabbit.IdemRabbitListeners;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

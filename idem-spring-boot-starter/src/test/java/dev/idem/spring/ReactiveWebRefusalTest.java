@@ -3,6 +3,7 @@ package dev.idem.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.spring.internal.IdemUnsupportedFailureAnalyzer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;

@@ -3,8 +3,8 @@ package dev.idem.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import com.google.protobuf.Struct;
 import com.google.protobuf.StringValue;
+import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.idem.grpc.IdempotencyServerInterceptor;
 import io.grpc.BindableService;

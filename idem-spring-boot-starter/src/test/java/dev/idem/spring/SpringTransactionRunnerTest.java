@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdemStoreException;
 import dev.idem.jdbc.TransactionFailedException;
+import dev.idem.spring.internal.SpringTransactionRunner;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;

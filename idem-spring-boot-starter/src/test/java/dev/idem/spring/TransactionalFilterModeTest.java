@@ -38,7 +38,7 @@ import org.springframework.web.bind.annotation.RestController;
  * handler's rows and the stored response commit or roll back together. Every test counts rows.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = TransactionalFilterModeTest.App.class)
-class TransactionalFilterModeTest {
+public class TransactionalFilterModeTest {
 
   static final Path DIR = tempDir();
 
@@ -308,7 +308,7 @@ class TransactionalFilterModeTest {
     return jdbc.queryForObject("SELECT COUNT(*) FROM " + table, Long.class);
   }
 
-  static Path tempDir() {
+  public static Path tempDir() {
     try {
       return Files.createTempDirectory("idem-tx-filter");
     } catch (IOException e) {

@@ -1,0 +1,154 @@
+package dev.idem.spring.observation;
+
+import dev.idem.core.AttemptResult;
+import dev.idem.core.IdemListener;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.spring.Idempotent;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * One Micrometer {@link Observation} per attempt, on every engine (the HTTP filter's, {@link
+ * Idempotent} methods', the consumers', gRPC's), in both modes; with Spring Boot's observation
+ * handlers it gives a timer and, with a tracer, a span. Every other event goes to the listener it
+ * wraps (the {@code idem.*} counters of {@link MicrometerIdemListener}).
+ *
+ * <ul>
+ *   <li>name {@value #NAME}; contextual name (the span's) {@code idem <operation>}, such as {@code
+ *       idem POST /notes};
+ *   <li>low-cardinality key values only: {@value #MODE} ({@code lease}, {@code transactional}, or
+ *       {@code none} for an HTTP refusal before any engine), {@value #OPERATION} (the scope's
+ *       operation: a route's or handler's pattern, an {@code @Idempotent} method's operation, a
+ *       consumer's; never a key, nothing from a body), {@value #OUTCOME} (below);
+ *   <li>outcomes: {@code executed}, {@code released}, {@code replayed}, {@code key-reused}, {@code
+ *       in-progress}, {@code outcome-unknown}, {@code store-unavailable}, {@code rolled-back},
+ *       {@code request-failed}, {@code stored-response-unreadable}, {@code effect-failed} (the
+ *       effect threw; the observation carries the exception as its error), and the HTTP filter's
+ *       refusals before any engine, {@code key-missing}, {@code key-malformed}, {@code
+ *       payload-invalid}, {@code body-too-large} (an observation that starts and stops at once).
+ * </ul>
+ *
+ * <p>The observation is current (in scope) while the attempt runs, on the attempt's thread: the
+ * effect's own observations (a JDBC call, an HTTP client call, a span of the application's) are
+ * its children. Thread-safe; one instance serves every engine.
+ */
+public final class ObservationIdemListener implements IdemListener {
+
+  /** The observation's name: {@value}. */
+  public static final String NAME = "idem.attempt";
+
+  /** The key of the mode: {@value}. */
+  public static final String MODE = "idem.mode";
+
+  /** The key of the operation: {@value}. */
+  public static final String OPERATION = "idem.operation";
+
+  /** The key of the outcome: {@value}. */
+  public static final String OUTCOME = "idem.outcome";
+
+  private final ObservationRegistry registry;
+  private final IdemListener delegate;
+
+  /**
+   * @param registry where observations are made, never {@code null}
+   * @param delegate told of every event as well (the counters), never {@code null}; {@link
+   *     IdemListener#NONE} for none
+   */
+  public ObservationIdemListener(ObservationRegistry registry, IdemListener delegate) {
+    this.registry = Objects.requireNonNull(registry, "registry");
+    this.delegate = Objects.requireNonNull(delegate, "delegate");
+  }
+
+  @Override
+  public Attempt started(IdempotentRequest request, String mode) {
+    String operation = request.scope().operation();
+    Observation observation = Observation.createNotStarted(NAME, registry)
+        .contextualName("idem " + operation)
+        .lowCardinalityKeyValue(MODE, mode)
+        .lowCardinalityKeyValue(OPERATION, operation)
+        .start();
+    Observation.Scope scope = observation.openScope();
+    // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
+    Attempt inner = IdemListener.start(delegate, request, mode);
+    return new Attempt() {
+      @Override
+      public void ended(AttemptResult result) {
+        try {
+          inner.ended(result);
+        } finally {
+          stop(scope, observation.lowCardinalityKeyValue(OUTCOME, outcome(result.kind())));
+        }
+      }
+
+      @Override
+      public void failed(Throwable error) {
+        try {
+          inner.failed(error);
+        } finally {
+          stop(scope, observation.lowCardinalityKeyValue(OUTCOME, "effect-failed").error(error));
+        }
+      }
+    };
+  }
+
+  private static void stop(Observation.Scope scope, Observation observation) {
+    try {
+      scope.close();
+    } finally {
+      observation.stop();
+    }
+  }
+
+  /** @return the outcome's name: the kind in lower case, words joined by {@code -} */
+  static String outcome(AttemptResult.Kind kind) {
+    return kind.name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  @Override
+  public void attempted(IdempotentRequest request, AttemptResult result) {
+    delegate.attempted(request, result);
+  }
+
+  @Override
+  public void executed(IdempotentRequest request, Outcome outcome) {
+    delegate.executed(request, outcome);
+  }
+
+  @Override
+  public void replayed(IdempotentRequest request) {
+    delegate.replayed(request);
+  }
+
+  @Override
+  public void rejected(IdempotentRequest request, String reason) {
+    delegate.rejected(request, reason);
+  }
+
+  @Override
+  public void waiting(IdempotentRequest request) {
+    delegate.waiting(request);
+  }
+
+  @Override
+  public void takenOver(IdempotentRequest request) {
+    delegate.takenOver(request);
+  }
+
+  @Override
+  public void refused(String operation, String reason) {
+    try {
+      Observation.createNotStarted(NAME, registry)
+          .contextualName("idem " + operation)
+          .lowCardinalityKeyValue(MODE, "none")
+          .lowCardinalityKeyValue(OPERATION, operation)
+          .lowCardinalityKeyValue(OUTCOME, reason)
+          .start()
+          .stop();
+    } finally {
+      delegate.refused(operation, reason);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+package dev.idem.spring.openapi;
+
+import dev.idem.servlet.IdemProblems;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.servlet.KeyRequirement;
+import dev.idem.spring.Idempotent;
+import io.swagger.v3.oas.models.OpenAPI;
+import io.swagger.v3.oas.models.Operation;
+import io.swagger.v3.oas.models.PathItem;
+import io.swagger.v3.oas.models.headers.Header;
+import io.swagger.v3.oas.models.media.Content;
+import io.swagger.v3.oas.models.media.MediaType;
+import io.swagger.v3.oas.models.media.ObjectSchema;
+import io.swagger.v3.oas.models.media.StringSchema;
+import io.swagger.v3.oas.models.parameters.HeaderParameter;
+import io.swagger.v3.oas.models.responses.ApiResponse;
+import io.swagger.v3.oas.models.responses.ApiResponses;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import org.springdoc.core.customizers.OpenApiCustomizer;
+
+/**
+ * Describes Idem's contract in the application's OpenAPI document (springdoc-openapi): every
+ * operation that a route of the filter protects gets the {@code Idempotency-Key} request header
+ * (required or optional as its route says), the {@code Idempotent-Replayed} header on its
+ * responses, Idem's problem answers (RFC 9457, {@code application/problem+json}, each naming its
+ * problem type URIs) for 400, 409, 422 and 503 where the operation does not describe that status
+ * itself, and its expiry policy: how long a key is kept (the route's own retention, else {@code
+ * idem.retention}), in the header's description and as the extension {@code x-idempotency-key} =
+ * {@code {required, retention}} (an ISO-8601 duration), since the IETF draft
+ * (draft-ietf-httpapi-idempotency-key-header, section 2.3) asks a server to publish its expiry
+ * policy. Operations no route protects are left as they are. The path of an operation is matched
+ * as the filter matches a request's path, a template variable standing for one segment.
+ *
+ * <p>Thread-safe; holds no state but the configuration.
+ */
+final class IdemOpenApi implements OpenApiCustomizer {
+
+  static final String KEY_HEADER = "Idempotency-Key";
+  static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  static final String EXTENSION = "x-idempotency-key";
+
+  private final IdempotencyFilterConfig filter;
+  private final Duration retention;
+  private final String servletPath;
+
+  /**
+   * @param filter the filter's configuration, whose routes say what is protected
+   * @param retention {@code idem.retention}: how long a route without its own policy keeps a key
+   * @param servletPath {@code spring.mvc.servlet.path}, or {@code null} for the default {@code /}:
+   *     the filter matches routes on the servlet path and the path info, and springdoc's paths
+   *     leave the servlet path out
+   */
+  IdemOpenApi(IdempotencyFilterConfig filter, Duration retention, @Nullable String servletPath) {
+    this.filter = Objects.requireNonNull(filter, "filter");
+    this.retention = Objects.requireNonNull(retention, "retention");
+    this.servletPath = servletPath == null || servletPath.isEmpty() || servletPath.equals("/") ? ""
+        : (servletPath.endsWith("/") ? servletPath.substring(0, servletPath.length() - 1) : servletPath);
+  }
+
+  @Override
+  public void customise(OpenAPI api) {
+    if (api.getPaths() == null) {
+      return;
+    }
+    for (Map.Entry<String, PathItem> path : api.getPaths().entrySet()) {
+      for (Map.Entry<PathItem.HttpMethod, Operation> op : path.getValue().readOperationsMap().entrySet()) {
+        IdempotencyFilterConfig.Route route = filter.routeFor(op.getKey().name(), servletPath + concretePath(path.getKey()));
+        if (route != null) {
+          describe(op.getValue(), route);
+        }
+      }
+    }
+  }
+
+  /**
+   * {@code /orders/{id}/lines} as a request path would be: each template variable one segment
+   * (a variable with a regular expression, {@code {id:[0-9]{3}}}, included).
+   */
+  static String concretePath(String template) {
+    StringBuilder out = new StringBuilder();
+    int depth = 0;
+    for (int i = 0; i < template.length(); i++) {
+      char c = template.charAt(i);
+      if (c == '{') {
+        if (depth++ == 0) {
+          out.append('x');
+        }
+      } else if (c == '}' && depth > 0) {
+        depth--;
+      } else if (depth == 0) {
+        out.append(c);
+      }
+    }
+    return out.toString();
+  }
+
+  private void describe(Operation op, IdempotencyFilterConfig.Route route) {
+    boolean required = route.requirement() == KeyRequirement.REQUIRED;
+    Duration kept = route.retention().orElse(retention);
+    if (op.getParameters() == null || op.getParameters().stream().noneMatch(p -> "header".equals(p.getIn())
+        && KEY_HEADER.equalsIgnoreCase(p.getName()))) {
+      op.addParametersItem(new HeaderParameter().name(KEY_HEADER).required(required)
+          .schema(new StringSchema().minLength(1).maxLength(255))
+          .description("A unique key for this logical operation, the same on every retry of it (IETF"
+              + " draft-ietf-httpapi-idempotency-key-header). A retry with the same key and payload gets the first"
+              + " answer again, with " + REPLAYED_HEADER + ": true; the same key with another payload is refused (422)."
+              + " Keys are kept for " + kept + " after the first request; a retry after that runs again."
+              + (required ? "" : " Optional here: a request without it is not deduplicated.")));
+    }
+    Map<String, Object> policy = new LinkedHashMap<>();
+    policy.put("required", required);
+    policy.put("retention", kept.toString());
+    op.addExtension(EXTENSION, policy);
+    ApiResponses responses = op.getResponses() == null ? new ApiResponses() : op.getResponses();
+    for (ApiResponse response : responses.values()) {
+      if (response.getHeaders() == null || !response.getHeaders().containsKey(REPLAYED_HEADER)) {
+        response.addHeaderObject(REPLAYED_HEADER, new Header().schema(new StringSchema()._enum(List.of("true")))
+            .description("Present, with the value true, when this answer is a replay of the key's first answer"));
+      }
+    }
+    problem(responses, "400", "The request's " + KEY_HEADER + " is " + (required ? "missing or " : "") + "malformed, or its"
+        + " body does not parse", IdemProblems.KEY_MISSING, IdemProblems.KEY_MALFORMED, IdemProblems.PAYLOAD_INVALID);
+    problem(responses, "409", "A request with the same key is still being processed; retry after Retry-After seconds",
+        IdemProblems.IN_PROGRESS);
+    problem(responses, "422", "The key was used before with another payload", IdemProblems.KEY_REUSED);
+    problem(responses, "503", "The key could not be checked or recorded, or whether the request took effect is not"
+        + " known; a retry with the same key after Retry-After seconds is safe", IdemProblems.STORE_UNAVAILABLE,
+        IdemProblems.OUTCOME_UNKNOWN);
+    op.setResponses(responses);
+  }
+
+  private void problem(ApiResponses responses, String status, String description, String... names) {
+    if (responses.containsKey(status)) {
+      return; // the operation describes it itself
+    }
+    List<String> types = new ArrayList<>();
+    for (String name : names) {
+      String type = filter.problemType(name);
+      types.add(type == null ? "about:blank (" + name + ")" : type);
+    }
+    responses.addApiResponse(status, new ApiResponse()
+        .description(description + ". Problem types: " + String.join(", ", types))
+        .content(new Content().addMediaType("application/problem+json", new MediaType().schema(new ObjectSchema()))));
+  }
+}
