@@ -12,7 +12,7 @@ import dev.idem.outbox.IntentId;
 import dev.idem.outbox.OutboxEntry;
 import dev.idem.outbox.spi.Delivery;
 import dev.idem.outbox.spi.IntentTransport;
-import dev.idem.spring.IdemOutbox;
+import dev.idem.spring.outbox.IdemOutbox;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -1,7 +1,7 @@
 package dev.idem.docs.outbox;
 
 import dev.idem.outbox.Intent;
-import dev.idem.spring.IdemOutbox;
+import dev.idem.spring.outbox.IdemOutbox;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.springframework.http.MediaType;

@@ -127,7 +127,7 @@ abstract class JpaTransactionalContract {
     }
   }
 
-  @Autowired dev.idem.spring.IdemRabbitListeners listeners;
+  @Autowired dev.idem.spring.rabbit.IdemRabbitListeners listeners;
 
   /**
    * A transactional consumer whose handler writes through a JPA repository, as a Spring service's
