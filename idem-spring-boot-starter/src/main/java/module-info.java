@@ -1,13 +1,14 @@
 /**
  * Idem for Spring Boot: the auto-configuration behind the {@code idem.*} properties and the API an
- * application uses directly ({@code @Idempotent}, {@code IdemPrincipalResolver}, the listeners'
- * factories). One package per concern ({@code dev.idem.spring.web}, {@code .method},
- * {@code .kafka}, ...), each with its public auto-configuration (so that an application can exclude
- * it) and its helpers package-private; helpers that several concerns share are in
- * {@code dev.idem.spring.internal}, which is not exported. Every package is open: Spring reads the
- * package-private configurations, bean methods and properties reflectively and proxies them, which
- * on the module path needs the package open. Every library the starter configures only when it is
- * present is {@code requires static}: the application brings the ones it uses.
+ * application uses directly ({@code @Idempotent}, {@code IdempotentCalls}, the listeners'
+ * factories in {@code .kafka} and {@code .rabbit}). One package per concern ({@code
+ * dev.idem.spring.web}, {@code .method}, {@code .kafka}, ...), each with its public
+ * auto-configuration (so that an application can exclude it) and its helpers package-private;
+ * helpers that several concerns share are in {@code dev.idem.spring.internal}, which is not
+ * exported. Every package is open: Spring reads the package-private configurations, bean methods
+ * and properties reflectively and proxies them, which on the module path needs the package open.
+ * Every library the starter configures only when it is present is {@code requires static}: the
+ * application brings the ones it uses.
  *
  * <p>Two of those optional libraries have no module name of their own, so on the module path they
  * are the automatic modules that their file names give, and Maven's compiler plugin warns of them

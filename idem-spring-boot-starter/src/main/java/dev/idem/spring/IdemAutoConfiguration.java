@@ -1,8 +1,6 @@
 package dev.idem.spring;
 
 import dev.idem.spring.grpc.IdemGrpcAutoConfiguration;
-import dev.idem.spring.internal.JsonCodecs;
-import dev.idem.spring.internal.ModeDecisions;
 import dev.idem.spring.kafka.IdemKafkaAutoConfiguration;
 import dev.idem.spring.kafka.IdemKafkaListeners;
 import dev.idem.spring.keystatus.IdemKeyStatusAutoConfiguration;
@@ -45,7 +43,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  *   <li>{@link IdemPrincipalAutoConfiguration}: the principal sources on the class path (Spring
  *       Security, the servlet container);
  *   <li>{@link IdemTransactionalAutoConfiguration}: transactional mode, with spring-jdbc and spring-tx:
- *       the key table's engine and the filter's mode ({@link ModeDecisions}: with {@code
+ *       the key table's engine and the filter's mode ({@code ModeDecisions}: with {@code
  *       idem.mode=auto}, the default, transactional when the application has one DataSource and a
  *       transaction manager of that DataSource, lease otherwise); without them {@code
  *       idem.mode=transactional} refuses to start;
@@ -90,7 +88,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  * meter registry auto-configurations of both lines (by name), and the concerns, ordered after it,
  * come after them too (Spring Boot's ordering is transitive); it refers to no class that only one
  * line has, and writes the JSON of {@link Idempotent} methods with Jackson 3 or Jackson 2, whichever
- * the application has ({@link JsonCodecs}).
+ * the application has ({@code JsonCodecs}).
  */
 @AutoConfiguration(afterName = {
     // Spring Boot 3.x

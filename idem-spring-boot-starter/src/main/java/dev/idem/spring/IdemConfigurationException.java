@@ -1,12 +1,11 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdemException;
-import dev.idem.spring.internal.IdemFailureAnalyzer;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code idem.*} configuration is wrong; the application does not start. The message names the
- * property and the rule; {@link IdemFailureAnalyzer} prints it as Spring Boot's start-up report.
+ * property and the rule; {@code IdemFailureAnalyzer} prints it as Spring Boot's start-up report.
  */
 public class IdemConfigurationException extends IdemException {
   private static final long serialVersionUID = 1L;

@@ -1,14 +1,13 @@
 package dev.idem.spring;
 
 import dev.idem.core.IdemException;
-import dev.idem.spring.internal.IdemUnsupportedFailureAnalyzer;
 import java.util.Objects;
 
 /**
  * The application configures something Idem cannot protect (a web stack, a method's return type),
  * so it does not start: nothing is left silently unprotected. The message says what is not
- * supported and {@link #supported()} what is, and how to opt out; {@link
- * IdemUnsupportedFailureAnalyzer} prints both as Spring Boot's start-up report, without a stack
+ * supported and {@link #supported()} what is, and how to opt out; the starter's failure
+ * analyzer prints both as Spring Boot's start-up report, without a stack
  * trace.
  *
  * <p>Immutable and thread-safe.

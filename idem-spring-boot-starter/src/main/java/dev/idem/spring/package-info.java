@@ -1,7 +1,9 @@
 /**
- * Idem for Spring Boot: the auto-configuration behind the {@code idem.*} properties, and the API
- * an application uses directly ({@link dev.idem.spring.Idempotent} methods); the other types are the
- * starter's own. The principal of a key's scope comes from a bean of Idem's one principal SPI,
+ * Idem for Spring Boot: the API an application uses directly ({@link dev.idem.spring.Idempotent}
+ * methods, {@link dev.idem.spring.IdempotencyPolicy}, {@link dev.idem.spring.IdempotentCalls}, the
+ * exceptions), the {@code idem.*} properties and the base auto-configuration. Each concern (the
+ * servlet filter, {@code @Idempotent} methods, the store, the listeners, ...) is a sub-package with
+ * an auto-configuration of its own, so that an application can exclude it. The principal of a key's scope comes from a bean of Idem's one principal SPI,
  * {@link dev.idem.core.spi.PrincipalResolver}: {@code PrincipalResolver<Object>} for every stack, or
  * one typed for a stack's call ({@code HttpServletRequest}, {@code dev.idem.grpc.GrpcCall}).
  *
