@@ -1,6 +1,8 @@
 package dev.idem.spring.outbox;
 
 import static dev.idem.spring.internal.IdemSettings.configured;
+import static dev.idem.spring.internal.ModeDecisions.DATA_SOURCE_UTILS;
+import static dev.idem.spring.internal.ModeDecisions.TRANSACTION_MANAGER;
 
 import dev.idem.core.IdemStoreException;
 import dev.idem.jdbc.Dialect;
@@ -12,7 +14,6 @@ import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.spring.IdemAutoConfiguration;
 import dev.idem.spring.IdemProperties;
 import dev.idem.spring.internal.CurrentOperation;
-import dev.idem.spring.internal.ModeDecisions;
 import dev.idem.spring.kafka.IdemKafkaAutoConfiguration;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -49,8 +50,7 @@ import org.springframework.util.ClassUtils;
  */
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemKafkaAutoConfiguration.class})
 @ConditionalOnBean(IdemAutoConfiguration.class)
-@ConditionalOnClass(name = {"dev.idem.outbox.Outbox", ModeDecisions.TRANSACTION_MANAGER,
-    ModeDecisions.DATA_SOURCE_UTILS})
+@ConditionalOnClass(name = {"dev.idem.outbox.Outbox", TRANSACTION_MANAGER, DATA_SOURCE_UTILS})
 @ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
 @ConditionalOnSingleCandidate(DataSource.class)
 public class IdemOutboxAutoConfiguration {
