@@ -54,6 +54,7 @@ module dev.idem.spring {
   requires static transitive micrometer.core; // MicrometerIdemListener takes a MeterRegistry
   requires static transitive micrometer.observation; // ObservationIdemListener, an ObservationRegistry
   requires static micrometer.commons;
+  requires static micrometer.tracing; // IdemTracingAutoConfiguration, with a Tracer and a Propagator
   requires static com.fasterxml.jackson.databind;
   requires static tools.jackson.core;
   requires static tools.jackson.databind;
@@ -74,6 +75,7 @@ module dev.idem.spring {
   exports dev.idem.spring.steps;
   exports dev.idem.spring.store;
   exports dev.idem.spring.transaction;
+  exports dev.idem.spring.tracing;
   exports dev.idem.spring.web;
 
   opens dev.idem.spring;
@@ -90,6 +92,7 @@ module dev.idem.spring {
   opens dev.idem.spring.steps;
   opens dev.idem.spring.store;
   opens dev.idem.spring.transaction;
+  opens dev.idem.spring.tracing;
   opens dev.idem.spring.web;
   opens dev.idem.spring.internal; // not exported: helpers the concerns share
 }

@@ -4,6 +4,7 @@ import dev.idem.consumer.IdempotentConsumer;
 import dev.idem.consumer.LeaseMessageHandler;
 import dev.idem.consumer.MessageHandler;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.spring.kafka.IdemKafkaListeners;
 import dev.idem.spring.outbox.IdemOutbox;
@@ -31,13 +32,20 @@ public final class ConsumerEngines {
   private final ObjectProvider<LeaseIdempotency> leases;
 
   private final ListableBeanFactory beans;
+  private final ObjectProvider<TraceContextPropagation> tracing;
 
   public ConsumerEngines(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
+      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans, ObjectProvider<TraceContextPropagation> tracing) {
     this.jdbc = jdbc;
     this.dataSource = dataSource;
     this.leases = leases;
     this.beans = beans;
+    this.tracing = tracing;
+  }
+
+  /** The context a message carries is continued (IdemTracingAutoConfiguration's, with Micrometer Tracing). */
+  private TraceContextPropagation tracing() {
+    return tracing.getIfUnique(() -> TraceContextPropagation.NONE);
   }
 
   /**
@@ -56,7 +64,7 @@ public final class ConsumerEngines {
     }
     // While the handler runs, IdemOutbox finds the message's operation and its transaction's connection.
     return IdempotentConsumer.builder(name, SpringTransactions.consumerEngine(name, keys, ds, beans),
-        CurrentOperation.around(name, handler)).build();
+        CurrentOperation.around(name, handler)).tracing(tracing()).build();
   }
 
   /**
@@ -70,6 +78,6 @@ public final class ConsumerEngines {
     if (engine == null) {
       throw new IllegalStateException("a lease-mode idempotent consumer needs a LeaseIdempotency bean");
     }
-    return IdempotentConsumer.leaseBuilder(name, engine, handler).build();
+    return IdempotentConsumer.leaseBuilder(name, engine, handler).tracing(tracing()).build();
   }
 }

@@ -1,6 +1,7 @@
 package dev.idem.spring.kafka;
 
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.spring.IdemAutoConfiguration;
 import dev.idem.spring.internal.ConsumerEngines;
@@ -26,8 +27,8 @@ public class IdemKafkaAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   IdemKafkaListeners idemKafkaListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
-    return new IdemKafkaListeners(new ConsumerEngines(jdbc, dataSource, leases, beans));
+      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans, ObjectProvider<TraceContextPropagation> tracing) {
+    return new IdemKafkaListeners(new ConsumerEngines(jdbc, dataSource, leases, beans, tracing));
   }
 
   @Bean

@@ -5,6 +5,7 @@ import static dev.idem.spring.internal.ModeDecisions.DATA_SOURCE_UTILS;
 import static dev.idem.spring.internal.ModeDecisions.TRANSACTION_MANAGER;
 
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.jdbc.Dialect;
 import dev.idem.outbox.Intent;
 import dev.idem.outbox.Outbox;
@@ -60,8 +61,11 @@ public class IdemOutboxAutoConfiguration {
   /** The outbox table, created at start-up with {@code idem.create-schema}. */
   @Bean
   @ConditionalOnMissingBean
-  Outbox idemOutboxTable(IdemProperties p, DataSource dataSource) {
-    Outbox outbox = configured("idem.outbox.table", () -> Outbox.builder().table(p.getOutbox().getTable()).build());
+  Outbox idemOutboxTable(IdemProperties p, DataSource dataSource, ObjectProvider<TraceContextPropagation> tracing) {
+    // the current span's context goes with each intent (IdemTracingAutoConfiguration's, with Micrometer Tracing)
+    TraceContextPropagation propagation = tracing.getIfUnique(() -> TraceContextPropagation.NONE);
+    Outbox outbox = configured("idem.outbox.table",
+        () -> Outbox.builder().table(p.getOutbox().getTable()).tracing(propagation).build());
     if (!p.isCreateSchema()) {
       return outbox;
     }

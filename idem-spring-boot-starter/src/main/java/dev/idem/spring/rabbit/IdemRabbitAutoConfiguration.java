@@ -1,6 +1,7 @@
 package dev.idem.spring.rabbit;
 
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.spring.IdemAutoConfiguration;
 import dev.idem.spring.internal.ConsumerEngines;
@@ -27,8 +28,8 @@ public class IdemRabbitAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   IdemRabbitListeners idemRabbitListeners(ObjectProvider<JdbcIdempotency> jdbc, ObjectProvider<DataSource> dataSource,
-      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans) {
-    return new IdemRabbitListeners(new ConsumerEngines(jdbc, dataSource, leases, beans));
+      ObjectProvider<LeaseIdempotency> leases, ListableBeanFactory beans, ObjectProvider<TraceContextPropagation> tracing) {
+    return new IdemRabbitListeners(new ConsumerEngines(jdbc, dataSource, leases, beans, tracing));
   }
 
   @Bean
