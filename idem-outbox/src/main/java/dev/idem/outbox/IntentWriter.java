@@ -1,12 +1,14 @@
 package dev.idem.outbox;
 
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.spi.TraceContextPropagation;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,9 +54,33 @@ public final class IntentWriter implements AutoCloseable {
       insert = connection.prepareStatement(outbox.sql(connection).insert);
     }
     String id = IntentId.of(request.scope(), request.key(), ids.size());
-    outbox.insert(insert, id, request, ids.size(), outbox.traced(intent));
+    outbox.insert(insert, id, request, ids.size(), traced(outbox.tracing(), intent));
     ids.add(id);
     return id;
+  }
+
+  /**
+   * The intent as stored: with the trace context current when it is added (see {@link
+   * Outbox.Builder#tracing}), unless the intent carries a header of that name already.
+   */
+  static Intent traced(TraceContextPropagation tracing, Intent intent) {
+    Map<String, String> context;
+    try {
+      context = tracing.currentContext();
+    } catch (RuntimeException e) {
+      return intent; // tracing never fails a request
+    }
+    Intent traced = intent;
+    for (Map.Entry<String, String> h : context.entrySet()) {
+      if (intent.headers().stream().noneMatch(e -> e.getKey().equalsIgnoreCase(h.getKey()))) {
+        try {
+          traced = traced.withHeader(h.getKey(), h.getValue());
+        } catch (IllegalArgumentException notAHeader) {
+          // a tracer's value that an intent cannot carry (a CR, more than 8000 characters): dropped
+        }
+      }
+    }
+    return traced;
   }
 
   /** @return the ids of the intents added so far, in order; immutable */

@@ -79,28 +79,9 @@ public final class Outbox {
     this.tracing = b.tracing;
   }
 
-  /**
-   * The intent as stored: with the trace context current when it is added (see {@link
-   * Builder#tracing}), unless the intent carries a header of that name already.
-   */
-  Intent traced(Intent intent) {
-    Map<String, String> context;
-    try {
-      context = tracing.currentContext();
-    } catch (RuntimeException e) {
-      return intent; // tracing never fails a request
-    }
-    Intent traced = intent;
-    for (Map.Entry<String, String> h : context.entrySet()) {
-      if (intent.headers().stream().noneMatch(e -> e.getKey().equalsIgnoreCase(h.getKey()))) {
-        try {
-          traced = traced.withHeader(h.getKey(), h.getValue());
-        } catch (IllegalArgumentException notAHeader) {
-          // a tracer's value that an intent cannot carry (a CR, more than 8000 characters): dropped
-        }
-      }
-    }
-    return traced;
+  /** @return what gives the trace context stored with each intent ({@link Builder#tracing}) */
+  TraceContextPropagation tracing() {
+    return tracing;
   }
 
   /** @return a builder with the default table {@value #DEFAULT_TABLE} */

@@ -37,7 +37,7 @@ class OutboxTracingTest {
     Map<String, String> context = new LinkedHashMap<>();
     context.put("traceparent", PARENT);
     context.put("tracestate", "congo=t61rcWkgMzE");
-    Intent stored = Outbox.builder().tracing(giving(context)).build().traced(intent().withHeader("x-tenant", "a"));
+    Intent stored = IntentWriter.traced(giving(context), intent().withHeader("x-tenant", "a"));
     assertThat(stored.headers()).containsExactly(Map.entry("x-tenant", "a"), Map.entry("traceparent", PARENT),
         Map.entry("tracestate", "congo=t61rcWkgMzE"));
   }
@@ -45,14 +45,14 @@ class OutboxTracingTest {
   @Test
   void aTraceHeaderTheIntentAlreadyHasIsKept() {
     Intent own = intent().withHeader("TraceParent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
-    Intent stored = Outbox.builder().tracing(giving(Map.of("traceparent", PARENT))).build().traced(own);
+    Intent stored = IntentWriter.traced(giving(Map.of("traceparent", PARENT)), own);
     assertThat(stored).isEqualTo(own);
   }
 
   @Test
   void withoutACurrentSpanOrWithoutTracingTheIntentIsUnchanged() {
-    assertThat(Outbox.builder().tracing(giving(Map.of())).build().traced(intent())).isEqualTo(intent());
-    assertThat(Outbox.builder().build().traced(intent())).isEqualTo(intent());
+    assertThat(IntentWriter.traced(giving(Map.of()), intent())).isEqualTo(intent());
+    assertThat(IntentWriter.traced(Outbox.builder().build().tracing(), intent())).isEqualTo(intent());
   }
 
   @Test
@@ -68,8 +68,8 @@ class OutboxTracingTest {
         return work.get();
       }
     };
-    assertThat(Outbox.builder().tracing(failing).build().traced(intent())).isEqualTo(intent());
-    Intent stored = Outbox.builder().tracing(giving(Map.of("traceparent", "a\r\nx-injected: 1"))).build().traced(intent());
+    assertThat(IntentWriter.traced(failing, intent())).isEqualTo(intent());
+    Intent stored = IntentWriter.traced(giving(Map.of("traceparent", "a\r\nx-injected: 1")), intent());
     assertThat(stored).isEqualTo(intent());
   }
 }
