@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -204,23 +205,37 @@ public final class IdempotentConsumer {
     return verdict;
   }
 
-  /** {@link #decide} in the span the tracing continues; a tracer's own failure never fails a message. */
+  /**
+   * {@link #decide} in the span the tracing continues; a tracer's own failure never fails a message:
+   * one before the handling, and it is handled without a span; one after it (the span's end), and
+   * the handling's verdict stands.
+   */
   private Verdict traced(InboundMessage message) {
     if (tracing == TraceContextPropagation.NONE) {
       return decide(message);
     }
     AtomicBoolean ran = new AtomicBoolean();
+    AtomicReference<Verdict> decided = new AtomicReference<>(); // decide's verdict, once it returned
     try {
-      return tracing.continueTrace(name, message.headers(), () -> {
+      tracing.continueTrace(name, message.headers(), () -> {
         ran.set(true);
-        return decide(message);
+        Verdict v = decide(message);
+        decided.set(v);
+        return v;
       });
     } catch (RuntimeException e) {
-      if (ran.get()) {
-        throw e; // thrown after the handling began: not the tracer's to swallow (decide throws for no failure it knows)
+      if (ran.get() && decided.get() == null) {
+        throw e; // decide itself threw (it throws no RuntimeException of its own): not the tracer's to swallow
       }
-      return decide(message); // the tracer failed before the handling: handled without a span
     }
+    Verdict v = decided.get();
+    if (v != null) {
+      return v;
+    }
+    if (ran.get()) { // decide threw an Error and the tracer returned all the same: never run it twice
+      throw new IllegalStateException("the trace propagation " + tracing + " returned from a handling that failed");
+    }
+    return decide(message); // the tracer failed before the handling, or never ran it: handled without a span
   }
 
   private Verdict decide(InboundMessage message) {

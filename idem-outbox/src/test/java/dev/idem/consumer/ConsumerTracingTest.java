@@ -78,4 +78,77 @@ class ConsumerTracingTest {
     assertThat(consumer.process(message("m-2")).action()).isEqualTo(Verdict.Action.ACK);
     assertThat(runs.get()).isEqualTo(1);
   }
+
+  /** Micrometer's observe ends the span after the work: a handler of its that throws then must not fail the message. */
+  @Test
+  void aTracerThatFailsAfterTheHandlingKeepsTheHandlingsVerdict() {
+    TraceContextPropagation failingAtTheEnd = new TraceContextPropagation() {
+      @Override
+      public Map<String, String> currentContext() {
+        return Map.of();
+      }
+
+      @Override
+      public <T> T continueTrace(String operation, Map<String, String> carrier, Supplier<T> work) {
+        work.get();
+        throw new IllegalStateException("span could not end");
+      }
+    };
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentConsumer consumer = IdempotentConsumer.builder("billing", keys(), (c, m) -> runs.incrementAndGet())
+        .tracing(failingAtTheEnd).build();
+    Verdict first = consumer.process(message("m-3"));
+    assertThat(first.action()).isEqualTo(Verdict.Action.ACK);
+    assertThat(first.outcome().replayed()).isFalse();
+    Verdict again = consumer.process(message("m-3"));
+    assertThat(again.action()).isEqualTo(Verdict.Action.ACK);
+    assertThat(again.outcome().replayed()).isTrue();
+    assertThat(runs.get()).isEqualTo(1);
+  }
+
+  @Test
+  void aTracerThatNeverRunsTheWorkStillHasTheMessageHandled() {
+    TraceContextPropagation skipping = new TraceContextPropagation() {
+      @Override
+      public Map<String, String> currentContext() {
+        return Map.of();
+      }
+
+      @Override
+      public <T> T continueTrace(String operation, Map<String, String> carrier, Supplier<T> work) {
+        return null;
+      }
+    };
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentConsumer consumer = IdempotentConsumer.builder("billing", keys(), (c, m) -> runs.incrementAndGet())
+        .tracing(skipping).build();
+    assertThat(consumer.process(message("m-4")).action()).isEqualTo(Verdict.Action.ACK);
+    assertThat(runs.get()).isEqualTo(1);
+  }
+
+  @Test
+  void aLeaseModeConsumerHandlesInTheContinuedTraceAndKeepsItsVerdictWhenTheSpanFailsToEnd() {
+    List<String> seen = new ArrayList<>();
+    TraceContextPropagation failingAtTheEnd = new TraceContextPropagation() {
+      @Override
+      public Map<String, String> currentContext() {
+        return Map.of();
+      }
+
+      @Override
+      public <T> T continueTrace(String operation, Map<String, String> carrier, Supplier<T> work) {
+        seen.add(operation + " " + carrier.get("traceparent"));
+        work.get();
+        throw new IllegalStateException("span could not end");
+      }
+    };
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentConsumer consumer = IdempotentConsumer.leaseBuilder("mailer",
+            dev.idem.core.LeaseIdempotency.builder(new dev.idem.core.InMemoryLeaseStore()).build(), (lease, m) -> runs.incrementAndGet())
+        .tracing(failingAtTheEnd).build();
+    assertThat(consumer.process(message("m-5")).action()).isEqualTo(Verdict.Action.ACK);
+    assertThat(consumer.process(message("m-5")).outcome().replayed()).isTrue();
+    assertThat(runs.get()).isEqualTo(1);
+    assertThat(seen).containsExactly("mailer " + PARENT, "mailer " + PARENT);
+  }
 }
