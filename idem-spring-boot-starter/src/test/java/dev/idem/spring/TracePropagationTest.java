@@ -25,13 +25,19 @@ import io.micrometer.tracing.otel.bridge.OtelCurrentTraceContext;
 import io.micrometer.tracing.otel.bridge.OtelPropagator;
 import io.micrometer.tracing.otel.bridge.OtelTracer;
 import io.micrometer.tracing.propagation.Propagator;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.ContextPropagators;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.LinkData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
+import io.opentelemetry.sdk.trace.samplers.SamplingResult;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -44,6 +50,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * docs/operations.md, "Traces across the outbox": with Micrometer Tracing (here its OpenTelemetry
@@ -65,9 +72,13 @@ class TracePropagationTest {
     }
 
     @Bean(destroyMethod = "close")
-    OpenTelemetrySdk openTelemetry(InMemorySpanExporter spans) {
+    OpenTelemetrySdk openTelemetry(InMemorySpanExporter spans, Environment env) {
+      // test.sampling=consumers-only: a root span is sampled only when it is a consumer's (a request is not)
+      Sampler sampler = env.getProperty("test.sampling", "all").equals("consumers-only")
+          ? Sampler.parentBased(new ConsumerRootsOnly()) : Sampler.alwaysOn();
       return OpenTelemetrySdk.builder()
-          .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(spans)).build())
+          .setTracerProvider(SdkTracerProvider.builder().setSampler(sampler)
+              .addSpanProcessor(SimpleSpanProcessor.create(spans)).build())
           .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
           .build();
     }
@@ -90,6 +101,20 @@ class TracePropagationTest {
           new PropagatingReceiverTracingObservationHandler<>(tracer, propagator),
           new DefaultTracingObservationHandler(tracer)));
       return registry;
+    }
+  }
+
+  /** Samples a root span only when it is a consumer's: a sampling decision that differs by service. */
+  static final class ConsumerRootsOnly implements Sampler {
+    @Override
+    public SamplingResult shouldSample(Context parent, String traceId, String name, SpanKind kind, Attributes attributes,
+        List<LinkData> links) {
+      return kind == SpanKind.CONSUMER ? SamplingResult.recordAndSample() : SamplingResult.drop();
+    }
+
+    @Override
+    public String getDescription() {
+      return "ConsumerRootsOnly";
     }
   }
 
@@ -145,13 +170,56 @@ class TracePropagationTest {
       SpanData consume = spans.stream().filter(s -> s.getName().equals("idem process billing")).findFirst().orElseThrow();
       assertThat(consume.getTraceId()).isEqualTo(traceId);
       assertThat(consume.getParentSpanId()).isEqualTo(parent);
-      assertThat(consume.getKind()).isEqualTo(io.opentelemetry.api.trace.SpanKind.CONSUMER);
+      assertThat(consume.getKind()).isEqualTo(SpanKind.CONSUMER);
       // the attempt's own observation is the consumer span's child: one trace from request to handler
       assertThat(spans).filteredOn(s -> s.getName().equals("idem consume")).singleElement()
           .satisfies(s -> {
             assertThat(s.getTraceId()).isEqualTo(traceId);
             assertThat(s.getParentSpanId()).isEqualTo(consume.getSpanId());
           });
+    });
+  }
+
+  /**
+   * A request that is not sampled still gives its context (flags 00) to the intent, so that the
+   * consumer's span is not sampled either: without it the consumer's span would be the root of a
+   * trace of its own, sampled by the consumer's own decision and cut off from its request.
+   */
+  @Test
+  void anUnsampledRequestsMessageIsNotHandledInATraceOfItsOwn() {
+    app().withPropertyValues("test.sampling=consumers-only").run(ctx -> {
+      Outbox outbox = ctx.getBean(Outbox.class);
+      Tracer tracer = ctx.getBean(Tracer.class);
+      IdempotentRequest request = new IdempotentRequest(Scope.of("shop", "POST /orders"), IdempotencyKey.of("order-2"),
+          Fingerprint.ofBytes(new byte[] {2}));
+      Span span = tracer.nextSpan().name("POST /orders").start();
+      assertThat(span.context().sampled()).isFalse();
+      List<Map.Entry<String, String>> headers;
+      try (Connection c = ctx.getBean(DataSource.class).getConnection()) {
+        c.setAutoCommit(false);
+        try (Tracer.SpanInScope ignored = tracer.withSpan(span); IntentWriter out = outbox.writer(c, request)) {
+          out.add(Intent.kafka("orders", "{}".getBytes(StandardCharsets.UTF_8)));
+        } finally {
+          span.end();
+        }
+        c.commit();
+        headers = outbox.intentsOf(c, request).get(0).intent().headers();
+      }
+      var consumer = ctx.getBean(IdemRabbitListeners.class)
+          .transactional("billing", "unused", (connection, message) -> {}, RabbitMqIdempotentConsumer.DeadLetter.toExchange("", "dlq"))
+          .consumer();
+      Map<String, String> delivered = new java.util.HashMap<>();
+      headers.forEach(h -> delivered.put(h.getKey(), h.getValue()));
+      assertThat(consumer.process(new InboundMessage("m-2", delivered, "pay".getBytes(StandardCharsets.UTF_8), 1, "test")).action())
+          .isEqualTo(Verdict.Action.ACK);
+      // no span of the consumer's: not a trace root sampled on its own
+      assertThat(ctx.getBean(InMemorySpanExporter.class).getFinishedSpanItems()).extracting(SpanData::getName).isEmpty();
+
+      // the span's trace and span ids, then flags without the sampled bit (newer SDKs may set the random-id bit)
+      assertThat(headers).filteredOn(h -> h.getKey().equals("traceparent")).singleElement().satisfies(h -> {
+        assertThat(h.getValue()).startsWith("00-" + span.context().traceId() + "-" + span.context().spanId() + "-");
+        assertThat(Integer.parseInt(h.getValue().substring(h.getValue().lastIndexOf('-') + 1), 16) & 1).isZero();
+      });
     });
   }
 }

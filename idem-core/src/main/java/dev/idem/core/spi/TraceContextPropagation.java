@@ -52,8 +52,9 @@ public interface TraceContextPropagation {
    *
    * @return header names (lower case) and values, such as {@code traceparent ->
    *     00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01}; empty, never {@code null}, when no
-   *     span is current or the context is not sampled for export. Must not throw: a failure to read
-   *     the context is an empty map (tracing never fails a request)
+   *     span is current. A context that is not sampled is given too (its flags say so), so that the
+   *     consumer's span is not sampled either rather than the root of a trace of its own. Must not
+   *     throw: a failure to read the context is an empty map (tracing never fails a request)
    */
   Map<String, String> currentContext();
 
@@ -65,7 +66,8 @@ public interface TraceContextPropagation {
    *
    * @param operation the low-cardinality name of what handles the message (a consumer's name),
    *     never {@code null}; never a key, nothing from a body
-   * @param carrier the message's headers, names in lower case, never {@code null}
+   * @param carrier the message's headers, never {@code null}: names as the broker delivered them,
+   *     and {@code get} ignores their case ({@link String#CASE_INSENSITIVE_ORDER})
    * @param work what to run, never {@code null}
    * @param <T> the result's type
    * @return what {@code work} returned

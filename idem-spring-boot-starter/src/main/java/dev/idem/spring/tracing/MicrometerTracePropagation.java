@@ -52,8 +52,8 @@ final class MicrometerTracePropagation implements TraceContextPropagation {
   public Map<String, String> currentContext() {
     try {
       TraceContext context = tracer.currentTraceContext().context();
-      if (context == null || Boolean.FALSE.equals(context.sampled())) {
-        return Map.of();
+      if (context == null) {
+        return Map.of(); // no span: an unsampled one is carried too, so that the consumer's is not sampled either
       }
       Map<String, String> headers = new LinkedHashMap<>();
       propagator.inject(context, headers, (carrier, name, value) -> {
