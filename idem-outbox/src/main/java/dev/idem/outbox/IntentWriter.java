@@ -64,21 +64,26 @@ public final class IntentWriter implements AutoCloseable {
    * Outbox.Builder#tracing}), unless the intent carries a header of that name already.
    */
   static Intent traced(TraceContextPropagation tracing, Intent intent) {
-    Map<String, String> context;
-    try {
-      context = tracing.currentContext();
-    } catch (RuntimeException e) {
-      return intent; // tracing never fails a request
-    }
     Intent traced = intent;
-    for (Map.Entry<String, String> h : context.entrySet()) {
-      if (intent.headers().stream().noneMatch(e -> e.getKey().equalsIgnoreCase(h.getKey()))) {
-        try {
-          traced = traced.withHeader(h.getKey(), h.getValue());
-        } catch (IllegalArgumentException notAHeader) {
-          // a tracer's value that an intent cannot carry (a CR, more than 8000 characters): dropped
+    try {
+      for (Map.Entry<String, String> h : tracing.currentContext().entrySet()) {
+        String name = h.getKey();
+        String value = h.getValue();
+        Intent current = traced;
+        // a name the intent has (or the tracer gave already in another case) is kept; a value that
+        // an intent cannot carry or that a transport would refuse (CR, more than 8000 characters,
+        // not printable ASCII as every trace header is: NATS refuses it) is dropped
+        if (name != null && value != null && value.chars().allMatch(c -> c == '\t' || c >= 0x20 && c < 0x7f)
+            && current.headers().stream().noneMatch(e -> e.getKey().equalsIgnoreCase(name))) {
+          try {
+            traced = current.withHeader(name, value);
+          } catch (IllegalArgumentException notAHeader) {
+            // dropped
+          }
         }
       }
+    } catch (RuntimeException e) {
+      return intent; // tracing never fails a request: a tracer that fails (or gives null) adds nothing
     }
     return traced;
   }

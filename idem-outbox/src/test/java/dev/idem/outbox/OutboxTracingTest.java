@@ -72,4 +72,23 @@ class OutboxTracingTest {
     Intent stored = IntentWriter.traced(giving(Map.of("traceparent", "a\r\nx-injected: 1")), intent());
     assertThat(stored).isEqualTo(intent());
   }
+
+  /**
+   * A tracer of the application's own that breaks its contract (a null map or value, one name in
+   * two cases) or gives a value a transport refuses (NATS: not ASCII) neither fails the write nor
+   * makes an intent that no relay can send.
+   */
+  @Test
+  void aTracersNullsRepeatedNamesAndNonAsciiValuesAreDropped() {
+    assertThat(IntentWriter.traced(giving(null), intent())).isEqualTo(intent());
+
+    Map<String, String> context = new LinkedHashMap<>();
+    context.put("traceparent", PARENT);
+    context.put("tracestate", null);
+    context.put("TraceParent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    context.put("x-user", "Jos\u00e9");
+    context.put("baggage", "user=Jos%C3%A9");
+    Intent stored = IntentWriter.traced(giving(context), intent());
+    assertThat(stored.headers()).containsExactly(Map.entry("traceparent", PARENT), Map.entry("baggage", "user=Jos%C3%A9"));
+  }
 }
