@@ -192,7 +192,9 @@ public class IdemProperties {
   public static class Observations {
     /**
      * Whether each attempt is a Micrometer observation (idem.attempt: a timer and, with a tracer, a
-     * span), when the application has an observation registry.
+     * span), when the application has an observation registry. With Micrometer Tracing, false also
+     * stops the trace context across the outbox (no context stored with intents, no idem.process
+     * observation around a consumer's message).
      */
     private boolean enabled = true;
 
