@@ -222,4 +222,37 @@ class TracePropagationTest {
       });
     });
   }
+
+  /** Without its own observations (idem.observations.enabled=false) the starter carries no context; a bean of the application's replaces its own. */
+  @Test
+  void theTracingIsOffWithIdemsObservationsAndAnApplicationsOwnPropagationIsUsed() {
+    app().withPropertyValues("idem.observations.enabled=false").run(ctx ->
+        assertThat(ctx.getBean(TraceContextPropagation.class)).isSameAs(TraceContextPropagation.NONE));
+    TraceContextPropagation own = new TraceContextPropagation() {
+      @Override
+      public Map<String, String> currentContext() {
+        return Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+      }
+
+      @Override
+      public <T> T continueTrace(String operation, Map<String, String> carrier, java.util.function.Supplier<T> work) {
+        return work.get();
+      }
+    };
+    app().withBean("ownPropagation", TraceContextPropagation.class, () -> own).run(ctx -> {
+      assertThat(ctx).getBean(TraceContextPropagation.class).isSameAs(own);
+      IdempotentRequest request = new IdempotentRequest(Scope.of("shop", "POST /orders"), IdempotencyKey.of("order-3"),
+          Fingerprint.ofBytes(new byte[] {3}));
+      Outbox outbox = ctx.getBean(Outbox.class);
+      try (Connection c = ctx.getBean(DataSource.class).getConnection()) {
+        c.setAutoCommit(false);
+        try (IntentWriter out = outbox.writer(c, request)) {
+          out.add(Intent.kafka("orders", "{}".getBytes(StandardCharsets.UTF_8)));
+        }
+        c.commit();
+        assertThat(outbox.intentsOf(c, request)).singleElement().satisfies(e -> assertThat(e.intent().headers())
+            .containsExactly(Map.entry("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")));
+      }
+    });
+  }
 }
