@@ -17,13 +17,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes {@link Intent.Kind#JETSTREAM} intents to NATS JetStream with the intent's id as {@code
  * Nats-Msg-Id}: within the stream's duplicate window (default 2 minutes) the server stores a
  * re-published intent once and answers it as a duplicate. An intent is delivered when the stream
  * acknowledged it (stored, or recognised as a duplicate); a subject no stream captures, a timeout or
- * an API error is a failure to retry.
+ * an API error is a failure to retry. An intent with a header NATS refuses (a value that is not
+ * printable ASCII) is rejected, and becomes DEAD at once, without failing the rest of its batch.
  *
  * <p>Publishes a batch asynchronously and then waits for every acknowledgement. Thread-safe, as
  * jnats' {@link JetStream} is.
@@ -58,12 +60,22 @@ public final class JetStreamTransport implements IntentTransport {
   @Override
   public List<Delivery> deliver(List<OutboxEntry> batch) throws InterruptedException {
     List<CompletableFuture<PublishAck>> acks = new ArrayList<>(batch.size());
+    List<@Nullable String> refused = new ArrayList<>(batch.size());
     for (OutboxEntry entry : batch) {
       Intent intent = entry.intent();
       Headers headers = new Headers();
-      for (Map.Entry<String, String> h : intent.headers()) {
-        headers.add(h.getKey(), h.getValue());
+      try {
+        for (Map.Entry<String, String> h : intent.headers()) {
+          headers.add(h.getKey(), h.getValue());
+        }
+      } catch (IllegalArgumentException e) {
+        // jnats takes printable ASCII only, Intent.withHeader any text without CR, LF or NUL: this
+        // intent can never be published, and it must not fail the rest of its batch
+        refused.add("NATS refuses a header of it: " + e.getMessage());
+        acks.add(CompletableFuture.failedFuture(e));
+        continue;
       }
+      refused.add(null);
       PublishOptions options = PublishOptions.builder().messageId(entry.id()).build();
       CompletableFuture<PublishAck> ack;
       try {
@@ -77,6 +89,11 @@ public final class JetStreamTransport implements IntentTransport {
     List<Delivery> out = new ArrayList<>(batch.size());
     for (int i = 0; i < batch.size(); i++) {
       String id = batch.get(i).id();
+      String refusal = refused.get(i);
+      if (refusal != null) {
+        out.add(Delivery.rejected(id, refusal));
+        continue;
+      }
       try {
         acks.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         out.add(Delivery.delivered(id));
