@@ -27,7 +27,7 @@ final class AnswerWriter {
 
   /**
    * Answers a request refused before the engine: tells the configuration's listener (which must
-   * not change the answer), drops the rest of a body over the limit, and sends the problem.
+   * not change the answer), drops what is left of the body, and sends the problem.
    */
   static void refuse(IdempotencyFilterConfig cfg, HttpServletRequest req, RequestReader.Refusal refusal, HttpServletResponse res)
       throws IOException {
@@ -40,7 +40,7 @@ final class AnswerWriter {
       }
     }
     if (refusal.unreadBody()) {
-      RequestReader.swallow(req);
+      RequestReader.dropUnreadBody(req, res);
     }
     cfg.problems().send(refusal.problem(), res);
   }

@@ -190,6 +190,7 @@ public final class KeyStatusEndpoint implements Filter {
       return;
     }
     res.setHeader("Cache-Control", "no-store");
+    RequestReader.dropUnreadBody(req, res); // the endpoint never reads a body; one sent must not stay on the connection
     if (!"GET".equals(req.getMethod())) {
       res.setHeader("Allow", "GET");
       config.problems().send(config.problem(METHOD_NOT_ALLOWED, "Method not allowed", 405,

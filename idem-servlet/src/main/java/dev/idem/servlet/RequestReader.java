@@ -43,7 +43,8 @@ final class RequestReader {
    *     {@code null} when it is not told (the store failed while looking under earlier names)
    * @param route the route that matched, whose operation the listener is told
    * @param path the request's path inside the context ({@link Operations#path})
-   * @param unreadBody whether the rest of the body is read and dropped first ({@link #swallow})
+   * @param unreadBody whether the body may still be unread, so that the answer first drops it
+   *     ({@link #dropUnreadBody})
    */
   record Refusal(IdemProblem problem, @Nullable String reason, IdempotencyFilterConfig.Route route, String path,
       boolean unreadBody) implements Reading {}
@@ -183,7 +184,7 @@ final class RequestReader {
   }
 
   private static Refusal refusal(IdempotencyFilterConfig.Route route, String path, String reason, IdemProblem problem) {
-    return new Refusal(problem, reason, route, path, false);
+    return new Refusal(problem, reason, route, path, true);
   }
 
   private static Refusal tooLarge(IdempotencyFilterConfig cfg, IdempotencyFilterConfig.Route route, String path, String detail) {
@@ -191,22 +192,64 @@ final class RequestReader {
   }
 
   /**
-   * Reads and drops up to {@link #SWALLOW_BYTES} of what is left of a refused body. A server that
-   * answers and closes the connection with request bytes still unread makes its TCP stack send a
-   * reset, and a client that is still sending then loses the 413 it was sent (it sees a broken
-   * connection, and may retry with the same body). Tomcat does the same ({@code maxSwallowSize});
-   * a longer body is left to the container, which closes the connection.
+   * Makes an answer given without the request body safe for the connection it is sent on: reads
+   * and drops up to {@link #SWALLOW_BYTES} of what is left of the body, and when more is left (or
+   * the body cannot be read to its end) asks for the connection to be closed after the answer
+   * ({@code Connection: close}, RFC 9112 section 9.6).
+   *
+   * <p>A server that answers before a body has arrived and then closes the connection without
+   * saying so (as Jetty 12 does when the rest is not already in its buffer) leaves a client that
+   * keeps connections alive to send its next request on a closed connection; and one that closes
+   * with request bytes unread makes its TCP stack send a reset, so a client that is still sending
+   * loses the answer. Tomcat reads a refused body the same way ({@code maxSwallowSize}). A request
+   * that sent {@code Expect: 100-continue} is not read (reading would ask the client for the body
+   * the answer refuses); its connection is closed instead.
+   *
+   * @param req the request, never {@code null}
+   * @param res the uncommitted response, never {@code null}
    */
-  static void swallow(HttpServletRequest req) {
+  static void dropUnreadBody(HttpServletRequest req, HttpServletResponse res) {
+    if (req.getContentLengthLong() == 0) {
+      return; // no body: nothing can be left on the connection
+    }
+    String expect = req.getHeader("Expect");
+    if (expect != null && expect.trim().equalsIgnoreCase("100-continue")) {
+      res.setHeader("Connection", "close");
+      return;
+    }
+    if (!swallow(req)) {
+      res.setHeader("Connection", "close");
+    }
+  }
+
+  /**
+   * Reads and drops up to {@link #SWALLOW_BYTES} of what is left of a body, and one byte more to
+   * tell whether the body ended.
+   *
+   * @return whether the body was read to its end (or had been: a parsed form, a spent stream)
+   */
+  private static boolean swallow(HttpServletRequest req) {
+    InputStream in;
     try {
-      InputStream in = req.getInputStream();
+      in = req.getInputStream();
+    } catch (IllegalStateException | UnsupportedOperationException spent) {
+      return true; // the container parsed the body (a form, multipart) or a reader took it: it is read
+    } catch (IOException gone) {
+      return false;
+    }
+    try {
       byte[] drop = new byte[8192];
       long left = SWALLOW_BYTES;
-      for (int n; left > 0 && (n = in.read(drop, 0, (int) Math.min(drop.length, left))) > 0; ) {
+      while (left > 0) {
+        int n = in.read(drop, 0, (int) Math.min(drop.length, left));
+        if (n < 0) {
+          return true;
+        }
         left -= n;
       }
-    } catch (IOException | IllegalStateException | UnsupportedOperationException ignored) {
-      // the stream is spent (a parsed form or multipart body) or the client went away: nothing to drop
+      return in.read() < 0;
+    } catch (IOException | IllegalStateException | UnsupportedOperationException gone) {
+      return false; // the client went away, or the stream cannot be read: do not reuse the connection
     }
   }
 

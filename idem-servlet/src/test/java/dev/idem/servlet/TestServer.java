@@ -79,6 +79,11 @@ final class TestServer implements AutoCloseable {
     port = connector.getLocalPort();
   }
 
+  /** The port Jetty listens on, at 127.0.0.1. */
+  int port() {
+    return port;
+  }
+
   URI uri(String path) {
     return URI.create("http://127.0.0.1:" + port + path);
   }
