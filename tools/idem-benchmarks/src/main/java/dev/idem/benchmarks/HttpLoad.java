@@ -527,7 +527,7 @@ public final class HttpLoad {
     return r;
   }
 
-  private static void send(HttpClient http, URI base, String path, String key, String title) throws IOException, InterruptedException {
+  static void send(HttpClient http, URI base, String path, String key, String title) throws IOException, InterruptedException {
     HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path))
         .timeout(Duration.ofSeconds(30))
         .header("Content-Type", "application/json")

@@ -53,6 +53,16 @@ final class ProcCpu {
    * or {@code mysqld} (normally one, with all its threads).
    */
   static Source mariadb() {
+    return named("mariadbd", "mysqld");
+  }
+
+  /** The Redis server: the user + system time of every process named {@code redis-server}. */
+  static Source redis() {
+    return named("redis-server", "redis-server");
+  }
+
+  /** @return the user + system time of every process whose name is {@code a} or {@code b}; -1 if none */
+  private static Source named(String a, String b) {
     return () -> {
       List<Stat> all = all();
       if (all == null) {
@@ -61,7 +71,7 @@ final class ProcCpu {
       long sum = 0;
       boolean found = false;
       for (Stat s : all) {
-        if (s.comm().equals("mariadbd") || s.comm().equals("mysqld")) {
+        if (s.comm().equals(a) || s.comm().equals(b)) {
           sum += s.utime() + s.stime();
           found = true;
         }

@@ -1,0 +1,170 @@
+package dev.idem.benchmarks;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.UUID;
+
+/**
+ * Fills a running notes service's key table ({@code idem_keys}, the shipped schema) with many
+ * records that look like its own, for the scale benchmarks ({@link ScaleLoad}, {@link PurgeLoad}).
+ *
+ * <p>One real create through the service gives the template: its principal, operation,
+ * fingerprint, state and stored answer, the service's own bytes. The template is then copied with
+ * the database's bulk path ({@code INSERT ... SELECT} over PostgreSQL's {@code generate_series} or
+ * MariaDB's sequence engine) under the keys of {@link #keyOf}: 36 characters, the MD5 of the row's
+ * number written as a UUID, so the load client can name any of them. The indexes are dropped during
+ * the copy and rebuilt after it with the shipped names, then the table is analyzed (PostgreSQL:
+ * {@code VACUUM ANALYZE} and {@code CHECKPOINT}, so the load's own write-back is not measured).
+ * A replay of a copied key sends {@link #TEMPLATE_TITLE}'s body and is answered with the
+ * template's stored answer.
+ */
+final class KeyTableLoader {
+
+  /** The retention the records are spread over: the service's default ({@code idem.retention}). */
+  static final long RETENTION_MILLIS = Duration.ofHours(24).toMillis();
+
+  /** The title of the template's request body, {@code {"title":"scale"}}, which every replay of a copied key sends. */
+  static final String TEMPLATE_TITLE = "scale";
+
+  /** The databases it can load. */
+  enum Database { POSTGRES, MARIADB }
+
+  private KeyTableLoader() {}
+
+  /** @return the key of copied row {@code n}: the MD5 of its decimal number, as a UUID's 36 characters */
+  static String keyOf(long n) {
+    try {
+      String h = HexFormat.of().formatHex(MessageDigest.getInstance("MD5").digest(Long.toString(n).getBytes(StandardCharsets.US_ASCII)));
+      return h.substring(0, 8) + "-" + h.substring(8, 12) + "-" + h.substring(12, 16) + "-" + h.substring(16, 20) + "-" + h.substring(20);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("MD5 is part of every JDK", e);
+    }
+  }
+
+  /** @return the SQL expression that gives {@link #keyOf} of column {@code g} */
+  static String keySql(Database db, String g) {
+    String md5 = db == Database.POSTGRES ? "md5(" + g + "::text)" : "md5(" + g + ")";
+    String parts = "substr(" + md5 + ",1,8),'-',substr(" + md5 + ",9,4),'-',substr(" + md5 + ",13,4),'-',substr(" + md5
+        + ",17,4),'-',substr(" + md5 + ",21,12)";
+    return db == Database.POSTGRES ? parts.replace(",'-',", "||'-'||") : "concat(" + parts + ")";
+  }
+
+  /**
+   * Copies the service's record of a new create {@code rows} times, as rows {@code from} to {@code
+   * from + rows - 1}, their expiries spread evenly from {@code expiresLast} (row {@code from}) down
+   * to {@code expiresFirst}, each created one retention before its expiry.
+   *
+   * @param http a client for the template's create
+   * @param base the service, running on {@code url}
+   * @param url the service's database
+   * @return how long the load took
+   * @throws Exception if the template create or the load fails
+   */
+  static Duration load(Database db, HttpClient http, URI base, String url, long from, long rows, long expiresFirst,
+      long expiresLast) throws Exception {
+    return load(db, http, base, url, from, rows, expiresFirst, expiresLast, false);
+  }
+
+  /**
+   * As {@link #load(Database, HttpClient, URI, String, long, long, long, long)}; with {@code
+   * keepIndexes} the indexes stay and take every row as it comes, as a table that has served
+   * traffic does (slower, and the indexes keep the shape that gives).
+   */
+  static Duration load(Database db, HttpClient http, URI base, String url, long from, long rows, long expiresFirst,
+      long expiresLast, boolean keepIndexes) throws Exception {
+    long start = System.nanoTime();
+    String template = "scale-template-" + UUID.randomUUID();
+    HttpLoad.send(http, base, "/notes", template, TEMPLATE_TITLE);
+    try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+      Object[] t = new Object[8];
+      int[] types = new int[t.length];
+      try (PreparedStatement ps = c.prepareStatement("SELECT principal, operation, fingerprint, state, owner_token, lease_until,"
+          + " status, response FROM idem_keys WHERE idem_key = ?")) {
+        ps.setString(1, template);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            throw new IllegalStateException("the service stored no record for the template key " + template);
+          }
+          for (int i = 0; i < t.length; i++) {
+            t[i] = rs.getObject(i + 1);
+            types[i] = rs.getMetaData().getColumnType(i + 1);
+          }
+        }
+      }
+      String series;
+      if (db == Database.POSTGRES) {
+        if (!keepIndexes) {
+          st.execute("ALTER TABLE idem_keys DROP CONSTRAINT idem_keys_pkey");
+          st.execute("DROP INDEX idem_keys_expires_at");
+        }
+        series = "generate_series(" + from + "::bigint, " + (from + rows - 1) + "::bigint) AS s(g)";
+      } else {
+        if (!keepIndexes) {
+          st.execute("ALTER TABLE idem_keys DROP PRIMARY KEY, DROP INDEX idem_keys_expires_at");
+        }
+        series = "seq_" + from + "_to_" + (from + rows - 1) + " AS s";
+      }
+      String g = db == Database.POSTGRES ? "g" : "s.seq";
+      String div = db == Database.POSTGRES ? " / " : " DIV ";
+      String expires = "(? - (" + g + " - ?) * ?" + div + "?)";
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO idem_keys (principal, operation, idem_key, fingerprint, state,"
+          + " owner_token, lease_until, status, response, created_at, expires_at) SELECT ?, ?, " + keySql(db, g) + ", ?, ?, ?, ?, ?, ?, "
+          + expires + " - ?, " + expires + " FROM " + series)) {
+        int i = 1;
+        for (int k = 0; k < t.length; k++) {
+          if (t[k] == null) {
+            ps.setNull(i++, types[k]);
+          } else {
+            ps.setObject(i++, t[k], types[k]);
+          }
+        }
+        for (int k = 0; k < 2; k++) {
+          ps.setLong(i++, expiresLast);
+          ps.setLong(i++, from);
+          ps.setLong(i++, expiresLast - expiresFirst);
+          ps.setLong(i++, Math.max(1, rows - 1));
+          if (k == 0) {
+            ps.setLong(i++, RETENTION_MILLIS);
+          }
+        }
+        long inserted = ps.executeLargeUpdate();
+        if (inserted != rows) {
+          throw new IllegalStateException("copied " + inserted + " rows, not " + rows);
+        }
+      }
+      if (db == Database.POSTGRES) {
+        if (!keepIndexes) {
+          st.execute("ALTER TABLE idem_keys ADD CONSTRAINT idem_keys_pkey PRIMARY KEY (principal, operation, idem_key)");
+          st.execute("CREATE INDEX idem_keys_expires_at ON idem_keys (expires_at)");
+        }
+        st.execute("VACUUM ANALYZE idem_keys");
+        st.execute("CHECKPOINT");
+      } else {
+        if (!keepIndexes) {
+          st.execute("ALTER TABLE idem_keys ADD PRIMARY KEY (principal, operation, idem_key), ADD INDEX idem_keys_expires_at (expires_at)");
+        }
+        st.execute("ANALYZE TABLE idem_keys");
+      }
+    }
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  /** @return the first column of the first row of {@code sql} on {@code url}, as a long */
+  static long queryLong(String url, String sql) throws SQLException {
+    try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
