@@ -90,6 +90,19 @@ class IdempotentExchangeFilterTest {
     assertThat(time.waits()).containsExactly(Duration.ofSeconds(2), Duration.ofSeconds(5));
   }
 
+  /** An attempt that outlasts the policy's attempt timeout is a lost response: retried with the same key. */
+  @Test
+  void anAttemptThatTimesOutIsRetriedWithTheSameKey() {
+    server = new ScriptedServer(Answer.of(201)).firstAnswerAfter(3000);
+    IdempotentExchangeFilter filter = filter().retryPolicy(ClientRetryPolicy.builder().maxAttempts(3)
+        .maxDuration(Duration.ofMinutes(1)).attemptTimeout(Duration.ofMillis(300)).build()).build();
+
+    client(filter).post().uri("/notes").bodyValue("{}").retrieve().toBodilessEntity().block(WAIT);
+
+    assertThat(server.received()).hasSize(2);
+    assertThat(server.keys()).doesNotContainNull().containsOnly(server.keys().get(0));
+  }
+
   @Test
   void keyReusedProblemIsNotRetried() {
     server = new ScriptedServer(new Answer(422, Map.of("Content-Type", "application/problem+json"), KEY_REUSED_PROBLEM));

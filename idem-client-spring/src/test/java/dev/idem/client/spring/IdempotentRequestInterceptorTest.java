@@ -80,6 +80,21 @@ class IdempotentRequestInterceptorTest {
     assertThat(time.waits()).containsExactly(Duration.ofSeconds(2), Duration.ofSeconds(5));
   }
 
+  /** A read timeout of the request factory is an IOException: the outcome is unknown, retried with the same key. */
+  @Test
+  void aReadTimeoutIsRetriedWithTheSameKey() {
+    server = new ScriptedServer(Answer.of(201)).firstAnswerAfter(3000);
+    JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(HttpClient.newHttpClient());
+    factory.setReadTimeout(Duration.ofMillis(300));
+    RestClient client = RestClient.builder().baseUrl(server.uri().toString()).requestFactory(factory)
+        .requestInterceptor(interceptor().build()).build();
+
+    client.post().uri("/notes").body("{}").retrieve().toBodilessEntity();
+
+    assertThat(server.received()).hasSize(2);
+    assertThat(server.keys()).doesNotContainNull().containsOnly(server.keys().get(0));
+  }
+
   @Test
   void keyReusedProblemIsNotRetried() {
     server = new ScriptedServer(new Answer(422, Map.of("Content-Type", "application/problem+json"), KEY_REUSED_PROBLEM));

@@ -38,6 +38,7 @@ final class ScriptedServer implements AutoCloseable {
   private final HttpServer server;
   private final List<Answer> script = new CopyOnWriteArrayList<>();
   private final List<Received> received = new CopyOnWriteArrayList<>();
+  private volatile long firstAnswerDelayMillis;
 
   ScriptedServer(Answer... answers) {
     script.addAll(List.of(answers));
@@ -56,6 +57,13 @@ final class ScriptedServer implements AutoCloseable {
             exchange.getRequestHeaders().getFirst("Idempotency-Key"), new String(body, StandardCharsets.UTF_8)));
       }
       Answer answer = script.get(Math.min(index, script.size() - 1));
+      if (index == 0 && firstAnswerDelayMillis > 0) {
+        try {
+          Thread.sleep(firstAnswerDelayMillis); // a server too slow for the client's attempt timeout
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       answer.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
       byte[] out = answer.body().getBytes(StandardCharsets.UTF_8);
       exchange.sendResponseHeaders(answer.status(), out.length == 0 ? -1 : out.length);
@@ -65,6 +73,12 @@ final class ScriptedServer implements AutoCloseable {
       exchange.close();
     });
     server.start();
+  }
+
+  /** Makes the first answer wait {@code millis} (real time) before it is sent. @return this server */
+  ScriptedServer firstAnswerAfter(long millis) {
+    firstAnswerDelayMillis = millis;
+    return this;
   }
 
   URI uri() {
