@@ -3,6 +3,7 @@ package dev.idem.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.client.IdempotentHttpClient;
+import dev.idem.client.spring.IdempotentExchangeFilter;
 import dev.idem.core.IdempotencyEngine;
 import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.jetstream.JetStreamTransport;
@@ -49,6 +50,7 @@ class ModuleNamesTest {
     LIBRARIES.put("dev.idem.redis", RedisLeaseStore.class);
     LIBRARIES.put("dev.idem.servlet", IdempotencyFilter.class);
     LIBRARIES.put("dev.idem.client", IdempotentHttpClient.class);
+    LIBRARIES.put("dev.idem.client.spring", IdempotentExchangeFilter.class);
     LIBRARIES.put("dev.idem.outbox", Outbox.class);
     LIBRARIES.put("dev.idem.rabbitmq", RabbitMqTransport.class);
     LIBRARIES.put("dev.idem.jetstream", JetStreamTransport.class);
@@ -64,7 +66,7 @@ class ModuleNamesTest {
    * kafka.clients}, the client has no other), and the starter's requires it too, statically.
    */
   private static final Set<String> DESCRIBED = Set.of("dev.idem.core", "dev.idem.jdbc", "dev.idem.servlet",
-      "dev.idem.redis", "dev.idem.client", "dev.idem.outbox", "dev.idem.rabbitmq", "dev.idem.jetstream",
+      "dev.idem.redis", "dev.idem.client", "dev.idem.client.spring", "dev.idem.outbox", "dev.idem.rabbitmq", "dev.idem.jetstream",
       "dev.idem.kafka", "dev.idem.spring");
 
   @Test
