@@ -6,10 +6,13 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.OutcomeUnknownException;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -20,7 +23,9 @@ import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.web.reactive.function.BodyExtractors;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
@@ -89,8 +94,10 @@ import reactor.core.scheduler.Schedulers;
  *   <li>when the bounds run out on a retried failure the exchange fails with {@link
  *       OutcomeUnknownException} ({@link OutcomeUnknownException.Phase#CLIENT_RETRIES_EXHAUSTED}),
  *       whose {@code key()} resumes the operation; the discarded answers' bodies are released;
- *   <li>a key (from the header or the attribute) that breaks {@link IdempotencyKey#of}'s rules fails
- *       the exchange with {@link InvalidIdempotencyKeyException} before anything is sent.
+ *   <li>a key (from the header or the attribute) that breaks {@link IdempotencyKey#of}'s rules, or
+ *       a header that is not one well-formed field (two fields, a list, characters after the
+ *       closing quote: an Idem server answers those with 400), fails the exchange with {@link
+ *       InvalidIdempotencyKeyException} before anything is sent.
  * </ul>
  *
  * <p>The body is sent again by each attempt: a {@code bodyValue(...)} or a cold publisher is, a
@@ -165,14 +172,14 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
 
   @Override
   public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
-    if (!methods.contains(request.method().name())) {
+    if (!methods.contains(request.method().name().toUpperCase(Locale.ROOT))) {
       return next.exchange(request);
     }
     ClientRequest keyed;
     IdempotencyKey key;
     try {
-      String header = request.headers().getFirst(RetryRules.KEY_HEADER);
-      if (header != null) {
+      List<String> header = request.headers().get(RetryRules.KEY_HEADER);
+      if (header != null && !header.isEmpty()) {
         key = RetryRules.keyOf(header);
         keyed = request;
       } else {
@@ -218,7 +225,17 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
   /** Reads a 422's body to tell the key-reused problem from any other 422, which is passed on whole. */
   private Mono<ClientResponse> checkKeyReused(ClientResponse response, IdempotencyKey key) {
     String contentType = response.headers().asHttpHeaders().getFirst("Content-Type");
-    return response.bodyToMono(byte[].class).defaultIfEmpty(new byte[0]).flatMap(body -> {
+    // joined without the codecs' in-memory limit (256 KiB by default): a large 422 is passed on whole, not failed
+    Mono<byte[]> read = response.body(BodyExtractors.toDataBuffers()).collect(ByteArrayOutputStream::new, (out, buffer) -> {
+      try {
+        byte[] chunk = new byte[buffer.readableByteCount()];
+        buffer.read(chunk);
+        out.write(chunk, 0, chunk.length);
+      } finally {
+        DataBufferUtils.release(buffer);
+      }
+    }).map(ByteArrayOutputStream::toByteArray);
+    return read.defaultIfEmpty(new byte[0]).flatMap(body -> {
       if (rules.policy().isKeyReused(422, contentType, body)) {
         return Mono.error(new IdempotencyKeyReusedException(key, null));
       }
@@ -329,8 +346,8 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
     }
 
     /**
-     * @param methods the HTTP methods that get a key and retries (any case), at least one; requests
-     *     of other methods pass through untouched
+     * @param methods the HTTP methods that get a key and retries (any case; a request's method is
+     *     matched in any case too), at least one; requests of other methods pass through untouched
      * @return this builder
      * @throws IllegalArgumentException if {@code methods} is empty
      */

@@ -12,6 +12,8 @@ import java.io.InputStream;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
@@ -57,8 +59,9 @@ import org.springframework.http.client.ClientHttpResponse;
  * and returned whole); the server's key-reused problem throws {@link
  * IdempotencyKeyReusedException}; bounds that run out on a retried failure throw {@link
  * OutcomeUnknownException} (so does an interrupt during a wait, the thread's interrupt status
- * kept), a caller's key that breaks {@link IdempotencyKey#of}'s rules {@link
- * InvalidIdempotencyKeyException}, before anything is sent. RestClient passes these runtime
+ * kept), a caller's key that breaks {@link IdempotencyKey#of}'s rules, or a header that is not one
+ * well-formed field (two fields, a list), {@link InvalidIdempotencyKeyException}, before anything
+ * is sent. RestClient passes these runtime
  * exceptions on as they are.
  *
  * <p>Register it as the last interceptor: on Spring Framework 6.2 a repeated {@code execute} skips
@@ -100,12 +103,12 @@ public final class IdempotentRequestInterceptor implements ClientHttpRequestInte
 
   @Override
   public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution) throws IOException {
-    if (!methods.contains(request.getMethod().name())) {
+    if (!methods.contains(request.getMethod().name().toUpperCase(Locale.ROOT))) {
       return execution.execute(request, body);
     }
-    String header = request.getHeaders().getFirst(RetryRules.KEY_HEADER);
+    List<String> header = request.getHeaders().get(RetryRules.KEY_HEADER);
     IdempotencyKey key;
-    if (header != null) {
+    if (header != null && !header.isEmpty()) {
       key = RetryRules.keyOf(header);
     } else {
       key = IdempotencyKey.of(keys.get());
@@ -245,8 +248,8 @@ public final class IdempotentRequestInterceptor implements ClientHttpRequestInte
     }
 
     /**
-     * @param methods the HTTP methods that get a key and retries (any case), at least one; requests
-     *     of other methods pass through untouched
+     * @param methods the HTTP methods that get a key and retries (any case; a request's method is
+     *     matched in any case too), at least one; requests of other methods pass through untouched
      * @return this builder
      * @throws IllegalArgumentException if {@code methods} is empty
      */

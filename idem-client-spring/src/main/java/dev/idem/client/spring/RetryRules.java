@@ -5,10 +5,12 @@ import dev.idem.client.RetryAfter;
 import dev.idem.client.RetryBudget;
 import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.OutcomeUnknownException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.DoubleSupplier;
@@ -102,26 +104,54 @@ final class RetryRules {
   }
 
   /**
-   * The key of an {@code Idempotency-Key} field value: an sf-string (RFC 8941 section 3.3.3, as
-   * draft-ietf-httpapi-idempotency-key-header section 2 defines the field) unquoted, or a bare
-   * value as it is.
+   * The key of the {@code Idempotency-Key} field a caller set, read as an Idem server reads it: one
+   * field (draft-ietf-httpapi-idempotency-key-header section 2.1 allows one), whose value is an
+   * sf-string (RFC 8941 section 3.3.3: {@code \} escapes only {@code "} and {@code \}, nothing
+   * after the closing quote) unquoted, or a bare value without {@code "}, {@code \}, {@code ,} or
+   * space (those would make it ambiguous with the quoted form or with a list of combined field
+   * lines). A field the server would refuse is refused here, before anything is sent.
    *
-   * @throws dev.idem.core.InvalidIdempotencyKeyException if the key breaks {@link IdempotencyKey#of}'s rules
+   * @param fieldValues the field's values, at least one
+   * @throws InvalidIdempotencyKeyException if there is more than one field, the value is not well
+   *     formed, or the key breaks {@link IdempotencyKey#of}'s rules
    */
-  static IdempotencyKey keyOf(String fieldValue) {
-    String v = fieldValue.trim();
-    if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
+  static IdempotencyKey keyOf(List<String> fieldValues) {
+    if (fieldValues.size() != 1) {
+      // combined (RFC 9110 section 5.3) they are one value with a ',' in it: rule "character"
+      throw new InvalidIdempotencyKeyException("character", "the request carries " + fieldValues.size()
+          + " Idempotency-Key fields; draft-ietf-httpapi-idempotency-key-header section 2.1 allows one");
+    }
+    String v = fieldValues.get(0).trim();
+    if (v.startsWith("\"")) {
       StringBuilder out = new StringBuilder(v.length());
-      for (int i = 1; i < v.length() - 1; i++) {
+      int i = 1;
+      for (; i < v.length() && v.charAt(i) != '"'; i++) {
         char c = v.charAt(i);
-        if (c == '\\' && i + 1 < v.length() - 1) {
-          c = v.charAt(++i);
+        if (c == '\\') {
+          char next = i + 1 < v.length() ? v.charAt(++i) : ' ';
+          if (next != '"' && next != '\\') {
+            throw malformed("a backslash may only escape '\"' or '\\' (RFC 8941 section 3.3.3)");
+          }
+          c = next;
         }
         out.append(c);
       }
-      v = out.toString();
+      if (i != v.length() - 1) {
+        throw malformed(i >= v.length() ? "the quoted key has no closing '\"'" : "characters follow the closing '\"' (the field is one sf-string)");
+      }
+      return IdempotencyKey.of(out.toString());
+    }
+    for (int i = 0; i < v.length(); i++) {
+      char c = v.charAt(i);
+      if (c == '"' || c == '\\' || c == ',' || c == ' ') {
+        throw malformed("an unquoted key must not contain '" + c + "' (index " + i + "); send it as a quoted string (RFC 8941 section 3.3.3)");
+      }
     }
     return IdempotencyKey.of(v);
+  }
+
+  private static InvalidIdempotencyKeyException malformed(String why) {
+    return new InvalidIdempotencyKeyException("character", "malformed Idempotency-Key field: " + why);
   }
 
   /** @return the key as an sf-string, as {@code IdempotentHttpClient} sends it */

@@ -11,6 +11,7 @@ import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.OutcomeUnknownException;
 import java.net.ServerSocket;
 import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +22,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.client.reactive.JdkClientHttpConnector;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -124,6 +129,28 @@ class IdempotentExchangeFilterTest {
     assertThat(server.received()).hasSize(1);
   }
 
+  /**
+   * The bug: the filter read a 422's body (to tell the key-reused problem from any other 422) with
+   * the codecs' in-memory limit, 256 KiB by default, and a larger 422 (a long list of validation
+   * errors) failed the exchange with DataBufferLimitException instead of being passed on.
+   */
+  @Test
+  void anotherUnprocessableAnswerLargerThanTheCodecLimitIsPassedOnWhole() {
+    String errors = "{\"errors\":\"" + "x".repeat(300_000) + "\"}";
+    server = new ScriptedServer(new Answer(422, Map.of("Content-Type", "application/problem+json"), errors));
+
+    // read as buffers, so that the caller's own reading does not meet the codecs' limit
+    String body = client(filter().build()).post().uri("/notes").bodyValue("{}")
+        .exchangeToMono(response -> response.bodyToFlux(DataBuffer.class).map(buffer -> {
+          String chunk = buffer.toString(StandardCharsets.UTF_8);
+          DataBufferUtils.release(buffer);
+          return chunk;
+        }).collect(Collectors.joining())).block(WAIT);
+
+    assertThat(body).isEqualTo(errors);
+    assertThat(server.received()).hasSize(1);
+  }
+
   @Test
   void badRequestIsNotRetried() {
     server = new ScriptedServer(Answer.of(400), Answer.of(201));
@@ -212,6 +239,51 @@ class IdempotentExchangeFilterTest {
     assertThatThrownBy(() -> client(filter().build()).post().uri("/notes").header("Idempotency-Key", "\"\"").bodyValue("{}")
         .retrieve().toBodilessEntity().block(WAIT)).isInstanceOf(InvalidIdempotencyKeyException.class);
     assertThat(server.received()).isEmpty();
+  }
+
+  /**
+   * The bug: with two Idempotency-Key fields the filter keyed the operation on the first and sent
+   * both; the draft (section 2.1) allows one, an Idem server refuses the request with 400, and the
+   * key the filter would report is not the one the server saw.
+   */
+  @Test
+  void aCallerHeaderWithTwoKeyFieldsIsRefusedBeforeSending() {
+    server = new ScriptedServer(Answer.of(201));
+
+    assertThatThrownBy(() -> client(filter().build()).post().uri("/notes").header("Idempotency-Key", "order-1", "order-2")
+        .bodyValue("{}").retrieve().toBodilessEntity().block(WAIT)).isInstanceOf(InvalidIdempotencyKeyException.class);
+    assertThat(server.received()).isEmpty();
+  }
+
+  /**
+   * The bug: a caller's field that is no single key (a list, characters after the closing quote, a
+   * comma or space in a bare key) was sent as it was, and the server's 400 came back instead of
+   * the refusal before sending that the filter promises.
+   */
+  @Test
+  void aCallerKeyFieldTheServerWouldRefuseIsRefusedBeforeSending() {
+    server = new ScriptedServer(Answer.of(201));
+    WebClient client = client(filter().build());
+
+    for (String field : List.of("\"a\", \"b\"", "\"a\"x", "a,b", "a b", "\"a", "\"a\\x\"")) {
+      assertThatThrownBy(() -> client.post().uri("/notes").header("Idempotency-Key", field).bodyValue("{}")
+          .retrieve().toBodilessEntity().block(WAIT)).as(field).isInstanceOf(InvalidIdempotencyKeyException.class);
+    }
+    client.post().uri("/notes").header("Idempotency-Key", "\"a \\\"b\\\\\"").bodyValue("{}").retrieve().toBodilessEntity().block(WAIT);
+    assertThat(server.keys()).as("a well-formed sf-string with escapes is kept as it is").containsExactly("\"a \\\"b\\\\\"");
+  }
+
+  /**
+   * The bug: a request whose method was spelled in lower case ({@code HttpMethod.valueOf("post")})
+   * passed through with no key and no retries, although the builder takes its methods in any case.
+   */
+  @Test
+  void aLowerCaseMethodIsKeyedAndRetriedAsItsUpperCase() {
+    server = new ScriptedServer(Answer.of(503), Answer.of(201));
+
+    client(filter().build()).method(HttpMethod.valueOf("post")).uri("/notes").bodyValue("{}").retrieve().toBodilessEntity().block(WAIT);
+
+    assertThat(server.keys()).hasSize(2).doesNotContainNull().containsOnly(server.keys().get(0));
   }
 
   @Test

@@ -7,15 +7,18 @@ import dev.idem.client.ClientRetryPolicy;
 import dev.idem.client.RetryBudget;
 import dev.idem.client.spring.ScriptedServer.Answer;
 import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.OutcomeUnknownException;
 import java.net.ConnectException;
 import java.net.ServerSocket;
 import java.net.http.HttpClient;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
@@ -174,6 +177,39 @@ class IdempotentRequestInterceptorTest {
     client(interceptor().build()).post().uri("/notes").header("Idempotency-Key", "order-42").body("{}").retrieve().toBodilessEntity();
 
     assertThat(server.keys()).containsExactly("order-42", "order-42");
+  }
+
+  /** The bug: with two Idempotency-Key fields the interceptor keyed the operation on the first and sent both. */
+  @Test
+  void aCallerHeaderWithTwoKeyFieldsIsRefusedBeforeSending() {
+    server = new ScriptedServer(Answer.of(201));
+
+    assertThatThrownBy(() -> client(interceptor().build()).post().uri("/notes").header("Idempotency-Key", "order-1", "order-2")
+        .body("{}").retrieve().toBodilessEntity()).isInstanceOf(InvalidIdempotencyKeyException.class);
+    assertThat(server.received()).isEmpty();
+  }
+
+  /** The bug: a caller's field that is no single key (a list, a bare key with a comma) was sent as it was. */
+  @Test
+  void aCallerKeyFieldTheServerWouldRefuseIsRefusedBeforeSending() {
+    server = new ScriptedServer(Answer.of(201));
+    RestClient client = client(interceptor().build());
+
+    for (String field : List.of("\"a\", \"b\"", "a,b")) {
+      assertThatThrownBy(() -> client.post().uri("/notes").header("Idempotency-Key", field).body("{}").retrieve().toBodilessEntity())
+          .as(field).isInstanceOf(InvalidIdempotencyKeyException.class);
+    }
+    assertThat(server.received()).isEmpty();
+  }
+
+  /** The bug: a request whose method was spelled in lower case passed through with no key and no retries. */
+  @Test
+  void aLowerCaseMethodIsKeyedAndRetriedAsItsUpperCase() {
+    server = new ScriptedServer(Answer.of(503), Answer.of(201));
+
+    client(interceptor().build()).method(HttpMethod.valueOf("post")).uri("/notes").body("{}").retrieve().toBodilessEntity();
+
+    assertThat(server.keys()).hasSize(2).doesNotContainNull().containsOnly(server.keys().get(0));
   }
 
   @Test
