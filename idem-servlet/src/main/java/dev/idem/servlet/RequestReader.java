@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Enumeration;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,8 +25,16 @@ import org.jspecify.annotations.Nullable;
  */
 final class RequestReader {
 
-  /** How much of an unread body over the limit is read and dropped before the 413 answer. */
+  /** How much of an unread body is read and dropped before an answer given without it (a 413, a 400). */
   static final int SWALLOW_BYTES = 64 * 1024;
+
+  /**
+   * How long (nanoseconds, 2 s) the body is read and dropped at most, checked between reads: a
+   * client that sends its body a few bytes at a time would otherwise hold the request thread for
+   * up to {@link #SWALLOW_BYTES} reads of the container's idle timeout each. A body not ended by
+   * then closes the connection; one read that waits is still bounded by the idle timeout.
+   */
+  static final long SWALLOW_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   private RequestReader() {}
 
@@ -193,9 +202,10 @@ final class RequestReader {
 
   /**
    * Makes an answer given without the request body safe for the connection it is sent on: reads
-   * and drops up to {@link #SWALLOW_BYTES} of what is left of the body, and when more is left (or
-   * the body cannot be read to its end) asks for the connection to be closed after the answer
-   * ({@code Connection: close}, RFC 9112 section 9.6).
+   * and drops up to {@link #SWALLOW_BYTES} of what is left of the body, for at most {@link
+   * #SWALLOW_NANOS}, and when more is left (or the body cannot be read to its end in that time)
+   * asks for the connection to be closed after the answer ({@code Connection: close}, RFC 9112
+   * section 9.6).
    *
    * <p>A server that answers before a body has arrived and then closes the connection without
    * saying so (as Jetty 12 does when the rest is not already in its buffer) leaves a client that
@@ -240,7 +250,11 @@ final class RequestReader {
     try {
       byte[] drop = new byte[8192];
       long left = SWALLOW_BYTES;
+      long start = System.nanoTime();
       while (left > 0) {
+        if (System.nanoTime() - start > SWALLOW_NANOS) {
+          return false; // a body sent too slowly: the connection is closed rather than the thread held
+        }
         int n = in.read(drop, 0, (int) Math.min(drop.length, left));
         if (n < 0) {
           return true;

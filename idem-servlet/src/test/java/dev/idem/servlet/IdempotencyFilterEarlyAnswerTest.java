@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -138,6 +139,44 @@ class IdempotencyFilterEarlyAnswerTest {
       writer.join(20_000);
       assertThat(refused.status()).isEqualTo(400);
       assertThat(refused.header("Connection")).isEqualToIgnoringCase("close");
+    }
+    assertThat(app.totalCalls()).isZero();
+  }
+
+  /**
+   * The bug: the refusal read the body until its end or 64 KiB, however slowly it came, so a client
+   * sending a byte now and then held the request thread (and waited for its answer) for as long
+   * as it liked: up to 64 Ki reads of the container's idle timeout. The drop now stops after
+   * {@link RequestReader#SWALLOW_NANOS} and closes the connection; here the body would take 20 s.
+   */
+  @Test
+  void anEarlyRefusalOfABodySentVerySlowlyIsAnsweredBeforeTheBodyEndsAndSaysConnectionClose() throws Exception {
+    int length = 400;
+    AtomicInteger sent = new AtomicInteger();
+    try (Socket socket = new Socket("127.0.0.1", server.port())) {
+      socket.setSoTimeout(60_000);
+      OutputStream out = socket.getOutputStream();
+      send(out, request("POST", "/notes", "k".repeat(256), "", length));
+      Thread writer = new Thread(() -> {
+        try {
+          for (int i = 0; i < length; i++) {
+            send(out, "x");
+            sent.incrementAndGet();
+            Thread.sleep(50);
+          }
+        } catch (IOException | InterruptedException closed) {
+          // the server closed the connection, as it announced
+        }
+      });
+      writer.setDaemon(true);
+      writer.start();
+      Answer refused = read(socket.getInputStream());
+      int sentWhenAnswered = sent.get();
+      writer.interrupt();
+      assertThat(refused.status()).isEqualTo(400);
+      assertThat(refused.body()).contains(IdempotencyFilter.PROBLEM_KEY_MALFORMED);
+      assertThat(refused.header("Connection")).isEqualToIgnoringCase("close");
+      assertThat(sentWhenAnswered).as("bytes of the body sent when the answer came").isLessThan(length);
     }
     assertThat(app.totalCalls()).isZero();
   }
