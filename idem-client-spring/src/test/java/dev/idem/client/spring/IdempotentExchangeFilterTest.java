@@ -9,6 +9,7 @@ import dev.idem.client.spring.ScriptedServer.Answer;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.OutcomeUnknownException;
+import java.io.ByteArrayInputStream;
 import java.net.ServerSocket;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -24,7 +25,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
+import org.springframework.core.io.InputStreamResource;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
@@ -286,6 +289,30 @@ class IdempotentExchangeFilterTest {
     assertThat(server.keys()).hasSize(2).doesNotContainNull().containsOnly(server.keys().get(0));
   }
 
+  /**
+   * A defect left open: a body that can be sent once (here an InputStreamResource; a unicast Flux, or
+   * a pooled DataBuffer released by the first write, are others) fails every later attempt at once, and
+   * WebClient wraps that failure in WebClientRequestException, which the filter takes for a
+   * transport failure. So the filter makes all its attempts (and waits) anyway, takes a token of
+   * the shared retry budget for each, and reports "5 attempts" where one request was sent. It
+   * should end at the first resend that fails in the body itself, with the key, after one wait.
+   * Telling a failure of the body's publisher from one of the connection needs the filter to wrap
+   * the body inserter (ClientHttpRequestDecorator#writeWith takes a Publisher), so the module
+   * would read org.reactivestreams; not done here.
+   */
+  @Disabled("a body that can be sent once is retried as if the connection had failed: see the comment")
+  @Test
+  void aBodyThatCanBeSentOnlyOnceEndsTheOperationAtTheFirstResend() {
+    server = new ScriptedServer(Answer.of(503), Answer.of(201));
+    InputStreamResource once = new InputStreamResource(new ByteArrayInputStream("{}".getBytes(StandardCharsets.UTF_8)));
+
+    assertThatThrownBy(() -> client(filter().build()).post().uri("/notes").bodyValue(once)
+        .retrieve().toBodilessEntity().block(WAIT))
+        .isInstanceOfSatisfying(OutcomeUnknownException.class, e -> assertThat(e.getMessage()).contains("after 1 attempt"));
+    assertThat(server.received()).hasSize(1);
+    assertThat(time.waits()).hasSize(1);
+  }
+
   @Test
   void safeMethodsPassThroughWithoutKeyOrRetry() {
     server = new ScriptedServer(Answer.of(503), Answer.of(200));
@@ -331,6 +358,22 @@ class IdempotentExchangeFilterTest {
     assertThat(keys).hasSize(4).doesNotContainNull();
     assertThat(keys.subList(0, 3)).as("one operation, three subscriptions").containsOnly(keys.get(0));
     assertThat(keys.get(3)).as("the next operation has its own key").isNotEqualTo(keys.get(0));
+  }
+
+  /**
+   * install() binds a key to every spec; a key the caller binds with key(...), such as the key of an
+   * operation resumed after OutcomeUnknownException, must not be replaced by it (WebClient applies
+   * the default request when the spec is made, before the caller's attributes).
+   */
+  @Test
+  void installDoesNotReplaceAKeyTheCallerBinds() {
+    server = new ScriptedServer(Answer.of(503), Answer.of(201));
+    WebClient client = WebClient.builder().baseUrl(server.uri().toString())
+        .clientConnector(new JdkClientHttpConnector(HttpClient.newHttpClient())).apply(filter().build()::install).build();
+
+    client.post().uri("/notes").attributes(IdempotentExchangeFilter.key("order-7")).bodyValue("{}").retrieve().toBodilessEntity().block(WAIT);
+
+    assertThat(server.keys()).containsExactly("\"order-7\"", "\"order-7\"");
   }
 
   /**
