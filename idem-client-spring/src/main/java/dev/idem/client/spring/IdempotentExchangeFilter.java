@@ -93,7 +93,8 @@ import reactor.core.scheduler.Schedulers;
  *       exchange with {@link IdempotencyKeyReusedException}; it is never retried;
  *   <li>when the bounds run out on a retried failure the exchange fails with {@link
  *       OutcomeUnknownException} ({@link OutcomeUnknownException.Phase#CLIENT_RETRIES_EXHAUSTED}),
- *       whose {@code key()} resumes the operation; the discarded answers' bodies are released;
+ *       whose {@code key()} resumes the operation; the discarded answers' bodies are released
+ *       (drained for at most the attempt timeout, shortened to the time left, then cancelled);
  *   <li>a key (from the header or the attribute) that breaks {@link IdempotencyKey#of}'s rules, or
  *       a header that is not one well-formed field (two fields, a list, characters after the
  *       closing quote: an Idem server answers those with 400), fails the exchange with {@link
@@ -214,7 +215,11 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
       }
       return response.statusCode().value() == 422 ? checkKeyReused(response, key) : Mono.just(response);
     }
-    Mono<Void> release = response == null ? Mono.empty() : response.releaseBody().onErrorResume(e -> Mono.empty());
+    // drained (so the connection can be reused) for at most the attempt's timeout, shortened to the time left;
+    // a body that stalls longer is cancelled, which closes its connection, rather than holding the operation
+    Duration drain = rules.attemptTimeout(deadline);
+    Mono<Void> release = response == null ? Mono.empty()
+        : response.releaseBody().timeout(drain == null ? Duration.ZERO : drain).onErrorResume(e -> Mono.empty());
     int lastStatus = response == null ? -1 : response.statusCode().value();
     if (!rules.mayRetry(a.number, a.delay, deadline)) {
       return release.then(Mono.error(() -> rules.exhausted(key, a.number, lastStatus, a.failure, a.retryAfter, deadline, false)));

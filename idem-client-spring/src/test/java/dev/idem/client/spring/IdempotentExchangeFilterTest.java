@@ -24,6 +24,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
@@ -207,6 +214,74 @@ class IdempotentExchangeFilterTest {
     assertThat(server.received()).as("one retry from the budget's single token").hasSize(2);
     assertThatThrownBy(() -> postNote(client(filter)).block(WAIT)).isInstanceOf(OutcomeUnknownException.class);
     assertThat(server.received()).as("the budget is spent: no retry").hasSize(3);
+  }
+
+  /**
+   * The bug: the body of an answer to be retried (a 503) was drained with no bound, so a server
+   * that sent the head and then stalled in the body held the operation (and its retries) for as
+   * long as the connection lived, past the attempt timeout and the deadline. Draining is now
+   * bounded by the attempt's timeout (shortened to the time left); then the body is cancelled,
+   * which closes its connection, and the retry goes on.
+   */
+  @Test
+  void aRetryableAnswerWhoseBodyStallsIsDroppedAfterTheAttemptTimeout() throws Exception {
+    List<String> keys = new CopyOnWriteArrayList<>();
+    CountDownLatch done = new CountDownLatch(1);
+    try (ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Thread serving = new Thread(() -> {
+        try (Socket stalled = socket.accept()) {
+          keys.add(keyOfRequest(stalled.getInputStream()));
+          stalled.getOutputStream().write("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n0123456789".getBytes(StandardCharsets.ISO_8859_1));
+          stalled.getOutputStream().flush();
+          try (Socket next = socket.accept()) {
+            keys.add(keyOfRequest(next.getInputStream()));
+            next.getOutputStream().write("HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            next.getOutputStream().flush();
+            done.await(20, TimeUnit.SECONDS); // the stalled body's connection stays open until the test ends
+          }
+        } catch (IOException | InterruptedException e) {
+          // the test has ended
+        }
+      });
+      serving.setDaemon(true);
+      serving.start();
+      IdempotentExchangeFilter filter = filter().retryPolicy(ClientRetryPolicy.builder().maxAttempts(3)
+          .maxDuration(Duration.ofMinutes(1)).attemptTimeout(Duration.ofMillis(300)).build()).build();
+      WebClient client = WebClient.builder().baseUrl("http://127.0.0.1:" + socket.getLocalPort())
+          .clientConnector(new JdkClientHttpConnector(HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build())).filter(filter).build();
+      try {
+        int status = client.post().uri("/notes").bodyValue("{}").retrieve().toBodilessEntity().map(r -> r.getStatusCode().value()).block(WAIT);
+
+        assertThat(status).isEqualTo(201);
+        assertThat(keys).hasSize(2).doesNotContainNull().containsOnly(keys.get(0));
+      } finally {
+        done.countDown();
+      }
+    }
+  }
+
+  /** Reads one request's head and its Content-Length body off a socket. @return its Idempotency-Key field, or null */
+  private static String keyOfRequest(InputStream in) throws IOException {
+    StringBuilder head = new StringBuilder();
+    while (head.indexOf("\r\n\r\n") < 0) {
+      int b = in.read();
+      if (b < 0) {
+        break;
+      }
+      head.append((char) b);
+    }
+    String key = null;
+    int length = 0;
+    for (String line : head.toString().split("\r\n")) {
+      String lower = line.toLowerCase(Locale.ROOT);
+      if (lower.startsWith("idempotency-key:")) {
+        key = line.substring("idempotency-key:".length()).trim();
+      } else if (lower.startsWith("content-length:")) {
+        length = Integer.parseInt(line.substring("content-length:".length()).trim());
+      }
+    }
+    in.readNBytes(length);
+    return key;
   }
 
   @Test
