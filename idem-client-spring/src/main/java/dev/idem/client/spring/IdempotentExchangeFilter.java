@@ -179,8 +179,8 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
     ClientRequest keyed;
     IdempotencyKey key;
     try {
-      List<String> header = request.headers().get(RetryRules.KEY_HEADER);
-      if (header != null && !header.isEmpty()) {
+      List<String> header = RetryRules.keyFields(request.headers());
+      if (!header.isEmpty()) {
         key = RetryRules.keyOf(header);
         keyed = request;
       } else {

@@ -106,9 +106,9 @@ public final class IdempotentRequestInterceptor implements ClientHttpRequestInte
     if (!methods.contains(request.getMethod().name().toUpperCase(Locale.ROOT))) {
       return execution.execute(request, body);
     }
-    List<String> header = request.getHeaders().get(RetryRules.KEY_HEADER);
+    List<String> header = RetryRules.keyFields(request.getHeaders());
     IdempotencyKey key;
-    if (header != null && !header.isEmpty()) {
+    if (!header.isEmpty()) {
       key = RetryRules.keyOf(header);
     } else {
       key = IdempotencyKey.of(keys.get());

@@ -10,11 +10,13 @@ import dev.idem.core.OutcomeUnknownException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.DoubleSupplier;
 import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpHeaders;
 
 /**
  * The retry decisions that the WebClient filter and the RestClient interceptor share, made the way
@@ -148,6 +150,23 @@ final class RetryRules {
       }
     }
     return IdempotencyKey.of(v);
+  }
+
+  /**
+   * Every value of the {@code Idempotency-Key} field, each as sent (not split at commas). Read with
+   * {@code forEach}, whose signature Spring Framework 6.2 and 7 share ({@code get} takes an Object
+   * on 6.2 and a String on 7, so a call compiled against one fails on the other).
+   *
+   * @return the values, empty when the field is absent
+   */
+  static List<String> keyFields(HttpHeaders headers) {
+    List<String> values = new ArrayList<>(1);
+    headers.forEach((name, fieldValues) -> {
+      if (name.equalsIgnoreCase(KEY_HEADER)) {
+        values.addAll(fieldValues);
+      }
+    });
+    return values;
   }
 
   private static InvalidIdempotencyKeyException malformed(String why) {
