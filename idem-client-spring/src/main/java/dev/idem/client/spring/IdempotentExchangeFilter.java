@@ -87,8 +87,9 @@ import reactor.core.scheduler.Schedulers;
  * <h2>Outcomes</h2>
  *
  * <ul>
- *   <li>a final answer is passed on as it is (its body unread, except a 422's, which is read and
- *       passed on whole);
+ *   <li>a final answer is passed on as it is (its body unread, except a 422 that may be the
+ *       key-reused problem, {@code application/problem+json}, whose body is read and passed on
+ *       whole);
  *   <li>the server's key-reused problem (422, {@link ClientRetryPolicy#isKeyReused}) fails the
  *       exchange with {@link IdempotencyKeyReusedException}; it is never retried;
  *   <li>when the bounds run out on a retried failure the exchange fails with {@link
@@ -230,6 +231,9 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
   /** Reads a 422's body to tell the key-reused problem from any other 422, which is passed on whole. */
   private Mono<ClientResponse> checkKeyReused(ClientResponse response, IdempotencyKey key) {
     String contentType = response.headers().asHttpHeaders().getFirst("Content-Type");
+    if (!rules.mayBeKeyReused(contentType)) {
+      return Mono.just(response); // not a problem the policy names (another media type, or no types): passed on unread
+    }
     // joined without the codecs' in-memory limit (256 KiB by default): a large 422 is passed on whole, not failed
     Mono<byte[]> read = response.body(BodyExtractors.toDataBuffers()).collect(ByteArrayOutputStream::new, (out, buffer) -> {
       try {

@@ -55,14 +55,14 @@ import org.springframework.http.client.ClientHttpResponse;
  * attemptTimeout} is not applied here) and the answers of {@link
  * ClientRetryPolicy#isRetryableAnswer}; the server's {@code Retry-After} (RFC 9110 section
  * 10.2.3) or the policy's backoff between attempts; attempts, the deadline and the {@link
- * RetryBudget} bound them. The outcomes: a final answer is returned (a 422's body read into memory
- * and returned whole); the server's key-reused problem throws {@link
- * IdempotencyKeyReusedException}; bounds that run out on a retried failure throw {@link
- * OutcomeUnknownException} (so does an interrupt during a wait, the thread's interrupt status
- * kept), a caller's key that breaks {@link IdempotencyKey#of}'s rules, or a header that is not one
- * well-formed field (two fields, a list), {@link InvalidIdempotencyKeyException}, before anything
- * is sent. RestClient passes these runtime
- * exceptions on as they are.
+ * RetryBudget} bound them. The outcomes: a final answer is returned (the body of a 422 that may
+ * be the key-reused problem, {@code application/problem+json}, read into memory and returned
+ * whole); the server's key-reused problem throws {@link IdempotencyKeyReusedException}; bounds
+ * that run out on a retried failure throw {@link OutcomeUnknownException} (so does an interrupt
+ * during a wait, the thread's interrupt status kept), a caller's key that breaks {@link
+ * IdempotencyKey#of}'s rules, or a header that is not one well-formed field (two fields, a list),
+ * {@link InvalidIdempotencyKeyException}, before anything is sent. RestClient passes these
+ * runtime exceptions on as they are.
  *
  * <p>Register it as the last interceptor: on Spring Framework 6.2 a repeated {@code execute} skips
  * the interceptors registered after this one. Immutable and thread-safe; share one instance (and
@@ -152,6 +152,9 @@ public final class IdempotentRequestInterceptor implements ClientHttpRequestInte
   }
 
   private ClientHttpResponse checkKeyReused(ClientHttpResponse response, IdempotencyKey key) throws IOException {
+    if (!rules.mayBeKeyReused(response.getHeaders().getFirst("Content-Type"))) {
+      return response; // not a problem the policy names: returned unread
+    }
     byte[] bytes;
     try (InputStream in = response.getBody()) {
       bytes = in.readAllBytes();

@@ -7,9 +7,11 @@ import dev.idem.core.IdempotencyHeaders;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import dev.idem.core.OutcomeUnknownException;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Iterator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -57,6 +59,20 @@ final class RetryRules {
       return null;
     }
     return remaining.compareTo(policy.attemptTimeout()) < 0 ? remaining : policy.attemptTimeout();
+  }
+
+  /**
+   * Whether a 422 of this content type can be the key-reused problem: the policy's own test on a
+   * problem that has one of its types, so that the media type rule is the policy's, not a copy.
+   */
+  boolean mayBeKeyReused(@Nullable String contentType) {
+    Iterator<String> types = policy.keyReusedProblemTypes().iterator();
+    if (!types.hasNext()) {
+      return false;
+    }
+    String type = types.next();
+    byte[] probe = ("{\"type\":\"" + type.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}").getBytes(StandardCharsets.UTF_8);
+    return policy.isKeyReused(422, contentType, probe);
   }
 
   /** @return whether an answer leaves the outcome unknown: a status of the policy's, not replayed */

@@ -161,6 +161,28 @@ class IdempotentExchangeFilterTest {
     assertThat(server.received()).hasSize(1);
   }
 
+  /**
+   * Only a 422 that may be the key-reused problem (application/problem+json) is read by the filter;
+   * another 422 reaches the caller unread, so its size is the caller's business (its codecs' limit).
+   */
+  @Test
+  void anUnprocessableAnswerThatIsNoProblemIsPassedOnUnread() {
+    server = new ScriptedServer(new Answer(422, Map.of("Content-Type", "application/json"), "{\"errors\":{}}"));
+    AtomicInteger bodyReads = new AtomicInteger();
+    ExchangeFilterFunction counting = (request, next) -> next.exchange(request)
+        .map(r -> r.mutate().body(body -> body.doFirst(bodyReads::incrementAndGet)).build());
+    WebClient client = WebClient.builder().baseUrl(server.uri().toString()).clientConnector(new JdkClientHttpConnector(HttpClient.newHttpClient()))
+        .filter(filter().build()).filter(counting).build();
+
+    int readsBeforeTheCaller = client.post().uri("/notes").bodyValue("{}")
+        .exchangeToMono(response -> {
+          int before = bodyReads.get();
+          return response.releaseBody().thenReturn(before);
+        }).block(WAIT);
+
+    assertThat(readsBeforeTheCaller).isZero();
+  }
+
   @Test
   void badRequestIsNotRetried() {
     server = new ScriptedServer(Answer.of(400), Answer.of(201));
