@@ -342,6 +342,7 @@ final class ScaleLoad {
   private static NotesServiceProcess startRedis(Args a, Path dir, String name, String prefix) throws Exception {
     return NotesServiceProcess.start(a.jar, dir, name, true, "jdbc:sqlite:" + dir.resolve(name + ".db")
         + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", List.of("--idem.mode=lease", "--idem.in-progress=fail-fast",
+        "--idem.purge.enabled=false",
         "--idem.store=redis", "--notes.redis.url=redis://" + a.redis, "--idem.redis.key-prefix=" + prefix));
   }
 
@@ -413,7 +414,7 @@ final class ScaleLoad {
   }
 
   private static NotesServiceProcess start(Args a, Path dir, String name, String url, String mode) throws Exception {
-    List<String> arguments = new ArrayList<>(List.of("--idem.mode=" + mode));
+    List<String> arguments = new ArrayList<>(List.of("--idem.mode=" + mode, "--idem.purge.enabled=false")); // nothing expires here
     if (mode.equals("lease")) {
       arguments.add("--idem.in-progress=fail-fast");
     }
