@@ -2,6 +2,8 @@ package dev.idem.core;
 
 import dev.idem.core.spi.AsyncLeaseStore;
 import dev.idem.core.spi.ClaimResult;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
@@ -40,6 +42,26 @@ import org.jspecify.annotations.Nullable;
  * <p>Instances are immutable and thread-safe.
  */
 public final class AsyncLeaseIdempotency {
+
+  /**
+   * The owner tokens' generator: a deterministic random bit generator (NIST SP 800-90A), seeded
+   * here once from the operating system; after that, making bytes is computation only. The
+   * default {@link java.security.SecureRandom} ({@code NativePRNG} on Linux, which {@link
+   * UUID#randomUUID()} uses) reads {@code /dev/urandom} as it goes, a blocking call on an event
+   * loop. Thread-safe.
+   */
+  private static final SecureRandom TOKENS = seededGenerator();
+
+  private static SecureRandom seededGenerator() {
+    SecureRandom random;
+    try {
+      random = SecureRandom.getInstance("DRBG");
+    } catch (NoSuchAlgorithmException e) {
+      random = new SecureRandom();
+    }
+    random.nextBytes(new byte[16]); // seeds it now, on the thread that first uses this class
+    return random;
+  }
 
   /** Makes the executor that runs a task after a pause, in milliseconds. */
   @FunctionalInterface
@@ -287,6 +309,24 @@ public final class AsyncLeaseIdempotency {
     }
   }
 
+  /**
+   * A random (version 4) UUID, as {@link UUID#randomUUID()} makes, from {@link #TOKENS}: no I/O
+   * after the generator's seeding, which happens when this class is initialised.
+   */
+  static String ownerToken() {
+    byte[] b = new byte[16];
+    TOKENS.nextBytes(b);
+    b[6] = (byte) ((b[6] & 0x0f) | 0x40); // version 4
+    b[8] = (byte) ((b[8] & 0x3f) | 0x80); // IETF variant
+    long msb = 0;
+    long lsb = 0;
+    for (int i = 0; i < 8; i++) {
+      msb = (msb << 8) | (b[i] & 0xff);
+      lsb = (lsb << 8) | (b[i + 8] & 0xff);
+    }
+    return new UUID(msb, lsb).toString();
+  }
+
   private static Throwable unwrap(Throwable t) {
     Throwable cause = t;
     while (cause instanceof CompletionException && cause.getCause() != null) {
@@ -302,7 +342,7 @@ public final class AsyncLeaseIdempotency {
     private Duration retention = LeaseIdempotency.DEFAULT_RETENTION;
     private InProgressPolicy inProgress = InProgressPolicy.failFast();
     private ResponsePolicy responsePolicy = ResponsePolicy.standard();
-    private Supplier<String> ownerTokens = () -> UUID.randomUUID().toString();
+    private Supplier<String> ownerTokens = AsyncLeaseIdempotency::ownerToken;
     private IdemListener listener = IdemListener.NONE;
     private LongSupplier nanoTime = System::nanoTime;
     private Delays delays = millis -> CompletableFuture.delayedExecutor(millis, TimeUnit.MILLISECONDS);
@@ -346,7 +386,10 @@ public final class AsyncLeaseIdempotency {
 
     /**
      * @param tokens makes a new owner token per execution: unique, 1 to 64 printable ASCII
-     *     characters; default a random UUID. Called on the caller's thread: it must not block
+     *     characters; default a random (version 4) UUID from a generator seeded once, when this
+     *     class is first used, so that making one never reads the operating system's entropy
+     *     source ({@link UUID#randomUUID()} may, on the caller's thread). Called on the caller's
+     *     thread: it must not block
      */
     public Builder ownerTokens(Supplier<String> tokens) {
       this.ownerTokens = Objects.requireNonNull(tokens, "tokens");

@@ -259,6 +259,20 @@ class AsyncLeaseIdempotencyTest {
         .isInstanceOf(IllegalArgumentException.class);
   }
 
+  /** The default owner tokens are random version 4 UUIDs, made without reading the entropy source each time. */
+  @Test
+  void defaultOwnerTokensAreDistinctVersion4Uuids() {
+    java.util.Set<String> tokens = new java.util.HashSet<>();
+    for (int i = 0; i < 1000; i++) {
+      String token = AsyncLeaseIdempotency.ownerToken();
+      java.util.UUID uuid = java.util.UUID.fromString(token);
+      assertThat(uuid.version()).isEqualTo(4);
+      assertThat(uuid.variant()).isEqualTo(2);
+      tokens.add(token);
+    }
+    assertThat(tokens).hasSize(1000);
+  }
+
   /** Forwards to another async store; tests override what they break. */
   private static class DelegatingStore implements AsyncLeaseStore {
     private final AsyncLeaseStore target;
