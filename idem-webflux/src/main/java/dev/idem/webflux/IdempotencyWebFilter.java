@@ -17,6 +17,7 @@ import dev.idem.core.http.ProblemCatalog;
 import dev.idem.core.http.ProblemDetails;
 import dev.idem.core.http.RouteOperation;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -183,7 +184,7 @@ public final class IdempotencyWebFilter implements WebFilter {
       return chain.filter(exchange);
     }
     String operation = RouteOperation.of(route.method(), request.getPath().contextPath().value(), route.pattern());
-    KeyHeader.Result key = KeyHeader.parseValues(request.getHeaders().get(KEY_HEADER));
+    KeyHeader.Result key = KeyHeader.parseValues(values(request.getHeaders(), KEY_HEADER));
     if (key.absent()) {
       return route.keyRequired()
           ? problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.keyMissing(operation)), null)
@@ -278,12 +279,12 @@ public final class IdempotencyWebFilter implements WebFilter {
     HttpStatusCode code = captured.getStatusCode();
     int status = code == null ? 200 : code.value();
     StoredResponse.Builder b = StoredResponse.builder(status >= 100 && status <= 599 ? status : 500);
-    for (Map.Entry<String, List<String>> field : captured.getHeaders().entrySet()) {
-      String name = field.getKey();
+    // forEach, not the Map methods: HttpHeaders is no Map from Spring Framework 7 on (see values)
+    captured.getHeaders().forEach((name, values) -> {
       if (!config.replayedHeaders().contains(name) || HeaderRules.neverStored(name)) {
-        continue;
+        return;
       }
-      for (String value : field.getValue()) {
+      for (String value : values) {
         try {
           b.header(name, value);
         } catch (IllegalArgumentException e) {
@@ -291,7 +292,7 @@ public final class IdempotencyWebFilter implements WebFilter {
               + e.getMessage());
         }
       }
-    }
+    });
     return captured.overflowed() ? b.bodyNotStored(captured.bodyLength()).build() : b.body(captured.body()).build();
   }
 
@@ -393,12 +394,12 @@ public final class IdempotencyWebFilter implements WebFilter {
    */
   private static Fingerprint fingerprint(ServerHttpRequest request, byte[] body) {
     String query = request.getURI().getRawQuery();
-    List<String> encodings = request.getHeaders().get(HttpHeaders.CONTENT_ENCODING);
+    List<String> encodings = values(request.getHeaders(), HttpHeaders.CONTENT_ENCODING);
     return Fingerprint.request()
         .method(request.getMethod().name())
         .target(request.getURI().getRawPath() + (query == null ? "" : "?" + query))
         .contentType(request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE))
-        .contentEncoding(encodings == null || encodings.isEmpty() ? null : String.join(",", encodings))
+        .contentEncoding(encodings.isEmpty() ? null : String.join(",", encodings))
         .body(body)
         .build();
   }
@@ -410,6 +411,22 @@ public final class IdempotencyWebFilter implements WebFilter {
       path.append(element instanceof PathContainer.PathSegment segment ? segment.valueToMatch() : element.value());
     }
     return path.length() == 0 ? "/" : path.toString();
+  }
+
+  /**
+   * Every value of the field {@code name} (matched ignoring case), in order. Through {@code
+   * forEach} only: {@link HttpHeaders} is a {@code Map} up to Spring Framework 6 and no {@code
+   * Map} from 7 on, so its {@code get} and {@code getOrEmpty} have other signatures on each line,
+   * and a filter built against one would fail on the other.
+   */
+  private static List<String> values(HttpHeaders headers, String name) {
+    List<String> values = new ArrayList<>(1);
+    headers.forEach((field, fieldValues) -> {
+      if (field.equalsIgnoreCase(name)) {
+        values.addAll(fieldValues);
+      }
+    });
+    return values;
   }
 
   private static byte[] bytesOf(DataBuffer buffer) {
