@@ -323,6 +323,26 @@ class IdempotencyWebFilterTest {
     assertThat(runs).hasValue(1);
   }
 
+  /** The setup docs/reactive.md shows, without Spring Boot: one route that requires a key. */
+  @Test
+  void theDocumentedSetupProtectsItsRoute() throws Exception {
+    // tag::setup[]
+    AsyncLeaseIdempotency engine = AsyncLeaseIdempotency.builder(new InMemoryLeaseStore())
+        .inProgress(InProgressPolicy.waitUpTo(Duration.ofSeconds(5)))
+        .build();
+    IdempotencyWebFilter filter = new IdempotencyWebFilter(IdempotencyWebFilterConfig.builder(engine)
+        .requireKey("POST", "/charges")
+        .build());
+    // end::setup[]
+    server = new TestServer(filter, routes());
+    String key = key();
+    assertThat(server.send(server.post("/charges", "{}", null)).statusCode()).isEqualTo(400);
+    assertThat(server.send(server.post("/charges", "{}", key)).statusCode()).isEqualTo(201);
+    assertThat(server.send(server.post("/charges", "{}", key)).headers().firstValue("Idempotent-Replayed")).contains("true");
+    assertThat(server.send(server.post("/optional", "{}", null)).statusCode()).as("not a route of this filter").isEqualTo(200);
+    assertThat(runs).hasValue(2);
+  }
+
   /** BlockHound is active on the server's event loops: a handler that sleeps there fails, and the key is released. */
   @Test
   void aDeliberatelyBlockingHandlerFails() throws Exception {

@@ -14,6 +14,7 @@ import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.server.WebFilter;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -33,8 +34,12 @@ final class TestServer implements AutoCloseable {
   private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   TestServer(IdempotencyWebFilterConfig config, RouterFunction<ServerResponse> routes) {
+    this(new IdempotencyWebFilter(config), routes);
+  }
+
+  TestServer(WebFilter filter, RouterFunction<ServerResponse> routes) {
     HandlerStrategies strategies = HandlerStrategies.builder()
-        .webFilter(new IdempotencyWebFilter(config))
+        .webFilter(filter)
         .exceptionHandler((exchange, error) -> {
           errors.add(error);
           exchange.getResponse().setStatusCode(HttpStatus.INTERNAL_SERVER_ERROR);
