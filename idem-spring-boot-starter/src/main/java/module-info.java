@@ -35,6 +35,8 @@ module dev.idem.spring {
   requires static transitive dev.idem.rabbitmq; // IdemRabbitListeners takes its DeadLetter
   requires static transitive dev.idem.kafka; // IdemKafkaListener wraps a KafkaRecordHandler
   requires static dev.idem.grpc;
+  requires static dev.idem.webflux;
+  requires static reactor.core;
   requires static spring.tx;
   requires static spring.jdbc;
   requires static spring.orm;

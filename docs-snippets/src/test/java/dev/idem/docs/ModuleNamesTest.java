@@ -13,6 +13,7 @@ import dev.idem.rabbitmq.RabbitMqTransport;
 import dev.idem.redis.RedisLeaseStore;
 import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.spring.Idempotent;
+import dev.idem.webflux.IdempotencyWebFilter;
 import dev.idem.testkit.LeaseContract;
 import java.io.IOException;
 import java.lang.module.Configuration;
@@ -49,6 +50,7 @@ class ModuleNamesTest {
     LIBRARIES.put("dev.idem.jdbc", TransactionalIdempotency.class);
     LIBRARIES.put("dev.idem.redis", RedisLeaseStore.class);
     LIBRARIES.put("dev.idem.servlet", IdempotencyFilter.class);
+    LIBRARIES.put("dev.idem.webflux", IdempotencyWebFilter.class);
     LIBRARIES.put("dev.idem.client", IdempotentHttpClient.class);
     LIBRARIES.put("dev.idem.client.spring", IdempotentExchangeFilter.class);
     LIBRARIES.put("dev.idem.outbox", Outbox.class);
@@ -65,7 +67,7 @@ class ModuleNamesTest {
    * descriptor requires kafka-clients by the automatic name its file name gives ({@code
    * kafka.clients}, the client has no other), and the starter's requires it too, statically.
    */
-  private static final Set<String> DESCRIBED = Set.of("dev.idem.core", "dev.idem.jdbc", "dev.idem.servlet",
+  private static final Set<String> DESCRIBED = Set.of("dev.idem.core", "dev.idem.jdbc", "dev.idem.servlet", "dev.idem.webflux",
       "dev.idem.redis", "dev.idem.client", "dev.idem.client.spring", "dev.idem.outbox", "dev.idem.rabbitmq", "dev.idem.jetstream",
       "dev.idem.kafka", "dev.idem.spring");
 
@@ -108,7 +110,9 @@ class ModuleNamesTest {
     // the brokers' clients, which idem-rabbitmq's, idem-jetstream's and idem-kafka's descriptors require,
     // and the Spring modules and SLF4J, which the starter's requires (its optional ones are static)
     for (String prefix : List.of("amqp-client-", "jnats-", "kafka-clients-", "spring-boot-", "spring-boot-autoconfigure-",
-        "spring-context-", "spring-core-", "spring-beans-", "spring-aop-", "slf4j-api-")) {
+        "spring-context-", "spring-core-", "spring-beans-", "spring-aop-", "slf4j-api-",
+        // and Spring WebFlux and Reactor, which idem-webflux's requires
+        "spring-web-", "spring-webflux-", "reactor-core-", "reactive-streams-")) {
       jars.add(onClassPath(prefix));
     }
     // the servlet API's own jar: Tomcat's, also on this class path, holds the same classes

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.AsyncLeaseStore;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
 import java.time.Clock;
@@ -8,6 +9,8 @@ import java.time.Instant;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -27,8 +30,13 @@ import org.jspecify.annotations.Nullable;
  * through its {@link ResponseProtection} (in clear by default), so that code using protection can be
  * tested without a database; {@link #storedResponseBytes} and {@link #replaceStoredResponseBytes}
  * let a test look at and alter those bytes as someone with access to a store could.
+ *
+ * <p>It is also an {@link AsyncLeaseStore} over the same records: each {@code *Async} method does
+ * what its blocking counterpart does, at once on the caller's thread (a map update, no I/O and no
+ * lock held across one), and returns an already completed stage, failed with the exception the
+ * blocking method would have thrown.
  */
-public final class InMemoryLeaseStore implements LeaseStore, KeyStatusReader {
+public final class InMemoryLeaseStore implements LeaseStore, AsyncLeaseStore, KeyStatusReader {
 
   private final Clock clock;
   private final ResponseProtection protection;
@@ -172,6 +180,47 @@ public final class InMemoryLeaseStore implements LeaseStore, KeyStatusReader {
       return null;
     });
     return done[0];
+  }
+
+  /** {@link #claim}, answered at once: a completed stage, or a failed one with what it threw. */
+  @Override
+  public CompletionStage<ClaimResult> claimAsync(IdempotentRequest request, String ownerToken, Duration lease, Duration retention) {
+    try {
+      return CompletableFuture.completedFuture(claim(request, ownerToken, lease, retention));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** {@link #complete}, answered at once: a completed stage, or a failed one with what it threw. */
+  @Override
+  public CompletionStage<Boolean> completeAsync(
+      Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
+    try {
+      return CompletableFuture.completedFuture(complete(scope, key, ownerToken, response, retention));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** {@link #release}, answered at once: a completed stage, or a failed one with what it threw. */
+  @Override
+  public CompletionStage<Boolean> releaseAsync(Scope scope, IdempotencyKey key, String ownerToken) {
+    try {
+      return CompletableFuture.completedFuture(release(scope, key, ownerToken));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** {@link #purgeExpired}, answered at once: a completed stage, or a failed one with what it threw. */
+  @Override
+  public CompletionStage<Long> purgeExpiredAsync(int batchSize) {
+    try {
+      return CompletableFuture.completedFuture(purgeExpired(batchSize));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /**

@@ -53,11 +53,6 @@ public final class LeaseIdempotency implements IdempotencyEngine {
   /** The default retention: 24 hours. */
   public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
-  private static final int CLAIM_TRIES = 3;
-  private static final int RELEASE_TRIES = 3;
-  private static final long FIRST_COMPLETE_BACKOFF_MILLIS = 10;
-  private static final long MAX_COMPLETE_BACKOFF_MILLIS = 1000;
-
   /** Waits; {@link Thread#sleep(long)} outside tests. */
   @FunctionalInterface
   interface Sleeper {
@@ -165,7 +160,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
   private AttemptResult attemptOnce(IdempotentRequest request, Effect effect) {
     String owner = ownerTokens.get();
     long deadline = nanoTime.getAsLong() + inProgress.maxWait().toNanos();
-    long pollMillis = 10;
+    long pollMillis = LeaseDecisions.FIRST_POLL_MILLIS;
     boolean waited = false;
     while (true) {
       // The store's lease starts after this instant, so it ends after leaseEnd: a bound for the
@@ -177,44 +172,30 @@ public final class LeaseIdempotency implements IdempotencyEngine {
       } catch (IdemException e) {
         return AttemptResult.storeFailed(e);
       }
-      if (!claim.fingerprint().equals(request.fingerprint())) {
-        return AttemptResult.keyReused(new IdempotencyKeyReusedException(request.scope(), request.key()));
+      AttemptResult settled = LeaseDecisions.settled(request, claim);
+      if (settled != null) {
+        return settled;
       }
-      switch (claim.state()) {
-        case COMPLETED:
-          // a completed claim always carries its response (ClaimResult.completed requires it)
-          return AttemptResult.of(Outcome.replayed(Objects.requireNonNull(claim.response(), "response")));
-        case CLAIMED:
-          if (claim.recovery()) {
-            notify(() -> listener.takenOver(request));
-          }
-          return run(request, owner, claim.recovery(), effect, leaseEnd);
-        case IN_PROGRESS:
-        default:
-          long left = deadline - nanoTime.getAsLong();
-          if (left <= 0) {
-            long seconds = Math.max(1, (claim.leaseRemaining().toMillis() + 999) / 1000);
-            return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(seconds)));
-          }
-          if (!waited) {
-            waited = true;
-            notify(() -> listener.waiting(request));
-          }
-          try {
-            sleep(Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
-          } catch (IdemException interrupted) {
-            return AttemptResult.storeFailed(interrupted);
-          }
-          pollMillis = Math.min(pollMillis * 2, 500);
+      if (claim.state() == ClaimResult.State.CLAIMED) {
+        if (claim.recovery()) {
+          LeaseDecisions.notify(() -> listener.takenOver(request));
+        }
+        return run(request, owner, claim.recovery(), effect, leaseEnd);
       }
-    }
-  }
-
-  private static void notify(Runnable event) {
-    try {
-      event.run();
-    } catch (RuntimeException ignored) {
-      // a listener must not change the outcome
+      long left = deadline - nanoTime.getAsLong();
+      if (left <= 0) {
+        return LeaseDecisions.inProgress(request, claim);
+      }
+      if (!waited) {
+        waited = true;
+        LeaseDecisions.notify(() -> listener.waiting(request));
+      }
+      try {
+        sleep(LeaseDecisions.pollPause(pollMillis, left));
+      } catch (IdemException interrupted) {
+        return AttemptResult.storeFailed(interrupted);
+      }
+      pollMillis = LeaseDecisions.nextPoll(pollMillis);
     }
   }
 
@@ -223,13 +204,10 @@ public final class LeaseIdempotency implements IdempotencyEngine {
       try {
         return Objects.requireNonNull(store.claim(request, owner, lease, retention), "LeaseStore.claim returned null");
       } catch (IdemStoreException e) {
-        // The write may have happened. Asking again with the same owner token is safe: the store
-        // recognises our own claim and renews it instead of calling it someone else's. A stored
-        // response that cannot be read will not become readable by asking again.
-        if (attempt >= CLAIM_TRIES || e instanceof StoredResponseUnreadableException) {
+        if (!LeaseDecisions.claimAgain(e, attempt)) {
           throw e;
         }
-        sleep(20L * attempt);
+        sleep(LeaseDecisions.storeRetryPause(attempt));
       }
     }
   }
@@ -237,41 +215,36 @@ public final class LeaseIdempotency implements IdempotencyEngine {
   private AttemptResult run(IdempotentRequest request, String owner, boolean recovery, Effect effect, long leaseEnd) {
     StoredResponse response;
     try {
-      response = effect.run(EffectContext.ofLease(new LeaseContext(request.scope(), request.key(), owner, recovery)));
-      if (response == null) {
-        throw new IllegalStateException("the effect returned null; it must return the response to store");
-      }
+      response = LeaseDecisions.effectResponse(
+          effect.run(EffectContext.ofLease(new LeaseContext(request.scope(), request.key(), owner, recovery))));
     } catch (Throwable t) {
       try {
         release(request, owner);
       } catch (RuntimeException releaseFailure) {
         t.addSuppressed(releaseFailure); // the claim expires with its lease instead
       }
-      if (t instanceof RuntimeException) {
-        throw (RuntimeException) t;
+      Throwable failure = LeaseDecisions.effectFailure(t);
+      if (failure instanceof Error error) {
+        throw error;
       }
-      if (t instanceof Error) {
-        throw (Error) t;
-      }
-      throw new EffectFailedException(t);
+      throw (RuntimeException) failure;
     }
     if (!responsePolicy.shouldStore(response)) {
-      Outcome released = Outcome.executed(response, false, recovery);
+      RuntimeException releaseFailure = null;
       try {
         release(request, owner);
-      } catch (RuntimeException releaseFailure) {
-        return AttemptResult.releaseFailed(released, releaseFailure); // the claim expires with its lease
+      } catch (RuntimeException e) {
+        releaseFailure = e; // the claim expires with its lease
       }
-      return AttemptResult.of(released);
+      return LeaseDecisions.released(response, recovery, releaseFailure);
     }
+    boolean stored;
     try {
-      if (!complete(request, owner, response, leaseEnd)) {
-        return AttemptResult.leaseLost(new LeaseLostException(request.key(), "complete"));
-      }
+      stored = complete(request, owner, response, leaseEnd);
     } catch (OutcomeUnknownException unknown) {
       return AttemptResult.outcomeUnknown(unknown);
     }
-    return AttemptResult.of(Outcome.executed(response, true, recovery));
+    return LeaseDecisions.completed(request, response, recovery, stored);
   }
 
   /**
@@ -283,24 +256,23 @@ public final class LeaseIdempotency implements IdempotencyEngine {
    * @throws OutcomeUnknownException if every try failed within the lease
    */
   private boolean complete(IdempotentRequest request, String owner, StoredResponse response, long leaseEnd) {
-    long backoff = FIRST_COMPLETE_BACKOFF_MILLIS;
+    long backoff = LeaseDecisions.FIRST_COMPLETE_BACKOFF_MILLIS;
     while (true) {
       try {
         return store.complete(request.scope(), request.key(), owner, response, retention);
       } catch (IdemStoreException e) {
         long leftMillis = TimeUnit.NANOSECONDS.toMillis(leaseEnd - nanoTime.getAsLong());
-        Duration retryAfter = Duration.ofSeconds(Math.max(1, (Math.max(0, leftMillis) + 999) / 1000));
-        if (leftMillis <= backoff) {
-          throw new OutcomeUnknownException(request.key(), retryAfter, e);
+        if (!LeaseDecisions.completeAgain(e, leftMillis, backoff)) {
+          throw LeaseDecisions.outcomeUnknown(request, leftMillis, e);
         }
         try {
           sleeper.sleep(backoff);
         } catch (InterruptedException interrupted) {
           Thread.currentThread().interrupt();
           e.addSuppressed(interrupted);
-          throw new OutcomeUnknownException(request.key(), retryAfter, e); // the effect ran all the same
+          throw LeaseDecisions.outcomeUnknown(request, leftMillis, e); // the effect ran all the same
         }
-        backoff = Math.min(backoff * 2, MAX_COMPLETE_BACKOFF_MILLIS);
+        backoff = LeaseDecisions.nextCompleteBackoff(backoff);
       }
     }
   }
@@ -312,10 +284,10 @@ public final class LeaseIdempotency implements IdempotencyEngine {
         store.release(request.scope(), request.key(), owner);
         return;
       } catch (IdemStoreException e) {
-        if (attempt >= RELEASE_TRIES) {
+        if (!LeaseDecisions.releaseAgain(e, attempt)) {
           throw e;
         }
-        sleep(20L * attempt);
+        sleep(LeaseDecisions.storeRetryPause(attempt));
       }
     }
   }
@@ -351,11 +323,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
      * @throws IllegalArgumentException if out of range
      */
     public Builder lease(Duration lease) {
-      Objects.requireNonNull(lease, "lease");
-      if (lease.toMillis() < 10 || lease.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("lease must be between 10 ms and 1 hour, was " + lease);
-      }
-      this.lease = lease;
+      this.lease = LeaseDecisions.checkLease(lease);
       return this;
     }
 
@@ -369,11 +337,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
      * @throws IllegalArgumentException if not positive or longer than 3650 days
      */
     public Builder retention(Duration retention) {
-      Objects.requireNonNull(retention, "retention");
-      if (retention.isZero() || retention.isNegative() || retention.compareTo(Duration.ofDays(3650)) > 0) {
-        throw new IllegalArgumentException("retention must be positive and at most 3650 days, was " + retention);
-      }
-      this.retention = retention;
+      this.retention = LeaseDecisions.checkRetention(retention);
       return this;
     }
 
@@ -420,11 +384,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
      *     would vanish while its claim is still held, and a duplicate would run the effect again
      */
     public LeaseIdempotency build() {
-      if (retention.compareTo(lease) <= 0) {
-        throw new IllegalArgumentException(
-            "retention (" + retention + ") must be longer than the lease (" + lease
-                + "): a record would expire while its claim is held, and a duplicate would run the effect again");
-      }
+      LeaseDecisions.checkRetentionOutlastsLease(retention, lease);
       return new LeaseIdempotency(this);
     }
   }

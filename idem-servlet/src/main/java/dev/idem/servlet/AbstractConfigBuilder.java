@@ -17,7 +17,7 @@ import dev.idem.core.Scope;
 import dev.idem.core.spi.PrincipalResolver;
 import dev.idem.servlet.IdempotencyFilterConfig.Builder;
 import dev.idem.servlet.IdempotencyFilterConfig.Route;
-import dev.idem.servlet.internal.HeaderRules;
+import dev.idem.core.http.HeaderRules;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.StoredResponse;
 import dev.idem.servlet.internal.CapturingResponse;
-import dev.idem.servlet.internal.HeaderRules;
+import dev.idem.core.http.HeaderRules;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

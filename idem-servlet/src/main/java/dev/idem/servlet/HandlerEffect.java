@@ -6,7 +6,7 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.CapturingResponse;
-import dev.idem.servlet.internal.HeaderRules;
+import dev.idem.core.http.HeaderRules;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.http.HttpServletResponse;
 import java.lang.System.Logger.Level;

@@ -10,18 +10,18 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.ResponseNotStoredException;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.StoredResponseUnreadableException;
+import dev.idem.core.http.ProblemCatalog;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * Idem's own answers as problems, in one place: every problem's name, status, title and detail,
- * and the one mapping from what an engine said to a problem, which the filter ({@link
+ * Idem's own answers as problems, shaped by a filter's configuration: every problem's name, status,
+ * title and detail (from {@link ProblemCatalog}, which the WebFlux filter uses too), and the one
+ * mapping from what an engine said to a problem, which the filter ({@link
  * IdempotencyFilter}, from an {@link AttemptResult}) and the Spring starter's exception resolver
  * for {@code @Idempotent} methods (from the engines' exceptions) both use, so the same event gets
  * the same answer on both paths.
@@ -41,27 +41,27 @@ public final class IdemProblems {
   private static final System.Logger LOG = System.getLogger(IdempotencyFilter.class.getName());
 
   /** A required key is absent: 400. */
-  public static final String KEY_MISSING = "idempotency-key-missing";
+  public static final String KEY_MISSING = ProblemCatalog.KEY_MISSING;
   /** The key field is not a valid key: 400. */
-  public static final String KEY_MALFORMED = "idempotency-key-malformed";
+  public static final String KEY_MALFORMED = ProblemCatalog.KEY_MALFORMED;
   /** The body does not parse as its declared media type: 400. */
-  public static final String PAYLOAD_INVALID = "payload-invalid";
+  public static final String PAYLOAD_INVALID = ProblemCatalog.PAYLOAD_INVALID;
   /** A request with the same key is still being processed: 409, with {@code Retry-After}. */
-  public static final String IN_PROGRESS = "request-in-progress";
+  public static final String IN_PROGRESS = ProblemCatalog.IN_PROGRESS;
   /** The request body is over the limit: 413. */
-  public static final String BODY_TOO_LARGE = "body-too-large";
+  public static final String BODY_TOO_LARGE = ProblemCatalog.BODY_TOO_LARGE;
   /** The key was used with another payload: 422. */
-  public static final String KEY_REUSED = "idempotency-key-reused";
+  public static final String KEY_REUSED = ProblemCatalog.KEY_REUSED;
   /** The key could not be checked or the transaction not committed, nothing kept: 503. */
-  public static final String STORE_UNAVAILABLE = "store-unavailable";
+  public static final String STORE_UNAVAILABLE = ProblemCatalog.STORE_UNAVAILABLE;
   /** The key's first answer was too large to store, so it cannot be replayed, and it is not run again: 422. */
-  public static final String RESPONSE_TOO_LARGE = "response-too-large-to-replay";
+  public static final String RESPONSE_TOO_LARGE = ProblemCatalog.RESPONSE_TOO_LARGE;
   /** Whether the request took effect cannot be told; a retry with the same key settles it: 503. */
-  public static final String OUTCOME_UNKNOWN = "outcome-unknown";
+  public static final String OUTCOME_UNKNOWN = ProblemCatalog.OUTCOME_UNKNOWN;
   /** The request failed by itself and was rolled back: 500. */
-  public static final String REQUEST_FAILED = "request-failed";
+  public static final String REQUEST_FAILED = ProblemCatalog.REQUEST_FAILED;
   /** The key's stored response cannot be authenticated or decoded: 500. */
-  public static final String STORED_RESPONSE_UNREADABLE = "stored-response-unreadable";
+  public static final String STORED_RESPONSE_UNREADABLE = ProblemCatalog.STORED_RESPONSE_UNREADABLE;
 
   /**
    * One of Idem's answers: the problem, and the {@code Retry-After} field to send with it.
@@ -94,8 +94,7 @@ public final class IdemProblems {
    * @return 400 {@value #KEY_MISSING}
    */
   public IdemProblem keyMissing(String subject) {
-    return problem(KEY_MISSING, "Idempotency-Key is missing", 400, subject
-        + " requires an Idempotency-Key request header field: send a unique key, such as a UUID, and the same key on every retry");
+    return of(ProblemCatalog.keyMissing(subject));
   }
 
   /**
@@ -103,7 +102,7 @@ public final class IdemProblems {
    * @return 400 {@value #KEY_MALFORMED}
    */
   public IdemProblem keyMalformed(String reason) {
-    return problem(KEY_MALFORMED, "Idempotency-Key is malformed", 400, reason);
+    return of(ProblemCatalog.keyMalformed(reason));
   }
 
   /**
@@ -111,7 +110,7 @@ public final class IdemProblems {
    * @return 400 {@value #PAYLOAD_INVALID}
    */
   public IdemProblem payloadInvalid(String detail) {
-    return problem(PAYLOAD_INVALID, "Request body does not match its media type", 400, detail);
+    return of(ProblemCatalog.payloadInvalid(detail));
   }
 
   /**
@@ -119,13 +118,12 @@ public final class IdemProblems {
    * @return 413 {@value #BODY_TOO_LARGE}
    */
   public IdemProblem bodyTooLarge(String detail) {
-    return problem(BODY_TOO_LARGE, "Request body is too large", 413, detail);
+    return of(ProblemCatalog.bodyTooLarge(detail));
   }
 
   /** @return 422 {@value #KEY_REUSED} */
   public IdemProblem keyReused() {
-    return problem(KEY_REUSED, "Idempotency-Key is already used", 422, "this Idempotency-Key was already used with a different"
-        + " request (method, target, media type or body); use a new key for a new request");
+    return of(ProblemCatalog.keyReused());
   }
 
   /**
@@ -135,20 +133,17 @@ public final class IdemProblems {
    * @return 422 {@value #KEY_REUSED}
    */
   public IdemProblem keyReusedWithOtherArguments() {
-    return problem(KEY_REUSED, "Idempotency-Key is already used", 422, "this Idempotency-Key was already used for this"
-        + " operation with other arguments; use a new key for a new call");
+    return of(ProblemCatalog.keyReusedWithOtherArguments());
   }
 
   /** @return 409 {@value #IN_PROGRESS}, to send with {@code Retry-After: seconds} */
   public IdemProblem inProgress(long seconds) {
-    return problem(IN_PROGRESS, "A request is outstanding for this Idempotency-Key", 409,
-        "a request with the same Idempotency-Key is still being processed; retry after " + seconds(seconds));
+    return of(ProblemCatalog.inProgress(seconds));
   }
 
   /** @return 503 {@value #STORE_UNAVAILABLE}: the key could not be checked, the request was not processed */
   public IdemProblem storeUnavailable() {
-    return problem(STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
-        "the request was not processed because its Idempotency-Key could not be checked; retry later with the same key");
+    return of(ProblemCatalog.storeUnavailable());
   }
 
   /**
@@ -158,14 +153,12 @@ public final class IdemProblems {
    *     #outcomeUnknown} instead. A retry with the same key is safe
    */
   public IdemProblem storeFailed() {
-    return problem(STORE_UNAVAILABLE, "Idempotency store is unavailable", 503, "the request was not processed: the idempotency"
-        + " store could not be used, and nothing of the request was kept; retry later with the same key");
+    return of(ProblemCatalog.storeFailed());
   }
 
   /** @return 503 {@value #STORE_UNAVAILABLE}: the transaction did not commit, nothing was kept */
   public IdemProblem notCommitted() {
-    return problem(STORE_UNAVAILABLE, "Idempotency store is unavailable", 503,
-        "the request was not processed: its transaction could not be committed; retry later with the same key");
+    return of(ProblemCatalog.notCommitted());
   }
 
   /**
@@ -178,33 +171,17 @@ public final class IdemProblems {
    * @return 503 {@value #OUTCOME_UNKNOWN}: a retry with the same key is safe, one with a new key is not
    */
   public IdemProblem outcomeUnknown(long seconds, OutcomeUnknownException.Phase phase) {
-    if (phase == OutcomeUnknownException.Phase.PARTIAL) {
-      return problem(OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503, "the request was processed in part and stopped;"
-          + " its completed steps are recorded. Retry with the same Idempotency-Key after " + seconds(seconds) + ": the retry"
-          + " resumes it after its last completed step and returns its answer. Do not send it with a new key");
-    }
-    String detail = phase == OutcomeUnknownException.Phase.COMPLETION
-        ? "the request was processed, but its result could not be recorded, so its outcome cannot be confirmed; retry with the same"
-            + " Idempotency-Key after " + seconds(seconds) + ": the retry gets the recorded answer or completes the same operation."
-            + " Do not send it with a new key"
-        : "the outcome of the request is unknown: its transaction was sent for commit but the acknowledgement was lost."
-            + " A retry with the same Idempotency-Key is safe: it returns the stored response if the request was"
-            + " committed, and processes it once if it was not";
-    return problem(OUTCOME_UNKNOWN, "Outcome of the request is unknown", 503, detail);
+    return of(ProblemCatalog.outcomeUnknown(seconds, phase));
   }
 
   /** @return 500 {@value #REQUEST_FAILED}: the request itself failed and was rolled back */
   public IdemProblem requestFailed() {
-    return problem(REQUEST_FAILED, "The request failed", 500,
-        "the request failed and was rolled back: nothing of it was kept and nothing was stored for its Idempotency-Key."
-            + " The same request would fail the same way");
+    return of(ProblemCatalog.requestFailed());
   }
 
   /** @return 500 {@value #STORED_RESPONSE_UNREADABLE}: never replayed, never run again */
   public IdemProblem storedResponseUnreadable() {
-    return problem(STORED_RESPONSE_UNREADABLE, "The stored response cannot be read", 500,
-        "the request with this Idempotency-Key was already processed, but its recorded answer cannot be read;"
-            + " it is not run again and no answer is replayed");
+    return of(ProblemCatalog.storedResponseUnreadable());
   }
 
   /**
@@ -219,22 +196,7 @@ public final class IdemProblems {
    *     another request, tells them not to resend this key, and no common client retries it
    */
   public IdemProblem responseTooLarge(StoredResponse stored) {
-    long bytes = stored.answeredBodyLength();
-    String location = stored.header("Location");
-    Map<String, Object> members = new LinkedHashMap<>();
-    members.put("originalStatus", stored.status());
-    if (bytes >= 0) {
-      members.put("originalBodyBytes", bytes);
-    }
-    if (location != null) {
-      members.put("originalLocation", location);
-    }
-    return config.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 422,
-        "the request with this Idempotency-Key was already processed and answered with status " + stored.status()
-            + (bytes >= 0 ? " and a body of " + bytes + " bytes" : "") + ", too large to be stored for replays;"
-            + " it is not run again, and its answer cannot be sent again, so do not resend this key"
-            + (location != null ? ": the answer's Location was " + location : ": look its result up another way"),
-        members);
+    return of(ProblemCatalog.responseTooLarge(stored));
   }
 
   /**
@@ -243,10 +205,7 @@ public final class IdemProblems {
    *     large to store ({@link ResponseNotStoredException}), with the member {@code originalStatus}
    */
   public IdemProblem responseNotStored(int originalStatus) {
-    return config.problem(RESPONSE_TOO_LARGE, "The stored response is too large to replay", 422,
-        "the operation of this idempotency key already ran and answered with status " + originalStatus
-            + ", but its answer was too large to store; it is not run again: look the result up another way",
-        Map.of("originalStatus", originalStatus));
+    return of(ProblemCatalog.responseNotStored(originalStatus));
   }
 
   /**
@@ -261,28 +220,8 @@ public final class IdemProblems {
    *     RELEASED}, {@code REPLAYED}), which has no problem
    */
   public Answer forResult(AttemptResult result) {
-    switch (result.kind()) {
-      case KEY_REUSED:
-        return plain(keyReused());
-      case IN_PROGRESS: {
-        long seconds = config.retryAfterSeconds(result.retryAfter());
-        return new Answer(inProgress(seconds), OptionalLong.of(seconds));
-      }
-      case OUTCOME_UNKNOWN: {
-        long seconds = Math.max(1, result.retryAfter().toSeconds());
-        return new Answer(outcomeUnknown(seconds, phaseOf(result)), OptionalLong.of(seconds));
-      }
-      case REQUEST_FAILED:
-        return plain(requestFailed());
-      case ROLLED_BACK:
-        return plain(notCommitted());
-      case STORED_RESPONSE_UNREADABLE:
-        return plain(storedResponseUnreadable());
-      case STORE_UNAVAILABLE:
-        return plain(storeUnavailable());
-      default:
-        throw new IllegalArgumentException("a " + result.kind() + " result is an answer, not a problem");
-    }
+    ProblemCatalog.Answer answer = ProblemCatalog.forResult(result, config::retryAfterSeconds);
+    return new Answer(of(answer.problem()), answer.retryAfterSeconds());
   }
 
   /**
@@ -290,8 +229,7 @@ public final class IdemProblems {
    *     for a lease taken over before the completion
    */
   static OutcomeUnknownException.Phase phaseOf(AttemptResult result) {
-    return result.failure().filter(OutcomeUnknownException.class::isInstance).map(OutcomeUnknownException.class::cast)
-        .map(OutcomeUnknownException::phase).orElse(OutcomeUnknownException.Phase.COMPLETION);
+    return ProblemCatalog.phaseOf(result);
   }
 
   /**
@@ -373,12 +311,8 @@ public final class IdemProblems {
     return new Answer(problem, OptionalLong.empty());
   }
 
-  private IdemProblem problem(String name, String title, int status, String detail) {
-    return config.problem(name, title, status, detail, Map.of());
-  }
-
-  /** @return "1 second" or "N seconds" */
-  static String seconds(long seconds) {
-    return seconds == 1 ? "1 second" : seconds + " seconds";
+  /** @return {@code entry} shaped by the configuration: its type under the configured base, or about:blank */
+  private IdemProblem of(ProblemCatalog.Entry entry) {
+    return config.problem(entry.name(), entry.title(), entry.status(), entry.detail(), entry.extensions());
   }
 }

@@ -7,8 +7,9 @@ import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.Scope;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.core.spi.PrincipalResolver;
-import dev.idem.servlet.internal.HeaderRules;
-import dev.idem.servlet.internal.Problem;
+import dev.idem.core.http.HeaderRules;
+import dev.idem.core.http.ProblemCatalog;
+import dev.idem.core.http.ProblemDetails;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.time.Duration;
@@ -339,7 +340,7 @@ public final class IdempotencyFilterConfig {
   public IdemProblem problem(String name, String title, int status, String detail, Map<String, Object> extensions) {
     Objects.requireNonNull(title, "title");
     String type = problemType(Objects.requireNonNull(name, "name"));
-    return new IdemProblem(name, type, type == null ? Problem.reasonPhrase(status) : title, status, detail, extensions);
+    return new IdemProblem(name, type, type == null ? ProblemDetails.reasonPhrase(status) : title, status, detail, extensions);
   }
 
   /** @return who a request's key belongs to, called with the request; never {@code null} */
@@ -383,17 +384,7 @@ public final class IdempotencyFilterConfig {
    * @return seconds, from 1 to {@code maxRetryAfter().toSeconds()}
    */
   public long retryAfterSeconds(@Nullable Duration leaseRemaining) {
-    long millis = leaseRemaining == null || leaseRemaining.isNegative() ? 0 : saturatedMillis(leaseRemaining);
-    long seconds = millis / 1000 + (millis % 1000 == 0 ? 0 : 1);
-    return Math.max(1, Math.min(seconds, maxRetryAfter.toSeconds()));
-  }
-
-  private static long saturatedMillis(Duration d) {
-    try {
-      return d.toMillis();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
+    return ProblemCatalog.retryAfterSeconds(leaseRemaining, maxRetryAfter);
   }
 
   @Override

@@ -1,11 +1,10 @@
 package dev.idem.servlet;
 
-import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.KeyStatus;
 import dev.idem.core.Scope;
+import dev.idem.core.http.RouteOperation;
 import jakarta.servlet.http.HttpServletRequest;
-import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -76,8 +75,7 @@ final class Operations {
     if (template == null || !template.startsWith("/")) {
       return operation(context, route);
     }
-    boolean root = context == null || context.isEmpty() || context.equals("/");
-    return valid(route.method() + " " + (root ? "" : context) + template);
+    return RouteOperation.of(route.method(), context, template);
   }
 
   /**
@@ -93,16 +91,7 @@ final class Operations {
     if (context == null || context.isEmpty() || context.equals("/")) {
       return route.operation();
     }
-    return valid(route.method() + " " + context + route.pattern());
-  }
-
-  private static String valid(String operation) {
-    try {
-      Scope.of("x", operation); // validates
-      return operation;
-    } catch (IllegalArgumentException e) {
-      return "sha256:" + Fingerprint.ofBytes(operation.getBytes(StandardCharsets.UTF_8)).hex();
-    }
+    return RouteOperation.of(route.method(), context, route.pattern());
   }
 
   /** The decoded, normalised path inside the context, as routes match it. */

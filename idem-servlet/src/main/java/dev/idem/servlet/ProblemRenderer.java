@@ -1,6 +1,7 @@
 package dev.idem.servlet;
 
-import dev.idem.servlet.internal.Problem;
+import dev.idem.core.http.ProblemDetails;
+import dev.idem.servlet.internal.ProblemWriter;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 
@@ -35,6 +36,6 @@ public interface ProblemRenderer {
    */
   static ProblemRenderer rfc9457() {
     return (problem, response) ->
-        new Problem(problem.type(), problem.title(), problem.status(), problem.detail(), problem.extensions()).writeTo(response);
+        ProblemWriter.write(new ProblemDetails(problem.type(), problem.title(), problem.status(), problem.detail(), problem.extensions()), response);
   }
 }

@@ -7,7 +7,7 @@ import dev.idem.core.InvalidPayloadException;
 import dev.idem.core.Scope;
 import dev.idem.servlet.internal.BufferedRequest;
 import dev.idem.servlet.internal.FormParts;
-import dev.idem.servlet.internal.KeyHeader;
+import dev.idem.core.http.KeyHeader;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;

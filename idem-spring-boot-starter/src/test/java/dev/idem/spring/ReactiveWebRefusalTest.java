@@ -4,17 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.spring.internal.IdemUnsupportedFailureAnalyzer;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 
 /**
- * A reactive web application (Spring WebFlux) does not start with the starter, which cannot protect
- * its requests; a non-web application starts as before. Issue 35: on WebFlux the application
- * started, logged only "Idem keeps idempotency keys in memory", ignored idem.required-key-routes,
- * and the same key ran the handler again.
+ * What a reactive web application (Spring WebFlux) cannot run does not start, and says what is
+ * supported: without idem-webflux nothing would protect its requests (issue 35: on WebFlux the
+ * application started, logged only "Idem keeps idempotency keys in memory", ignored
+ * idem.required-key-routes, and the same key ran the handler again); with it, transactional mode
+ * would block an event loop. A non-web application starts as before.
  */
 class ReactiveWebRefusalTest {
 
@@ -23,20 +26,49 @@ class ReactiveWebRefusalTest {
   }
 
   @Test
-  void aReactiveWebApplicationDoesNotStartAndSaysWhatIsSupported() {
+  void aReactiveWebApplicationWithoutIdemWebfluxDoesNotStartAndSaysWhatIsSupported() {
     new ReactiveWebApplicationContextRunner()
+        .withClassLoader(new FilteredClassLoader("dev.idem.webflux"))
         .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
         .withPropertyValues("idem.required-key-routes=POST /things")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
           assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("reactive web application (Spring WebFlux)")
-              .hasMessageContaining("idem.required-key-routes").hasMessageContaining("Spring MVC")
-              .hasMessageContaining("idem.enabled=false");
+              .hasMessageContaining("idem-webflux").hasMessageContaining("idem.required-key-routes")
+              .hasMessageContaining("Spring MVC").hasMessageContaining("idem.enabled=false");
           FailureAnalysis analysis = new IdemUnsupportedFailureAnalyzer().analyze(ctx.getStartupFailure());
           assertThat(analysis.getDescription()).startsWith("Idem cannot protect what is configured: this is a reactive web application")
               .doesNotContain("idem.enabled=false");
-          assertThat(analysis.getAction()).contains("servlet stack: Spring MVC", "idem.enabled=false",
+          assertThat(analysis.getAction()).contains("dev.idem:idem-webflux", "servlet filter", "idem.enabled=false",
               "spring.autoconfigure.exclude=dev.idem.spring.IdemAutoConfiguration");
+        });
+  }
+
+  @Test
+  void transactionalModeOnWebFluxDoesNotStartAndSaysWhatIsSupported() {
+    new ReactiveWebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
+        .withPropertyValues("idem.mode=transactional")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("Spring WebFlux").hasMessageContaining("lease mode only")
+              .hasMessageContaining("idem.mode=transactional").hasMessageContaining("idem.mode=lease")
+              .hasMessageContaining("in-memory store").hasMessageContaining("AsyncLeaseStore");
+        });
+  }
+
+  /** With a DataSource, auto would choose transactional mode on the servlet stack: on WebFlux it asks for idem.mode=lease. */
+  @Test
+  void autoModeWithADataSourceOnWebFluxDoesNotStartAndNamesLeaseMode() {
+    new ReactiveWebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
+        .withBean("dataSource", DataSource.class, () -> {
+          throw new AssertionError("the refusal comes before any bean is created");
+        })
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("idem.mode=auto with a DataSource")
+              .hasMessageContaining("set idem.mode=lease");
         });
   }
 

@@ -14,7 +14,9 @@
  *       as {@link dev.idem.testkit.TransactionalContract}'s Javadoc shows.
  *   <li>Lease mode: {@link dev.idem.testkit.LeaseContract} for a store that also reads key statuses
  *       and protects responses, as every store Idem ships does; {@link
- *       dev.idem.testkit.LeaseStoreContract} alone for one that does neither. Every hook is
+ *       dev.idem.testkit.LeaseStoreContract} alone for one that does neither; {@link
+ *       dev.idem.testkit.AsyncLeaseStoreContract} for a non-blocking store ({@link
+ *       dev.idem.core.spi.AsyncLeaseStore}). Every hook is
  *       abstract: a missing one is a compile error, not a failure at run time.
  *   <li>{@link dev.idem.testkit.TestDatabase}: a database per test class; {@link
  *       dev.idem.testkit.FlakyLeaseStore}: a store that fails on demand.

@@ -1,5 +1,7 @@
 package dev.idem.servlet.internal;
 
+import dev.idem.core.http.ProblemDetails;
+
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
@@ -156,9 +158,9 @@ public final class CapturingResponse extends HttpServletResponseWrapper {
     resetContent();
     head.status = sc;
     head.remove("content-encoding"); // the problem body is not encoded
-    head.contentType(Problem.MEDIA_TYPE, false);
+    head.contentType(ProblemDetails.MEDIA_TYPE, false);
     head.charset = null;
-    byte[] problem = new Problem("about:blank", Problem.reasonPhrase(sc), sc, msg).toJson();
+    byte[] problem = new ProblemDetails("about:blank", ProblemDetails.reasonPhrase(sc), sc, msg).toJson();
     body.write(problem, 0, problem.length); // may overflow, like any body
     body.sealed = true; // later output is ignored, as by a container
     committed = true;

@@ -5,6 +5,7 @@ import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.spring.IdemConfigurationException;
 import dev.idem.spring.IdemProperties;
 import dev.idem.spring.Idempotent;
+import java.util.Locale;
 import java.util.function.Supplier;
 
 /**
@@ -29,6 +30,22 @@ public final class IdemSettings {
     } catch (IllegalArgumentException | NullPointerException e) {
       throw new IdemConfigurationException(property, e.getMessage(), e);
     }
+  }
+
+  /**
+   * One entry of {@code idem.required-key-routes} or {@code idem.optional-key-routes}, for the
+   * servlet filter and the WebFlux filter alike.
+   *
+   * @return the method (upper case) and the path pattern
+   * @throws IdemConfigurationException ({@code property}) unless it is {@code "METHOD /path-pattern"}
+   */
+  public static String[] route(String property, String route) {
+    String[] parts = route == null ? new String[0] : route.trim().split("\\s+");
+    if (parts.length != 2) {
+      throw new IdemConfigurationException(property, "each route is \"METHOD /path-pattern\", e.g. \"POST /notes\"; got \"" + route + "\"", null);
+    }
+    parts[0] = parts[0].toUpperCase(Locale.ROOT);
+    return parts;
   }
 
   /** @return {@code idem.in-progress} and {@code idem.max-wait}, for both modes */

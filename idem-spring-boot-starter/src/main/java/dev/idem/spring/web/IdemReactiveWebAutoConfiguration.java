@@ -1,42 +1,230 @@
 package dev.idem.spring.web;
 
+import static dev.idem.spring.internal.IdemSettings.configured;
+
+import dev.idem.core.AsyncLeaseIdempotency;
+import dev.idem.core.IdemListener;
+import dev.idem.core.spi.AsyncLeaseStore;
+import dev.idem.core.spi.LeaseStore;
 import dev.idem.spring.IdemAutoConfiguration;
+import dev.idem.spring.IdemConfigurationException;
+import dev.idem.spring.IdemProperties;
 import dev.idem.spring.IdemUnsupportedException;
+import dev.idem.spring.internal.IdemPrincipals;
+import dev.idem.spring.internal.IdemSettings;
+import dev.idem.spring.internal.TimedLeaseStore;
+import dev.idem.spring.store.IdemStoreAutoConfiguration;
+import dev.idem.webflux.IdempotencyWebFilter;
+import dev.idem.webflux.IdempotencyWebFilterConfig;
+import java.net.URI;
+import java.util.Locale;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+import reactor.core.publisher.Mono;
 
 /**
- * Refuses to start a reactive web application (Spring WebFlux): the {@code Idempotency-Key} filter
- * runs on the servlet stack only, so on WebFlux no request would be protected, the configured
- * routes would be ignored and a retry would run its handler again. The refusal is a bean factory
- * post-processor, so it happens before any bean is created, with lazy initialisation too. A
- * non-web application (a Kafka or RabbitMQ consumer, {@code spring.main.web-application-type=none})
- * and a servlet one are not concerned.
+ * A reactive web application (Spring WebFlux): with idem-webflux on the class path, registers its
+ * {@link IdempotencyWebFilter} from the same {@code idem.*} properties as the servlet filter, on
+ * lease mode without blocking ({@link AsyncLeaseIdempotency}); without it, refuses to start, since
+ * no request would be protected. Either refusal is a bean factory post-processor, so it happens
+ * before any bean is created, with lazy initialisation too. A non-web application and a servlet
+ * one are not concerned.
+ *
+ * <p>On WebFlux, what is supported is lease mode on a non-blocking store ({@link AsyncLeaseStore}):
+ * the in-memory store, or the application's own {@code AsyncLeaseStore} bean. Transactional mode
+ * ({@code idem.mode=transactional}, or {@code auto} with a {@link DataSource}, which the servlet
+ * stack would run transactionally), a blocking store (JDBC, Redis on Jedis) and per-route policies
+ * ({@code idem.routes.*}) refuse the start-up and say so.
  */
-@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class})
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class, IdemStoreAutoConfiguration.class})
 @ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 public class IdemReactiveWebAutoConfiguration {
 
-  /** What is not protected, part of the refusal. */
-  static final String UNSUPPORTED = "this is a reactive web application (Spring WebFlux), and Idem's Idempotency-Key filter"
-      + " runs only on the servlet stack: no request would be protected, idem.required-key-routes and idem.optional-key-routes"
-      + " would be ignored, and a retry with the same key would run its handler again";
+  private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
+
+  /** What is not protected without idem-webflux, part of the refusal. */
+  static final String UNSUPPORTED = "this is a reactive web application (Spring WebFlux), and idem-webflux, Idem's WebFlux"
+      + " filter, is not on the class path: no request would be protected, idem.required-key-routes and"
+      + " idem.optional-key-routes would be ignored, and a retry with the same key would run its handler again";
 
   /** What is supported and the ways out, part of the refusal. */
-  static final String SUPPORTED = "Idem supports the servlet stack: Spring MVC (spring-boot-starter-web). To run this"
+  static final String SUPPORTED = "Idem protects WebFlux applications with dev.idem:idem-webflux (lease mode on a"
+      + " non-blocking store) and Spring MVC (spring-boot-starter-web) with its servlet filter. To run this"
       + " application without Idem, set idem.enabled=false or exclude the auto-configuration"
-      + " (spring.autoconfigure.exclude=dev.idem.spring.IdemAutoConfiguration); if it has Spring MVC as well,"
-      + " spring.main.web-application-type=servlet runs it on the servlet stack";
+      + " (spring.autoconfigure.exclude=dev.idem.spring.IdemAutoConfiguration)";
 
-  /** @return a post-processor that stops the start-up with {@link IdemUnsupportedException} */
-  @Bean
-  static BeanFactoryPostProcessor idemReactiveWebRefusal() {
-    return beanFactory -> {
-      throw new IdemUnsupportedException(UNSUPPORTED, SUPPORTED);
-    };
+  /** Why transactional mode does not run on WebFlux, part of its refusal. */
+  static final String TRANSACTIONAL_UNSUPPORTED = "this is a reactive web application (Spring WebFlux), where Idem runs"
+      + " lease mode only: transactional mode runs the handler inside a JDBC transaction on the request's thread,"
+      + " which would block an event loop";
+
+  /** What is supported on WebFlux, part of the refusals of transactional mode and of blocking stores. */
+  static final String WEBFLUX_SUPPORTED = "on WebFlux Idem supports lease mode (idem.mode=lease) on a non-blocking store:"
+      + " the in-memory store (idem.store=memory, one instance only) or an AsyncLeaseStore bean of the application;"
+      + " per-route policies (idem.routes.*) are not supported there yet. To run this application without Idem,"
+      + " set idem.enabled=false";
+
+  /** Without idem-webflux: nothing would protect the requests. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnMissingClass("dev.idem.webflux.IdempotencyWebFilter")
+  static class WithoutWebFluxFilter {
+
+    /** @return a post-processor that stops the start-up with {@link IdemUnsupportedException} */
+    @Bean
+    static BeanFactoryPostProcessor idemReactiveWebRefusal() {
+      return beanFactory -> {
+        throw new IdemUnsupportedException(UNSUPPORTED, SUPPORTED);
+      };
+    }
+  }
+
+  /** With idem-webflux: its filter on lease mode, or a refusal of what it cannot run. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "dev.idem.webflux.IdempotencyWebFilter")
+  static class WebFluxFilterConfiguration {
+
+    /**
+     * @return a post-processor that stops the start-up with {@link IdemUnsupportedException} when
+     *     the configuration asks for transactional mode: {@code idem.mode=transactional}, or {@code
+     *     auto} (the default) with a {@link DataSource} bean
+     */
+    @Bean
+    static BeanFactoryPostProcessor idemReactiveTransactionalRefusal() {
+      return beanFactory -> {
+        Environment environment = beanFactory.getBean(Environment.class);
+        String mode = environment.getProperty("idem.mode", "auto").trim().toLowerCase(Locale.ROOT);
+        if (mode.equals("transactional")) {
+          throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=transactional asks for it",
+              WEBFLUX_SUPPORTED);
+        }
+        if (mode.equals("auto") && beanFactory.getBeanNamesForType(DataSource.class, true, false).length > 0) {
+          throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=auto with a DataSource would"
+              + " choose it", "set idem.mode=lease to protect this application in lease mode; " + WEBFLUX_SUPPORTED);
+        }
+      };
+    }
+
+    /**
+     * The non-blocking lease-mode engine, on the application's {@link AsyncLeaseStore} bean, else
+     * on the {@link LeaseStore} bean when it is non-blocking too (the in-memory store), with {@code
+     * idem.lease}, {@code idem.retention}, {@code idem.in-progress} and {@code idem.max-wait}.
+     *
+     * @throws IdemUnsupportedException if the store blocks
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    AsyncLeaseIdempotency idemAsyncLeaseIdempotency(IdemProperties p, ObjectProvider<AsyncLeaseStore> asyncStores,
+        ObjectProvider<LeaseStore> stores, ObjectProvider<IdemListener> listeners) {
+      AsyncLeaseStore store = asyncStores.getIfUnique(() -> nonBlocking(stores.getIfAvailable()));
+      if (store == null) {
+        throw new IdemUnsupportedException("the idempotency store of this reactive web application ("
+            + IdemSettings.describe(stores.getIfAvailable()) + ") blocks its caller's thread, and on WebFlux that is an event loop",
+            WEBFLUX_SUPPORTED);
+      }
+      AsyncLeaseIdempotency.Builder builder = AsyncLeaseIdempotency.builder(store)
+          .listener(listeners.getIfUnique(() -> IdemListener.NONE))
+          .inProgress(IdemSettings.inProgressPolicy(p));
+      configured("idem.lease", () -> builder.lease(p.getLease()));
+      configured("idem.retention", () -> builder.retention(p.getRetention()));
+      AsyncLeaseIdempotency engine = configured("idem.retention", builder::build);
+      LOG.info("Idem: lease mode on WebFlux, without blocking; keys in {}",
+          store instanceof LeaseStore blocking ? IdemSettings.describe(blocking) : store.getClass().getName());
+      return engine;
+    }
+
+    /**
+     * The WebFlux filter, with the routes of {@code idem.required-key-routes} and {@code
+     * idem.optional-key-routes} (default {@code POST /**} and {@code PATCH /**}, key optional),
+     * {@code idem.max-body-size}, {@code idem.max-response-size}, {@code idem.max-retry-after},
+     * {@code idem.problem-type-base} and {@code idem.anonymous-principal}. The principal is the
+     * exchange's ({@code ServerWebExchange.getPrincipal()}, which Spring Security for WebFlux
+     * sets), or one scope for every caller with {@code idem.principal=shared}.
+     *
+     * @throws IdemConfigurationException if a property is invalid, or {@code idem.principal} is
+     *     {@code auto} or {@code spring-security} without Spring Security, or {@code servlet}
+     * @throws IdemUnsupportedException if {@code idem.routes.*} policies are configured
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyWebFilter idempotencyWebFilter(IdemProperties p, AsyncLeaseIdempotency engine) {
+      if (!p.getRoutes().isEmpty()) {
+        throw new IdemUnsupportedException("idem.routes.* gives routes policies of their own (a mode, a store, a retention),"
+            + " which the WebFlux filter does not run yet", WEBFLUX_SUPPORTED);
+      }
+      IdempotencyWebFilterConfig.Builder b = IdempotencyWebFilterConfig.builder(engine);
+      for (String route : p.getRequiredKeyRoutes()) {
+        String[] parts = IdemSettings.route("idem.required-key-routes", route);
+        configured("idem.required-key-routes", () -> b.requireKey(parts[0], parts[1]));
+      }
+      for (String route : p.getOptionalKeyRoutes()) {
+        String[] parts = IdemSettings.route("idem.optional-key-routes", route);
+        configured("idem.optional-key-routes", () -> b.optionalKey(parts[0], parts[1]));
+      }
+      long bytes = p.getMaxBodySize().toBytes();
+      if (bytes > Integer.MAX_VALUE) {
+        throw new IdemConfigurationException("idem.max-body-size", "must be at most 256MB, was " + p.getMaxBodySize(), null);
+      }
+      configured("idem.max-body-size", () -> b.maxBodyBytes((int) bytes));
+      b.maxResponseBytes(IdemSettings.maxResponseBytes(p));
+      configured("idem.max-retry-after", () -> b.maxRetryAfter(p.getMaxRetryAfter()));
+      configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
+      configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
+      String principal = principals(p, b);
+      IdempotencyWebFilterConfig config = configured("idem.required-key-routes", b::build);
+      LOG.info("Idem: WebFlux filter; principal from {}; routes {}; other requests pass through", principal, config.routes());
+      return new IdempotencyWebFilter(config);
+    }
+
+    /** {@code idem.principal} on the builder; @return the choice in words */
+    private static String principals(IdemProperties p, IdempotencyWebFilterConfig.Builder b) {
+      IdemProperties.PrincipalSource source = IdemPrincipals.source(p);
+      switch (source) {
+        case SHARED:
+          b.principals(exchange -> Mono.empty());
+          return "nowhere: one scope for every caller (idem.principal=shared)";
+        case SERVLET:
+          throw new IdemConfigurationException("idem.principal", "is servlet, the servlet container's user, which a WebFlux"
+              + " application does not have; use spring-security (Spring Security for WebFlux) or shared", null);
+        default: // AUTO, SPRING_SECURITY: the exchange's principal, which Spring Security for WebFlux sets
+          if (!ClassUtils.isPresent("org.springframework.security.core.Authentication", IdemReactiveWebAutoConfiguration.class.getClassLoader())) {
+            if (source == IdemProperties.PrincipalSource.AUTO) {
+              throw IdemPrincipals.noSource("the WebFlux Idempotency-Key filter");
+            }
+            throw IdemPrincipals.unavailable(source);
+          }
+          return "the exchange's principal (Spring Security)";
+      }
+    }
+
+    /** {@code about:blank} leaves the type out; anything else must be a valid base. */
+    private static IdempotencyWebFilterConfig.Builder problemTypeBase(IdempotencyWebFilterConfig.Builder b, URI base) {
+      if (base == null) {
+        throw new IllegalArgumentException("must be an absolute URI ending in '/' (or ':' for a URN), or about:blank to leave the problem type out");
+      }
+      if (base.toString().equalsIgnoreCase("about:blank")) {
+        return b.aboutBlankProblemTypes();
+      }
+      return b.problemTypeBase(base);
+    }
+
+    /** @return {@code store} (behind Idem's timing decorator, if any) when it does not block, else {@code null} */
+    private static AsyncLeaseStore nonBlocking(LeaseStore store) {
+      LeaseStore s = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
+      return s instanceof AsyncLeaseStore async ? async : null;
+    }
   }
 }

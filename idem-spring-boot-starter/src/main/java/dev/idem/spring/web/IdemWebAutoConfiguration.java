@@ -116,11 +116,11 @@ public class IdemWebAutoConfiguration {
       }
     }
     for (String route : p.getRequiredKeyRoutes()) {
-      String[] parts = route("idem.required-key-routes", route);
+      String[] parts = IdemSettings.route("idem.required-key-routes", route);
       configured("idem.required-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.REQUIRED));
     }
     for (String route : p.getOptionalKeyRoutes()) {
-      String[] parts = route("idem.optional-key-routes", route);
+      String[] parts = IdemSettings.route("idem.optional-key-routes", route);
       configured("idem.optional-key-routes", () -> b.route(parts[0], parts[1], KeyRequirement.OPTIONAL));
     }
     long bytes = p.getMaxBodySize().toBytes();
@@ -205,15 +205,6 @@ public class IdemWebAutoConfiguration {
       return b.aboutBlankProblemTypes();
     }
     return b.problemTypeBase(base);
-  }
-
-  private static String[] route(String property, String route) {
-    String[] parts = route == null ? new String[0] : route.trim().split("\\s+");
-    if (parts.length != 2) {
-      throw new IdemConfigurationException(property, "each route is \"METHOD /path-pattern\", e.g. \"POST /notes\"; got \"" + route + "\"", null);
-    }
-    parts[0] = parts[0].toUpperCase(Locale.ROOT);
-    return parts;
   }
 
   /** @return the store in words for the start-up log line */

@@ -1,8 +1,9 @@
-package dev.idem.servlet.internal;
+package dev.idem.core.http;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.InvalidIdempotencyKeyException;
 import java.util.Enumeration;
+import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -16,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  * accepted too: one or more of {@code %x21-7E} except {@code DQUOTE}, {@code \} and {@code ,}
  * (those would make it ambiguous with the quoted form or with a list of combined field lines).
  * {@code "abc"} and {@code abc} are the same key. Parameters after a quoted string are not
- * accepted. Stateless and thread-safe.
+ * accepted. Used by every HTTP integration of Idem (the servlet and WebFlux filters), so that a
+ * key is read the same way on each. Stateless and thread-safe.
  */
 public final class KeyHeader {
 
@@ -75,6 +77,21 @@ public final class KeyHeader {
       return malformed("the request carries more than one Idempotency-Key field (draft section 2.1 allows one)");
     }
     return parse(first);
+  }
+
+  /**
+   * @param fieldValues every value of the field, as the server reports them (name matched
+   *     case-insensitively, one element per field line); may be {@code null} or empty (absent)
+   * @return absent, a key, or a problem (also when the field is sent more than once); never {@code null}
+   */
+  public static Result parseValues(@Nullable List<String> fieldValues) {
+    if (fieldValues == null || fieldValues.isEmpty()) {
+      return ABSENT;
+    }
+    if (fieldValues.size() > 1) {
+      return malformed("the request carries more than one Idempotency-Key field (draft section 2.1 allows one)");
+    }
+    return parse(fieldValues.get(0));
   }
 
   /**

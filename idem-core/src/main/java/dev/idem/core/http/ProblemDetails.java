@@ -1,7 +1,5 @@
-package dev.idem.servlet.internal;
+package dev.idem.core.http;
 
-import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -11,7 +9,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * An RFC 9457 problem details object ({@code application/problem+json}) with the members {@code
  * type}, {@code title}, {@code status} and {@code detail}, and extension members (section 3.2) after
- * them. Never carries a stack trace. Immutable and thread-safe.
+ * them. Never carries a stack trace. Framework-free: each HTTP integration writes {@link #toJson()}
+ * with {@link #MEDIA_TYPE}, {@code Content-Language: en} and {@code Cache-Control: no-store}.
+ * Immutable and thread-safe.
  *
  * @param type the problem type URI, or {@code null} to leave the member out, which RFC 9457
  *     section 3.1.1 reads as {@code "about:blank"}
@@ -21,18 +21,18 @@ import org.jspecify.annotations.Nullable;
  * @param extensions extension members in order, name to a {@link String} or a {@link Number}
  *     (written as a JSON string or number); never {@code null}, copied
  */
-public record Problem(@Nullable String type, String title, int status, @Nullable String detail, Map<String, Object> extensions) {
+public record ProblemDetails(@Nullable String type, String title, int status, @Nullable String detail, Map<String, Object> extensions) {
 
   /** The media type of RFC 9457 section 3 for JSON problem details. */
   public static final String MEDIA_TYPE = "application/problem+json";
 
   /** Copies the extension members, keeping their order. */
-  public Problem {
+  public ProblemDetails {
     extensions = Collections.unmodifiableMap(new LinkedHashMap<>(extensions));
   }
 
   /** A problem without extension members; the parameters are those of the record. */
-  public Problem(@Nullable String type, String title, int status, @Nullable String detail) {
+  public ProblemDetails(@Nullable String type, String title, int status, @Nullable String detail) {
     this(type, title, status, detail, Map.of());
   }
 
@@ -65,26 +65,8 @@ public record Problem(@Nullable String type, String title, int status, @Nullable
     return json.toString().getBytes(StandardCharsets.UTF_8);
   }
 
-  /**
-   * Writes this problem as the whole response: status, {@code Content-Type:
-   * application/problem+json}, {@code Content-Language: en}, {@code Cache-Control: no-store} and
-   * the body with its {@code Content-Length}.
-   *
-   * @param response an uncommitted response, never {@code null}
-   * @throws IOException if writing fails
-   */
-  public void writeTo(HttpServletResponse response) throws IOException {
-    byte[] body = toJson();
-    response.setStatus(status);
-    response.setContentType(MEDIA_TYPE);
-    response.setHeader("Content-Language", "en");
-    response.setHeader("Cache-Control", "no-store");
-    response.setContentLength(body.length);
-    response.getOutputStream().write(body);
-  }
-
   /** Appends {@code s} as a JSON string (RFC 8259 section 7). */
-  static void quote(StringBuilder out, String s) {
+  private static void quote(StringBuilder out, String s) {
     out.append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -1,4 +1,4 @@
-package dev.idem.servlet.internal;
+package dev.idem.core.http;
 
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
@@ -7,8 +7,9 @@ import org.jspecify.annotations.Nullable;
  * A route's path pattern: an exact path ({@code /notes}), with {@code *} for exactly one non-empty
  * segment ({@code /notes/*}) and a final {@code **} for any number of segments, none included
  * ({@code /notes/**} matches {@code /notes}, {@code /notes/} and {@code /notes/1/tags}). Matching is
- * case-sensitive and works on the decoded, container-normalised path inside the context (servlet
- * path plus path info). Immutable and thread-safe.
+ * case-sensitive and works on the decoded, server-normalised path inside the application's context
+ * (the servlet filter: servlet path plus path info; the WebFlux filter: the path within the
+ * application, decoded). The same patterns for every HTTP integration. Immutable and thread-safe.
  */
 public final class PathPattern {
 

@@ -1,11 +1,11 @@
-package dev.idem.servlet.internal;
+package dev.idem.core.http;
 
 import java.util.Locale;
 import java.util.Set;
 
 /**
- * Which response header fields may never be stored or replayed, and the syntax of a field name.
- * Stateless and thread-safe.
+ * Which response header fields may never be stored or replayed, and the syntax of a field name:
+ * the same rules for every HTTP integration of Idem. Stateless and thread-safe.
  */
 public final class HeaderRules {
 

@@ -1,0 +1,446 @@
+package dev.idem.webflux;
+
+import dev.idem.core.AsyncEffect;
+import dev.idem.core.AsyncLeaseIdempotency;
+import dev.idem.core.AttemptResult;
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdempotencyHeaders;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InvalidPayloadException;
+import dev.idem.core.LeaseContext;
+import dev.idem.core.Scope;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.http.HeaderRules;
+import dev.idem.core.http.KeyHeader;
+import dev.idem.core.http.ProblemCatalog;
+import dev.idem.core.http.ProblemDetails;
+import dev.idem.core.http.RouteOperation;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.codec.FormHttpMessageReader;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.util.LinkedMultiValueMap;
+import org.springframework.util.MultiValueMap;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebExchangeDecorator;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A Spring WebFlux {@link WebFilter} that implements the {@code Idempotency-Key} HTTP request
+ * header field (IETF draft-ietf-httpapi-idempotency-key-header) on Idem's lease mode without
+ * blocking ({@link AsyncLeaseIdempotency} on an {@link dev.idem.core.spi.AsyncLeaseStore}): the
+ * rest of the chain, the handler, is the effect that runs at most once per key. It answers as the
+ * servlet filter of idem-servlet does ({@code dev.idem.servlet.IdempotencyFilter}: the same key
+ * rules, fingerprint, problems and header fields, from the same code in {@code dev.idem.core.http}).
+ *
+ * <h2>What happens to a request</h2>
+ *
+ * <ol>
+ *   <li>A request whose method and decoded path match no {@link IdempotencyWebFilterConfig.Route}
+ *       passes through untouched (by default only {@code POST} and {@code PATCH} match, key optional).
+ *   <li>The key comes from the {@value #KEY_HEADER} field, quoted ({@code sf-string}, draft section
+ *       2.1) or bare ({@link KeyHeader}). Missing on a route that requires it: 400. Missing on
+ *       another: the request runs unprotected. Malformed, or the field twice: 400.
+ *   <li>The body is read once, without blocking, into memory, at most {@link
+ *       IdempotencyWebFilterConfig#maxBodyBytes()} bytes ({@link DataBufferUtils#join(org.reactivestreams.Publisher,
+ *       int)}); a longer one, or a {@code Content-Length} announcing one, gets 413 without the
+ *       handler running. The handler reads the same bytes again: its request's body, and the form
+ *       data of an {@code application/x-www-form-urlencoded} body, come from them.
+ *   <li>The fingerprint (draft section 2.4) is {@link Fingerprint#request()} of the method, the
+ *       request target as sent (raw path and query), the {@code Content-Type}, the {@code
+ *       Content-Encoding} and the body (canonical JSON for JSON, sorted fields for a form, raw
+ *       bytes otherwise; multipart bodies count as their bytes, boundary included). A body
+ *       declared as JSON that is not JSON gets 400.
+ *   <li>The scope is the principal ({@link IdempotencyWebFilterConfig.Builder#principals}, by
+ *       default the exchange's principal, else anonymous) and the route's operation, {@code
+ *       "<METHOD> <pattern>"} ({@link RouteOperation}).
+ *   <li>The engine claims the key. For a first attempt the handler runs against a response whose
+ *       body is held in memory up to {@link IdempotencyWebFilterConfig#maxResponseBytes()} bytes
+ *       (status and header fields are set on the real response, which is not committed); the
+ *       engine's {@link dev.idem.core.ResponsePolicy} then stores the answer or releases the key
+ *       (5xx, 408, 425, 429 by default, so a retry runs again), and the filter writes the answer.
+ *       The handler gets the claim from {@link #leaseContext(ServerWebExchange)}. A body that grows
+ *       past the limit streams to the client from then on; only its status, replayed header fields
+ *       and length are stored, and a retry gets the 422 problem {@value #PROBLEM_RESPONSE_TOO_LARGE}.
+ *   <li>A retry after completion gets the stored status, body bytes and the configured header
+ *       fields ({@link IdempotencyWebFilterConfig#replayedHeaders()}), plus {@code
+ *       Idempotent-Replayed: true}.
+ * </ol>
+ *
+ * <p>Every answer to a request with a well-formed key carries the {@value #KEY_HEADER} field back
+ * exactly as the request sent it. A handler that fails (an error signal) releases the key, so a
+ * retry runs again, and its error goes on to WebFlux's error handling as without the filter.
+ *
+ * <h2>Errors</h2>
+ *
+ * <p>The filter's own answers are RFC 9457 problems ({@code application/problem+json}) with the
+ * servlet filter's type URIs, by default under {@value #PROBLEM_TYPE_BASE}: 400 {@value
+ * #PROBLEM_KEY_MISSING}, {@value #PROBLEM_KEY_MALFORMED} and {@value #PROBLEM_PAYLOAD_INVALID};
+ * 409 {@value #PROBLEM_IN_PROGRESS} with {@code Retry-After} (the rest of the first attempt's lease,
+ * at most {@link IdempotencyWebFilterConfig#maxRetryAfter()}); 413 {@value #PROBLEM_BODY_TOO_LARGE};
+ * 422 {@value #PROBLEM_KEY_REUSED} and {@value #PROBLEM_RESPONSE_TOO_LARGE}; 500 {@value
+ * #PROBLEM_STORED_RESPONSE_UNREADABLE}; 503 {@value #PROBLEM_STORE_UNAVAILABLE} and {@value
+ * #PROBLEM_OUTCOME_UNKNOWN} (the handler ran but its answer could not be stored within the lease:
+ * its answer is not sent, and a retry with the same key after {@code Retry-After} gets the stored
+ * answer or resumes as a recovery).
+ *
+ * <h2>Threads</h2>
+ *
+ * <p>Nothing on the request path blocks: the body is read and the answer written as Reactor
+ * signals, the store is asked through {@link dev.idem.core.spi.AsyncLeaseStore}, and a duplicate
+ * that waits for the first attempt ({@link dev.idem.core.InProgressPolicy#waitUpTo}) waits on a
+ * delayed stage, not a thread. The filter is immutable and thread-safe.
+ */
+public final class IdempotencyWebFilter implements WebFilter {
+
+  /** {@link IdempotencyHeaders#KEY}: the request header field that carries the key (draft section 2). */
+  public static final String KEY_HEADER = IdempotencyHeaders.KEY;
+  /** {@link IdempotencyHeaders#REPLAYED}: the response header field, with value {@code true}, of a replay. */
+  public static final String REPLAYED_HEADER = IdempotencyHeaders.REPLAYED;
+  /** The exchange attribute that holds the claim's {@link LeaseContext} while the handler runs. */
+  public static final String LEASE_CONTEXT_ATTRIBUTE = "dev.idem.core.LeaseContext";
+
+  /** The default base of the problem type URIs, as the servlet filter's. */
+  public static final String PROBLEM_TYPE_BASE = "urn:idem:problem:";
+  /** {@link ProblemCatalog#KEY_MISSING} under the default base: {@value}. */
+  public static final String PROBLEM_KEY_MISSING = PROBLEM_TYPE_BASE + ProblemCatalog.KEY_MISSING;
+  /** {@link ProblemCatalog#KEY_MALFORMED} under the default base: {@value}. */
+  public static final String PROBLEM_KEY_MALFORMED = PROBLEM_TYPE_BASE + ProblemCatalog.KEY_MALFORMED;
+  /** {@link ProblemCatalog#PAYLOAD_INVALID} under the default base: {@value}. */
+  public static final String PROBLEM_PAYLOAD_INVALID = PROBLEM_TYPE_BASE + ProblemCatalog.PAYLOAD_INVALID;
+  /** {@link ProblemCatalog#IN_PROGRESS} under the default base: {@value}. */
+  public static final String PROBLEM_IN_PROGRESS = PROBLEM_TYPE_BASE + ProblemCatalog.IN_PROGRESS;
+  /** {@link ProblemCatalog#BODY_TOO_LARGE} under the default base: {@value}. */
+  public static final String PROBLEM_BODY_TOO_LARGE = PROBLEM_TYPE_BASE + ProblemCatalog.BODY_TOO_LARGE;
+  /** {@link ProblemCatalog#KEY_REUSED} under the default base: {@value}. */
+  public static final String PROBLEM_KEY_REUSED = PROBLEM_TYPE_BASE + ProblemCatalog.KEY_REUSED;
+  /** {@link ProblemCatalog#STORE_UNAVAILABLE} under the default base: {@value}. */
+  public static final String PROBLEM_STORE_UNAVAILABLE = PROBLEM_TYPE_BASE + ProblemCatalog.STORE_UNAVAILABLE;
+  /** {@link ProblemCatalog#RESPONSE_TOO_LARGE} under the default base: {@value}. */
+  public static final String PROBLEM_RESPONSE_TOO_LARGE = PROBLEM_TYPE_BASE + ProblemCatalog.RESPONSE_TOO_LARGE;
+  /** {@link ProblemCatalog#OUTCOME_UNKNOWN} under the default base: {@value}. */
+  public static final String PROBLEM_OUTCOME_UNKNOWN = PROBLEM_TYPE_BASE + ProblemCatalog.OUTCOME_UNKNOWN;
+  /** {@link ProblemCatalog#STORED_RESPONSE_UNREADABLE} under the default base: {@value}. */
+  public static final String PROBLEM_STORED_RESPONSE_UNREADABLE = PROBLEM_TYPE_BASE + ProblemCatalog.STORED_RESPONSE_UNREADABLE;
+
+  private static final System.Logger LOG = System.getLogger(IdempotencyWebFilter.class.getName());
+  private static final ResolvableType FORM_TYPE = ResolvableType.forClassWithGenerics(MultiValueMap.class, String.class, String.class);
+  private static final FormHttpMessageReader FORMS = new FormHttpMessageReader();
+
+  private final IdempotencyWebFilterConfig config;
+
+  /**
+   * @param config the configuration, never {@code null}
+   * @throws NullPointerException if {@code config} is {@code null}
+   */
+  public IdempotencyWebFilter(IdempotencyWebFilterConfig config) {
+    this.config = Objects.requireNonNull(config, "config");
+  }
+
+  /**
+   * The claim of the request the handler is serving: its scope, key, owner token, and whether this
+   * run takes over an expired lease ({@link LeaseContext#recovery()}), when the handler must find
+   * what a first run did.
+   *
+   * @param exchange the exchange the handler is serving, never {@code null}
+   * @return the claim while the filter runs the handler of a protected request; else empty
+   */
+  public static Optional<LeaseContext> leaseContext(ServerWebExchange exchange) {
+    Object value = Objects.requireNonNull(exchange, "exchange").getAttribute(LEASE_CONTEXT_ATTRIBUTE);
+    return value instanceof LeaseContext lease ? Optional.of(lease) : Optional.empty();
+  }
+
+  /**
+   * Applies the rules described on the class to one exchange, without blocking.
+   *
+   * @return completes when the answer is written; errors with the handler's error (the key then
+   *     released) or the principal function's
+   */
+  @Override
+  public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+    ServerHttpRequest request = exchange.getRequest();
+    String method = request.getMethod().name();
+    IdempotencyWebFilterConfig.Route route = config.routeFor(method, decodedPath(request));
+    if (route == null) {
+      return chain.filter(exchange);
+    }
+    String operation = RouteOperation.of(route.method(), request.getPath().contextPath().value(), route.pattern());
+    KeyHeader.Result key = KeyHeader.parseValues(values(request.getHeaders(), KEY_HEADER));
+    if (key.absent()) {
+      return route.keyRequired()
+          ? problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.keyMissing(operation)), null)
+          : chain.filter(exchange);
+    }
+    String problem = key.problem();
+    IdempotencyKey idempotencyKey = key.key();
+    String echo = key.fieldValue();
+    if (problem != null || idempotencyKey == null || echo == null) {
+      return problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.keyMalformed(
+          Objects.requireNonNullElse(problem, "the Idempotency-Key field is malformed"))), null);
+    }
+    exchange.getResponse().getHeaders().set(KEY_HEADER, echo);
+    int max = config.maxBodyBytes();
+    long declared = request.getHeaders().getContentLength();
+    if (declared > max) {
+      return tooLarge(exchange, echo,
+          "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
+    }
+    return DataBufferUtils.join(request.getBody(), max)
+        .map(IdempotencyWebFilter::bytesOf)
+        .defaultIfEmpty(new byte[0])
+        .map(Optional::of)
+        .onErrorResume(DataBufferLimitException.class, e -> Mono.just(Optional.empty()))
+        .flatMap(body -> body.isPresent()
+            ? protect(exchange, chain, operation, idempotencyKey, echo, body.get())
+            : tooLarge(exchange, echo, "the request body is longer than " + max + " bytes, the most accepted"));
+  }
+
+  private Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, String operation, IdempotencyKey key, String echo,
+      byte[] body) {
+    ServerHttpRequest request = exchange.getRequest();
+    Fingerprint fingerprint;
+    try {
+      fingerprint = fingerprint(request, body);
+    } catch (InvalidPayloadException e) {
+      return problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.payloadInvalid(
+          "the body is declared as " + request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE) + " but is not valid: "
+              + e.getMessage())), echo);
+    }
+    return config.principalOf(exchange).flatMap(principal -> Mono.deferContextual(context -> {
+      IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation), key, fingerprint);
+      HandlerRun run = new HandlerRun();
+      AsyncEffect effect = claim -> {
+        CapturingResponse captured = new CapturingResponse(exchange.getResponse(), config.maxResponseBytes());
+        run.captured = captured;
+        ServerWebExchange handlers = withBody(exchange, body, captured);
+        handlers.getAttributes().put(LEASE_CONTEXT_ATTRIBUTE, claim.lease());
+        return chain.filter(handlers)
+            .contextWrite(context)
+            .then(Mono.fromSupplier(() -> toStored(captured)))
+            .toFuture();
+      };
+      return Mono.fromCompletionStage(() -> config.engine().attempt(idempotent, effect))
+          .flatMap(result -> answer(exchange.getResponse(), result, run, echo));
+    }));
+  }
+
+  /** The handler's view: the body read again from memory, its form data from it, and the capturing response. */
+  private static ServerWebExchange withBody(ServerWebExchange exchange, byte[] body, CapturingResponse captured) {
+    ServerHttpRequest original = exchange.getRequest();
+    ServerHttpRequest again = new ServerHttpRequestDecorator(original) {
+      @Override
+      public Flux<DataBuffer> getBody() {
+        return Flux.defer(() -> Mono.just(exchange.getResponse().bufferFactory().wrap(body)));
+      }
+    };
+    ServerWebExchange mutated = exchange.mutate().request(again).response(captured).build();
+    Mono<MultiValueMap<String, String>> form = isForm(original)
+        ? FORMS.readMono(FORM_TYPE, again, Map.of()).cache()
+        : Mono.just(new LinkedMultiValueMap<>());
+    return new ServerWebExchangeDecorator(mutated) {
+      @Override
+      public Mono<MultiValueMap<String, String>> getFormData() {
+        return form;
+      }
+    };
+  }
+
+  private static boolean isForm(ServerHttpRequest request) {
+    MediaType type;
+    try {
+      type = request.getHeaders().getContentType();
+    } catch (RuntimeException invalid) {
+      return false;
+    }
+    return type != null && MediaType.APPLICATION_FORM_URLENCODED.isCompatibleWith(type);
+  }
+
+  /** The handler's answer as stored: status, the replayed header fields, and the body or its length. */
+  private StoredResponse toStored(CapturingResponse captured) {
+    HttpStatusCode code = captured.getStatusCode();
+    int status = code == null ? 200 : code.value();
+    StoredResponse.Builder b = StoredResponse.builder(status >= 100 && status <= 599 ? status : 500);
+    // forEach, not the Map methods: HttpHeaders is no Map from Spring Framework 7 on (see values)
+    captured.getHeaders().forEach((name, values) -> {
+      if (!config.replayedHeaders().contains(name) || HeaderRules.neverStored(name)) {
+        return;
+      }
+      for (String value : values) {
+        try {
+          b.header(name, value);
+        } catch (IllegalArgumentException e) {
+          LOG.log(Level.WARNING, "idempotency filter: response header " + name + " cannot be stored and is left out of replays: "
+              + e.getMessage());
+        }
+      }
+    });
+    return captured.overflowed() ? b.bodyNotStored(captured.bodyLength()).build() : b.body(captured.body()).build();
+  }
+
+  /** Writes what the engine's result says: the handler's answer, a replay, or a problem. */
+  private Mono<Void> answer(ServerHttpResponse response, AttemptResult result, HandlerRun run, String echo) {
+    switch (result.kind()) {
+      case REPLAYED:
+        return replay(response, result.outcome().orElseThrow().response(), echo);
+      case EXECUTED:
+      case RELEASED:
+        return handlersAnswer(response, run, echo);
+      case OUTCOME_UNKNOWN: {
+        CapturingResponse captured = run.captured;
+        if (captured != null && captured.overflowed()) {
+          // already streamed to the client; it cannot be withdrawn
+          return Mono.empty();
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return problem(response, ProblemCatalog.forResult(result,
+        leaseRemaining -> ProblemCatalog.retryAfterSeconds(leaseRemaining, config.maxRetryAfter())), echo);
+  }
+
+  private static Mono<Void> handlersAnswer(ServerHttpResponse response, HandlerRun run, String echo) {
+    CapturingResponse captured = run.captured;
+    if (captured == null) {
+      return Mono.error(new IllegalStateException("the engine answered with the handler's answer but did not run the handler"));
+    }
+    if (captured.overflowed()) {
+      return Mono.empty(); // streamed to the client already
+    }
+    byte[] body = captured.body();
+    response.getHeaders().set(KEY_HEADER, echo); // the handler's own field of that name is not sent
+    response.getHeaders().setContentLength(body.length);
+    return write(response, body);
+  }
+
+  private Mono<Void> replay(ServerHttpResponse response, StoredResponse stored, String echo) {
+    if (!stored.bodyStored()) {
+      return problem(response, ProblemCatalog.plain(ProblemCatalog.responseTooLarge(stored)), echo);
+    }
+    response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
+    HttpHeaders headers = response.getHeaders();
+    for (Map.Entry<String, List<String>> field : stored.headers().entrySet()) {
+      String name = field.getKey();
+      if (!config.replayedHeaders().contains(name) || HeaderRules.neverStored(name)) {
+        continue; // also for records written under another configuration
+      }
+      for (String value : field.getValue()) {
+        headers.add(name, value);
+      }
+    }
+    headers.set(REPLAYED_HEADER, "true");
+    headers.set(KEY_HEADER, echo);
+    byte[] body = stored.body();
+    headers.setContentLength(body.length);
+    return write(response, body);
+  }
+
+  private Mono<Void> tooLarge(ServerWebExchange exchange, String echo, String detail) {
+    return problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.bodyTooLarge(detail)), echo);
+  }
+
+  /**
+   * Writes a problem as the whole answer: whatever the handler set is dropped, the key echoed,
+   * {@code Retry-After} when the answer has one.
+   */
+  private Mono<Void> problem(ServerHttpResponse response, ProblemCatalog.Answer answer, @Nullable String echo) {
+    ProblemDetails details = config.details(answer.problem());
+    byte[] json = details.toJson();
+    response.setStatusCode(HttpStatusCode.valueOf(details.status()));
+    response.getCookies().clear();
+    HttpHeaders headers = response.getHeaders();
+    headers.clear();
+    if (echo != null) {
+      headers.set(KEY_HEADER, echo);
+    }
+    answer.retryAfterSeconds().ifPresent(seconds -> headers.set(IdempotencyHeaders.RETRY_AFTER, Long.toString(seconds)));
+    headers.set(HttpHeaders.CONTENT_TYPE, ProblemDetails.MEDIA_TYPE);
+    headers.set(HttpHeaders.CONTENT_LANGUAGE, "en");
+    headers.set(HttpHeaders.CACHE_CONTROL, "no-store");
+    headers.setContentLength(json.length);
+    return write(response, json);
+  }
+
+  private static Mono<Void> write(ServerHttpResponse response, byte[] body) {
+    if (body.length == 0) {
+      return response.setComplete();
+    }
+    return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(body)));
+  }
+
+  /**
+   * The request's fingerprint, as the servlet filter's: method, request target as sent (raw path
+   * and query, not decoded), media type, content coding and body.
+   */
+  private static Fingerprint fingerprint(ServerHttpRequest request, byte[] body) {
+    String query = request.getURI().getRawQuery();
+    List<String> encodings = values(request.getHeaders(), HttpHeaders.CONTENT_ENCODING);
+    return Fingerprint.request()
+        .method(request.getMethod().name())
+        .target(request.getURI().getRawPath() + (query == null ? "" : "?" + query))
+        .contentType(request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE))
+        .contentEncoding(encodings.isEmpty() ? null : String.join(",", encodings))
+        .body(body)
+        .build();
+  }
+
+  /** The decoded path within the application, as routes match it. */
+  private static String decodedPath(ServerHttpRequest request) {
+    StringBuilder path = new StringBuilder();
+    for (PathContainer.Element element : request.getPath().pathWithinApplication().elements()) {
+      path.append(element instanceof PathContainer.PathSegment segment ? segment.valueToMatch() : element.value());
+    }
+    return path.length() == 0 ? "/" : path.toString();
+  }
+
+  /**
+   * Every value of the field {@code name} (matched ignoring case), in order. Through {@code
+   * forEach} only: {@link HttpHeaders} is a {@code Map} up to Spring Framework 6 and no {@code
+   * Map} from 7 on, so its {@code get} and {@code getOrEmpty} have other signatures on each line,
+   * and a filter built against one would fail on the other.
+   */
+  private static List<String> values(HttpHeaders headers, String name) {
+    List<String> values = new ArrayList<>(1);
+    headers.forEach((field, fieldValues) -> {
+      if (field.equalsIgnoreCase(name)) {
+        values.addAll(fieldValues);
+      }
+    });
+    return values;
+  }
+
+  private static byte[] bytesOf(DataBuffer buffer) {
+    try {
+      byte[] bytes = new byte[buffer.readableByteCount()];
+      buffer.read(bytes);
+      return bytes;
+    } finally {
+      DataBufferUtils.release(buffer);
+    }
+  }
+
+  /** What the effect left for the answer: the handler's captured response, once it ran. */
+  private static final class HandlerRun {
+    volatile @Nullable CapturingResponse captured;
+  }
+}

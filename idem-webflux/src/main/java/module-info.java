@@ -1,0 +1,15 @@
+/**
+ * The IETF Idempotency-Key header on Spring WebFlux, without blocking: the {@code WebFilter} and
+ * its configuration. Exports {@code dev.idem.webflux}.
+ */
+module dev.idem.webflux {
+  requires transitive dev.idem.core;
+  requires transitive spring.web;
+  requires transitive spring.webflux;
+  requires spring.core;
+  requires transitive reactor.core;
+  requires transitive org.reactivestreams;
+  requires static transitive org.jspecify;
+
+  exports dev.idem.webflux;
+}
