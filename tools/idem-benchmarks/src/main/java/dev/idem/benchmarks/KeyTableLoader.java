@@ -1,7 +1,10 @@
 package dev.idem.benchmarks;
 
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -158,6 +161,25 @@ final class KeyTableLoader {
       }
     }
     return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  /**
+   * Replays preloaded key {@code n} with the template's body.
+   *
+   * @param check whether a failure says the preloaded records are not the service's own (the
+   *     first replay, before anything is measured)
+   * @throws IOException unless the answer is a 201 with {@code Idempotent-Replayed: true}
+   */
+  static void replay(HttpClient http, URI base, long n, boolean check) throws IOException, InterruptedException {
+    String key = keyOf(n);
+    HttpRequest request = HttpRequest.newBuilder(base.resolve("/notes")).timeout(Duration.ofSeconds(30))
+        .header("Content-Type", "application/json").header("Idempotency-Key", key)
+        .POST(HttpRequest.BodyPublishers.ofString("{\"title\":\"" + TEMPLATE_TITLE + "\"}")).build();
+    HttpResponse<Void> r = http.send(request, HttpResponse.BodyHandlers.discarding());
+    if (r.statusCode() != 201 || !"true".equals(r.headers().firstValue("Idempotent-Replayed").orElse(null))) {
+      throw new IOException("a replay of preloaded key " + key + " at " + base + " answered " + r.statusCode()
+          + (check ? " without Idempotent-Replayed: true; the preloaded records are not the service's own" : ""));
+    }
   }
 
   /** @return the first column of the first row of {@code sql} on {@code url}, as a long */

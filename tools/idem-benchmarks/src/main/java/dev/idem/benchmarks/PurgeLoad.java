@@ -5,8 +5,6 @@ import dev.idem.lab.NotesServiceProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -272,7 +270,7 @@ final class PurgeLoad {
             if (create) {
               HttpLoad.send(http, base, "/notes", UUID.randomUUID().toString(), "live");
             } else {
-              replay(http, base, 1 + ThreadLocalRandom.current().nextLong(a.live));
+              KeyTableLoader.replay(http, base, 1 + ThreadLocalRandom.current().nextLong(a.live), false);
             }
             stats.recordNanos(System.nanoTime() - start);
           } catch (IOException | InterruptedException e) {
@@ -299,17 +297,6 @@ final class PurgeLoad {
     LatencyStats r = new LatencyStats();
     replays.forEach(r::add);
     return new Window(seconds, c, r, errors.get());
-  }
-
-  private static void replay(HttpClient http, URI base, long n) throws IOException, InterruptedException {
-    String key = KeyTableLoader.keyOf(n);
-    HttpRequest request = HttpRequest.newBuilder(base.resolve("/notes")).timeout(Duration.ofSeconds(30))
-        .header("Content-Type", "application/json").header("Idempotency-Key", key)
-        .POST(HttpRequest.BodyPublishers.ofString("{\"title\":\"" + KeyTableLoader.TEMPLATE_TITLE + "\"}")).build();
-    HttpResponse<Void> r = http.send(request, HttpResponse.BodyHandlers.discarding());
-    if (r.statusCode() != 201 || !"true".equals(r.headers().firstValue("Idempotent-Replayed").orElse(null))) {
-      throw new IOException("a replay of live key " + key + " answered " + r.statusCode() + " without Idempotent-Replayed: true");
-    }
   }
 
   /**

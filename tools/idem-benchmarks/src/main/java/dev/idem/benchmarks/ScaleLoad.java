@@ -263,7 +263,7 @@ final class ScaleLoad {
   private static List<Measured> measure(String database, Args a, HttpClient http, List<Target> targets, ProcCpu.Source dbCpu)
       throws Exception {
     for (Target t : targets) { // every service replays a preloaded record of its table before anything is measured
-      replay(http, t.base(), 1 + ThreadLocalRandom.current().nextLong(t.replayKeys()), true);
+      KeyTableLoader.replay(http, t.base(), 1 + ThreadLocalRandom.current().nextLong(t.replayKeys()), true);
     }
     record Load(String workload, Target target, HttpLoad.Request request) {}
     List<Load> loads = new ArrayList<>();
@@ -271,7 +271,7 @@ final class ScaleLoad {
       loads.add(new Load("create, " + t.mode(), t,
           n -> HttpLoad.send(http, t.base(), "/notes", UUID.randomUUID().toString(), "new-" + n)));
       loads.add(new Load("replay, " + t.mode(), t,
-          n -> replay(http, t.base(), 1 + ThreadLocalRandom.current().nextLong(t.replayKeys()), false)));
+          n -> KeyTableLoader.replay(http, t.base(), 1 + ThreadLocalRandom.current().nextLong(t.replayKeys()), false)));
     }
     System.out.println("warming up (not measured):");
     for (Load l : loads) {
@@ -419,18 +419,6 @@ final class ScaleLoad {
       arguments.add("--idem.in-progress=fail-fast");
     }
     return NotesServiceProcess.start(a.jar, dir, name, true, url, arguments);
-  }
-
-  private static void replay(HttpClient http, URI base, long n, boolean check) throws IOException, InterruptedException {
-    String key = KeyTableLoader.keyOf(n);
-    HttpRequest request = HttpRequest.newBuilder(base.resolve("/notes")).timeout(Duration.ofSeconds(30))
-        .header("Content-Type", "application/json").header("Idempotency-Key", key)
-        .POST(HttpRequest.BodyPublishers.ofString("{\"title\":\"" + KeyTableLoader.TEMPLATE_TITLE + "\"}")).build();
-    HttpResponse<Void> r = http.send(request, HttpResponse.BodyHandlers.discarding());
-    if (r.statusCode() != 201 || !"true".equals(r.headers().firstValue("Idempotent-Replayed").orElse(null))) {
-      throw new IOException("a replay of preloaded key " + key + " at " + base + " answered " + r.statusCode()
-          + (check ? " without Idempotent-Replayed: true; the preloaded records are not the service's own" : ""));
-    }
   }
 
   /**
