@@ -75,7 +75,7 @@ public final class StoreChoice {
       case MEMORY:
       default:
         LOG.warn("Idem keeps idempotency keys in memory: they are lost on restart and not shared between instances."
-            + " Configure a DataSource or a Redis client for production.");
+            + " Configure a DataSource or a Redis client for production (on WebFlux, where those block: an AsyncLeaseStore bean).");
         return new InMemoryLeaseStore(Clock.systemUTC(), p.getProtection().build());
     }
   }

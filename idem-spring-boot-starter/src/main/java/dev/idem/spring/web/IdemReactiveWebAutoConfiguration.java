@@ -19,6 +19,7 @@ import dev.idem.webflux.IdempotencyWebFilterConfig;
 import java.net.URI;
 import java.util.Locale;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -32,6 +33,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.core.io.ResourceLoader;
 import org.springframework.util.ClassUtils;
 import reactor.core.publisher.Mono;
 
@@ -78,6 +80,11 @@ public class IdemReactiveWebAutoConfiguration {
       + " per-route policies (idem.routes.*) are not supported there yet. To run this application without Idem,"
       + " set idem.enabled=false";
 
+  /** What a WebFlux application without a principal source can do (idem.principal=servlet and PrincipalResolver beans do not apply). */
+  static final String WEBFLUX_CHOICES = "add Spring Security (spring-boot-starter-security, which sets the exchange's principal on"
+      + " WebFlux) to scope keys by the authenticated user, or set idem.principal=shared if the application is single-tenant and"
+      + " any caller may receive any other caller's stored answer";
+
   /** Without idem-webflux: nothing would protect the requests. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnMissingClass("dev.idem.webflux.IdempotencyWebFilter")
@@ -111,9 +118,13 @@ public class IdemReactiveWebAutoConfiguration {
           throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=transactional asks for it",
               WEBFLUX_SUPPORTED);
         }
-        if (mode.equals("auto") && beanFactory.getBeanNamesForType(DataSource.class, true, false).length > 0) {
+        // auto is transactional beside a DataSource only when idem.store is auto or jdbc (ModeDecisions)
+        String store = environment.getProperty("idem.store", "auto").trim().toLowerCase(Locale.ROOT);
+        if (mode.equals("auto") && (store.equals("auto") || store.equals("jdbc"))
+            && beanFactory.getBeanNamesForType(DataSource.class, true, false).length > 0) {
           throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=auto with a DataSource would"
-              + " choose it", "set idem.mode=lease to protect this application in lease mode; " + WEBFLUX_SUPPORTED);
+              + " choose it", "set idem.mode=lease and idem.store=memory (keys in this instance's memory, one instance only),"
+              + " or idem.mode=lease and an AsyncLeaseStore bean of the application; " + WEBFLUX_SUPPORTED);
         }
       };
     }
@@ -133,7 +144,8 @@ public class IdemReactiveWebAutoConfiguration {
       if (store == null) {
         throw new IdemUnsupportedException("the idempotency store of this reactive web application ("
             + IdemSettings.describe(stores.getIfAvailable()) + ") blocks its caller's thread, and on WebFlux that is an event loop",
-            WEBFLUX_SUPPORTED);
+            "set idem.store=memory (keys in this instance's memory, one instance only) or define an AsyncLeaseStore bean;"
+                + " " + WEBFLUX_SUPPORTED);
       }
       AsyncLeaseIdempotency.Builder builder = AsyncLeaseIdempotency.builder(store)
           .listener(listeners.getIfUnique(() -> IdemListener.NONE))
@@ -160,7 +172,7 @@ public class IdemReactiveWebAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    IdempotencyWebFilter idempotencyWebFilter(IdemProperties p, AsyncLeaseIdempotency engine) {
+    IdempotencyWebFilter idempotencyWebFilter(IdemProperties p, AsyncLeaseIdempotency engine, ResourceLoader resources) {
       if (!p.getRoutes().isEmpty()) {
         throw new IdemUnsupportedException("idem.routes.* gives routes policies of their own (a mode, a store, a retention),"
             + " which the WebFlux filter does not run yet", WEBFLUX_SUPPORTED);
@@ -183,14 +195,14 @@ public class IdemReactiveWebAutoConfiguration {
       configured("idem.max-retry-after", () -> b.maxRetryAfter(p.getMaxRetryAfter()));
       configured("idem.problem-type-base", () -> problemTypeBase(b, p.getProblemTypeBase()));
       configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
-      String principal = principals(p, b);
+      String principal = principals(p, b, resources.getClassLoader());
       IdempotencyWebFilterConfig config = configured("idem.required-key-routes", b::build);
       LOG.info("Idem: WebFlux filter; principal from {}; routes {}; other requests pass through", principal, config.routes());
       return new IdempotencyWebFilter(config);
     }
 
     /** {@code idem.principal} on the builder; @return the choice in words */
-    private static String principals(IdemProperties p, IdempotencyWebFilterConfig.Builder b) {
+    private static String principals(IdemProperties p, IdempotencyWebFilterConfig.Builder b, @Nullable ClassLoader classes) {
       IdemProperties.PrincipalSource source = IdemPrincipals.source(p);
       switch (source) {
         case SHARED:
@@ -200,9 +212,12 @@ public class IdemReactiveWebAutoConfiguration {
           throw new IdemConfigurationException("idem.principal", "is servlet, the servlet container's user, which a WebFlux"
               + " application does not have; use spring-security (Spring Security for WebFlux) or shared", null);
         default: // AUTO, SPRING_SECURITY: the exchange's principal, which Spring Security for WebFlux sets
-          if (!ClassUtils.isPresent("org.springframework.security.core.Authentication", IdemReactiveWebAutoConfiguration.class.getClassLoader())) {
+          // the application's class loader, as @ConditionalOnClass reads it
+          if (!ClassUtils.isPresent("org.springframework.security.core.Authentication", classes)) {
             if (source == IdemProperties.PrincipalSource.AUTO) {
-              throw IdemPrincipals.noSource("the WebFlux Idempotency-Key filter");
+              throw new IdemConfigurationException("idem.principal", "is auto, and there is no principal source for the WebFlux"
+                  + " Idempotency-Key filter (Spring Security is not on the class path). Without one, every caller would share one"
+                  + " scope, and one caller's retry could receive another caller's stored answer. To fix it, " + WEBFLUX_CHOICES, null);
             }
             throw IdemPrincipals.unavailable(source);
           }

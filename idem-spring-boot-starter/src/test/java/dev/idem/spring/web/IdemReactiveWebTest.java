@@ -136,4 +136,60 @@ class IdemReactiveWebTest {
       return memory.purgeExpired(batchSize);
     }
   }
+  /**
+   * A new user's trial: with a DataSource and {@code idem.store=memory}, {@code idem.mode=auto} is
+   * lease mode (as docs/properties.md says), but the WebFlux refusal treated auto beside a
+   * DataSource as transactional whatever the store.
+   */
+  @Test
+  void idemStoreMemoryBesideADataSourceWasRefusedAsTransactionalOnWebFlux() {
+    org.h2.jdbcx.JdbcDataSource h2 = new org.h2.jdbcx.JdbcDataSource();
+    h2.setURL("jdbc:h2:mem:reactive-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1");
+    app().withBean("dataSource", javax.sql.DataSource.class, () -> h2)
+        .withPropertyValues("idem.store=memory", "idem.required-key-routes=POST /payments")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed().hasSingleBean(IdempotencyWebFilter.class);
+          WebTestClient client = client(ctx.getBean(IdempotencyWebFilter.class));
+          client.post().uri("/payments").header("Idempotency-Key", "k-ds").bodyValue("{}").exchange().expectStatus().isEqualTo(201);
+          client.post().uri("/payments").header("Idempotency-Key", "k-ds").bodyValue("{}").exchange()
+              .expectHeader().valueEquals("Idempotent-Replayed", "true");
+          assertThat(runs).hasValue(1);
+        });
+  }
+
+  /**
+   * A new user's trial: with a DataSource, {@code idem.mode=lease} alone picks the JDBC lease
+   * store, which blocks; the refusal now names the property that is still to change.
+   */
+  @Test
+  void leaseModeBesideADataSourceIsRefusedWithTheStorePropertyToSet() {
+    org.h2.jdbcx.JdbcDataSource h2 = new org.h2.jdbcx.JdbcDataSource();
+    h2.setURL("jdbc:h2:mem:reactive-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1");
+    app().withBean("dataSource", javax.sql.DataSource.class, () -> h2)
+        .withPropertyValues("idem.mode=lease")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemUnsupportedException.class))
+              .hasMessageContaining("blocks its caller's thread").hasMessageContaining("set idem.store=memory")
+              .hasMessageContaining("AsyncLeaseStore bean");
+        });
+  }
+
+  /**
+   * A new user's trial: without a principal source the refusal offered idem.principal=servlet and a
+   * PrincipalResolver bean, neither of which a WebFlux application can use.
+   */
+  @Test
+  void theMissingPrincipalRefusalOnWebFluxOfferedServletPrincipalsItCannotUse() {
+    new ReactiveWebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
+        .withClassLoader(new org.springframework.boot.test.context.FilteredClassLoader("org.springframework.security"))
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          Throwable refusal = IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), dev.idem.spring.IdemConfigurationException.class);
+          assertThat(refusal).hasMessageContaining("WebFlux").hasMessageContaining("idem.principal=shared")
+              .hasMessageContaining("Spring Security").hasMessageNotContaining("idem.principal=servlet")
+              .hasMessageNotContaining("PrincipalResolver");
+        });
+  }
 }
