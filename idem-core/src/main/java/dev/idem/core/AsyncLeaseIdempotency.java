@@ -134,7 +134,9 @@ public final class AsyncLeaseIdempotency {
     CompletableFuture<AttemptResult> done = new CompletableFuture<>();
     CompletableFuture<AttemptResult> attempt;
     try {
-      attempt = attemptOnce(request, effect);
+      AsyncEffect traced = observed == IdemListener.Attempt.NONE ? effect
+          : context -> effect.run(context).thenApply(response -> IdemListener.withTraceContext(observed, response));
+      attempt = attemptOnce(request, traced);
     } catch (RuntimeException | Error e) {
       attempt = CompletableFuture.failedFuture(e);
     }

@@ -1,5 +1,8 @@
 package dev.idem.core;
 
+import java.util.Map;
+import java.util.Objects;
+
 /**
  * Receives what an {@link IdempotencyEngine} does, in lease and in transactional mode, for metrics
  * and logs. Every engine tells {@link #attempted} of each attempt's {@link AttemptResult}, once; its
@@ -50,6 +53,59 @@ public interface IdemListener {
      * @param error the exception, never {@code null}
      */
     void failed(Throwable error);
+
+    /**
+     * The trace context of this attempt, to keep with the key's record: an engine asks once, when
+     * the effect has answered, and stores it with the answer ({@link
+     * StoredResponse#withTraceContext}), so that a later replay finds it in {@link
+     * StoredResponse#traceContext()} and can point at this attempt's trace (a span link). The
+     * default keeps none.
+     *
+     * @return field name to value in the application's propagation format (W3C Trace Context:
+     *     {@code traceparent}, {@code tracestate}); empty for none; never {@code null}. Must not
+     *     throw (the answer is then stored without it)
+     */
+    default Map<String, String> traceContext() {
+      return Map.of();
+    }
+  }
+
+  /**
+   * The effect an engine runs for an observed attempt: {@code effect}, whose answer keeps {@code
+   * attempt}'s {@linkplain Attempt#traceContext() trace context} (when it has one, and when it
+   * fits in a header field; tracing never fails an attempt). For engines.
+   *
+   * @param attempt what {@link #start} returned, never {@code null}
+   * @param effect the caller's effect, never {@code null}
+   * @return the effect to run instead, never {@code null}
+   */
+  static Effect keepingTraceContext(Attempt attempt, Effect effect) {
+    Objects.requireNonNull(effect, "effect");
+    if (attempt == Attempt.NONE) {
+      return effect;
+    }
+    return context -> withTraceContext(attempt, effect.run(context));
+  }
+
+  /**
+   * {@code response} keeping {@code attempt}'s trace context, as {@link #keepingTraceContext}; for
+   * engines that run an effect themselves (a non-blocking one).
+   *
+   * @param attempt what {@link #start} returned, never {@code null}
+   * @param response the effect's answer (an effect that broke its contract and answered {@code
+   *     null} gets {@code null} back, which the engine refuses)
+   * @return the answer to store
+   */
+  static StoredResponse withTraceContext(Attempt attempt, StoredResponse response) {
+    if (attempt == Attempt.NONE) {
+      return response;
+    }
+    try {
+      Map<String, String> context = attempt.traceContext();
+      return context == null || context.isEmpty() ? response : response.withTraceContext(context);
+    } catch (RuntimeException e) {
+      return response; // a listener's failure or a field that cannot be stored: the answer without it
+    }
   }
 
   /**

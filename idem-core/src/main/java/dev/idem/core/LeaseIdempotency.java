@@ -148,7 +148,7 @@ public final class LeaseIdempotency implements IdempotencyEngine {
     IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.LEASE_MODE);
     AttemptResult result;
     try {
-      result = attemptOnce(request, effect);
+      result = attemptOnce(request, IdemListener.keepingTraceContext(observed, effect));
     } catch (RuntimeException | Error e) {
       IdemListener.fail(observed, e);
       throw e;

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -39,6 +40,15 @@ public final class StoredResponse {
    * handler set.
    */
   public static final String BODY_NOT_STORED_HEADER = "Idem-Body-Not-Stored";
+
+  /**
+   * The prefix of the header fields that keep, with a stored answer, the trace context of the
+   * attempt that made it ({@link #traceContext()}): {@code Idem-Trace-traceparent} for the W3C
+   * {@code traceparent} field, and so on. Only Idem writes them: HTTP integrations never store
+   * a field with this prefix that a handler set, and never replay one ({@code
+   * dev.idem.core.http.HeaderRules}).
+   */
+  public static final String TRACE_CONTEXT_HEADER_PREFIX = "Idem-Trace-";
 
   private final int status;
   private final Map<String, List<String>> headers;
@@ -146,6 +156,57 @@ public final class StoredResponse {
     } catch (NumberFormatException e) {
       return -1;
     }
+  }
+
+  /**
+   * The trace context of the attempt that made this answer, kept with the key's record so that a
+   * replay can point at the first attempt's trace (the W3C Trace Context fields {@code traceparent}
+   * and {@code tracestate}, or whatever fields the application's propagation format uses).
+   *
+   * @return field name (lower case, without {@value #TRACE_CONTEXT_HEADER_PREFIX}) to its first
+   *     value, in the stored order; empty when the record keeps none (it was stored without tracing,
+   *     or by an earlier Idem version, which did not keep it); unmodifiable, never {@code null}
+   */
+  public Map<String, String> traceContext() {
+    Map<String, String> context = new LinkedHashMap<>();
+    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+      String name = e.getKey();
+      if (isTraceContextField(name) && !e.getValue().isEmpty() && name.length() > TRACE_CONTEXT_HEADER_PREFIX.length()) {
+        context.putIfAbsent(name.substring(TRACE_CONTEXT_HEADER_PREFIX.length()).toLowerCase(Locale.ROOT), e.getValue().get(0));
+      }
+    }
+    return Collections.unmodifiableMap(context);
+  }
+
+  /**
+   * A copy of this response that keeps {@code context} as its {@link #traceContext()}, in place
+   * of any it kept before.
+   *
+   * @param context field name to value, such as {@code traceparent} to {@code
+   *     00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01}; never {@code null}, may be empty
+   * @return the copy, or this response when {@code context} is empty and it keeps none
+   * @throws NullPointerException if {@code context} or one of its names or values is {@code null}
+   * @throws IllegalArgumentException if a name or value could not be a header field's ({@link
+   *     Builder#header})
+   */
+  public StoredResponse withTraceContext(Map<String, String> context) {
+    Objects.requireNonNull(context, "context");
+    if (context.isEmpty() && traceContext().isEmpty()) {
+      return this;
+    }
+    Builder copy = new Builder(status);
+    headers.forEach((name, values) -> {
+      if (!isTraceContextField(name)) {
+        values.forEach(v -> copy.header(name, v));
+      }
+    });
+    context.forEach((name, value) -> copy.header(TRACE_CONTEXT_HEADER_PREFIX + name.toLowerCase(Locale.ROOT), value));
+    copy.body = body;
+    return copy.build();
+  }
+
+  private static boolean isTraceContextField(String name) {
+    return name.regionMatches(true, 0, TRACE_CONTEXT_HEADER_PREFIX, 0, TRACE_CONTEXT_HEADER_PREFIX.length());
   }
 
   /** @return the body decoded as UTF-8 (malformed input replaced), never {@code null} */

@@ -210,14 +210,15 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
+    Effect traced = IdemListener.keepingTraceContext(observed, effect);
     AttemptResult result;
     try {
       if (keys.claimLockWait() != null) {
-        result = duplicates.attempt(request, effect);
+        result = duplicates.attempt(request, traced);
       } else {
-        result = rounds.attemptOnce(request, effect);
+        result = rounds.attemptOnce(request, traced);
         if (result.kind() == AttemptResult.Kind.IN_PROGRESS && !inProgress.maxWait().isZero()) {
-          result = duplicates.waitForFirstAttempt(request, effect, result);
+          result = duplicates.waitForFirstAttempt(request, traced, result);
         }
       }
     } catch (RuntimeException | Error e) {
@@ -246,8 +247,8 @@ public final class TransactionalIdempotency implements IdempotencyEngine {
     Objects.requireNonNull(connection, "connection");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    AttemptProgress progress = new AttemptProgress(effect);
     IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.TRANSACTIONAL_MODE);
+    AttemptProgress progress = new AttemptProgress(IdemListener.keepingTraceContext(observed, effect));
     AttemptResult result;
     try {
       // The caller's transaction (or, on a connection in auto-commit, Idem's own ones on it)

@@ -140,7 +140,7 @@ class ObservationsTest {
           "idem.attempt " + mode + " POST /notes released",
           "idem.attempt none POST /notes key-missing");
       assertThat(seen).as("the handler runs inside the attempt's observation").containsExactly(
-          "idem.attempt idem POST /notes", "idem.attempt idem POST /notes");
+          "idem.attempt idem post /notes", "idem.attempt idem post /notes");
       assertThat(STOPPED).allSatisfy(c -> {
         assertThat(c.getHighCardinalityKeyValues()).isEmpty();
         assertThat(c.getLowCardinalityKeyValues().toString()).doesNotContain("k-1").doesNotContain("k-2");

@@ -1,5 +1,6 @@
 package dev.idem.core.http;
 
+import dev.idem.core.StoredResponse;
 import java.util.Locale;
 import java.util.Set;
 
@@ -28,6 +29,10 @@ public final class HeaderRules {
    *       field), and {@code Idem-Body-Not-Stored} ({@link dev.idem.core.StoredResponse#BODY_NOT_STORED_HEADER}),
    *       which only Idem writes, to mark an answer too large to store.
    * </ul>
+   *
+   * <p>{@link #neverStored} also refuses every name that starts with {@code Idem-Trace-} ({@link
+   * dev.idem.core.StoredResponse#TRACE_CONTEXT_HEADER_PREFIX}): the first attempt's trace context,
+   * which only Idem writes and which is not part of the answer.
    */
   public static final Set<String> NEVER_STORED = Set.of(
       "set-cookie", "set-cookie2", "authorization", "proxy-authorization", "www-authenticate",
@@ -39,10 +44,11 @@ public final class HeaderRules {
 
   /**
    * @param name a field name, never {@code null}
-   * @return whether it is one of {@link #NEVER_STORED}, ignoring case
+   * @return whether it is one of {@link #NEVER_STORED} or starts with {@code Idem-Trace-}, ignoring case
    */
   public static boolean neverStored(String name) {
-    return NEVER_STORED.contains(name.toLowerCase(Locale.ROOT));
+    return NEVER_STORED.contains(name.toLowerCase(Locale.ROOT))
+        || name.regionMatches(true, 0, StoredResponse.TRACE_CONTEXT_HEADER_PREFIX, 0, StoredResponse.TRACE_CONTEXT_HEADER_PREFIX.length());
   }
 
   /**

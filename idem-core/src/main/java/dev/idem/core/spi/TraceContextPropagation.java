@@ -73,4 +73,20 @@ public interface TraceContextPropagation {
    * @return what {@code work} returned
    */
   <T> T continueTrace(String operation, Map<String, String> carrier, Supplier<T> work);
+
+  /**
+   * Records, in the span current on the calling thread, that its attempt answers with what an
+   * earlier attempt of the same key stored: a span that links to that attempt's span (a span link
+   * in the sense of OpenTelemetry and of Micrometer Tracing's {@code Link}), so that an operator can
+   * go from a replay to the trace of the request that did the work. Called while a replay's
+   * attempt is observed, with the context kept with the key's record ({@link
+   * dev.idem.core.StoredResponse#traceContext()}). The default records nothing.
+   *
+   * @param operation the low-cardinality operation of the replayed request (its scope's), never
+   *     {@code null}; never a key, nothing from a body
+   * @param firstAttempt the first attempt's context as it was kept, field names in lower case
+   *     ({@value #TRACEPARENT}, {@value #TRACESTATE}), never {@code null}, not empty. Must not throw:
+   *     a context that cannot be read (another propagation format, a malformed value) links nothing
+   */
+  default void linkToFirstAttempt(String operation, Map<String, String> firstAttempt) {}
 }

@@ -1,6 +1,7 @@
 package dev.idem.spring.observation;
 
 import dev.idem.core.IdemListener;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.spring.IdemAutoConfiguration;
 import dev.idem.spring.IdemProperties;
 import dev.idem.spring.IdemStoreDecorator;
@@ -33,17 +34,18 @@ public class IdemMetricsAutoConfiguration {
   /**
    * The counters, with a meter registry, inside an observation per attempt ({@link
    * ObservationIdemListener}), with an observation registry that is not a no-op and {@code
-   * idem.observations.enabled} (default true); none of them: no listener.
+   * idem.observations.enabled} (default true), keeping each attempt's trace context with its key
+   * and linking replays when there is a {@link TraceContextPropagation}; none of them: no listener.
    */
   @Bean
   @ConditionalOnMissingBean(IdemListener.class)
   IdemListener micrometerIdemListener(ObjectProvider<MeterRegistry> meters, ObjectProvider<ObservationRegistry> observations,
-      IdemProperties p) {
+      ObjectProvider<TraceContextPropagation> tracing, IdemProperties p) {
     MeterRegistry registry = meters.getIfUnique();
     IdemListener counters = registry == null ? IdemListener.NONE : new MicrometerIdemListener(registry);
     ObservationRegistry observationRegistry = p.getObservations().isEnabled() ? observations.getIfUnique() : null;
     return observationRegistry == null || observationRegistry.isNoop() ? counters
-        : new ObservationIdemListener(observationRegistry, counters);
+        : new ObservationIdemListener(observationRegistry, counters, tracing.getIfUnique(() -> TraceContextPropagation.NONE));
   }
 
   @Bean

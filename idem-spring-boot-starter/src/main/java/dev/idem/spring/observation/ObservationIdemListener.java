@@ -4,10 +4,12 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Outcome;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.spring.Idempotent;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -17,8 +19,9 @@ import java.util.Objects;
  * wraps (the {@code idem.*} counters of {@link MicrometerIdemListener}).
  *
  * <ul>
- *   <li>name {@value #NAME}; contextual name (the span's) {@code idem <operation>}, such as {@code
- *       idem POST /notes};
+ *   <li>name {@value #NAME}; contextual name (the span's) {@code idem <operation>} in lower case,
+ *       such as {@code idem post /notes} (Micrometer Tracing turns every upper-case letter of a
+ *       span's name into a hyphen and the letter: {@code idem -p-o-s-t /notes});
  *   <li>low-cardinality key values only: {@value #MODE} ({@code lease}, {@code transactional}, or
  *       {@code none} for an HTTP refusal before any engine), {@value #OPERATION} (the scope's
  *       operation: a route's or handler's pattern, an {@code @Idempotent} method's operation, a
@@ -33,7 +36,10 @@ import java.util.Objects;
  *
  * <p>The observation is current (in scope) while the attempt runs, on the attempt's thread: the
  * effect's own observations (a JDBC call, an HTTP client call, a span of the application's) are
- * its children. Thread-safe; one instance serves every engine.
+ * its children. With a {@link TraceContextPropagation} (the starter's, over Micrometer Tracing)
+ * the attempt's trace context is kept with the key's record, and a replay's attempt gets a child
+ * span that links to the first attempt's span: a key can be followed from its replay to the trace
+ * that did the work. Thread-safe; one instance serves every engine.
  */
 public final class ObservationIdemListener implements IdemListener {
 
@@ -51,6 +57,7 @@ public final class ObservationIdemListener implements IdemListener {
 
   private final ObservationRegistry registry;
   private final IdemListener delegate;
+  private final TraceContextPropagation tracing;
 
   /**
    * @param registry where observations are made, never {@code null}
@@ -58,26 +65,50 @@ public final class ObservationIdemListener implements IdemListener {
    *     IdemListener#NONE} for none
    */
   public ObservationIdemListener(ObservationRegistry registry, IdemListener delegate) {
+    this(registry, delegate, TraceContextPropagation.NONE);
+  }
+
+  /**
+   * Observations that also follow a key across attempts: each attempt's trace context is kept with
+   * the key's record ({@link Attempt#traceContext()}), and a replay's span links to the first
+   * attempt's ({@link TraceContextPropagation#linkToFirstAttempt}).
+   *
+   * @param registry where observations are made, never {@code null}
+   * @param delegate told of every event as well (the counters), never {@code null}; {@link
+   *     IdemListener#NONE} for none
+   * @param tracing reads the current trace context and links replays, never {@code null}; {@link
+   *     TraceContextPropagation#NONE} keeps and links nothing
+   */
+  public ObservationIdemListener(ObservationRegistry registry, IdemListener delegate, TraceContextPropagation tracing) {
     this.registry = Objects.requireNonNull(registry, "registry");
     this.delegate = Objects.requireNonNull(delegate, "delegate");
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
   }
 
   @Override
   public Attempt started(IdempotentRequest request, String mode) {
     String operation = request.scope().operation();
     Observation observation = Observation.createNotStarted(NAME, registry)
-        .contextualName("idem " + operation)
+        .contextualName(spanName("idem ", operation))
         .lowCardinalityKeyValue(MODE, mode)
         .lowCardinalityKeyValue(OPERATION, operation)
         .start();
     Observation.Scope scope = observation.openScope();
     // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
     Attempt inner = IdemListener.start(delegate, request, mode);
+    // read now, while the attempt's span is current on this thread (a non-blocking engine ends elsewhere)
+    Map<String, String> context = tracing == TraceContextPropagation.NONE ? Map.of() : tracing.currentContext();
     return new Attempt() {
+      @Override
+      public Map<String, String> traceContext() {
+        return context;
+      }
+
       @Override
       public void ended(AttemptResult result) {
         try {
           inner.ended(result);
+          linkReplay(operation, result);
         } finally {
           stop(scope, observation.lowCardinalityKeyValue(OUTCOME, outcome(result.kind())));
         }
@@ -92,6 +123,23 @@ public final class ObservationIdemListener implements IdemListener {
         }
       }
     };
+  }
+
+  /**
+   * @return {@code prefix + operation} in lower case: the name Micrometer Tracing gives a span
+   *     unchanged (its handlers hyphenate every upper-case letter, {@code SpanNameUtil.toLowerHyphen})
+   */
+  public static String spanName(String prefix, String operation) {
+    return (prefix + operation).toLowerCase(Locale.ROOT);
+  }
+
+  /** A replay's span links to the first attempt's, when its record kept one. */
+  private void linkReplay(String operation, AttemptResult result) {
+    if (result.kind() != AttemptResult.Kind.REPLAYED || tracing == TraceContextPropagation.NONE) {
+      return;
+    }
+    result.outcome().map(o -> o.response().traceContext()).filter(c -> !c.isEmpty())
+        .ifPresent(first -> tracing.linkToFirstAttempt(operation, first));
   }
 
   private static void stop(Observation.Scope scope, Observation observation) {
@@ -141,7 +189,7 @@ public final class ObservationIdemListener implements IdemListener {
   public void refused(String operation, String reason) {
     try {
       Observation.createNotStarted(NAME, registry)
-          .contextualName("idem " + operation)
+          .contextualName(spanName("idem ", operation))
           .lowCardinalityKeyValue(MODE, "none")
           .lowCardinalityKeyValue(OPERATION, operation)
           .lowCardinalityKeyValue(OUTCOME, reason)

@@ -1,9 +1,12 @@
 package dev.idem.spring.tracing;
 
 import dev.idem.core.spi.TraceContextPropagation;
+import dev.idem.spring.observation.ObservationIdemListener;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.transport.ReceiverContext;
+import io.micrometer.tracing.Link;
+import io.micrometer.tracing.Span;
 import io.micrometer.tracing.TraceContext;
 import io.micrometer.tracing.Tracer;
 import io.micrometer.tracing.propagation.Propagator;
@@ -12,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@link TraceContextPropagation} over Micrometer Tracing, which the starter configures when the
@@ -22,11 +26,15 @@ import java.util.function.Supplier;
  * that context (Micrometer's receiver context, which Spring Boot's tracing handlers extract).
  *
  * <ul>
- *   <li>name {@value #NAME}; contextual name (the span's) {@code idem process <consumer>} (the
+ *   <li>name {@value #NAME}; contextual name (the span's) {@code idem process <consumer>} in lower case (the
  *       messaging conventions' operation {@code process}); the attempt inside it is {@code idem consume};
  *   <li>one low-cardinality key value, {@value #CONSUMER}: the consumer's name; never a key or a
  *       message id, nothing from a body.
  * </ul>
+ *
+ * <p>A replay's attempt gets a child span, {@code idem replay <operation>} in lower case, that links to the first
+ * attempt's span, read from the W3C {@code traceparent} kept with the key's record ({@link
+ * #linkToFirstAttempt}); a record kept in another propagation format links nothing.
  *
  * <p>Thread-safe; one instance serves every request and message.
  */
@@ -73,8 +81,64 @@ final class MicrometerTracePropagation implements TraceContextPropagation {
         new ReceiverContext<>((headers, name) -> headers.get(name.toLowerCase(Locale.ROOT)));
     context.setCarrier(carrier);
     return Observation.createNotStarted(NAME, () -> context, registry)
-        .contextualName("idem process " + operation)
+        .contextualName(ObservationIdemListener.spanName("idem process ", operation))
         .lowCardinalityKeyValue(CONSUMER, operation)
         .observe(work);
+  }
+
+  @Override
+  public void linkToFirstAttempt(String operation, Map<String, String> firstAttempt) {
+    try {
+      TraceContext first = fromTraceparent(firstAttempt.get(TRACEPARENT));
+      TraceContext current = tracer.currentTraceContext().context();
+      if (first == null || current == null) {
+        return; // nothing to link to, or no trace of this attempt to put the link in
+      }
+      Span span = tracer.spanBuilder()
+          .setParent(current)
+          .name(ObservationIdemListener.spanName("idem replay ", operation))
+          .tag(REPLAY_OPERATION, operation)
+          .addLink(new Link(first))
+          .start();
+      span.end();
+    } catch (RuntimeException e) {
+      // tracing never fails a request
+    }
+  }
+
+  /** The tag of the replay span's operation: {@value}. */
+  static final String REPLAY_OPERATION = "idem.operation";
+
+  /**
+   * A W3C {@code traceparent} value (Trace Context Level 1, section 3.2: {@code version "-"
+   * trace-id "-" parent-id "-" trace-flags}, lower-case hex, all-zero ids invalid).
+   *
+   * @return the context it names, or {@code null} if {@code value} is absent or malformed
+   */
+  @Nullable TraceContext fromTraceparent(@Nullable String value) {
+    if (value == null) {
+      return null;
+    }
+    String[] parts = value.trim().split("-", -1);
+    if (parts.length < 4 || !hex(parts[0], 2) || parts[0].equals("ff") || (parts[0].equals("00") && parts.length != 4)
+        || !hex(parts[1], 32) || !hex(parts[2], 16) || !hex(parts[3], 2)
+        || parts[1].chars().allMatch(c -> c == '0') || parts[2].chars().allMatch(c -> c == '0')) {
+      return null;
+    }
+    boolean sampled = (Integer.parseInt(parts[3], 16) & 1) == 1;
+    return tracer.traceContextBuilder().traceId(parts[1]).spanId(parts[2]).sampled(sampled).build();
+  }
+
+  private static boolean hex(String s, int length) {
+    if (s.length() != length) {
+      return false;
+    }
+    for (int i = 0; i < length; i++) {
+      char c = s.charAt(i);
+      if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+        return false;
+      }
+    }
+    return true;
   }
 }
