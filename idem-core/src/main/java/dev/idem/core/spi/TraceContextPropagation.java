@@ -89,4 +89,23 @@ public interface TraceContextPropagation {
    *     a context that cannot be read (another propagation format, a malformed value) links nothing
    */
   default void linkToFirstAttempt(String operation, Map<String, String> firstAttempt) {}
+
+  /**
+   * Runs {@code work}, the resumption of an operation that an earlier attempt began (a multi-step
+   * operation taken over by a retry or by the completer), in a span of its own that links to that
+   * attempt's span: a child of the span current on the calling thread, or the root of a trace of
+   * its own when none is (the completer runs on a schedule). The span ends when {@code work}
+   * returns or throws; an exception from {@code work} propagates unchanged. The default just runs
+   * {@code work}.
+   *
+   * @param operation the low-cardinality operation being resumed (its scope's), never {@code null}
+   * @param firstAttempt the first attempt's context as it was kept, field names in lower case,
+   *     never {@code null}; one that cannot be read links nothing (the span is made all the same)
+   * @param work what to run, never {@code null}
+   * @param <T> the result's type
+   * @return what {@code work} returned
+   */
+  default <T> T resumeLinked(String operation, Map<String, String> firstAttempt, Supplier<T> work) {
+    return work.get();
+  }
 }

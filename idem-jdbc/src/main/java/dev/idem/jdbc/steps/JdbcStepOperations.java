@@ -15,6 +15,7 @@ import dev.idem.core.RequestInProgressException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.core.steps.DerivedKeys;
 import dev.idem.core.steps.StepOperation;
 import dev.idem.core.steps.Steps;
@@ -24,10 +25,14 @@ import dev.idem.jdbc.SchemaCreation;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
@@ -74,6 +79,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
   private final Duration lease;
   private final Duration retention;
   private final boolean createSchema;
+  private final TraceContextPropagation tracing;
   private volatile boolean schemaReady;
   /** The step table's writes and reads for one run, fenced by the key's lease. */
   private final StepTable table;
@@ -84,6 +90,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     this.stepTable = b.stepTable;
     this.lease = b.lease;
     this.retention = b.retention;
+    this.tracing = b.tracing;
     this.createSchema = b.createSchema;
     this.table = new StepTable(b.dataSource, b.keyTable, b.stepTable, b.lease, b.retention);
     this.keys = JdbcLeaseStore.builder(b.dataSource).table(b.keyTable).createSchema(b.createSchema).build();
@@ -186,7 +193,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     IdempotentRequest request = new IdempotentRequest(claim.scope(), claim.key(), running.fingerprint());
     RunSteps steps = start(request, claim.ownerToken(), input, claim.recovery());
     try {
-      return Objects.requireNonNull(operation.run(steps, steps.input), "the operation returned null");
+      return Objects.requireNonNull(runTraced(request, steps, operation), "the operation returned null");
     } catch (LeaseLostException e) {
       throw e; // another run holds it now
     } catch (Exception e) {
@@ -216,7 +223,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     RunSteps steps = start(request, owner, input, recovery);
     StoredResponse response;
     try {
-      response = Objects.requireNonNull(operation.run(steps, steps.input), "the operation returned null");
+      response = Objects.requireNonNull(runTraced(request, steps, operation), "the operation returned null");
     } catch (Exception | Error e) {
       if (!steps.anyRecorded()) {
         release(request, owner);
@@ -227,6 +234,41 @@ public final class JdbcStepOperations implements KeyStatusReader {
       throw new LeaseLostException(request.key(), "complete");
     }
     return Outcome.executed(response, true, steps.resumed());
+  }
+
+  /**
+   * Runs the operation's body; a resumption of an operation whose input was recorded with a trace
+   * context runs in a span linked to it ({@link TraceContextPropagation#resumeLinked}).
+   */
+  private StoredResponse runTraced(IdempotentRequest request, RunSteps steps, StepOperation operation) throws Exception {
+    if (!steps.resumed() || steps.firstAttempt.isEmpty() || tracing == TraceContextPropagation.NONE) {
+      return operation.run(steps, steps.input);
+    }
+    try {
+      return tracing.resumeLinked(request.scope().operation(), steps.firstAttempt, () -> {
+        try {
+          return operation.run(steps, steps.input);
+        } catch (RuntimeException e) {
+          throw e;
+        } catch (Exception e) {
+          throw new CheckedFailure(e);
+        }
+      });
+    } catch (CheckedFailure f) {
+      throw f.checked;
+    }
+  }
+
+  /** Carries a body's checked exception through the tracing's {@code Supplier}, to be thrown as it was. */
+  private static final class CheckedFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    @SuppressWarnings("serial") // never serialized: caught in runTraced
+    final Exception checked;
+
+    CheckedFailure(Exception checked) {
+      super(checked);
+      this.checked = checked;
+    }
   }
 
   /** Reads what earlier runs recorded (or clears a stale operation's rows) and records the input. */
@@ -244,17 +286,19 @@ public final class JdbcStepOperations implements KeyStatusReader {
       recorded.clear();
     }
     byte[] theInput = input;
+    Map<String, String> firstAttempt = Map.of();
     String storedInput = recorded.remove(INPUT_STEP);
     if (storedInput != null) {
-      String[] parts = storedInput.split("\n", 2);
-      if (!parts[0].equals(request.fingerprint().hex())) {
+      InputRecord record = InputRecord.parse(storedInput);
+      if (!record.fingerprintHex().equals(request.fingerprint().hex())) {
         throw new IdempotencyKeyReusedException(request.scope(), request.key());
       }
-      theInput = java.util.Base64.getDecoder().decode(parts.length > 1 ? parts[1] : "");
+      theInput = record.input();
+      firstAttempt = record.traceContext();
     } else {
-      table.record(request, owner, INPUT_STEP, request.fingerprint().hex() + "\n" + java.util.Base64.getEncoder().encodeToString(input), null);
+      table.record(request, owner, INPUT_STEP, InputRecord.format(request.fingerprint().hex(), input, currentContext()), null);
     }
-    return new RunSteps(table, request, owner, recorded, theInput, recovery || !recorded.isEmpty());
+    return new RunSteps(table, request, owner, recorded, theInput, firstAttempt, recovery || !recorded.isEmpty());
   }
 
   /** @return whether any row of the operation was recorded less than the retention ago (the database's clock) */
@@ -348,11 +392,11 @@ public final class JdbcStepOperations implements KeyStatusReader {
       if (body == null) {
         continue;
       }
-      String[] input = ((String) row[3]).split("\n", 2);
-      IdempotentRequest request = new IdempotentRequest(Scope.of((String) row[0], (String) row[1]), IdempotencyKey.of((String) row[2]),
-          Fingerprint.fromHex(input[0]));
       try {
-        Outcome outcome = execute(request, java.util.Base64.getDecoder().decode(input.length > 1 ? input[1] : ""), body);
+        InputRecord input = InputRecord.parse((String) row[3]);
+        IdempotentRequest request = new IdempotentRequest(Scope.of((String) row[0], (String) row[1]), IdempotencyKey.of((String) row[2]),
+            Fingerprint.fromHex(input.fingerprintHex()));
+        Outcome outcome = execute(request, input.input(), body);
         if (!outcome.replayed()) {
           completed++;
         }
@@ -491,6 +535,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     private Duration lease = Duration.ofSeconds(30);
     private Duration retention = Duration.ofHours(24);
     private boolean createSchema = true;
+    private TraceContextPropagation tracing = TraceContextPropagation.NONE;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -531,6 +576,18 @@ public final class JdbcStepOperations implements KeyStatusReader {
       return this;
     }
 
+    /**
+     * @param tracing gives the trace context current when an operation's input is first recorded,
+     *     which is kept with it, and runs a resumption (by a retry or by the completer) in a span
+     *     linked to it ({@link TraceContextPropagation#resumeLinked}); default {@link
+     *     TraceContextPropagation#NONE}, which keeps and links nothing
+     * @return this builder
+     */
+    public Builder tracing(TraceContextPropagation tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
+      return this;
+    }
+
     /** @param createSchema whether missing tables are created on first use (default {@code true}) */
     public Builder createSchema(boolean createSchema) {
       this.createSchema = createSchema;
@@ -554,6 +611,59 @@ public final class JdbcStepOperations implements KeyStatusReader {
         throw new IllegalArgumentException("a table name is a plain SQL identifier of at most 48 characters, was '" + table + "'");
       }
       return table;
+    }
+  }
+
+  /** @return the current trace context, empty without tracing or when the tracer fails (it never fails a run) */
+  private Map<String, String> currentContext() {
+    if (tracing == TraceContextPropagation.NONE) {
+      return Map.of();
+    }
+    try {
+      Map<String, String> context = tracing.currentContext();
+      return context == null ? Map.of() : context;
+    } catch (RuntimeException e) {
+      return Map.of();
+    }
+  }
+
+  /**
+   * The value of an operation's input row: the fingerprint's hex digits, a line feed, the input in
+   * Base64 and, when a trace context was kept, a line feed and the context as Base64 of UTF-8
+   * {@code name=value} lines. Rows of earlier versions have no third line and read with an empty
+   * context.
+   */
+  record InputRecord(String fingerprintHex, byte[] input, Map<String, String> traceContext) {
+
+    static String format(String fingerprintHex, byte[] input, Map<String, String> traceContext) {
+      String value = fingerprintHex + "\n" + java.util.Base64.getEncoder().encodeToString(input);
+      StringBuilder context = new StringBuilder();
+      traceContext.forEach((name, v) -> {
+        if (name.indexOf('=') < 0 && name.indexOf('\n') < 0 && v.indexOf('\n') < 0 && v.indexOf('\r') < 0) {
+          context.append(context.length() == 0 ? "" : "\n").append(name).append('=').append(v);
+        }
+      });
+      return context.length() == 0 ? value
+          : value + "\n" + java.util.Base64.getEncoder().encodeToString(context.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    static InputRecord parse(String value) {
+      String[] parts = value.split("\n", 3);
+      byte[] input = java.util.Base64.getDecoder().decode(parts.length > 1 ? parts[1] : "");
+      Map<String, String> context = new LinkedHashMap<>();
+      if (parts.length > 2) {
+        try {
+          for (String line : new String(java.util.Base64.getDecoder().decode(parts[2]), StandardCharsets.UTF_8).split("\n")) {
+            int eq = line.indexOf('=');
+            if (eq > 0) {
+              context.putIfAbsent(line.substring(0, eq).toLowerCase(Locale.ROOT), line.substring(eq + 1));
+            }
+          }
+        } catch (IllegalArgumentException unreadable) {
+          context.clear(); // a context that cannot be read links nothing; the operation goes on
+        }
+      }
+      return new InputRecord(parts[0], input, Collections.unmodifiableMap(context));
     }
   }
 }

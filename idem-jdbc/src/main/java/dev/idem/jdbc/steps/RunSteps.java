@@ -20,16 +20,20 @@ final class RunSteps implements Steps {
   private final String owner;
   private final Map<String, String> recorded;
   final byte[] input;
+  /** The trace context kept with the input by the run that recorded it; empty for none. */
+  final Map<String, String> firstAttempt;
   private final boolean resumed;
   private final java.util.Set<String> seen = new java.util.HashSet<>();
   private int recordedNow;
 
-  RunSteps(StepTable table, IdempotentRequest request, String owner, Map<String, String> recorded, byte[] input, boolean resumed) {
+  RunSteps(StepTable table, IdempotentRequest request, String owner, Map<String, String> recorded, byte[] input,
+      Map<String, String> firstAttempt, boolean resumed) {
     this.table = table;
     this.request = request;
     this.owner = owner;
     this.recorded = recorded;
     this.input = input;
+    this.firstAttempt = firstAttempt;
     this.resumed = resumed;
   }
 

@@ -34,7 +34,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A replay's attempt gets a child span, {@code idem replay <operation>} in lower case, that links to the first
  * attempt's span, read from the W3C {@code traceparent} kept with the key's record ({@link
- * #linkToFirstAttempt}); a record kept in another propagation format links nothing.
+ * #linkToFirstAttempt}); a multi-step operation resumed by a retry or by the completer runs in a
+ * span, {@code idem resume <operation>}, linked the same way to the span of the attempt that
+ * recorded its input ({@link #resumeLinked}). A context kept in another propagation format links
+ * nothing.
  *
  * <p>Thread-safe; one instance serves every request and message.
  */
@@ -106,7 +109,30 @@ final class MicrometerTracePropagation implements TraceContextPropagation {
     }
   }
 
-  /** The tag of the replay span's operation: {@value}. */
+  @Override
+  public <T> T resumeLinked(String operation, Map<String, String> firstAttempt, Supplier<T> work) {
+    Span span;
+    try {
+      TraceContext first = fromTraceparent(firstAttempt.get(TRACEPARENT));
+      TraceContext current = tracer.currentTraceContext().context();
+      Span.Builder builder = tracer.spanBuilder().name(ObservationIdemListener.spanName("idem resume ", operation))
+          .tag(REPLAY_OPERATION, operation);
+      builder = current == null ? builder.setNoParent() : builder.setParent(current);
+      span = (first == null ? builder : builder.addLink(new Link(first))).start();
+    } catch (RuntimeException e) {
+      return work.get(); // tracing never fails an operation
+    }
+    try (Tracer.SpanInScope ignored = tracer.withSpan(span)) {
+      return work.get();
+    } catch (RuntimeException | Error e) {
+      span.error(e);
+      throw e;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The tag of the replay's and the resume's span: the operation, {@value}. */
   static final String REPLAY_OPERATION = "idem.operation";
 
   /**
