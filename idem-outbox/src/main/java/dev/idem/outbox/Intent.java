@@ -201,6 +201,24 @@ public final class Intent {
     return new Intent(kind, target, route, copy, body);
   }
 
+  /**
+   * @param fields trace fields (lower-case names) to send instead of the stored ones of the same
+   *     names, ignoring case; a field the intent does not carry is not added
+   * @return a copy of this intent for one delivery ({@link OutboxRelay}), never stored
+   */
+  Intent withTraceFields(Map<String, String> fields) {
+    if (fields.isEmpty()) {
+      return this;
+    }
+    List<Map.Entry<String, String>> copy = new ArrayList<>(headers.size());
+    for (Map.Entry<String, String> h : headers) {
+      String replacement = fields.get(h.getKey().toLowerCase(Locale.ROOT));
+      copy.add(replacement == null || replacement.chars().anyMatch(c -> c == '\r' || c == '\n' || c == 0)
+          ? h : Map.entry(h.getKey(), replacement));
+    }
+    return new Intent(kind, target, route, copy, body);
+  }
+
   /** @return where the intent goes */
   public Kind kind() {
     return kind;

@@ -1,6 +1,7 @@
 package dev.idem.outbox;
 
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.spi.TraceContextPropagation;
 import dev.idem.outbox.spi.Delivery;
 import dev.idem.outbox.spi.IntentTransport;
 import java.sql.Connection;
@@ -13,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Locale;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
@@ -134,12 +137,13 @@ public final class OutboxRelay implements AutoCloseable {
         byId.put(e.id(), e);
       }
       Map<String, Delivery> outcomes = new LinkedHashMap<>();
+      Map<String, TraceContextPropagation.Publication> publications = new HashMap<>();
       for (Map.Entry<Intent.Kind, List<OutboxEntry>> group : byKind.entrySet()) {
         // the round claimed only the kinds this relay has transports for
         IntentTransport transport = Objects.requireNonNull(transports.get(group.getKey()), "transport");
         List<Delivery> results;
         try {
-          results = transport.deliver(List.copyOf(group.getValue()));
+          results = transport.deliver(published(group.getValue(), publications));
         } catch (RuntimeException failure) {
           results = new ArrayList<>();
           for (OutboxEntry e : group.getValue()) {
@@ -177,12 +181,69 @@ public final class OutboxRelay implements AutoCloseable {
           lost++;
         }
       }
+      for (Map.Entry<String, TraceContextPropagation.Publication> p : publications.entrySet()) {
+        Delivery d = outcomes.get(p.getKey());
+        endQuietly(p.getValue(), d == null || d.status() == Delivery.Status.DELIVERED ? null
+            : d.status() + (d.reason() == null ? "" : ": " + d.reason()));
+      }
       int sent = outbox.markSent(c, owner, sentIds);
       lost += sentIds.size() - sent;
       return new Round(batch.size(), sent, retried, dead, lost);
     } catch (SQLException e) {
       throw new IdemStoreException(
           "outbox relay (" + outbox.table() + "): " + e.getMessage() + " [SQLState " + e.getSQLState() + "]", e);
+    }
+  }
+
+  /**
+   * The entries to hand to a transport: with the outbox's tracing, each delivered in a publish
+   * span of its own ({@link TraceContextPropagation#publishing}), a child of the context the intent
+   * carries, whose context the message carries instead; without it, as they are.
+   */
+  private List<OutboxEntry> published(List<OutboxEntry> entries, Map<String, TraceContextPropagation.Publication> publications) {
+    TraceContextPropagation tracing = outbox.tracing();
+    if (tracing == TraceContextPropagation.NONE) {
+      return List.copyOf(entries);
+    }
+    List<OutboxEntry> out = new ArrayList<>(entries.size());
+    for (OutboxEntry e : entries) {
+      Map<String, String> carrier = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+      e.intent().headers().forEach(h -> carrier.putIfAbsent(h.getKey(), h.getValue()));
+      try {
+        TraceContextPropagation.Publication publication = tracing.publishing(destination(e.intent()), carrier);
+        publications.put(e.id(), publication);
+        Intent sent = e.intent().withTraceFields(publication.context());
+        out.add(sent == e.intent() ? e : new OutboxEntry(e.id(), e.scope(), e.key(), e.position(), sent, e.state(), e.attempts(),
+            e.lastError(), e.createdAtMillis()));
+      } catch (RuntimeException tracerFailed) {
+        out.add(e); // tracing never fails a delivery
+      }
+    }
+    return out;
+  }
+
+  /**
+   * @return the low-cardinality name of an intent's delivery: its kind and destination (a topic, a
+   *     subject, an exchange), or for HTTP the method and host, never the path, which may hold ids
+   */
+  static String destination(Intent intent) {
+    String kind = intent.kind().name().toLowerCase(Locale.ROOT).replace('_', '-');
+    if (intent.kind() != Intent.Kind.HTTP) {
+      return kind + " " + intent.target();
+    }
+    try {
+      java.net.URI uri = java.net.URI.create(intent.target());
+      return kind + " " + intent.route() + " " + uri.getHost();
+    } catch (IllegalArgumentException e) {
+      return kind;
+    }
+  }
+
+  private static void endQuietly(TraceContextPropagation.Publication publication, @Nullable String failure) {
+    try {
+      publication.ended(failure);
+    } catch (RuntimeException ignored) {
+      // tracing never fails a delivery
     }
   }
 

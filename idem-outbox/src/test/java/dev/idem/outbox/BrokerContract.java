@@ -476,6 +476,11 @@ abstract class BrokerContract {
             .contains(Map.entry("traceparent", "00-" + traceId + "-" + request.getSpanContext().getSpanId() + "-"
                 + request.getSpanContext().getTraceFlags().asHex())));
       }
+      // the relay sent it in a producer span of the request's trace, whose context the message carries
+      SpanData publish = tracing.finished().stream().filter(s -> s.getName().startsWith("publish ")).collect(onlyOne());
+      assertThat(publish.getTraceId()).isEqualTo(traceId);
+      assertThat(publish.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+      assertThat(publish.getKind()).isEqualTo(SpanKind.PRODUCER);
 
       // the message that carries the context, and one published without any: a trace of its own
       broker.publishRaw("untraced-1", "untraced".getBytes(StandardCharsets.UTF_8));
@@ -489,12 +494,19 @@ abstract class BrokerContract {
           .filter(s -> s.getName().equals("consume billing-" + suffix)).toList();
       assertThat(consumed).hasSize(2);
       assertThat(consumed).filteredOn(s -> s.getTraceId().equals(traceId)).singleElement().satisfies(s -> {
-        assertThat(s.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+        assertThat(s.getParentSpanId()).as("the consumer's parent is the relay's publish span").isEqualTo(publish.getSpanId());
         assertThat(s.getKind()).isEqualTo(SpanKind.CONSUMER);
       });
       assertThat(consumed).filteredOn(s -> !s.getTraceId().equals(traceId)).singleElement()
           .satisfies(s -> assertThat(s.getParentSpanContext().isValid()).isFalse());
     }
+  }
+
+  private static java.util.stream.Collector<SpanData, ?, SpanData> onlyOne() {
+    return java.util.stream.Collectors.collectingAndThen(java.util.stream.Collectors.toList(), list -> {
+      assertThat(list).hasSize(1);
+      return list.get(0);
+    });
   }
 
   // ---- lease mode: handlers whose effect is outside the database ----

@@ -21,7 +21,7 @@ import java.util.function.Supplier;
 /**
  * {@link TraceContextPropagation} over the OpenTelemetry SDK with its in-memory span exporter, as
  * an application without Spring would write it: W3C Trace Context injected from the current
- * context, extracted into a consumer span.
+ * context, extracted into a consumer span; a relay's delivery in a producer span.
  */
 final class OpenTelemetryPropagation implements TraceContextPropagation, AutoCloseable {
 
@@ -63,6 +63,28 @@ final class OpenTelemetryPropagation implements TraceContextPropagation, AutoClo
     } finally {
       span.end();
     }
+  }
+
+  @Override
+  public Publication publishing(String operation, Map<String, String> carrier) {
+    Context parent = propagator.extract(Context.root(), carrier, GETTER);
+    Span span = tracer.spanBuilder("publish " + operation).setParent(parent).setSpanKind(SpanKind.PRODUCER).startSpan();
+    Map<String, String> fields = new LinkedHashMap<>();
+    propagator.inject(parent.with(span), fields, Map::put);
+    return new Publication() {
+      @Override
+      public Map<String, String> context() {
+        return fields;
+      }
+
+      @Override
+      public void ended(String failure) {
+        if (failure != null) {
+          span.setStatus(StatusCode.ERROR, failure);
+        }
+        span.end();
+      }
+    };
   }
 
   List<SpanData> finished() {

@@ -2,6 +2,7 @@ package dev.idem.core.spi;
 
 import java.util.Map;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Carries the trace context of the span current on the calling thread into what Idem stores for
@@ -107,5 +108,59 @@ public interface TraceContextPropagation {
    */
   default <T> T resumeLinked(String operation, Map<String, String> firstAttempt, Supplier<T> work) {
     return work.get();
+  }
+
+  /**
+   * Opens a span for the delivery of one stored message (an outbox intent that a relay sends), of
+   * kind producer, whose parent is the context the message carries (the request's that wrote it),
+   * and gives the trace fields to send with the message in place of the carried ones: the
+   * consumer's span then becomes the publish span's child, and the request's trace shows when the
+   * message left. The default opens nothing and sends the carried fields unchanged.
+   *
+   * @param operation the low-cardinality name of the delivery, such as {@code kafka orders} (the
+   *     transport's kind and the destination), never {@code null}; never a key or a message id
+   * @param carrier the message's stored headers, never {@code null}; {@code get} ignores case
+   * @return the delivery's span, never {@code null}; to be ended once. Must not throw: a failure
+   *     gives a publication that sends the carried fields unchanged
+   */
+  default Publication publishing(String operation, Map<String, String> carrier) {
+    return Publication.unchanged(carrier);
+  }
+
+  /**
+   * One delivery's span ({@link #publishing}). Used by one thread at a time.
+   */
+  interface Publication {
+
+    /**
+     * @param carrier the message's stored headers, never {@code null}
+     * @return a publication that opened no span and sends the carrier's fields as they are
+     */
+    static Publication unchanged(Map<String, String> carrier) {
+      java.util.Objects.requireNonNull(carrier, "carrier");
+      return new Publication() {
+        @Override
+        public Map<String, String> context() {
+          return carrier;
+        }
+
+        @Override
+        public void ended(@Nullable String failure) {}
+      };
+    }
+
+    /**
+     * @return the trace fields to send with the message, names in lower case; they replace the
+     *     fields of the same names the message carries, never {@code null}
+     */
+    Map<String, String> context();
+
+    /**
+     * Ends the span. Must not throw.
+     *
+     * @param failure why the delivery failed (it is retried later, or given up), or {@code null}
+     *     when the receiver took it
+     */
+    void ended(@Nullable String failure);
   }
 }

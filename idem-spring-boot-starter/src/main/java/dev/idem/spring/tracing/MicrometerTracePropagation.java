@@ -37,7 +37,9 @@ import org.jspecify.annotations.Nullable;
  * #linkToFirstAttempt}); a multi-step operation resumed by a retry or by the completer runs in a
  * span, {@code idem resume <operation>}, linked the same way to the span of the attempt that
  * recorded its input ({@link #resumeLinked}). A context kept in another propagation format links
- * nothing.
+ * nothing. The outbox relay sends each message in a span of kind producer, {@code idem publish
+ * <kind> <destination>}, a child of the request's context stored with the intent, whose context
+ * the message then carries ({@link #publishing}): the consumer's span is its child.
  *
  * <p>Thread-safe; one instance serves every request and message.
  */
@@ -131,6 +133,52 @@ final class MicrometerTracePropagation implements TraceContextPropagation {
       span.end();
     }
   }
+
+  @Override
+  public Publication publishing(String operation, Map<String, String> carrier) {
+    try {
+      if (propagator.fields().stream().noneMatch(carrier::containsKey)) {
+        return Publication.unchanged(carrier); // stored without a trace: no span of a trace of its own
+      }
+      Span span = propagator.extract(carrier, (headers, name) -> headers.get(name))
+          .kind(Span.Kind.PRODUCER)
+          .name(ObservationIdemListener.spanName("idem publish ", operation))
+          .tag(DESTINATION, operation)
+          .start();
+      Map<String, String> fields = new LinkedHashMap<>();
+      propagator.inject(span.context(), fields, (headers, name, value) -> {
+        if (headers != null) {
+          headers.put(name.toLowerCase(Locale.ROOT), value);
+        }
+      });
+      return new Publication() {
+        @Override
+        public Map<String, String> context() {
+          return fields;
+        }
+
+        @Override
+        public void ended(@Nullable String failure) {
+          try {
+            span.tag(DELIVERY, failure == null ? "delivered" : "failed");
+            if (failure != null) {
+              span.error(new IllegalStateException("delivery failed: " + failure));
+            }
+          } finally {
+            span.end();
+          }
+        }
+      };
+    } catch (RuntimeException e) {
+      return Publication.unchanged(carrier); // tracing never fails a delivery
+    }
+  }
+
+  /** The publish span's tag of the transport and destination: {@value}. */
+  static final String DESTINATION = "idem.destination";
+
+  /** The publish span's tag of the delivery's end, {@code delivered} or {@code failed}: {@value}. */
+  static final String DELIVERY = "idem.delivery";
 
   /** The tag of the replay's and the resume's span: the operation, {@value}. */
   static final String REPLAY_OPERATION = "idem.operation";
