@@ -130,7 +130,7 @@ public final class AsyncLeaseIdempotency {
   public CompletionStage<AttemptResult> attempt(IdempotentRequest request, AsyncEffect effect) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
-    IdemListener.Attempt observed = IdemListener.start(listener, request, IdemListener.LEASE_MODE);
+    IdemListener.Attempt observed = IdemListener.startAsync(listener, request, IdemListener.LEASE_MODE);
     CompletableFuture<AttemptResult> done = new CompletableFuture<>();
     CompletableFuture<AttemptResult> attempt;
     try {

@@ -123,6 +123,41 @@ public interface IdemListener {
   }
 
   /**
+   * An attempt of a non-blocking engine ({@link AsyncLeaseIdempotency}) begins: as {@link
+   * #started}, but the attempt goes on on other threads (an event loop, a store client's I/O
+   * thread) and its {@link Attempt} is ended on whichever thread completes it. An implementation
+   * must therefore bind nothing to the calling thread (no thread-local scope, no current span):
+   * what it binds would stay on an event-loop thread and leak into unrelated requests. The default
+   * calls {@link #started}, which is right for a listener that binds nothing to a thread (counters,
+   * logs); one that does (an observation's scope) overrides this.
+   *
+   * @param request the request, never {@code null}
+   * @param mode {@link #LEASE_MODE}
+   * @return the attempt's observation, never {@code null}; {@link Attempt#NONE} for none. Must not
+   *     throw (an engine then observes the attempt with {@link Attempt#NONE})
+   */
+  default Attempt startedAsync(IdempotentRequest request, String mode) {
+    return started(request, mode);
+  }
+
+  /**
+   * Calls {@link #startedAsync} and never throws, as {@link #start} does. For non-blocking engines.
+   *
+   * @param listener the engine's listener, never {@code null}
+   * @param request the request, never {@code null}
+   * @param mode {@link #LEASE_MODE}
+   * @return what {@code listener} returned, or {@link Attempt#NONE} if it threw or returned {@code null}
+   */
+  static Attempt startAsync(IdemListener listener, IdempotentRequest request, String mode) {
+    try {
+      Attempt attempt = listener.startedAsync(request, mode);
+      return attempt == null ? Attempt.NONE : attempt;
+    } catch (RuntimeException e) {
+      return Attempt.NONE;
+    }
+  }
+
+  /**
    * Calls {@link #started} and never throws: a listener's failure leaves the attempt unobserved.
    * For engines.
    *

@@ -108,4 +108,28 @@ class AttemptObservationTest {
           })).hasMessage("the effect's own");
     }
   }
+
+  @Test
+  void theNonBlockingEngineStartsItsAttemptsWithTheDetachedHook() throws Exception {
+    List<String> hooks = new ArrayList<>();
+    IdemListener listener = new IdemListener() {
+      @Override
+      public Attempt started(IdempotentRequest request, String mode) {
+        hooks.add("started");
+        return Attempt.NONE;
+      }
+
+      @Override
+      public Attempt startedAsync(IdempotentRequest request, String mode) {
+        hooks.add("startedAsync " + mode);
+        return Attempt.NONE;
+      }
+    };
+    AsyncLeaseIdempotency.builder(new InMemoryLeaseStore()).listener(listener).build()
+        .attempt(request("{}"), c -> java.util.concurrent.CompletableFuture.completedFuture(StoredResponse.of(201, "{}")))
+        .toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(hooks).containsExactly("startedAsync lease");
+    // a listener that binds nothing to a thread keeps its one hook: the default calls started
+    assertThat(new IdemListener() {}.startedAsync(request("{}"), IdemListener.LEASE_MODE)).isSameAs(IdemListener.Attempt.NONE);
+  }
 }

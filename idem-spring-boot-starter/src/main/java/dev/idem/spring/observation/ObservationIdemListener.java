@@ -11,6 +11,7 @@ import io.micrometer.observation.ObservationRegistry;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One Micrometer {@link Observation} per attempt, on every engine (the HTTP filter's, {@link
@@ -87,6 +88,24 @@ public final class ObservationIdemListener implements IdemListener {
 
   @Override
   public Attempt started(IdempotentRequest request, String mode) {
+    return attempt(request, mode, false);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The observation is started but not made current on the calling thread beyond this call
+   * (an event loop's thread goes on to other requests): its scope is opened only while this call
+   * reads the attempt's trace context and while a replay's link is made, each time opened and
+   * closed on one thread. The effect's own observations are therefore not its children unless the
+   * application propagates the context itself (Reactor's context).
+   */
+  @Override
+  public Attempt startedAsync(IdempotentRequest request, String mode) {
+    return attempt(request, mode, true);
+  }
+
+  private Attempt attempt(IdempotentRequest request, String mode, boolean detached) {
     String operation = request.scope().operation();
     Observation observation = Observation.createNotStarted(NAME, registry)
         .contextualName(spanName("idem ", operation))
@@ -94,10 +113,18 @@ public final class ObservationIdemListener implements IdemListener {
         .lowCardinalityKeyValue(OPERATION, operation)
         .start();
     Observation.Scope scope = observation.openScope();
-    // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
-    Attempt inner = IdemListener.start(delegate, request, mode);
-    // read now, while the attempt's span is current on this thread (a non-blocking engine ends elsewhere)
-    Map<String, String> context = tracing == TraceContextPropagation.NONE ? Map.of() : tracing.currentContext();
+    Map<String, String> context;
+    Attempt inner;
+    try {
+      // read now, while the attempt's span is current on this thread
+      context = tracing == TraceContextPropagation.NONE ? Map.of() : tracing.currentContext();
+      // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
+      inner = detached ? IdemListener.startAsync(delegate, request, mode) : IdemListener.start(delegate, request, mode);
+    } finally {
+      if (detached) {
+        scope.close(); // nothing stays bound to an event loop's thread
+      }
+    }
     return new Attempt() {
       @Override
       public Map<String, String> traceContext() {
@@ -108,9 +135,15 @@ public final class ObservationIdemListener implements IdemListener {
       public void ended(AttemptResult result) {
         try {
           inner.ended(result);
-          linkReplay(operation, result);
+          if (detached) {
+            try (Observation.Scope linking = observation.openScope()) {
+              linkReplay(operation, result);
+            }
+          } else {
+            linkReplay(operation, result);
+          }
         } finally {
-          stop(scope, observation.lowCardinalityKeyValue(OUTCOME, outcome(result.kind())));
+          stop(detached ? null : scope, observation.lowCardinalityKeyValue(OUTCOME, outcome(result.kind())));
         }
       }
 
@@ -119,7 +152,7 @@ public final class ObservationIdemListener implements IdemListener {
         try {
           inner.failed(error);
         } finally {
-          stop(scope, observation.lowCardinalityKeyValue(OUTCOME, "effect-failed").error(error));
+          stop(detached ? null : scope, observation.lowCardinalityKeyValue(OUTCOME, "effect-failed").error(error));
         }
       }
     };
@@ -142,9 +175,11 @@ public final class ObservationIdemListener implements IdemListener {
         .ifPresent(first -> tracing.linkToFirstAttempt(operation, first));
   }
 
-  private static void stop(Observation.Scope scope, Observation observation) {
+  private static void stop(Observation.@Nullable Scope scope, Observation observation) {
     try {
-      scope.close();
+      if (scope != null) {
+        scope.close();
+      }
     } finally {
       observation.stop();
     }
