@@ -69,6 +69,10 @@ import org.springframework.core.annotation.AnnotatedMethod;
  * dev.idem.core.OutcomeUnknownException}), and the method must look that effect up by the key
  * instead of repeating it.
  *
+ * <p>A method returning a {@code Mono} runs on the application's non-blocking engine when it has
+ * one ({@link #monos}, {@link MonoMethods}): the call returns a {@code Mono} at once, and its value
+ * is what is stored; without that engine such a method is refused, as every result that comes later.
+ *
  * <p>The auto-configuration creates it; its constructors are not public because the JSON codec
  * (Jackson 2 or Jackson 3, whichever the application has) is internal to the starter.
  */

@@ -34,6 +34,7 @@ import org.springframework.boot.test.context.runner.ReactiveWebApplicationContex
 import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.core.authority.AuthorityUtils;
 import org.springframework.security.core.context.ReactiveSecurityContextHolder;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -221,6 +222,38 @@ class IdempotentMonoMethodTest {
 
       gate.complete(null);
       assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo(new Receipt("charge-1", 500, true));
+    });
+  }
+
+  @Test
+  void aSubscriberThatCancelsBeforeTheMethodIsCalledLeavesTheKeyFree() {
+    GatedStore store = new GatedStore();
+    app.withBean(MonoCharges.class).withBean(AsyncLeaseIdempotency.class, () -> AsyncLeaseIdempotency.builder(store).build()).run(ctx -> {
+      MonoCharges charges = ctx.getBean(MonoCharges.class);
+      store.claimGate = new CompletableFuture<>();
+      Disposable subscription = charges.charge("k-1", 500).subscribe();
+      subscription.dispose();
+      store.claimGate.complete(null); // the claim is won after the subscriber left
+      assertThat(charges.calls()).as("the method is not called for nobody").isEqualTo(0);
+
+      assertThat(charges.charge("k-1", 500).block(Duration.ofSeconds(10))).isEqualTo(new Receipt("charge-1", 500, true));
+      assertThat(charges.calls()).isEqualTo(1);
+    });
+  }
+
+  @Test
+  void aSubscriberThatCancelsOnceTheMethodRunsLeavesItToFinishAndItsValueIsReplayed() {
+    app.withBean(MonoCharges.class).run(ctx -> {
+      MonoCharges charges = ctx.getBean(MonoCharges.class);
+      CompletableFuture<Void> gate = charges.closeGate();
+      Disposable subscription = charges.charge("k-1", 500).subscribe();
+      assertThat(charges.calls()).isEqualTo(1);
+      subscription.dispose();
+      gate.complete(null); // the method's Mono ends after its subscriber left
+
+      assertThat(charges.completions()).isEqualTo(1);
+      assertThat(charges.charge("k-1", 500).block(Duration.ofSeconds(10))).isEqualTo(new Receipt("charge-1", 500, true));
+      assertThat(charges.calls()).as("not called a second time").isEqualTo(1);
     });
   }
 
