@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 
 /**
  * The fixture API of the anyonce conformance vectors ({@code schema.json}, {@code fixture}), behind
- * the filter in {@link AnyonceConformance}:
+ * the filter in {@link dev.idem.testkit.conformance.AnyonceConformance}:
  *
  * <ul>
  *   <li>{@code POST /echo}: 201 with the request body, {@code text/plain};

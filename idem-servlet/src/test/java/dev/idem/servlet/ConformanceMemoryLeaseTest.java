@@ -1,11 +1,10 @@
 package dev.idem.servlet;
 
-import dev.idem.core.IdempotencyEngine;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.InProgressPolicy;
 import dev.idem.core.LeaseIdempotency;
+import dev.idem.testkit.conformance.AnyonceConformance;
 import java.time.Duration;
-import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -22,15 +21,12 @@ class ConformanceMemoryLeaseTest {
 
   @TestFactory
   Stream<DynamicTest> vectors() {
-    return AnyonceConformance.tests(new AnyonceConformance.Configuration() {
-      @Override
-      public IdempotencyEngine engine(Set<String> requires) {
-        LeaseIdempotency.Builder b = LeaseIdempotency.builder(store).inProgress(InProgressPolicy.failFast());
-        if (requires.contains("short-ttl")) {
-          b.lease(Duration.ofSeconds(1)).retention(Duration.ofSeconds(2));
-        }
-        return b.build();
+    return AnyonceConformance.tests(new ServletConformance(requires -> {
+      LeaseIdempotency.Builder b = LeaseIdempotency.builder(store).inProgress(InProgressPolicy.failFast());
+      if (requires.contains("short-ttl")) {
+        b.lease(Duration.ofSeconds(1)).retention(Duration.ofSeconds(2));
       }
-    });
+      return b.build();
+    }));
   }
 }

@@ -1,6 +1,7 @@
 package dev.idem.servlet;
 
 import dev.idem.testkit.TestDatabase;
+import dev.idem.testkit.conformance.AnyonceConformance;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -18,6 +19,6 @@ class ConformancePostgresTransactionalTest {
 
   @TestFactory
   Stream<DynamicTest> vectors() {
-    return AnyonceConformance.tests(new TransactionalConformance(POSTGRES.target().dataSource()));
+    return AnyonceConformance.tests(new ServletConformance(new TransactionalConformance(POSTGRES.target().dataSource())));
   }
 }

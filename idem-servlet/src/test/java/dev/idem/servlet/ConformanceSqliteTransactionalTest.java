@@ -1,6 +1,7 @@
 package dev.idem.servlet;
 
 import dev.idem.testkit.TestDatabase;
+import dev.idem.testkit.conformance.AnyonceConformance;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -13,6 +14,6 @@ class ConformanceSqliteTransactionalTest {
 
   @TestFactory
   Stream<DynamicTest> vectors() {
-    return AnyonceConformance.tests(new TransactionalConformance(SQLITE.target().dataSource()));
+    return AnyonceConformance.tests(new ServletConformance(new TransactionalConformance(SQLITE.target().dataSource())));
   }
 }

@@ -13,13 +13,13 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 /**
- * Transactional mode for {@link AnyonceConformance} as the Spring Boot starter builds it by default
+ * Transactional mode for {@link dev.idem.testkit.conformance.AnyonceConformance} as the Spring Boot starter builds it by default
  * ({@code IdemTransactionalAutoConfiguration}): the key table created at start-up, a claim that waits
  * 10 ms for a concurrent attempt's row ({@code claimLockWait}), the key-last strategy, fail-fast
  * duplicates, retention 24 h; for a vector that requires {@code short-ttl}, the shortest retention
  * the engine accepts, 1 s.
  */
-final class TransactionalConformance implements AnyonceConformance.Configuration {
+final class TransactionalConformance implements ServletConformance.Engines {
 
   /** The starter's {@code IdemTransactionalAutoConfiguration.CLAIM_LOCK_WAIT}. */
   static final Duration CLAIM_LOCK_WAIT = Duration.ofMillis(10);

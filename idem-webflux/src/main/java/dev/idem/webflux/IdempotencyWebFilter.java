@@ -22,6 +22,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -102,6 +106,17 @@ import reactor.core.publisher.Mono;
  * #PROBLEM_OUTCOME_UNKNOWN} (the handler ran but its answer could not be stored within the lease:
  * its answer is not sent, and a retry with the same key after {@code Retry-After} gets the stored
  * answer or resumes as a recovery).
+ *
+ * <h2>A client that goes away</h2>
+ *
+ * <p>When the connection closes, WebFlux cancels the filter's chain (or fails the body being
+ * read). What was not begun is not begun, what was begun finishes: a request whose body was still
+ * being read claims nothing; one whose claim was in flight (or that waited for another attempt)
+ * runs no handler, and the engine releases the key it may have won; a handler already running runs
+ * on to its end, detached from the exchange (the engine subscribed to it, not the client), and its
+ * answer is stored or the key released as for any answer, so the retry gets the replay; an answer
+ * stored but not yet written is replayed to the retry. Exactly one effect per key either way, and no
+ * key stays claimed past its lease.
  *
  * <h2>Threads</h2>
  *
@@ -229,6 +244,10 @@ public final class IdempotencyWebFilter implements WebFilter {
       IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation), key, fingerprint);
       HandlerRun run = new HandlerRun();
       AsyncEffect effect = claim -> {
+        if (!run.start()) {
+          // the client left before the handler began: nothing ran, so the engine releases the key
+          return CompletableFuture.failedFuture(new CancellationException("the client went away before the handler ran"));
+        }
         CapturingResponse captured = new CapturingResponse(exchange.getResponse(), config.maxResponseBytes());
         run.captured = captured;
         ServerWebExchange handlers = withBody(exchange, body, captured);
@@ -238,9 +257,30 @@ public final class IdempotencyWebFilter implements WebFilter {
             .then(Mono.fromSupplier(() -> toStored(captured)))
             .toFuture();
       };
-      return Mono.fromCompletionStage(() -> config.engine().attempt(idempotent, effect))
+      // Detached on purpose: a cancelled subscription (the client went away) cancels only the stage
+      // made by handle(), which CompletableFuture does not pass upstream, so the engine goes on and
+      // stores or releases the key; the handler's own subscription (toFuture above) is the engine's.
+      // An attempt that failed after the client left is nobody's to answer: it completes empty.
+      return Mono.fromCompletionStage(() -> config.engine().attempt(idempotent, effect)
+              .handle((result, error) -> settledAfterLeaving(result, error, run)))
+          .doOnCancel(run::abandon)
           .flatMap(result -> answer(exchange.getResponse(), result, run, echo));
     }));
+  }
+
+  /**
+   * The engine's result as the answer's input; its failure as it is, unless the client left before
+   * the handler began (the key is then released and no one waits for the answer).
+   */
+  private static @Nullable AttemptResult settledAfterLeaving(@Nullable AttemptResult result, @Nullable Throwable error, HandlerRun run) {
+    if (error == null) {
+      return result;
+    }
+    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (run.abandoned()) {
+      return null;
+    }
+    throw cause instanceof RuntimeException e ? e : new CompletionException(cause);
   }
 
   /** The handler's view: the body read again from memory, its form data from it, and the capturing response. */
@@ -439,8 +479,31 @@ public final class IdempotencyWebFilter implements WebFilter {
     }
   }
 
-  /** What the effect left for the answer: the handler's captured response, once it ran. */
+  /**
+   * What the effect left for the answer (the handler's captured response, once it ran), and
+   * whether the handler began before the client left: whichever of {@link #start()} and {@link
+   * #abandon()} comes first wins, once.
+   */
   private static final class HandlerRun {
+    private static final int WAITING = 0;
+    private static final int STARTED = 1;
+    private static final int ABANDONED = 2;
+
+    private final AtomicInteger state = new AtomicInteger(WAITING);
     volatile @Nullable CapturingResponse captured;
+
+    /** @return true if the handler may run: the client had not left */
+    boolean start() {
+      return state.compareAndSet(WAITING, STARTED);
+    }
+
+    /** The client left: a handler that has not begun never will; one that has runs on, detached. */
+    void abandon() {
+      state.compareAndSet(WAITING, ABANDONED);
+    }
+
+    boolean abandoned() {
+      return state.get() == ABANDONED;
+    }
   }
 }

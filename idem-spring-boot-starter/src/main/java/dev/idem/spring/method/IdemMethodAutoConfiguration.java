@@ -4,6 +4,7 @@ import static dev.idem.spring.internal.IdemSettings.maxResponseBytes;
 import static dev.idem.spring.internal.ModeDecisions.DATA_SOURCE_UTILS;
 import static dev.idem.spring.internal.ModeDecisions.TRANSACTION_MANAGER;
 
+import dev.idem.core.AsyncLeaseIdempotency;
 import dev.idem.core.IdemListener;
 import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.spi.PrincipalResolver;
@@ -18,6 +19,7 @@ import dev.idem.spring.internal.IdempotentMethods;
 import dev.idem.spring.internal.JsonCodec;
 import dev.idem.spring.internal.JsonCodecs;
 import dev.idem.spring.internal.PrincipalIntegration;
+import dev.idem.spring.internal.ReactiveSecurityPrincipals;
 import dev.idem.spring.internal.RequestKeys;
 import dev.idem.spring.internal.SpringTransactions;
 import dev.idem.spring.keystatus.IdemKeyStatusAutoConfiguration;
@@ -41,6 +43,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
@@ -53,6 +56,8 @@ import org.springframework.util.function.SingletonSupplier;
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemKeyStatusAutoConfiguration.class})
 @ConditionalOnBean(IdemAutoConfiguration.class)
 public class IdemMethodAutoConfiguration {
+
+  private static final String MONO = "reactor.core.publisher.Mono";
 
   /** Jackson 3 for {@link Idempotent} methods, when it is on the class path ({@link JsonCodecs}). */
   @Configuration(proxyBeanMethods = false)
@@ -76,8 +81,8 @@ public class IdemMethodAutoConfiguration {
 
   /**
    * Refuses to start when an {@code @Idempotent} method returns a result that comes later (a
-   * {@code Mono}, a {@code Flux}, a {@code CompletableFuture}, a Kotlin {@code suspend} function's:
-   * {@link IdempotentReturnTypes}), when a bean has {@code @Idempotent} methods and no principal
+   * {@code Flux}, a {@code CompletableFuture}, a Kotlin {@code suspend} function's, a {@code Mono}
+   * where the application has no {@link AsyncLeaseIdempotency}: {@link IdempotentReturnTypes}), when a bean has {@code @Idempotent} methods and no principal
    * source is configured, or when {@code idem.principal} names a source that is not on the class
    * path.
    */
@@ -88,9 +93,10 @@ public class IdemMethodAutoConfiguration {
       ObjectProvider<PrincipalResolver<Object>> resolvers,
       ObjectProvider<PrincipalIntegration> integrations,
       ObjectProvider<dev.idem.core.spi.LeaseStore> store,
-      ObjectProvider<JdbcIdempotency> keys) {
+      ObjectProvider<JdbcIdempotency> keys,
+      ObjectProvider<AsyncLeaseIdempotency> asyncEngines) {
     return () -> {
-      IdempotentReturnTypes.check(beans);
+      IdempotentReturnTypes.check(beans, monoEngine(beans, asyncEngines) != null);
       List<IdempotentMethods.Found> methods = IdempotentMethods.of(beans);
       if (!methods.isEmpty()) {
         // Was: a Redis store for methods was never named at start-up, only the filter's store.
@@ -114,6 +120,15 @@ public class IdemMethodAutoConfiguration {
     };
   }
 
+  /**
+   * @return the engine of {@link Idempotent} methods returning a {@code Mono}: the application's
+   *     one {@link AsyncLeaseIdempotency} (a reactive web application with idem-webflux has one),
+   *     when Reactor is on the class path; else {@code null}, and such methods are refused
+   */
+  static @Nullable AsyncLeaseIdempotency monoEngine(ConfigurableListableBeanFactory beans, ObjectProvider<AsyncLeaseIdempotency> engines) {
+    return ClassUtils.isPresent(MONO, beans.getBeanClassLoader()) ? engines.getIfUnique() : null;
+  }
+
   /** {@link Idempotent} methods. */
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -127,9 +142,10 @@ public class IdemMethodAutoConfiguration {
       ObjectProvider<PrincipalIntegration> integrations,
       ObjectProvider<IdemProperties> properties,
       ObjectProvider<IdemListener> listeners,
-      ObjectProvider<MethodTransactions> transactions) {
+      ObjectProvider<MethodTransactions> transactions,
+      ObjectProvider<AsyncLeaseIdempotency> asyncEngines) {
     MethodInterceptor advice = new FirstCallInterceptor(beans, lease, transactional, dataSource, principals, integrations, properties,
-        listeners, transactions);
+        listeners, transactions, asyncEngines);
     DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, Idempotent.class, true), advice);
     advisor.setOrder(Ordered.LOWEST_PRECEDENCE - 10); // inside @Transactional's advice, so the transaction is open
     return advisor;
@@ -151,7 +167,7 @@ public class IdemMethodAutoConfiguration {
         ObjectProvider<JdbcIdempotency> transactional, ObjectProvider<DataSource> dataSource,
         ObjectProvider<PrincipalResolver<Object>> principals, ObjectProvider<PrincipalIntegration> integrations,
         ObjectProvider<IdemProperties> properties, ObjectProvider<IdemListener> listeners,
-        ObjectProvider<MethodTransactions> transactions) {
+        ObjectProvider<MethodTransactions> transactions, ObjectProvider<AsyncLeaseIdempotency> asyncEngines) {
       this.beans = beans;
       this.principals = principals;
       this.integrations = integrations;
@@ -171,6 +187,14 @@ public class IdemMethodAutoConfiguration {
             : null;
         IdempotentMethodInterceptor made = new IdempotentMethodInterceptor(lease.getObject(), joining, joins != null, ds, json, resolver,
             p.getAnonymousPrincipal(), maxResponseBytes(p));
+        AsyncLeaseIdempotency monoEngine = monoEngine(beans, asyncEngines);
+        if (monoEngine != null) {
+          IdemProperties.PrincipalSource source = IdemPrincipals.source(p);
+          boolean reactiveSecurity = principals.getIfAvailable() == null
+              && (source == IdemProperties.PrincipalSource.AUTO || source == IdemProperties.PrincipalSource.SPRING_SECURITY)
+              && ClassUtils.isPresent(ReactiveSecurityPrincipals.CONTEXT_HOLDER, beans.getBeanClassLoader());
+          made.monos(monoEngine, reactiveSecurity);
+        }
         RequestKeys keysOfRequests = beans.getBeanProvider(RequestKeys.class)
             .getIfAvailable();
         return keysOfRequests == null ? made : made.coveredBy(keysOfRequests);

@@ -1,5 +1,6 @@
 package dev.idem.spring.method;
 
+import dev.idem.core.AsyncLeaseIdempotency;
 import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
@@ -68,6 +69,10 @@ import org.springframework.core.annotation.AnnotatedMethod;
  * dev.idem.core.OutcomeUnknownException}), and the method must look that effect up by the key
  * instead of repeating it.
  *
+ * <p>A method returning a {@code Mono} runs on the application's non-blocking engine when it has
+ * one ({@link #monos}, {@link MonoMethods}): the call returns a {@code Mono} at once, and its value
+ * is what is stored; without that engine such a method is refused, as every result that comes later.
+ *
  * <p>The auto-configuration creates it; its constructors are not public because the JSON codec
  * (Jackson 2 or Jackson 3, whichever the application has) is internal to the starter.
  */
@@ -95,6 +100,8 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
   private final int maxResponseBytes;
   /** The key of the HTTP request the filter protects on this thread, if any; see {@link #coveredBy}. */
   private volatile RequestKeys requestKeys = () -> null;
+  /** Methods returning a {@code Mono}, when the application has a non-blocking engine; else {@code null}. */
+  private volatile @Nullable MonoMethods monos;
   /** The methods whose calls inside a protected request were logged already (once each). */
   private final java.util.Set<Method> toldCovered = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -169,8 +176,12 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
    * @throws dev.idem.core.RequestInProgressException if a call with this key is still running
    * @throws IllegalStateException if the method has no {@link Idempotent.Key} parameter of type
    *     {@code String}
-   * @throws IdemUnsupportedException if the method's result comes later (a {@code Mono}, a {@code
-   *     CompletableFuture}, a Kotlin {@code suspend} function's), before it runs
+   * @throws IdemUnsupportedException if the method's result comes later (a {@code Mono} without
+   *     {@link #monos}, a {@code Flux}, a {@code CompletableFuture}, a Kotlin {@code suspend}
+   *     function's), before it runs
+   * @return the method's result, stored or replayed; for a method returning a {@code Mono} (with
+   *     {@link #monos}), a {@code Mono} that runs the attempt when subscribed to and fails with the
+   *     exceptions above
    */
   @Override
   public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
@@ -183,32 +194,28 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     if (annotation == null) {
       return invocation.proceed(); // matched through another path; nothing to do
     }
-    String unsupported = IdempotentReturnTypes.unsupported(method);
+    MonoMethods reactive = monos;
+    String unsupported = IdempotentReturnTypes.unsupported(method, reactive != null);
     if (unsupported != null) {
       // Refused at start-up for the beans of the context; this one escaped the scan. Nothing runs.
       throw IdempotentReturnTypes.refusal(null, method, unsupported);
     }
-    MethodParameter[] parameters = new AnnotatedMethod(method).getMethodParameters();
-    Object[] args = invocation.getArguments();
-    int keyIndex = -1;
-    List<Object> payload = new ArrayList<>();
-    for (int i = 0; i < args.length; i++) {
-      if (parameters[i].hasParameterAnnotation(Idempotent.Key.class)) {
-        if (keyIndex >= 0 || parameters[i].getParameterType() != String.class) {
-          throw new IllegalStateException(method + " must have exactly one @Idempotent.Key parameter, of type String");
-        }
-        keyIndex = i;
-      } else {
-        payload.add(args[i]);
+    if (reactive != null && IdempotentReturnTypes.returnsMono(method)) {
+      String operation;
+      IdempotencyKey key;
+      Fingerprint fingerprint;
+      try {
+        List<Object> payload = new ArrayList<>();
+        key = IdempotencyKey.of(keyArgument(method, invocation.getArguments(), payload));
+        operation = annotation.operation().isEmpty() ? IdempotentMethods.defaultOperation(method) : annotation.operation();
+        fingerprint = Fingerprint.ofJson(json.write(payload));
+      } catch (RuntimeException e) {
+        return MonoMethods.failed(e); // a caller of a Mono method expects its failures in the Mono
       }
+      return reactive.call(invocation, method, operation, key, fingerprint);
     }
-    if (keyIndex < 0) {
-      throw new IllegalStateException(method + " is @Idempotent but has no parameter annotated @Idempotent.Key");
-    }
-    if (args[keyIndex] == null) {
-      throw new IdempotencyKeyMissingException(method.getDeclaringClass().getSimpleName() + "." + method.getName());
-    }
-    IdempotencyKey key = IdempotencyKey.of((String) args[keyIndex]);
+    List<Object> payload = new ArrayList<>();
+    IdempotencyKey key = IdempotencyKey.of(keyArgument(method, invocation.getArguments(), payload));
     RequestKeys.ProtectedRequest around = requestKeys.current();
     if (around != null && key.equals(around.key()) && transactional != null
         && SpringTransactions.connectionOfCurrentTransaction(dataSource) == around.connection()) {
@@ -274,12 +281,53 @@ final class IdempotentMethodInterceptor implements MethodInterceptor {
     return json.read(outcome.response().body(), method.getGenericReturnType());
   }
 
+  /**
+   * @param payload receives the arguments other than the key, in order
+   * @return the {@link Idempotent.Key} argument
+   * @throws IllegalStateException if there is not exactly one such parameter, of type {@code String}
+   * @throws IdempotencyKeyMissingException if the key argument is {@code null}
+   */
+  private static String keyArgument(Method method, Object[] args, List<Object> payload) {
+    MethodParameter[] parameters = new AnnotatedMethod(method).getMethodParameters();
+    int keyIndex = -1;
+    for (int i = 0; i < args.length; i++) {
+      if (parameters[i].hasParameterAnnotation(Idempotent.Key.class)) {
+        if (keyIndex >= 0 || parameters[i].getParameterType() != String.class) {
+          throw new IllegalStateException(method + " must have exactly one @Idempotent.Key parameter, of type String");
+        }
+        keyIndex = i;
+      } else {
+        payload.add(args[i]);
+      }
+    }
+    if (keyIndex < 0) {
+      throw new IllegalStateException(method + " is @Idempotent but has no parameter annotated @Idempotent.Key");
+    }
+    if (args[keyIndex] == null) {
+      throw new IdempotencyKeyMissingException(method.getDeclaringClass().getSimpleName() + "." + method.getName());
+    }
+    return (String) args[keyIndex];
+  }
+
   private static Object proceed(MethodInvocation invocation) {
     try {
       return invocation.proceed();
     } catch (Throwable t) {
       throw new MethodFailure(t);
     }
+  }
+
+  /**
+   * Lets methods returning a {@code Mono} run on the non-blocking engine ({@link MonoMethods});
+   * without it they are refused, as every result that comes later.
+   *
+   * @param engine the application's non-blocking lease-mode engine, never {@code null}
+   * @param reactiveSecurity whether Spring Security's context in the subscriber's Reactor context names the caller
+   * @return this interceptor
+   */
+  IdempotentMethodInterceptor monos(AsyncLeaseIdempotency engine, boolean reactiveSecurity) {
+    this.monos = new MonoMethods(engine, json, principals, reactiveSecurity, anonymousPrincipal, this::store);
+    return this;
   }
 
   private StoredResponse store(Object result) {

@@ -2,8 +2,7 @@ package dev.idem.spring.principal;
 
 import dev.idem.spring.IdemProperties;
 import dev.idem.spring.internal.PrincipalIntegration;
-import org.springframework.security.authentication.AuthenticationTrustResolver;
-import org.springframework.security.authentication.AuthenticationTrustResolverImpl;
+import dev.idem.spring.internal.SecurityNames;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
 
@@ -15,8 +14,6 @@ import org.springframework.security.core.context.SecurityContextHolder;
  */
 final class SpringSecurityPrincipals implements PrincipalIntegration {
 
-  private final AuthenticationTrustResolver trust = new AuthenticationTrustResolverImpl();
-
   @Override
   public IdemProperties.PrincipalSource kind() {
     return IdemProperties.PrincipalSource.SPRING_SECURITY;
@@ -24,12 +21,7 @@ final class SpringSecurityPrincipals implements PrincipalIntegration {
 
   @Override
   public String currentPrincipal() {
-    Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
-    if (authentication == null || !authentication.isAuthenticated() || trust.isAnonymous(authentication)) {
-      return null;
-    }
-    String name = authentication.getName();
-    return name == null || name.isEmpty() ? null : name;
+    return SecurityNames.nameOf(SecurityContextHolder.getContext().getAuthentication());
   }
 
   @Override
