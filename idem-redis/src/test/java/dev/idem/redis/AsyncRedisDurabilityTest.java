@@ -12,6 +12,14 @@ import dev.idem.core.IdempotentRequest;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
+import dev.idem.core.spi.AsyncLeaseStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.support.AsyncConnectionPoolSupport;
+import io.lettuce.core.support.AsyncPool;
+import io.lettuce.core.support.BoundedPoolConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
@@ -115,6 +123,33 @@ class AsyncRedisDurabilityTest {
     assertThat(Duration.ofNanos(sharedDone)).isLessThan(Duration.ofMillis(1500));
     assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).cause().hasMessageContaining("acknowledged by 0 of 1 replicas");
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofMillis(2000));
+  }
+
+  /** The setup docs/reactive.md shows: the store on Lettuce's shared connection, and durable writes on a pool of their own. */
+  @Test
+  void theSetupTheDocsShow() throws Exception {
+    RedisClient lettuce = REDIS.lettuceClient();
+    RedisURI uri = RedisURI.create(REDIS.url());
+    String prefix = REDIS.prefix();
+    // tag::lettuce[]
+    StatefulRedisConnection<byte[], byte[]> shared = lettuce.connect(ByteArrayCodec.INSTANCE);
+    AsyncLeaseStore store = AsyncRedisLeaseStore.builder(LettuceStoreClient.of(shared)).keyPrefix(prefix).build();
+
+    // durable writes: WAIT runs on connections of their own, so that it never holds the shared one
+    AsyncPool<StatefulRedisConnection<byte[], byte[]>> waiting = AsyncConnectionPoolSupport.createBoundedObjectPool(
+        () -> lettuce.connectAsync(ByteArrayCodec.INSTANCE, uri), BoundedPoolConfig.builder().maxTotal(16).build());
+    AsyncLeaseStore durable = AsyncRedisLeaseStore.builder(LettuceStoreClient.of(shared, waiting)).keyPrefix(prefix)
+        .durability(RedisDurability.replicas(1, Duration.ofSeconds(1)))
+        .build();
+    // end::lettuce[]
+    try {
+      assertThat(store.claimAsync(request(), "owner-a", LEASE, RETENTION).toCompletableFuture().get(10, TimeUnit.SECONDS).state())
+          .isEqualTo(ClaimResult.State.CLAIMED);
+      assertUnknown(durable.claimAsync(request(), "owner-a", LEASE, RETENTION)); // this server has no replica
+    } finally {
+      waiting.close();
+      shared.close();
+    }
   }
 
   private static AsyncRedisLeaseStore durable(RedisDurability durability) {

@@ -67,6 +67,18 @@ final class RedisTestServer implements BeforeAllCallback, AfterAllCallback {
     return lettuceConnection;
   }
 
+  /** @return the Lettuce client of {@link #lettuce()}, for connections of a test's own */
+  synchronized io.lettuce.core.RedisClient lettuceClient() {
+    lettuce();
+    return java.util.Objects.requireNonNull(lettuce);
+  }
+
+  /** @return the server's URL, {@code IDEM_TEST_REDIS_URL} or {@value #DEFAULT_URL} */
+  String url() {
+    client();
+    return url;
+  }
+
   /**
    * @param size the most connections at once
    * @return a pool of Lettuce connections to the same server, for the writes that wait for
