@@ -13,6 +13,7 @@ import io.lettuce.core.api.async.RedisHashAsyncCommands;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.ArrayOutput;
 import io.lettuce.core.protocol.CommandArgs;
@@ -59,15 +60,19 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
   private final RedisHashAsyncCommands<byte[], byte[]> hashes;
   private final RedisKeyAsyncCommands<byte[], byte[]> keys;
   private final @Nullable AsyncPool<StatefulRedisConnection<byte[], byte[]>> waiting;
+  /** The cluster connection, whose masters {@link #scan} walks one by one; null for one server. */
+  private final @Nullable StatefulRedisClusterConnection<byte[], byte[]> cluster;
   private final String description;
 
   private <C extends RedisScriptingAsyncCommands<byte[], byte[]> & RedisHashAsyncCommands<byte[], byte[]>
       & RedisKeyAsyncCommands<byte[], byte[]>> LettuceStoreClient(C commands,
-      @Nullable AsyncPool<StatefulRedisConnection<byte[], byte[]>> waiting, String description) {
+      @Nullable AsyncPool<StatefulRedisConnection<byte[], byte[]>> waiting,
+      @Nullable StatefulRedisClusterConnection<byte[], byte[]> cluster, String description) {
     this.scripting = commands;
     this.hashes = commands;
     this.keys = commands;
     this.waiting = waiting;
+    this.cluster = cluster;
     this.description = description;
   }
 
@@ -80,7 +85,7 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
    * @throws NullPointerException if {@code connection} is {@code null}
    */
   public static LettuceStoreClient of(StatefulRedisConnection<byte[], byte[]> connection) {
-    return new LettuceStoreClient(Objects.requireNonNull(connection, "connection").async(), null,
+    return new LettuceStoreClient(Objects.requireNonNull(connection, "connection").async(), null, null,
         "LettuceStoreClient[shared connection]");
   }
 
@@ -99,7 +104,7 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
   public static LettuceStoreClient of(StatefulRedisConnection<byte[], byte[]> connection,
       AsyncPool<StatefulRedisConnection<byte[], byte[]>> waiting) {
     return new LettuceStoreClient(Objects.requireNonNull(connection, "connection").async(), Objects.requireNonNull(waiting, "waiting"),
-        "LettuceStoreClient[shared connection, pool for waiting writes]");
+        null, "LettuceStoreClient[shared connection, pool for waiting writes]");
   }
 
   /**
@@ -111,7 +116,7 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
    * @throws NullPointerException if {@code connection} is {@code null}
    */
   public static LettuceStoreClient of(StatefulRedisClusterConnection<byte[], byte[]> connection) {
-    return new LettuceStoreClient(Objects.requireNonNull(connection, "connection").async(), null,
+    return new LettuceStoreClient(Objects.requireNonNull(connection, "connection").async(), null, connection,
         "LettuceStoreClient[shared cluster connection]");
   }
 
@@ -125,13 +130,7 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
       if (failure == null) {
         result.complete(reply);
       } else if (noScript(failure)) {
-        scripting.<@Nullable Object>eval(script.source(), type, k, a).whenComplete((again, failed) -> {
-          if (failed == null) {
-            result.complete(again);
-          } else {
-            result.completeExceptionally(failed);
-          }
-        });
+        Stages.relay(scripting.<@Nullable Object>eval(script.source(), type, k, a), result);
       } else {
         result.completeExceptionally(failure);
       }
@@ -168,13 +167,7 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
     CompletableFuture<Acknowledged> result = new CompletableFuture<>();
     reply.whenComplete((value, scriptFailure) -> acknowledgements.whenComplete((counts, waitFailure) -> {
       if (scriptFailure != null && bySha && noScript(scriptFailure)) {
-        Stages.call(() -> attempt(c, script, k, a, false, durability)).whenComplete((again, failed) -> {
-          if (failed == null) {
-            result.complete(again);
-          } else {
-            result.completeExceptionally(failed);
-          }
-        });
+        Stages.relay(Stages.call(() -> attempt(c, script, k, a, false, durability)), result);
       } else if (scriptFailure != null) {
         Throwable cause = Stages.unwrap(scriptFailure);
         if (cause instanceof RedisCommandExecutionException e && !redirected(e)) {
@@ -218,17 +211,34 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
   }
 
   /**
-   * {@code SCAN} page by page (on a cluster, Lettuce's scan walks the masters one after the other),
-   * each key given to {@code action} once the previous key's stage completed.
+   * {@code SCAN} page by page, each key given to {@code action} once the previous key's stage
+   * completed. On a cluster, the masters that own slots (in the connection's slot map) one after
+   * the other, each over its node connection, opened without blocking (Lettuce's own cluster
+   * {@code SCAN} opens a node's connection by waiting for it, on the event loop).
    */
   @Override
   public CompletionStage<Long> scan(String pattern, int batchSize, Function<String, CompletionStage<Long>> action) {
     ScanArgs args = ScanArgs.Builder.matches(pattern).limit(batchSize);
-    return page(keys.scan(args), args, action, 0L);
+    StatefulRedisClusterConnection<byte[], byte[]> c = cluster;
+    if (c == null) {
+      return page(keys, keys.scan(args), args, action, 0L);
+    }
+    List<String> masters = new ArrayList<>();
+    for (RedisClusterNode node : c.getPartitions()) {
+      if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+        masters.add(node.getNodeId());
+      }
+    }
+    CompletionStage<Long> removed = CompletableFuture.completedFuture(0L);
+    for (String nodeId : masters) {
+      removed = removed.thenCompose(sum -> c.getConnectionAsync(nodeId)
+          .thenCompose(node -> page(node.async(), node.async().scan(args), args, action, sum)));
+    }
+    return removed;
   }
 
-  private CompletionStage<Long> page(CompletionStage<KeyScanCursor<byte[]>> scan, ScanArgs args,
-      Function<String, CompletionStage<Long>> action, long removedBefore) {
+  private static CompletionStage<Long> page(RedisKeyAsyncCommands<byte[], byte[]> on, CompletionStage<KeyScanCursor<byte[]>> scan,
+      ScanArgs args, Function<String, CompletionStage<Long>> action, long removedBefore) {
     return scan.thenCompose(cursor -> {
       CompletionStage<Long> removed = CompletableFuture.completedFuture(removedBefore);
       for (byte[] found : cursor.getKeys()) {
@@ -238,7 +248,7 @@ public final class LettuceStoreClient implements AsyncRedisStoreClient {
       if (cursor.isFinished()) {
         return removed;
       }
-      return removed.thenCompose(sum -> page(keys.scan(cursor, args), args, action, sum));
+      return removed.thenCompose(sum -> page(on, on.scan(cursor, args), args, action, sum));
     });
   }
 

@@ -49,6 +49,10 @@ final class RedisRecords {
   private final ScriptCalls calls;
 
   RedisRecords(AsyncRedisStoreClient redis, String keyPrefix, ResponseProtection protection, RedisDurability durability) {
+    // the scripts are read from the class path, and SHA-256 looked up, when the store is built, not on
+    // the first request: that may run on an event loop, where reading a file blocks it
+    Objects.requireNonNull(LuaScripts.CLAIM, "the Lua scripts");
+    LuaScripts.digest("SHA-256");
     this.redis = redis;
     this.keyPrefix = keyPrefix;
     this.protection = protection;

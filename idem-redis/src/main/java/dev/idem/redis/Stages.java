@@ -46,6 +46,17 @@ final class Stages {
     return result;
   }
 
+  /** Completes {@code target} as {@code source} completes, with its value or its failure (unwrapped). */
+  static <T> void relay(CompletionStage<? extends T> source, CompletableFuture<T> target) {
+    source.whenComplete((value, failure) -> {
+      if (failure == null) {
+        target.complete(value);
+      } else {
+        target.completeExceptionally(unwrap(failure));
+      }
+    });
+  }
+
   /** @return the failure itself, not the {@link CompletionException} or {@link ExecutionException} around it */
   static Throwable unwrap(Throwable t) {
     Throwable cause = t;

@@ -19,15 +19,17 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import reactor.blockhound.BlockingOperationError;
 
 /**
- * The non-blocking store never blocks its caller's thread: every step below is started on
- * Lettuce's event loop (chained on the previous stage, which completes there), where BlockHound
+ * The non-blocking store never blocks its caller's thread: every chain below is built and run on
+ * Lettuce's threads (its event executor, and its I/O event loop where each stage completes), where BlockHound
  * (installed for the whole test run by its JUnit Platform integration; Netty's integration marks
  * the event loops as non-blocking threads) turns any blocking call into an error. The first test
  * shows that the watch is on.
@@ -41,19 +43,18 @@ class AsyncRedisNonBlockingTest {
 
   @Test
   void blockingOnLettucesEventLoopIsAnError() {
-    AsyncRedisLeaseStore store = store(LettuceStoreClient.of(REDIS.lettuce()), ResponseProtection.none(), RedisDurability.none());
     AtomicReference<String> thread = new AtomicReference<>();
-    CompletableFuture<Object> slept = store.claimAsync(request(), "owner-a", LEASE, RETENTION).thenApply(claimed -> {
+    CompletableFuture<Object> slept = onLettuceThread(() -> {
       thread.set(Thread.currentThread().getName());
       try {
         Thread.sleep(1);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      return (Object) claimed;
-    }).toCompletableFuture();
+      return CompletableFuture.completedFuture((Object) "slept");
+    });
     assertThatThrownBy(() -> slept.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(BlockingOperationError.class);
-    assertThat(thread.get()).as("the stage completed on Lettuce's event loop").contains("lettuce");
+    assertThat(thread.get()).as("the step ran on one of Lettuce's threads").contains("lettuce");
   }
 
   @Test
@@ -77,10 +78,9 @@ class AsyncRedisNonBlockingTest {
         RedisDurability.replicas(1, Duration.ofMillis(50)));
     AsyncRedisLeaseStore plain = store(LettuceStoreClient.of(REDIS.lettuce()), ResponseProtection.none(), RedisDurability.none());
     IdempotentRequest request = request();
-    CompletableFuture<Throwable> outcome = plain.claimAsync(request, "owner-a", LEASE, RETENTION)
-        .thenCompose(claimed -> store.claimAsync(request(), "owner-a", LEASE, RETENTION)) // on the event loop
-        .handle((result, failure) -> failure)
-        .toCompletableFuture();
+    CompletableFuture<Throwable> outcome = onLettuceThread(() -> plain.claimAsync(request, "owner-a", LEASE, RETENTION)
+        .thenCompose(claimed -> store.claimAsync(request(), "owner-a", LEASE, RETENTION))
+        .handle((result, failure) -> failure));
     Throwable failure = outcome.get(10, TimeUnit.SECONDS);
     assertThat(failure).isNotNull();
     assertThat(Stages.unwrap(failure)).isNotInstanceOf(BlockingOperationError.class)
@@ -93,11 +93,11 @@ class AsyncRedisNonBlockingTest {
     AsyncRedisLeaseStore store = store(LettuceStoreClient.of(REDIS.lettuce()), ResponseProtection.none(), RedisDurability.none());
     AsyncLeaseIdempotency idem = AsyncLeaseIdempotency.builder(store).build();
     IdempotentRequest request = request();
-    List<AttemptResult> results = store.purgeExpiredAsync(100) // first a round trip, so that the rest starts on the event loop
+    List<AttemptResult> results = onLettuceThread(() -> store.purgeExpiredAsync(100)
         .thenCompose(purged -> idem.attempt(request, ctx -> CompletableFuture.completedFuture(StoredResponse.of(201, "once"))))
         .thenCompose(first -> idem.attempt(request, ctx -> CompletableFuture.completedFuture(StoredResponse.of(201, "twice")))
-            .thenApply(second -> List.of(first, second)))
-        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+            .thenApply(second -> List.of(first, second))))
+        .get(10, TimeUnit.SECONDS);
     assertThat(results.get(0).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
     assertThat(results.get(1).kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
     assertThat(results.get(1).outcomeOrThrow().response().bodyAsString()).isEqualTo("once");
@@ -108,17 +108,27 @@ class AsyncRedisNonBlockingTest {
     IdempotentRequest request = request();
     IdempotentRequest other = request();
     Scope scope = request.scope();
-    CompletionStage<ClaimResult> chain = store.claimAsync(request, "owner-a", LEASE, RETENTION)
+    CompletableFuture<ClaimResult> chain = onLettuceThread(() -> store.claimAsync(request, "owner-a", LEASE, RETENTION)
         .thenCompose(claimed -> store.completeAsync(scope, request.key(), "owner-a", StoredResponse.of(201, "done"), RETENTION))
         .thenCompose(completed -> store.completeAsync(scope, request.key(), "owner-a", StoredResponse.of(201, "done"), RETENTION))
         .thenCompose(again -> store.statusAsync(scope, request.key()))
         .thenCompose(status -> store.claimAsync(other, "owner-b", LEASE, RETENTION))
         .thenCompose(claimed -> store.releaseAsync(other.scope(), other.key(), "owner-b"))
         .thenCompose(released -> store.purgeExpiredAsync(100))
-        .thenCompose(purged -> store.claimAsync(request, "owner-c", LEASE, RETENTION));
-    ClaimResult replay = chain.toCompletableFuture().get(10, TimeUnit.SECONDS);
+        .thenCompose(purged -> store.claimAsync(request, "owner-c", LEASE, RETENTION)));
+    ClaimResult replay = chain.get(10, TimeUnit.SECONDS);
     assertThat(replay.state()).isEqualTo(ClaimResult.State.COMPLETED);
     assertThat(replay.response().bodyAsString()).isEqualTo("done");
+  }
+
+  /**
+   * Runs {@code step} on one of Lettuce's threads (its event executor), so that the whole chain it
+   * builds runs there or on Lettuce's I/O event loop, whichever completes each stage: never on
+   * the test's thread, even when a stage is complete before the next step is chained on it.
+   */
+  private static <T> CompletableFuture<T> onLettuceThread(Supplier<CompletionStage<T>> step) {
+    Executor lettuceThreads = REDIS.lettuceClient().getResources().eventExecutorGroup();
+    return CompletableFuture.supplyAsync(step, lettuceThreads).thenCompose(stage -> stage);
   }
 
   private static AsyncRedisLeaseStore store(AsyncRedisStoreClient client, ResponseProtection protection, RedisDurability durability) {
