@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -28,11 +27,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import reactor.blockhound.BlockingOperationError;
 
 /**
- * The non-blocking store never blocks its caller's thread: every chain below is built and run on
- * Lettuce's threads (its event executor, and its I/O event loop where each stage completes), where BlockHound
- * (installed for the whole test run by its JUnit Platform integration; Netty's integration marks
- * the event loops as non-blocking threads) turns any blocking call into an error. The first test
- * shows that the watch is on.
+ * The non-blocking store never blocks its caller's thread: every chain below is built on a thread
+ * that BlockHound watches ({@link NonBlockingTestThreads}) and continues on Lettuce's I/O event
+ * loop where each stage completes, which BlockHound watches too (Netty's integration marks event
+ * loops as non-blocking threads); BlockHound is installed for the whole test run by its JUnit
+ * Platform integration and turns any blocking call there into an error. The first two tests show
+ * that the watch is on.
  */
 class AsyncRedisNonBlockingTest {
 
@@ -41,20 +41,36 @@ class AsyncRedisNonBlockingTest {
   private static final Duration LEASE = Duration.ofMinutes(1);
   private static final Duration RETENTION = Duration.ofMinutes(5);
 
+  /** A stage that completes on Lettuce's I/O event loop (BLPOP answers after a second): a sleep chained on it is an error. */
   @Test
   void blockingOnLettucesEventLoopIsAnError() {
     AtomicReference<String> thread = new AtomicReference<>();
-    CompletableFuture<Object> slept = onLettuceThread(() -> {
+    byte[] empty = (REDIS.prefix() + "empty-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
+    CompletableFuture<Object> slept = REDIS.lettuce().async().blpop(1, empty).thenApply(nothing -> {
       thread.set(Thread.currentThread().getName());
-      try {
-        Thread.sleep(1);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      sleep();
+      return (Object) "slept";
+    }).toCompletableFuture();
+    assertThatThrownBy(() -> slept.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(BlockingOperationError.class);
+    assertThat(thread.get()).as("the stage completed on Lettuce's event loop").contains("lettuce");
+  }
+
+  /** The thread the chains below start on is watched as well. */
+  @Test
+  void blockingOnTheTestsNonBlockingThreadIsAnError() {
+    CompletableFuture<Object> slept = onNonBlockingThread(() -> {
+      sleep();
       return CompletableFuture.completedFuture((Object) "slept");
     });
     assertThatThrownBy(() -> slept.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(BlockingOperationError.class);
-    assertThat(thread.get()).as("the step ran on one of Lettuce's threads").contains("lettuce");
+  }
+
+  private static void sleep() {
+    try {
+      Thread.sleep(1);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Test
@@ -78,7 +94,7 @@ class AsyncRedisNonBlockingTest {
         RedisDurability.replicas(1, Duration.ofMillis(50)));
     AsyncRedisLeaseStore plain = store(LettuceStoreClient.of(REDIS.lettuce()), ResponseProtection.none(), RedisDurability.none());
     IdempotentRequest request = request();
-    CompletableFuture<Throwable> outcome = onLettuceThread(() -> plain.claimAsync(request, "owner-a", LEASE, RETENTION)
+    CompletableFuture<Throwable> outcome = onNonBlockingThread(() -> plain.claimAsync(request, "owner-a", LEASE, RETENTION)
         .thenCompose(claimed -> store.claimAsync(request(), "owner-a", LEASE, RETENTION))
         .handle((result, failure) -> failure));
     Throwable failure = outcome.get(10, TimeUnit.SECONDS);
@@ -93,7 +109,7 @@ class AsyncRedisNonBlockingTest {
     AsyncRedisLeaseStore store = store(LettuceStoreClient.of(REDIS.lettuce()), ResponseProtection.none(), RedisDurability.none());
     AsyncLeaseIdempotency idem = AsyncLeaseIdempotency.builder(store).build();
     IdempotentRequest request = request();
-    List<AttemptResult> results = onLettuceThread(() -> store.purgeExpiredAsync(100)
+    List<AttemptResult> results = onNonBlockingThread(() -> store.purgeExpiredAsync(100)
         .thenCompose(purged -> idem.attempt(request, ctx -> CompletableFuture.completedFuture(StoredResponse.of(201, "once"))))
         .thenCompose(first -> idem.attempt(request, ctx -> CompletableFuture.completedFuture(StoredResponse.of(201, "twice")))
             .thenApply(second -> List.of(first, second))))
@@ -108,7 +124,7 @@ class AsyncRedisNonBlockingTest {
     IdempotentRequest request = request();
     IdempotentRequest other = request();
     Scope scope = request.scope();
-    CompletableFuture<ClaimResult> chain = onLettuceThread(() -> store.claimAsync(request, "owner-a", LEASE, RETENTION)
+    CompletableFuture<ClaimResult> chain = onNonBlockingThread(() -> store.claimAsync(request, "owner-a", LEASE, RETENTION)
         .thenCompose(claimed -> store.completeAsync(scope, request.key(), "owner-a", StoredResponse.of(201, "done"), RETENTION))
         .thenCompose(completed -> store.completeAsync(scope, request.key(), "owner-a", StoredResponse.of(201, "done"), RETENTION))
         .thenCompose(again -> store.statusAsync(scope, request.key()))
@@ -122,13 +138,13 @@ class AsyncRedisNonBlockingTest {
   }
 
   /**
-   * Runs {@code step} on one of Lettuce's threads (its event executor), so that the whole chain it
-   * builds runs there or on Lettuce's I/O event loop, whichever completes each stage: never on
-   * the test's thread, even when a stage is complete before the next step is chained on it.
+   * Runs {@code step} on the test's non-blocking thread ({@link NonBlockingTestThreads}), so that
+   * the whole chain it builds runs there or on Lettuce's I/O event loop, whichever completes each
+   * stage, both watched by BlockHound: never on the test's own thread, even when a stage is
+   * complete before the next step is chained on it.
    */
-  private static <T> CompletableFuture<T> onLettuceThread(Supplier<CompletionStage<T>> step) {
-    Executor lettuceThreads = REDIS.lettuceClient().getResources().eventExecutorGroup();
-    return CompletableFuture.supplyAsync(step, lettuceThreads).thenCompose(stage -> stage);
+  private static <T> CompletableFuture<T> onNonBlockingThread(Supplier<CompletionStage<T>> step) {
+    return CompletableFuture.supplyAsync(step, NonBlockingTestThreads.executor()).thenCompose(stage -> stage);
   }
 
   private static AsyncRedisLeaseStore store(AsyncRedisStoreClient client, ResponseProtection protection, RedisDurability durability) {
