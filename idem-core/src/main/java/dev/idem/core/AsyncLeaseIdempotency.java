@@ -2,7 +2,6 @@ package dev.idem.core;
 
 import dev.idem.core.spi.AsyncLeaseStore;
 import dev.idem.core.spi.ClaimResult;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Objects;
@@ -43,25 +42,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class AsyncLeaseIdempotency {
 
-  /**
-   * The owner tokens' generator: a deterministic random bit generator (NIST SP 800-90A), seeded
-   * here once from the operating system; after that, making bytes is computation only. The
-   * default {@link java.security.SecureRandom} ({@code NativePRNG} on Linux, which {@link
-   * UUID#randomUUID()} uses) reads {@code /dev/urandom} as it goes, a blocking call on an event
-   * loop. Thread-safe.
-   */
-  private static final SecureRandom TOKENS = seededGenerator();
-
-  private static SecureRandom seededGenerator() {
-    SecureRandom random;
-    try {
-      random = SecureRandom.getInstance("DRBG");
-    } catch (NoSuchAlgorithmException e) {
-      random = new SecureRandom();
-    }
-    random.nextBytes(new byte[16]); // seeds it now, on the thread that first uses this class
-    return random;
-  }
+  /** The owner tokens' generator, seeded once here, never reading a file afterwards ({@link SeededRandom}). Thread-safe. */
+  private static final SecureRandom TOKENS = SeededRandom.create();
 
   /** Makes the executor that runs a task after a pause, in milliseconds. */
   @FunctionalInterface

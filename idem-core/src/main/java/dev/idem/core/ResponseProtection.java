@@ -95,7 +95,8 @@ public final class ResponseProtection {
   private static final byte PLAIN_MAGIC = 'I';
   private static final String TRANSFORMATION = "AES/GCM/NoPadding";
   private static final Pattern KEY_ID = Pattern.compile("[A-Za-z0-9._-]{1," + MAX_KEY_ID_LENGTH + "}");
-  private static final SecureRandom RANDOM = new SecureRandom();
+  /** The nonces' generator, seeded once when this class loads: sealing never reads a file, so never blocks an event loop. */
+  private static final SecureRandom RANDOM = SeededRandom.create();
   private static final ResponseProtection NONE = new ResponseProtection(Map.of(), null, true);
 
   private final Map<String, SecretKey> keys;

@@ -56,9 +56,11 @@ import org.jspecify.annotations.Nullable;
  * policy other than {@code noeviction} removing records. {@code WAIT} does not make Redis a
  * consensus store: it only bounds which failovers lose nothing.
  *
- * <p><b>Time.</b> A write waits at most {@code timeout} for its acknowledgement; the Jedis client's
- * socket timeout must be longer than that, or the client gives up first (which is reported as an
- * unknown outcome too). Keep {@code timeout} well under the lease ({@link
+ * <p><b>Time.</b> A write waits at most {@code timeout} for its acknowledgement; the client's own
+ * timeout (Jedis's socket timeout, Lettuce's command timeout) must be longer than that, or the
+ * client gives up first (which is reported as an unknown outcome too). On the non-blocking {@link
+ * AsyncRedisLeaseStore}, {@code WAIT} runs on a connection of its own ({@link
+ * AsyncRedisStoreClient#waitsOnDedicatedConnections()}), never on one that other commands share. Keep {@code timeout} well under the lease ({@link
  * dev.idem.core.LeaseIdempotency} retries a completion only within the lease).
  *
  * <p>Immutable and thread-safe.

@@ -1,8 +1,5 @@
 package dev.idem.redis;
 
-import static dev.idem.redis.LuaScripts.utf8;
-
-import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
@@ -15,15 +12,9 @@ import dev.idem.core.StoredResponseUnreadableException;
 import dev.idem.core.spi.StoredResponseCodec;
 import dev.idem.core.spi.ClaimResult;
 import dev.idem.core.spi.LeaseStore;
-import dev.idem.redis.RedisStoreClient.Script;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.HexFormat;
-import java.util.List;
 import java.util.Objects;
 import redis.clients.jedis.UnifiedJedis;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LeaseStore} on Redis (a standalone server, or Redis Cluster), through a Jedis {@link
@@ -87,24 +78,11 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    */
   public static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
-  private static final int MAX_OWNER_TOKEN_LENGTH = 64;
-  private static final int MAX_PURGE_BATCH = 100_000;
+  /** Every rule of the store, shared with {@link AsyncRedisLeaseStore}. */
+  private final RedisRecords records;
 
-  private final RedisStoreClient redis;
-  private final String keyPrefix;
-  private final String scanPattern;
-  private final ResponseProtection protection;
-  private final RedisDurability durability;
-  /** Runs the scripts, waiting for replicas as the durability asks. */
-  private final ScriptCalls calls;
-
-  private RedisLeaseStore(Builder b) {
-    this.redis = b.redis;
-    this.protection = b.protection;
-    this.keyPrefix = b.keyPrefix;
-    this.durability = b.durability;
-    this.calls = new ScriptCalls(b.redis, b.durability);
-    this.scanPattern = escapeGlob(keyPrefix) + "{" + "?".repeat(64) + "}";
+  private RedisLeaseStore(RedisRecords records) {
+    this.records = records;
   }
 
   /**
@@ -134,12 +112,12 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
 
   /** @return the durability mode, {@link RedisDurability#none()} unless the builder set one */
   public RedisDurability durability() {
-    return durability;
+    return records.durability();
   }
 
   /** @return the prefix of every Redis key this store uses, never {@code null} or empty */
   public String keyPrefix() {
-    return keyPrefix;
+    return records.keyPrefix();
   }
 
   /**
@@ -154,10 +132,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    * @throws NullPointerException if an argument is {@code null}
    */
   public String recordKey(Scope scope, IdempotencyKey key) {
-    Objects.requireNonNull(scope, "scope");
-    Objects.requireNonNull(key, "key");
-    String id = scope.principal() + '\u0000' + scope.operation() + '\u0000' + key.value();
-    return keyPrefix + '{' + HexFormat.of().formatHex(LuaScripts.digest("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8))) + '}';
+    return records.recordKey(scope, key);
   }
 
   /**
@@ -177,24 +152,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    */
   @Override
   public ClaimResult claim(IdempotentRequest request, String ownerToken, Duration lease, Duration retention) {
-    Objects.requireNonNull(request, "request");
-    checkOwnerToken(ownerToken);
-    checkDuration("lease", lease);
-    checkDuration("retention", retention);
-    if (retention.compareTo(lease) <= 0) {
-      throw new IllegalArgumentException("retention (" + retention + ") must be longer than the lease (" + lease + ")");
-    }
-    String recordKey = recordKey(request.scope(), request.key());
-    Object reply = calls.run(LuaScripts.CLAIM, recordKey,
-        utf8(request.scope().principal()),
-        utf8(request.scope().operation()),
-        utf8(request.key().value()),
-        utf8(request.fingerprint().hex()),
-        utf8(ownerToken),
-        utf8(Long.toString(lease.toMillis())),
-        utf8(Long.toString(retention.toMillis())),
-        utf8(durability.isNone() ? "0" : "1"));
-    return toClaimResult(reply, recordKey, request);
+    return Stages.join(records.claim(request, ownerToken, lease, retention));
   }
 
   /**
@@ -221,44 +179,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    */
   @Override
   public boolean complete(Scope scope, IdempotencyKey key, String ownerToken, StoredResponse response, Duration retention) {
-    Objects.requireNonNull(response, "response");
-    checkOwnerToken(ownerToken);
-    checkDuration("retention", retention);
-    String recordKey = recordKey(scope, key);
-    byte[] stored;
-    if (protection.enabled()) {
-      List<byte[]> record = read(recordKey, "owner", "fingerprint", "response");
-      if (record.get(0) == null || record.get(1) == null || !ownerToken.equals(new String(record.get(0), StandardCharsets.UTF_8))) {
-        return false; // gone, expired, or another owner's
-      }
-      Fingerprint fingerprint = fingerprintOf(record.get(1), recordKey);
-      if (record.get(2) != null) {
-        return openStored(record.get(2), recordKey, scope, key, fingerprint).equals(response);
-      }
-      stored = protection.seal(scope, key, fingerprint, response);
-    } else {
-      stored = StoredResponseCodec.encode(response);
-    }
-    Object reply = calls.run(LuaScripts.COMPLETE, recordKey, utf8(ownerToken), stored, utf8(Long.toString(retention.toMillis())));
-    return toCount(reply, LuaScripts.COMPLETE, recordKey) == 1;
-  }
-
-  private List<byte[]> read(String recordKey, String... fields) {
-    List<byte[]> names = new java.util.ArrayList<>(fields.length);
-    for (String field : fields) {
-      names.add(utf8(field));
-    }
-    try {
-      List<byte[]> values = redis.hmget(utf8(recordKey), names);
-      if (values == null || values.size() != fields.length) {
-        throw new IdemStoreException("Redis HMGET on " + recordKey + " gave an unexpected reply", null);
-      }
-      return values;
-    } catch (IdemStoreException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new IdemStoreException("Redis read of " + recordKey + " failed: " + e.getMessage(), e);
-    }
+    return Stages.join(records.complete(scope, key, ownerToken, response, retention));
   }
 
   /**
@@ -276,9 +197,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    */
   @Override
   public boolean release(Scope scope, IdempotencyKey key, String ownerToken) {
-    checkOwnerToken(ownerToken);
-    String recordKey = recordKey(scope, key);
-    return toCount(calls.run(LuaScripts.RELEASE, recordKey, utf8(ownerToken)), LuaScripts.RELEASE, recordKey) == 1;
+    return Stages.join(records.release(scope, key, ownerToken));
   }
 
   /**
@@ -294,55 +213,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    */
   @Override
   public KeyStatus status(Scope scope, IdempotencyKey key) {
-    String recordKey = recordKey(scope, key);
-    Object reply;
-    try {
-      reply = redis.eval(LuaScripts.STATUS, List.of(utf8(recordKey)), List.of());
-    } catch (IdemStoreException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new IdemStoreException("Redis " + LuaScripts.STATUS.name() + " failed on " + recordKey + ": " + e.getMessage(), e);
-    }
-    if (!(reply instanceof List<?> list) || list.isEmpty() || !(list.get(0) instanceof byte[] state)) {
-      throw unexpected(LuaScripts.STATUS, recordKey, reply);
-    }
-    String stateName = new String(state, StandardCharsets.US_ASCII);
-    if (stateName.equals("ABSENT") && list.size() == 1) {
-      return KeyStatus.absent();
-    }
-    if (list.size() != 7) {
-      throw unexpected(LuaScripts.STATUS, recordKey, reply);
-    }
-    byte[][] fields = new byte[6][];
-    for (int i = 0; i < 6; i++) {
-      if (!(list.get(i + 1) instanceof byte[] field)) {
-        throw unexpected(LuaScripts.STATUS, recordKey, reply);
-      }
-      fields[i] = field;
-    }
-    Fingerprint fingerprint = fingerprintOf(fields[0], recordKey);
-    // fields: fingerprint, lease_until, completed_at, expires_at, now, response
-    long expiresAt = millis(fields[3], recordKey);
-    long now = millis(fields[4], recordKey);
-    if (stateName.equals("COMPLETED")) {
-      int status = openStored(fields[5], recordKey, scope, key, fingerprint).status();
-      Instant completedAt = fields[2].length == 0 ? null : Instant.ofEpochMilli(millis(fields[2], recordKey));
-      return new KeyStatus.Completed(fingerprint, status, completedAt, Instant.ofEpochMilli(expiresAt));
-    }
-    if (stateName.equals("IN_PROGRESS")) {
-      long leaseUntil = millis(fields[1], recordKey);
-      return new KeyStatus.InProgress(fingerprint, Instant.ofEpochMilli(leaseUntil), Duration.ofMillis(Math.max(0, leaseUntil - now)),
-          null, Instant.ofEpochMilli(expiresAt));
-    }
-    throw unexpected(LuaScripts.STATUS, recordKey, reply);
-  }
-
-  private static long millis(byte[] digits, String recordKey) {
-    try {
-      return Long.parseLong(new String(digits, StandardCharsets.US_ASCII));
-    } catch (NumberFormatException e) {
-      throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt time", e);
-    }
+    return Stages.join(records.status(scope, key));
   }
 
   /**
@@ -369,16 +240,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    */
   @Override
   public long purgeExpired(int batchSize) {
-    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
-      throw new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize);
-    }
-    try {
-      return redis.scan(scanPattern, batchSize, found -> toCount(calls.run(LuaScripts.PURGE, found), LuaScripts.PURGE, found));
-    } catch (IdemStoreException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new IdemStoreException("Redis purge failed while scanning " + scanPattern + ": " + e.getMessage(), e);
-    }
+    return Stages.join(records.purgeExpired(batchSize));
   }
 
   /**
@@ -388,100 +250,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    */
   @Override
   public String toString() {
-    return "RedisLeaseStore[keyPrefix=" + keyPrefix + ", durability=" + durability + "]";
-  }
-
-  private ClaimResult toClaimResult(@Nullable Object reply, String recordKey, IdempotentRequest request) {
-    if (!(reply instanceof List<?> list) || list.size() != 3 || !(list.get(0) instanceof byte[] state)
-        || !(list.get(1) instanceof byte[] fingerprintHex)) {
-      throw unexpected(LuaScripts.CLAIM, recordKey, reply);
-    }
-    Fingerprint fingerprint = fingerprintOf(fingerprintHex, recordKey);
-    Object extra = list.get(2);
-    switch (new String(state, StandardCharsets.US_ASCII)) {
-      case "CLAIMED":
-        if (extra instanceof Long recovery) {
-          return ClaimResult.claimed(fingerprint, recovery == 1L);
-        }
-        break;
-      case "IN_PROGRESS":
-        if (extra instanceof Long remainingMillis) {
-          return ClaimResult.inProgress(fingerprint, Duration.ofMillis(remainingMillis));
-        }
-        break;
-      case "COMPLETED":
-        if (extra instanceof byte[] encoded) {
-          return ClaimResult.completed(fingerprint, openStored(encoded, recordKey, request.scope(), request.key(), fingerprint));
-        }
-        break;
-      default:
-        break;
-    }
-    throw unexpected(LuaScripts.CLAIM, recordKey, reply);
-  }
-
-  private static Fingerprint fingerprintOf(byte[] hex, String recordKey) {
-    try {
-      return Fingerprint.fromHex(new String(hex, StandardCharsets.US_ASCII));
-    } catch (IllegalArgumentException e) {
-      throw new IdemStoreException("the Redis record " + recordKey + " holds a corrupt fingerprint: " + e.getMessage(), e);
-    }
-  }
-
-  /** @throws StoredResponseUnreadableException naming the record's Redis key (a digest, not the scope) */
-  private StoredResponse openStored(byte[] stored, String recordKey, Scope scope, IdempotencyKey key, Fingerprint fingerprint) {
-    try {
-      return protection.open(scope, key, fingerprint, stored);
-    } catch (StoredResponseUnreadableException e) {
-      throw new StoredResponseUnreadableException("the Redis record " + recordKey + " holds an unreadable response: " + e.getMessage(), e);
-    }
-  }
-
-  private static long toCount(@Nullable Object reply, Script script, String recordKey) {
-    if (reply instanceof Long n && (n == 0L || n == 1L)) {
-      return n;
-    }
-    throw unexpected(script, recordKey, reply);
-  }
-
-  private static IdemStoreException unexpected(Script script, String recordKey, @Nullable Object reply) {
-    String shape = reply == null ? "null" : reply.getClass().getSimpleName();
-    return new IdemStoreException("Redis " + script.name() + " on " + recordKey + " gave an unexpected reply (" + shape + ")", null);
-  }
-
-  // ------------------------------------------------------------------ validation and helpers
-
-  private static void checkOwnerToken(String ownerToken) {
-    Objects.requireNonNull(ownerToken, "ownerToken");
-    if (ownerToken.isEmpty() || ownerToken.length() > MAX_OWNER_TOKEN_LENGTH) {
-      throw new IllegalArgumentException("ownerToken must be 1 to 64 characters, was " + ownerToken.length());
-    }
-    for (int i = 0; i < ownerToken.length(); i++) {
-      char c = ownerToken.charAt(i);
-      if (c < 0x20 || c > 0x7E) {
-        throw new IllegalArgumentException("ownerToken must be printable US-ASCII, not at index " + i);
-      }
-    }
-  }
-
-  private static void checkDuration(String name, Duration d) {
-    Objects.requireNonNull(d, name);
-    if (d.isNegative() || d.isZero() || d.compareTo(MAX_DURATION) > 0) {
-      throw new IllegalArgumentException(name + " must be positive and at most " + MAX_DURATION + ", was " + d);
-    }
-  }
-
-  /** Escapes the characters that Redis's glob patterns treat specially. */
-  private static String escapeGlob(String s) {
-    StringBuilder b = new StringBuilder(s.length() + 8);
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
-        b.append('\\');
-      }
-      b.append(c);
-    }
-    return b.toString();
+    return "RedisLeaseStore[keyPrefix=" + keyPrefix() + ", durability=" + durability() + "]";
   }
 
   /**
@@ -489,12 +258,17 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
    * the store it builds is.
    */
   public static final class Builder {
-    private final RedisStoreClient redis;
+    private final AsyncRedisStoreClient redis;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private ResponseProtection protection = ResponseProtection.none();
     private RedisDurability durability = RedisDurability.none();
 
     private Builder(RedisStoreClient redis) {
+      this.redis = new BlockingStoreClient(Objects.requireNonNull(redis, "client"));
+    }
+
+    /** A builder of the settings of an {@link AsyncRedisLeaseStore}, on its client. */
+    Builder(AsyncRedisStoreClient redis) {
       this.redis = Objects.requireNonNull(redis, "client");
     }
 
@@ -510,19 +284,7 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
      * @throws IllegalArgumentException if {@code keyPrefix} breaks a rule above
      */
     public Builder keyPrefix(String keyPrefix) {
-      Objects.requireNonNull(keyPrefix, "keyPrefix");
-      if (keyPrefix.isEmpty() || keyPrefix.length() > MAX_KEY_PREFIX_LENGTH) {
-        throw new IllegalArgumentException(
-            "keyPrefix must be 1 to " + MAX_KEY_PREFIX_LENGTH + " characters, was " + keyPrefix.length());
-      }
-      for (int i = 0; i < keyPrefix.length(); i++) {
-        char c = keyPrefix.charAt(i);
-        if (Character.isISOControl(c) || c == '{' || c == '}') {
-          throw new IllegalArgumentException(
-              "keyPrefix must not contain a control character, '{' or '}': found one at index " + i);
-        }
-      }
-      this.keyPrefix = keyPrefix;
+      this.keyPrefix = RedisRecords.checkKeyPrefix(keyPrefix);
       return this;
     }
 
@@ -562,7 +324,17 @@ public final class RedisLeaseStore implements LeaseStore, KeyStatusReader {
      * @return a new, thread-safe store (as thread-safe as the client), never {@code null}
      */
     public RedisLeaseStore build() {
-      return new RedisLeaseStore(this);
+      return new RedisLeaseStore(records());
+    }
+
+    /** @return the rules of a store with these settings, on this builder's client */
+    RedisRecords records() {
+      return new RedisRecords(redis, keyPrefix, protection, durability);
+    }
+
+    /** @return the durability set so far */
+    RedisDurability durability() {
+      return durability;
     }
   }
 }

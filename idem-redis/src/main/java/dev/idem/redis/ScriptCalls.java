@@ -1,21 +1,25 @@
 package dev.idem.redis;
 
 import dev.idem.core.IdemStoreException;
+import dev.idem.redis.RedisStoreClient.Acknowledged;
 import dev.idem.redis.RedisStoreClient.Script;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Runs {@link RedisLeaseStore}'s scripts on its client: as they are, or followed by {@code WAIT}
- * / {@code WAITAOF} when the store's {@link RedisDurability} asks for replicas. Thread-safe as the
- * client is.
+ * Runs the stores' scripts on their client: as they are, or followed by {@code WAIT} / {@code
+ * WAITAOF} when the store's {@link RedisDurability} asks for replicas. One code path for the
+ * blocking store (whose client's stages are complete at once) and the non-blocking one.
+ * Thread-safe as the client is.
  */
 final class ScriptCalls {
 
-  private final RedisStoreClient redis;
+  private final AsyncRedisStoreClient redis;
   private final RedisDurability durability;
 
-  ScriptCalls(RedisStoreClient redis, RedisDurability durability) {
+  ScriptCalls(AsyncRedisStoreClient redis, RedisDurability durability) {
     this.redis = redis;
     this.durability = durability;
   }
@@ -23,45 +27,58 @@ final class ScriptCalls {
   /**
    * Runs {@code script} on the record's key; with a durability, waits for its replicas ({@link #runDurably}).
    *
-   * @return the script's reply
-   * @throws IdemStoreException if Redis fails, or the write was not acknowledged as the durability asks
+   * @return a stage with the script's reply; failed with {@link IdemStoreException} if Redis
+   *     fails, or the write was not acknowledged as the durability asks
    */
-  @Nullable Object run(Script script, String recordKey, byte[]... args) {
+  CompletionStage<@Nullable Object> run(Script script, String recordKey, byte[]... args) {
     List<byte[]> keys = List.of(LuaScripts.utf8(recordKey));
     List<byte[]> argv = List.of(args);
     if (!durability.isNone() && script != LuaScripts.PURGE) {
       return runDurably(script, recordKey, keys, argv);
     }
-    try {
-      return redis.eval(script, keys, argv);
-    } catch (IdemStoreException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": " + e.getMessage(), e);
+    return Stages.mapFailure(Stages.call(() -> redis.eval(script, keys, argv)), failure -> failed(script, recordKey, failure));
+  }
+
+  /** @return the failure as the store reports it: an {@link IdemStoreException} naming the script and the record */
+  static IdemStoreException failed(Script script, String recordKey, Throwable failure) {
+    if (failure instanceof IdemStoreException e) {
+      return e;
     }
+    return new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": " + failure.getMessage(), failure);
   }
 
   /**
    * Runs a script and then {@code WAIT} (or {@code WAITAOF}) on the same connection ({@link
-   * RedisStoreClient#evalAndWait}).
+   * AsyncRedisStoreClient#evalAndWait}).
    *
-   * @return the script's reply (null for a nil reply, which no script of Idem's gives), once {@link
-   *     RedisDurability#replicas()} replicas acknowledged it
-   * @throws IdemStoreException if the script failed, or its write was not acknowledged in time (an
-   *     unknown outcome: the write may or may not survive a failover)
+   * @return a stage with the script's reply (null for a nil reply, which no script of Idem's
+   *     gives), once {@link RedisDurability#replicas()} replicas acknowledged it; failed with
+   *     {@link IdemStoreException} if the script failed, or its write was not acknowledged in time
+   *     (an unknown outcome: the write may or may not survive a failover)
    */
-  private @Nullable Object runDurably(Script script, String recordKey, List<byte[]> keys, List<byte[]> argv) {
-    RedisStoreClient.Acknowledged a;
-    try {
-      a = redis.evalAndWait(script, keys, argv, durability);
-    } catch (RuntimeException e) {
-      redis.refreshRoute(keys.get(0));
-      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + " (durability " + durability
-          + "); the outcome is unknown: " + describe(e), e);
-    }
-    if (a.scriptFailure() != null) { // an error of the script itself (IDEMCORRUPT, ...): no write
-      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": "
-          + a.scriptFailure().getMessage(), a.scriptFailure());
+  private CompletionStage<@Nullable Object> runDurably(Script script, String recordKey, List<byte[]> keys, List<byte[]> argv) {
+    CompletableFuture<@Nullable Object> result = new CompletableFuture<>();
+    Stages.call(() -> redis.evalAndWait(script, keys, argv, durability)).whenComplete((a, failure) -> {
+      if (failure == null) {
+        try {
+          result.complete(acknowledged(script, recordKey, a));
+        } catch (RuntimeException e) {
+          result.completeExceptionally(e);
+        }
+        return;
+      }
+      Throwable cause = Stages.unwrap(failure);
+      IdemStoreException unknown = new IdemStoreException("Redis " + script.name() + " failed on " + recordKey
+          + " (durability " + durability + "); the outcome is unknown: " + describe(cause), cause);
+      Stages.call(() -> redis.refreshRoute(keys.get(0))).whenComplete((ignored, refreshFailure) -> result.completeExceptionally(unknown));
+    });
+    return result;
+  }
+
+  private @Nullable Object acknowledged(Script script, String recordKey, Acknowledged a) {
+    RuntimeException scriptFailure = a.scriptFailure();
+    if (scriptFailure != null) { // an error of the script itself (IDEMCORRUPT, ...): no write
+      throw new IdemStoreException("Redis " + script.name() + " failed on " + recordKey + ": " + scriptFailure.getMessage(), scriptFailure);
     }
     boolean enough = a.replicas() >= durability.replicas() && (!durability.aof() || a.masterFsynced() >= 1);
     if (!enough) {
@@ -76,7 +93,7 @@ final class ScriptCalls {
     return a.reply();
   }
 
-  private static @Nullable String describe(RuntimeException e) {
+  private static @Nullable String describe(Throwable e) {
     String message = e.getMessage();
     for (Throwable t = e; t != null && message != null; t = t.getCause()) {
       String m = t.getMessage();

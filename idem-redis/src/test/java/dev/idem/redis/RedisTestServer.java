@@ -1,10 +1,18 @@
 package dev.idem.redis;
 
 import dev.idem.testkit.TestDatabase;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.support.AsyncConnectionPoolSupport;
+import io.lettuce.core.support.AsyncPool;
+import io.lettuce.core.support.BoundedAsyncPool;
+import io.lettuce.core.support.BoundedPoolConfig;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -24,7 +32,8 @@ import redis.clients.jedis.util.JedisURIHelper;
  * new RedisTestServer();}. The server is {@code IDEM_TEST_REDIS_URL} (default {@value
  * #DEFAULT_URL}). When it cannot be reached the class is skipped with a line on standard error
  * starting with {@code [idem-redis] SKIPPED:}, except under {@code CI=true}, where it fails, as
- * {@link TestDatabase} does for the SQL servers.
+ * {@link TestDatabase} does for the SQL servers. The same server through Lettuce, for the
+ * non-blocking store: {@link #lettuce()} and {@link #lettucePool(int)}.
  */
 final class RedisTestServer implements BeforeAllCallback, AfterAllCallback {
 
@@ -34,6 +43,8 @@ final class RedisTestServer implements BeforeAllCallback, AfterAllCallback {
   private final String prefix = "idem-test-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12) + ":";
   private String url;
   private RedisClient client;
+  private io.lettuce.core.@Nullable RedisClient lettuce;
+  private @Nullable StatefulRedisConnection<byte[], byte[]> lettuceConnection;
 
   /** @return the client; valid between beforeAll and afterAll */
   RedisClient client() {
@@ -42,6 +53,47 @@ final class RedisTestServer implements BeforeAllCallback, AfterAllCallback {
     }
     return client;
   }
+
+  /**
+   * @return a Lettuce connection to the same server (byte-array codec), opened on first use and
+   *     closed after the class; shared, as an application shares its one connection
+   */
+  synchronized StatefulRedisConnection<byte[], byte[]> lettuce() {
+    client();
+    if (lettuceConnection == null) {
+      lettuce = io.lettuce.core.RedisClient.create(url);
+      lettuceConnection = lettuce.connect(ByteArrayCodec.INSTANCE);
+    }
+    return lettuceConnection;
+  }
+
+  /** @return the Lettuce client of {@link #lettuce()}, for connections of a test's own */
+  synchronized io.lettuce.core.RedisClient lettuceClient() {
+    lettuce();
+    return java.util.Objects.requireNonNull(lettuce);
+  }
+
+  /** @return the server's URL, {@code IDEM_TEST_REDIS_URL} or {@value #DEFAULT_URL} */
+  String url() {
+    client();
+    return url;
+  }
+
+  /**
+   * @param size the most connections at once
+   * @return a pool of Lettuce connections to the same server, for the writes that wait for
+   *     replicas; closed after the class
+   */
+  synchronized AsyncPool<StatefulRedisConnection<byte[], byte[]>> lettucePool(int size) {
+    lettuce();
+    io.lettuce.core.RedisClient c = java.util.Objects.requireNonNull(lettuce);
+    BoundedAsyncPool<StatefulRedisConnection<byte[], byte[]>> pool = AsyncConnectionPoolSupport.createBoundedObjectPool(
+        () -> c.connectAsync(ByteArrayCodec.INSTANCE, RedisURI.create(url)), BoundedPoolConfig.builder().maxTotal(size).build());
+    pools.add(pool);
+    return pool;
+  }
+
+  private final List<AsyncPool<?>> pools = new ArrayList<>();
 
   /** @return this class's key prefix, {@code idem-test-<12 hex digits>:} */
   String prefix() {
@@ -116,6 +168,18 @@ final class RedisTestServer implements BeforeAllCallback, AfterAllCallback {
     } finally {
       client.close();
       client = null;
+      synchronized (this) {
+        pools.forEach(AsyncPool::close);
+        pools.clear();
+        if (lettuceConnection != null) {
+          lettuceConnection.close();
+        }
+        if (lettuce != null) {
+          lettuce.shutdown();
+        }
+        lettuceConnection = null;
+        lettuce = null;
+      }
     }
   }
 

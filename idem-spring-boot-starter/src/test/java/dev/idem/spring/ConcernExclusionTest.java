@@ -52,12 +52,14 @@ class ConcernExclusionTest {
       assertThat(concern.getPackageName()).as("package of %s", concern.getName())
           .startsWith("dev.idem.spring.").isNotEqualTo("dev.idem.spring.internal");
     }
-    // one package per concern; the store concern has two auto-configurations (the store, and the lease engine on it),
-    // the web concern two (the servlet filter, and the refusal of a reactive web application)
+    // one package per concern; the store concern has three auto-configurations (the store, the lease engine on it, and
+    // the non-blocking Redis store of a WebFlux application), the web concern two (the servlet filter, and the
+    // reactive web application's filter or refusal)
     Map<String, List<String>> byPackage = concerns.stream()
         .collect(Collectors.groupingBy(Class::getPackageName, Collectors.mapping(Class::getSimpleName, Collectors.toList())));
-    assertThat(byPackage).hasSize(concerns.size() - 2);
-    assertThat(byPackage.get("dev.idem.spring.store")).containsExactlyInAnyOrder("IdemStoreAutoConfiguration", "IdemLeaseAutoConfiguration");
+    assertThat(byPackage).hasSize(concerns.size() - 3);
+    assertThat(byPackage.get("dev.idem.spring.store"))
+        .containsExactlyInAnyOrder("IdemStoreAutoConfiguration", "IdemLeaseAutoConfiguration", "IdemAsyncRedisStoreAutoConfiguration");
     assertThat(byPackage.get("dev.idem.spring.web"))
         .containsExactlyInAnyOrder("IdemWebAutoConfiguration", "IdemReactiveWebAutoConfiguration");
   }

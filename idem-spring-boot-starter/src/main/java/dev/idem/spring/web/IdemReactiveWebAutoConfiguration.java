@@ -13,6 +13,7 @@ import dev.idem.spring.IdemUnsupportedException;
 import dev.idem.spring.internal.IdemPrincipals;
 import dev.idem.spring.internal.IdemSettings;
 import dev.idem.spring.internal.TimedLeaseStore;
+import dev.idem.spring.store.IdemAsyncRedisStoreAutoConfiguration;
 import dev.idem.spring.store.IdemStoreAutoConfiguration;
 import dev.idem.webflux.IdempotencyWebFilter;
 import dev.idem.webflux.IdempotencyWebFilterConfig;
@@ -46,12 +47,14 @@ import reactor.core.publisher.Mono;
  * one are not concerned.
  *
  * <p>On WebFlux, what is supported is lease mode on a non-blocking store ({@link AsyncLeaseStore}):
- * the in-memory store, or the application's own {@code AsyncLeaseStore} bean. Transactional mode
+ * the in-memory store, Redis on Lettuce ({@link IdemAsyncRedisStoreAutoConfiguration}), or the
+ * application's own {@code AsyncLeaseStore} bean. Transactional mode
  * ({@code idem.mode=transactional}, or {@code auto} with a {@link DataSource}, which the servlet
  * stack would run transactionally), a blocking store (JDBC, Redis on Jedis) and per-route policies
  * ({@code idem.routes.*}) refuse the start-up and say so.
  */
-@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class, IdemStoreAutoConfiguration.class})
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class, IdemStoreAutoConfiguration.class,
+    IdemAsyncRedisStoreAutoConfiguration.class})
 @ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 public class IdemReactiveWebAutoConfiguration {
@@ -76,7 +79,8 @@ public class IdemReactiveWebAutoConfiguration {
 
   /** What is supported on WebFlux, part of the refusals of transactional mode and of blocking stores. */
   static final String WEBFLUX_SUPPORTED = "on WebFlux Idem supports lease mode (idem.mode=lease) on a non-blocking store:"
-      + " the in-memory store (idem.store=memory, one instance only) or an AsyncLeaseStore bean of the application;"
+      + " the in-memory store (idem.store=memory, one instance only), Redis (idem.store=redis with dev.idem:idem-redis and"
+      + " spring-boot-starter-data-redis-reactive, on Lettuce) or an AsyncLeaseStore bean of the application;"
       + " per-route policies (idem.routes.*) are not supported there yet. To run this application without Idem,"
       + " set idem.enabled=false";
 
@@ -124,7 +128,7 @@ public class IdemReactiveWebAutoConfiguration {
             && beanFactory.getBeanNamesForType(DataSource.class, true, false).length > 0) {
           throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=auto with a DataSource would"
               + " choose it", "set idem.mode=lease and idem.store=memory (keys in this instance's memory, one instance only),"
-              + " or idem.mode=lease and an AsyncLeaseStore bean of the application; " + WEBFLUX_SUPPORTED);
+              + " or idem.store=redis, or idem.mode=lease and an AsyncLeaseStore bean of the application; " + WEBFLUX_SUPPORTED);
         }
       };
     }
@@ -144,7 +148,8 @@ public class IdemReactiveWebAutoConfiguration {
       if (store == null) {
         throw new IdemUnsupportedException("the idempotency store of this reactive web application ("
             + IdemSettings.describe(stores.getIfAvailable()) + ") blocks its caller's thread, and on WebFlux that is an event loop",
-            "set idem.store=memory (keys in this instance's memory, one instance only) or define an AsyncLeaseStore bean;"
+            "set idem.store=memory (keys in this instance's memory, one instance only), or idem.store=redis with"
+                + " spring-boot-starter-data-redis-reactive (Lettuce), or define an AsyncLeaseStore bean;"
                 + " " + WEBFLUX_SUPPORTED);
       }
       AsyncLeaseIdempotency.Builder builder = AsyncLeaseIdempotency.builder(store)
