@@ -82,6 +82,15 @@ public final class AsyncLeaseIdempotency {
     return new Builder(store);
   }
 
+  /**
+   * @return the listener this engine tells of its attempts ({@link Builder#listener}), never {@code
+   *     null}; an HTTP integration tells it too of the requests it refuses before the engine
+   *     ({@link IdemListener#refused})
+   */
+  public IdemListener listener() {
+    return listener;
+  }
+
   /** @return how long a claim of this engine lasts before another attempt may take it over; positive, never {@code null} */
   public Duration lease() {
     return lease;

@@ -202,21 +202,21 @@ public final class IdempotencyWebFilter implements WebFilter {
     KeyHeader.Result key = KeyHeader.parseValues(values(request.getHeaders(), KEY_HEADER));
     if (key.absent()) {
       return route.keyRequired()
-          ? problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.keyMissing(operation)), null)
+          ? refused(operation, "key-missing", exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.keyMissing(operation)), null)
           : chain.filter(exchange);
     }
     String problem = key.problem();
     IdempotencyKey idempotencyKey = key.key();
     String echo = key.fieldValue();
     if (problem != null || idempotencyKey == null || echo == null) {
-      return problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.keyMalformed(
+      return refused(operation, "key-malformed", exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.keyMalformed(
           Objects.requireNonNullElse(problem, "the Idempotency-Key field is malformed"))), null);
     }
     exchange.getResponse().getHeaders().set(KEY_HEADER, echo);
     int max = config.maxBodyBytes();
     long declared = request.getHeaders().getContentLength();
     if (declared > max) {
-      return tooLarge(exchange, echo,
+      return tooLarge(exchange, operation, echo,
           "the request announces a body of " + declared + " bytes (Content-Length); at most " + max + " bytes are accepted");
     }
     return DataBufferUtils.join(request.getBody(), max)
@@ -226,7 +226,7 @@ public final class IdempotencyWebFilter implements WebFilter {
         .onErrorResume(DataBufferLimitException.class, e -> Mono.just(Optional.empty()))
         .flatMap(body -> body.isPresent()
             ? protect(exchange, chain, operation, idempotencyKey, echo, body.get())
-            : tooLarge(exchange, echo, "the request body is longer than " + max + " bytes, the most accepted"));
+            : tooLarge(exchange, operation, echo, "the request body is longer than " + max + " bytes, the most accepted"));
   }
 
   private Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, String operation, IdempotencyKey key, String echo,
@@ -236,7 +236,7 @@ public final class IdempotencyWebFilter implements WebFilter {
     try {
       fingerprint = fingerprint(request, body);
     } catch (InvalidPayloadException e) {
-      return problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.payloadInvalid(
+      return refused(operation, "payload-invalid", exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.payloadInvalid(
           "the body is declared as " + request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE) + " but is not valid: "
               + e.getMessage())), echo);
     }
@@ -395,8 +395,22 @@ public final class IdempotencyWebFilter implements WebFilter {
     return write(response, body);
   }
 
-  private Mono<Void> tooLarge(ServerWebExchange exchange, String echo, String detail) {
-    return problem(exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.bodyTooLarge(detail)), echo);
+  private Mono<Void> tooLarge(ServerWebExchange exchange, String operation, String echo, String detail) {
+    return refused(operation, "body-too-large", exchange.getResponse(), ProblemCatalog.plain(ProblemCatalog.bodyTooLarge(detail)), echo);
+  }
+
+  /**
+   * A refusal before the engine: the engine's listener is told ({@link
+   * dev.idem.core.IdemListener#refused}; it must not change the answer), then the problem is sent.
+   */
+  private Mono<Void> refused(String operation, String reason, ServerHttpResponse response, ProblemCatalog.Answer answer,
+      @Nullable String echo) {
+    try {
+      config.engine().listener().refused(operation, reason);
+    } catch (RuntimeException ignored) {
+      // a listener must not change the answer
+    }
+    return problem(response, answer, echo);
   }
 
   /**

@@ -209,6 +209,26 @@ class IdempotencyWebFilterTest {
     assertThat(runs).hasValue(0);
   }
 
+  /** The servlet filter told its listener of these refusals; the WebFlux filter told nobody, so they were neither counted nor observed. */
+  @Test
+  void refusalsBeforeTheEngineWereNotToldToTheListener() throws Exception {
+    java.util.List<String> refused = new java.util.concurrent.CopyOnWriteArrayList<>();
+    dev.idem.core.IdemListener listener = new dev.idem.core.IdemListener() {
+      @Override
+      public void refused(String operation, String reason) {
+        refused.add(operation + " " + reason);
+      }
+    };
+    TestServer s = start(e -> e.listener(listener), c -> c.maxBodyBytes(64));
+    s.send(s.post("/charges", "{}", null));
+    s.send(s.post("/charges", "{}", "\"unclosed"));
+    s.send(s.post("/charges", "{\"pad\":\"" + "x".repeat(100) + "\"}", key()));
+    s.send(s.post("/charges", "{not json", key()));
+    assertThat(refused).containsExactly("POST /** key-missing", "POST /** key-malformed", "POST /** body-too-large",
+        "POST /** payload-invalid");
+    assertThat(runs).hasValue(0);
+  }
+
   @Test
   void aQuotedKeyIsTheSameKeyAsItsBareSpelling() throws Exception {
     TestServer s = start();
