@@ -4,7 +4,7 @@
  */
 module dev.idem.r2dbc {
   requires transitive dev.idem.core;
-  requires dev.idem.jdbc;
+  requires transitive dev.idem.jdbc; // Dialect, in R2dbcLeaseStore#dialect()
   requires transitive r2dbc.spi;
   requires reactor.core;
   requires org.reactivestreams;

@@ -114,8 +114,10 @@ abstract class RecordCompatibilityContract {
   void protectedResponsesAreReplayedAcrossWithOneKeyring() throws Exception {
     IdempotentRequest one = request("k-sealed-1", "{\"amount\":1}");
     IdempotentRequest two = request("k-sealed-2", "{\"amount\":2}");
-    viaJdbc(jdbc(KEYRING), one, "{\"id\":1}");
-    viaR2dbc(r2dbc(KEYRING), two, "{\"id\":2}");
+    AttemptResult sealedByJdbc = viaJdbc(jdbc(KEYRING), one, "{\"id\":1}");
+    AttemptResult sealedByR2dbc = viaR2dbc(r2dbc(KEYRING), two, "{\"id\":2}");
+    assertThat(sealedByJdbc.kind()).as("%s", sealedByJdbc).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(sealedByR2dbc.kind()).as("%s %s", sealedByR2dbc, sealedByR2dbc.failure()).isEqualTo(AttemptResult.Kind.EXECUTED);
 
     Outcome fromJdbc = viaR2dbc(r2dbc(KEYRING), one, "again").outcomeOrThrow();
     Outcome fromR2dbc = viaJdbc(jdbc(KEYRING), two, "again").outcomeOrThrow();
