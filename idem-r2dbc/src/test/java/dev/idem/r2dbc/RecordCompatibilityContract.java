@@ -13,6 +13,7 @@ import dev.idem.core.spi.ClaimResult;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.testkit.TestDatabase;
 import io.r2dbc.pool.ConnectionPool;
+import io.r2dbc.spi.ConnectionFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
@@ -84,6 +85,24 @@ abstract class RecordCompatibilityContract {
       effects.incrementAndGet();
       return charged(body);
     });
+  }
+
+  /** The setup docs/reactive.md shows, without Spring Boot. */
+  @Test
+  void theDocumentedSetupExecutesOnceAndReplays() throws Exception {
+    ConnectionFactory connectionFactory = pool;
+    // tag::setup[]
+    R2dbcLeaseStore store = R2dbcLeaseStore.builder(connectionFactory).build();
+    AsyncLeaseIdempotency engine = AsyncLeaseIdempotency.builder(store).build();
+    // end::setup[]
+    IdempotentRequest request = request("k-docs", "{}");
+    for (int i = 0; i < 2; i++) {
+      engine.attempt(request, ctx -> {
+        effects.incrementAndGet();
+        return CompletableFuture.completedFuture(charged("{}"));
+      }).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+    assertThat(effects).hasValue(1);
   }
 
   @Test
