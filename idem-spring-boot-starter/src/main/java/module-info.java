@@ -36,6 +36,8 @@ module dev.idem.spring {
   requires static transitive dev.idem.kafka; // IdemKafkaListener wraps a KafkaRecordHandler
   requires static dev.idem.grpc;
   requires static dev.idem.webflux;
+  requires static dev.idem.r2dbc;
+  requires static r2dbc.spi;
   requires static reactor.core;
   requires static spring.tx;
   requires static spring.jdbc;

@@ -51,6 +51,7 @@ class ModuleNamesTest {
     LIBRARIES.put("dev.idem.redis", RedisLeaseStore.class);
     LIBRARIES.put("dev.idem.servlet", IdempotencyFilter.class);
     LIBRARIES.put("dev.idem.webflux", IdempotencyWebFilter.class);
+    LIBRARIES.put("dev.idem.r2dbc", dev.idem.r2dbc.R2dbcLeaseStore.class);
     LIBRARIES.put("dev.idem.client", IdempotentHttpClient.class);
     LIBRARIES.put("dev.idem.client.spring", IdempotentExchangeFilter.class);
     LIBRARIES.put("dev.idem.outbox", Outbox.class);
@@ -68,6 +69,7 @@ class ModuleNamesTest {
    * kafka.clients}, the client has no other), and the starter's requires it too, statically.
    */
   private static final Set<String> DESCRIBED = Set.of("dev.idem.core", "dev.idem.jdbc", "dev.idem.servlet", "dev.idem.webflux",
+      "dev.idem.r2dbc",
       "dev.idem.redis", "dev.idem.client", "dev.idem.client.spring", "dev.idem.outbox", "dev.idem.rabbitmq", "dev.idem.jetstream",
       "dev.idem.kafka", "dev.idem.spring");
 
@@ -104,7 +106,7 @@ class ModuleNamesTest {
     // on the JDK's modules; resolution fails (ResolutionException) when two modules hold the same package
     // and the modules the descriptors require that the JDK does not have
     for (Class<?> required : List.of(redis.clients.jedis.UnifiedJedis.class, dev.failsafe.Failsafe.class,
-        com.fasterxml.jackson.core.JsonFactory.class)) {
+        com.fasterxml.jackson.core.JsonFactory.class, io.r2dbc.spi.ConnectionFactory.class)) {
       jars.add(jarOf(required));
     }
     // the brokers' clients, which idem-rabbitmq's, idem-jetstream's and idem-kafka's descriptors require,

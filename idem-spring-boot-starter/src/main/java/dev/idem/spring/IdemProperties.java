@@ -25,7 +25,9 @@ public class IdemProperties {
    * and the application has a Jedis UnifiedJedis bean or Spring Data Redis's RedisConnectionFactory,
    * else the DataSource, else memory with a warning), jdbc, redis (the UnifiedJedis bean if there is
    * one, else the RedisConnectionFactory configured by spring.data.redis.*; with neither the
-   * application does not start) or memory.
+   * application does not start), memory, or r2dbc (WebFlux only, with idem-r2dbc: the key table in
+   * the R2DBC ConnectionFactory's database, without blocking; auto chooses it too in a WebFlux
+   * application with idem-r2dbc and a ConnectionFactory).
    */
   private StoreType store = StoreType.AUTO;
 
@@ -336,7 +338,13 @@ public class IdemProperties {
      */
     REDIS,
     /** In the JVM's memory: for tests and single-instance demos only. */
-    MEMORY
+    MEMORY,
+    /**
+     * The key table in the application's R2DBC ConnectionFactory (needs idem-r2dbc), without
+     * blocking: for the WebFlux filter in lease mode only (docs/reactive.md). With {@code auto}, a
+     * WebFlux application with idem-r2dbc and a ConnectionFactory uses it too.
+     */
+    R2DBC
   }
 
   /** How the HTTP filter runs handlers. */

@@ -48,6 +48,13 @@ public final class BootLine {
         : "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration")};
   }
 
+  /** @return Spring Boot's R2DBC auto-configuration (the ConnectionFactory from spring.r2dbc.*) on this Boot line */
+  public static Class<?>[] r2dbc() {
+    return new Class<?>[] {load(BOOT_4
+        ? "org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration"
+        : "org.springframework.boot.autoconfigure.r2dbc.R2dbcAutoConfiguration")};
+  }
+
   /**
    * {@code classes} followed by Idem's auto-configurations: each concern is one, all listed in the
    * starter's {@code AutoConfiguration.imports}, read from there so that a test starts what an

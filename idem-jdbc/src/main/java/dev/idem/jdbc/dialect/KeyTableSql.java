@@ -1,7 +1,9 @@
 package dev.idem.jdbc.dialect;
 
 import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.internal.SchemaScript;
 import java.sql.SQLException;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -409,6 +411,19 @@ public abstract class KeyTableSql {
         + " (SELECT principal, operation, idem_key FROM " + table
         + " WHERE expires_at <= " + now + " ORDER BY expires_at LIMIT ?)"
         + " AND expires_at <= " + now;
+  }
+
+  /**
+   * The statements that create this table and its index when missing ({@code CREATE ... IF NOT
+   * EXISTS}): the dialect's shipped schema file ({@link Dialect#schemaResource()}) with this
+   * table's name, comments removed, in order. For code that sends them through another API than
+   * JDBC (idem-r2dbc's lease store), so that both create the same table; Idem's JDBC code runs
+   * them through {@code SchemaCreation}, which also serialises concurrent creators.
+   *
+   * @return a new list of the statements, never empty
+   */
+  public final List<String> schemaStatements() {
+    return SchemaScript.statements(dialect.schemaResource(), table);
   }
 
   /**

@@ -31,6 +31,12 @@ public final class StoreChoice {
   public static final String NO_IDEM_REDIS = "is redis, but dev.idem:idem-redis is not on the class path: add the dependencies"
       + " dev.idem:idem-redis and org.springframework.boot:spring-boot-starter-data-redis" + REDIS_SETTINGS;
 
+  /** Why {@code idem.store=r2dbc} gives no store to blocking callers, and where it applies. */
+  public static final String R2DBC_WEBFLUX_ONLY = "is r2dbc, the non-blocking key table of WebFlux applications"
+      + " (dev.idem:idem-r2dbc's R2dbcLeaseStore), which needs a reactive web application with dev.idem:idem-webflux,"
+      + " dev.idem:idem-r2dbc and one R2DBC ConnectionFactory (org.springframework.boot:spring-boot-starter-data-r2dbc"
+      + " with spring.r2dbc.url); a Spring MVC application keeps its keys with idem.store=jdbc or redis";
+
   /**
    * @param dataSource whether the application has a DataSource for the store
    * @param redis the Redis stores, or {@code null} without idem-redis
@@ -72,6 +78,8 @@ public final class StoreChoice {
         }
         return configured("idem.table", () -> JdbcLeaseStore.builder(dataSource).table(p.getTable()).createSchema(p.isCreateSchema())
             .responseProtection(p.getProtection().build()).build());
+      case R2DBC:
+        throw new IdemConfigurationException(property, R2DBC_WEBFLUX_ONLY, null);
       case MEMORY:
       default:
         LOG.warn("Idem keeps idempotency keys in memory: they are lost on restart and not shared between instances."

@@ -3,6 +3,7 @@ package dev.idem.spring.store;
 import static dev.idem.spring.internal.IdemSettings.configured;
 
 import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.core.spi.AsyncLeaseStore;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.redis.RedisDurability;
@@ -48,19 +49,38 @@ public class IdemStoreAutoConfiguration {
 
   private static final Logger LOG = LoggerFactory.getLogger(IdemAutoConfiguration.class);
 
-  /** The store, chosen by {@code idem.store}. */
+  /**
+   * The store, chosen by {@code idem.store}. With {@code r2dbc} the WebFlux filter keeps its keys in
+   * the R2DBC key table ({@code IdemReactiveWebAutoConfiguration}); this bean, for blocking callers
+   * ({@code @Idempotent} methods, message listeners), is then the in-memory store, since R2DBC has
+   * no blocking store. Without that R2DBC store (not a WebFlux application, no idem-r2dbc, no
+   * ConnectionFactory), {@code r2dbc} stops the start-up with what is missing.
+   */
   @Bean
   @ConditionalOnMissingBean
   LeaseStore idemLeaseStore(
       IdemProperties properties,
       ObjectProvider<DataSource> dataSource,
       ObjectProvider<IdemStoreDecorator> decorators,
-      ObjectProvider<RedisStores> redis) {
-    LeaseStore store = chooseStore(properties, dataSource.getIfAvailable(), redis.getIfAvailable());
+      ObjectProvider<RedisStores> redis,
+      ObjectProvider<AsyncLeaseStore> asyncStores) {
+    LeaseStore store;
+    if (properties.getStore() == IdemProperties.StoreType.R2DBC && isR2dbc(asyncStores.getIfUnique())) {
+      LOG.info("Idem: idem.store=r2dbc keeps the WebFlux filter's keys in the R2DBC key table; blocking callers"
+          + " (@Idempotent methods, message listeners) have no R2DBC store and keep theirs in this instance's memory");
+      store = new InMemoryLeaseStore(Clock.systemUTC(), properties.getProtection().build());
+    } else {
+      store = chooseStore(properties, dataSource.getIfAvailable(), redis.getIfAvailable());
+    }
     for (IdemStoreDecorator decorator : decorators.orderedStream().toList()) {
       store = decorator.decorate(store);
     }
     return store;
+  }
+
+  /** @return whether {@code store} is idem-r2dbc's store (by name: idem-r2dbc is optional) */
+  private static boolean isR2dbc(AsyncLeaseStore store) {
+    return store != null && store.getClass().getName().equals("dev.idem.r2dbc.R2dbcLeaseStore");
   }
 
   private static LeaseStore chooseStore(IdemProperties p, DataSource dataSource, RedisStores redis) {

@@ -6,6 +6,7 @@ import dev.idem.core.AsyncLeaseIdempotency;
 import dev.idem.core.IdemListener;
 import dev.idem.core.spi.AsyncLeaseStore;
 import dev.idem.core.spi.LeaseStore;
+import dev.idem.r2dbc.R2dbcLeaseStore;
 import dev.idem.spring.IdemAutoConfiguration;
 import dev.idem.spring.IdemConfigurationException;
 import dev.idem.spring.IdemProperties;
@@ -17,6 +18,7 @@ import dev.idem.spring.store.IdemAsyncRedisStoreAutoConfiguration;
 import dev.idem.spring.store.IdemStoreAutoConfiguration;
 import dev.idem.webflux.IdempotencyWebFilter;
 import dev.idem.webflux.IdempotencyWebFilterConfig;
+import io.r2dbc.spi.ConnectionFactory;
 import java.net.URI;
 import java.util.Locale;
 import javax.sql.DataSource;
@@ -28,6 +30,7 @@ import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -47,14 +50,18 @@ import reactor.core.publisher.Mono;
  * one are not concerned.
  *
  * <p>On WebFlux, what is supported is lease mode on a non-blocking store ({@link AsyncLeaseStore}):
- * the in-memory store, Redis on Lettuce ({@link IdemAsyncRedisStoreAutoConfiguration}), or the
- * application's own {@code AsyncLeaseStore} bean. Transactional mode
- * ({@code idem.mode=transactional}, or {@code auto} with a {@link DataSource}, which the servlet
- * stack would run transactionally), a blocking store (JDBC, Redis on Jedis) and per-route policies
- * ({@code idem.routes.*}) refuse the start-up and say so.
+ * the R2DBC key table ({@code R2dbcLeaseStore}, with idem-r2dbc and an R2DBC {@code
+ * ConnectionFactory}, {@code idem.store=r2dbc} or {@code auto}), Redis on Lettuce ({@link
+ * IdemAsyncRedisStoreAutoConfiguration}), the in-memory store, or the application's own {@code
+ * AsyncLeaseStore} bean. Transactional mode ({@code idem.mode=transactional}, or {@code auto} with
+ * a {@link DataSource}, which the servlet stack would run transactionally, or with a {@code
+ * ConnectionFactory} and idem-r2dbc), a blocking store (JDBC, Redis on Jedis) and per-route
+ * policies ({@code idem.routes.*}) refuse the start-up and say so.
  */
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class, IdemStoreAutoConfiguration.class,
-    IdemAsyncRedisStoreAutoConfiguration.class})
+    IdemAsyncRedisStoreAutoConfiguration.class},
+    afterName = {"org.springframework.boot.autoconfigure.r2dbc.R2dbcAutoConfiguration",
+        "org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration"})
 @ConditionalOnBean(IdemAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 public class IdemReactiveWebAutoConfiguration {
@@ -79,8 +86,9 @@ public class IdemReactiveWebAutoConfiguration {
 
   /** What is supported on WebFlux, part of the refusals of transactional mode and of blocking stores. */
   static final String WEBFLUX_SUPPORTED = "on WebFlux Idem supports lease mode (idem.mode=lease) on a non-blocking store:"
-      + " the in-memory store (idem.store=memory, one instance only), Redis (idem.store=redis with dev.idem:idem-redis and"
-      + " spring-boot-starter-data-redis-reactive, on Lettuce) or an AsyncLeaseStore bean of the application;"
+      + " the R2DBC key table (idem.store=r2dbc, with dev.idem:idem-r2dbc and an R2DBC ConnectionFactory, PostgreSQL or"
+      + " MariaDB/MySQL), Redis (idem.store=redis with dev.idem:idem-redis and spring-boot-starter-data-redis-reactive, on"
+      + " Lettuce), the in-memory store (idem.store=memory, one instance only) or an AsyncLeaseStore bean of the application;"
       + " per-route policies (idem.routes.*) are not supported there yet. To run this application without Idem,"
       + " set idem.enabled=false";
 
@@ -130,6 +138,14 @@ public class IdemReactiveWebAutoConfiguration {
               + " choose it", "set idem.mode=lease and idem.store=memory (keys in this instance's memory, one instance only),"
               + " or idem.store=redis, or idem.mode=lease and an AsyncLeaseStore bean of the application; " + WEBFLUX_SUPPORTED);
         }
+        // auto beside an R2DBC ConnectionFactory: transactional mode on R2DBC is not offered, so say which mode to set
+        if (mode.equals("auto") && (store.equals("auto") || store.equals("r2dbc")) && hasR2dbcStore(beanFactory)) {
+          throw new IdemUnsupportedException("this is a reactive web application (Spring WebFlux) with an R2DBC ConnectionFactory"
+              + " and idem-r2dbc, and idem.mode=auto would not say whether the handlers' writes and the keys share a"
+              + " transaction: on R2DBC Idem runs lease mode only (transactional mode on R2DBC is not supported yet)",
+              "set idem.mode=lease: the keys then live in the ConnectionFactory's database (R2dbcLeaseStore, table"
+              + " idem.table); " + WEBFLUX_SUPPORTED);
+        }
       };
     }
 
@@ -144,11 +160,12 @@ public class IdemReactiveWebAutoConfiguration {
     @ConditionalOnMissingBean
     AsyncLeaseIdempotency idemAsyncLeaseIdempotency(IdemProperties p, ObjectProvider<AsyncLeaseStore> asyncStores,
         ObjectProvider<LeaseStore> stores, ObjectProvider<IdemListener> listeners) {
-      AsyncLeaseStore store = asyncStores.getIfUnique(() -> nonBlocking(stores.getIfAvailable()));
+      AsyncLeaseStore store = asyncStore(asyncStores, stores.getIfAvailable());
       if (store == null) {
         throw new IdemUnsupportedException("the idempotency store of this reactive web application ("
             + IdemSettings.describe(stores.getIfAvailable()) + ") blocks its caller's thread, and on WebFlux that is an event loop",
-            "set idem.store=memory (keys in this instance's memory, one instance only), or idem.store=redis with"
+            "set idem.store=memory (keys in this instance's memory, one instance only), idem.store=r2dbc (with"
+                + " dev.idem:idem-r2dbc and an R2DBC ConnectionFactory), idem.store=redis with"
                 + " spring-boot-starter-data-redis-reactive (Lettuce), or define an AsyncLeaseStore bean;"
                 + " " + WEBFLUX_SUPPORTED);
       }
@@ -241,10 +258,83 @@ public class IdemReactiveWebAutoConfiguration {
       return b.problemTypeBase(base);
     }
 
+    /**
+     * The store of the WebFlux filter: the application's {@link AsyncLeaseStore} bean or the R2DBC
+     * one, else the {@link LeaseStore} bean when it does not block. The starter's in-memory {@code
+     * LeaseStore} (for blocking callers) is an {@code AsyncLeaseStore} too, and is not counted as one
+     * of the application's: beside it, an {@code AsyncLeaseStore} bean is the filter's.
+     *
+     * @return the store, or {@code null} when there is only a blocking one
+     * @throws IdemConfigurationException if there are several AsyncLeaseStore beans and none is primary
+     */
+    private static @Nullable AsyncLeaseStore asyncStore(ObjectProvider<AsyncLeaseStore> asyncStores, @Nullable LeaseStore leaseStore) {
+      AsyncLeaseStore fallback = nonBlocking(leaseStore);
+      java.util.List<AsyncLeaseStore> own = asyncStores.orderedStream()
+          .filter(s -> s != fallback && s != leaseStore).toList();
+      if (own.isEmpty()) {
+        return fallback;
+      }
+      if (own.size() == 1) {
+        return own.get(0);
+      }
+      AsyncLeaseStore primary = asyncStores.getIfUnique();
+      if (primary == null || primary == fallback) {
+        throw new IdemConfigurationException("idem.store", "the application has several AsyncLeaseStore beans ("
+            + own.size() + "), none @Primary: mark the one that keeps the WebFlux filter's keys @Primary", null);
+      }
+      return primary;
+    }
+
+    /** @return whether idem-r2dbc is on the class path and the application has an R2DBC ConnectionFactory bean */
+    private static boolean hasR2dbcStore(org.springframework.beans.factory.config.ConfigurableListableBeanFactory beanFactory) {
+      ClassLoader classes = beanFactory.getBeanClassLoader();
+      if (!ClassUtils.isPresent("dev.idem.r2dbc.R2dbcLeaseStore", classes)
+          || !ClassUtils.isPresent("io.r2dbc.spi.ConnectionFactory", classes)) {
+        return false;
+      }
+      return beanFactory.getBeanNamesForType(ClassUtils.resolveClassName("io.r2dbc.spi.ConnectionFactory", classes), true, false)
+          .length > 0;
+    }
+
     /** @return {@code store} (behind Idem's timing decorator, if any) when it does not block, else {@code null} */
     private static AsyncLeaseStore nonBlocking(LeaseStore store) {
       LeaseStore s = store instanceof TimedLeaseStore timed ? timed.delegate() : store;
       return s instanceof AsyncLeaseStore async ? async : null;
+    }
+  }
+
+  /**
+   * The R2DBC key table for the WebFlux filter: with idem-webflux, idem-r2dbc and an R2DBC {@code
+   * ConnectionFactory} (Spring Boot's, from {@code spring.r2dbc.*}), and {@code idem.store} {@code
+   * r2dbc} or {@code auto}, an {@link R2dbcLeaseStore} on {@code idem.table}, {@code
+   * idem.create-schema} and {@code idem.protection.*}: the table and rows of the JDBC lease store, so
+   * either replays the other's keys. The application's own {@link AsyncLeaseStore} bean replaces it.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"dev.idem.webflux.IdempotencyWebFilter", "dev.idem.r2dbc.R2dbcLeaseStore", "io.r2dbc.spi.ConnectionFactory"})
+  @ConditionalOnBean(type = "io.r2dbc.spi.ConnectionFactory")
+  @ConditionalOnExpression("#{'${idem.store:auto}'.trim().toLowerCase() matches 'auto|r2dbc'}")
+  static class R2dbcStoreConfiguration {
+
+    /**
+     * @return the R2DBC lease store on the application's ConnectionFactory
+     * @throws IdemConfigurationException if there are several ConnectionFactory beans and none is
+     *     primary, or {@code idem.table} is not a plain SQL identifier, or the database is neither
+     *     PostgreSQL nor MariaDB/MySQL
+     */
+    @Bean
+    @ConditionalOnMissingBean(AsyncLeaseStore.class)
+    AsyncLeaseStore idemR2dbcLeaseStore(IdemProperties p, ObjectProvider<ConnectionFactory> factories) {
+      ConnectionFactory factory = factories.getIfUnique();
+      if (factory == null) {
+        throw new IdemConfigurationException("idem.store", "is " + p.getStore().name().toLowerCase(Locale.ROOT)
+            + ", and the application has several R2DBC ConnectionFactory beans, none @Primary: mark the one for the keys"
+            + " @Primary, or define an AsyncLeaseStore bean", null);
+      }
+      R2dbcLeaseStore store = configured("idem.table", () -> R2dbcLeaseStore.builder(factory).table(p.getTable())
+          .createSchema(p.isCreateSchema()).responseProtection(p.getProtection().build()).build());
+      LOG.info("Idem: the WebFlux filter keeps its keys in {}", store);
+      return store;
     }
   }
 }

@@ -95,6 +95,53 @@ class IdemReactiveWebTest {
     });
   }
 
+  /**
+   * An AsyncLeaseStore bean that is not a LeaseStore: the starter's in-memory LeaseStore (for
+   * blocking callers) is an AsyncLeaseStore too, and the filter took it instead, since the lookup
+   * found two and used neither.
+   */
+  @Test
+  void anApplicationsAsyncOnlyStoreKeepsTheKeysBesideTheStartersMemoryStore() {
+    InMemoryLeaseStore keys = new InMemoryLeaseStore();
+    app().withBean(dev.idem.core.spi.AsyncLeaseStore.class, () -> new AsyncOnly(keys)).run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      client(ctx.getBean(IdempotencyWebFilter.class)).post().uri("/payments").header("Idempotency-Key", "k-async").bodyValue("{}")
+          .exchange().expectStatus().isEqualTo(201);
+      assertThat(keys.size()).isEqualTo(1);
+    });
+  }
+
+  /** A store that is only an AsyncLeaseStore, over an in-memory one. */
+  private static final class AsyncOnly implements dev.idem.core.spi.AsyncLeaseStore {
+    private final InMemoryLeaseStore memory;
+
+    AsyncOnly(InMemoryLeaseStore memory) {
+      this.memory = memory;
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<ClaimResult> claimAsync(IdempotentRequest request, String ownerToken, Duration lease,
+        Duration retention) {
+      return memory.claimAsync(request, ownerToken, lease, retention);
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Boolean> completeAsync(Scope scope, IdempotencyKey key, String ownerToken,
+        StoredResponse response, Duration retention) {
+      return memory.completeAsync(scope, key, ownerToken, response, retention);
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Boolean> releaseAsync(Scope scope, IdempotencyKey key, String ownerToken) {
+      return memory.releaseAsync(scope, key, ownerToken);
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Long> purgeExpiredAsync(int batchSize) {
+      return memory.purgeExpiredAsync(batchSize);
+    }
+  }
+
   @Test
   void aStoreThatBlocksIsRefusedAndTheRefusalSaysWhatIsSupported() {
     app().withBean(LeaseStore.class, BlockingStore::new).run(ctx -> {

@@ -1,0 +1,35 @@
+package dev.idem.r2dbc;
+
+import dev.idem.core.spi.AsyncLeaseStore;
+import dev.idem.testkit.AsyncLeaseStoreContract;
+import dev.idem.testkit.TestDatabase;
+import io.r2dbc.pool.ConnectionPool;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The lease-store contract on {@link R2dbcLeaseStore} over PostgreSQL (r2dbc-pool), in a database of its own. */
+class PostgresR2dbcLeaseStoreTest extends AsyncLeaseStoreContract {
+
+  @RegisterExtension static final TestDatabase DB = TestDatabase.postgres();
+
+  private static ConnectionPool pool;
+  private static R2dbcLeaseStore store;
+
+  @Override
+  protected AsyncLeaseStore asyncStore() {
+    synchronized (PostgresR2dbcLeaseStoreTest.class) {
+      if (store == null) {
+        pool = R2dbcTestDatabases.pool(DB, 20);
+        store = R2dbcLeaseStore.builder(pool).table("lease_keys").build();
+      }
+      return store;
+    }
+  }
+
+  @AfterAll
+  static void closePool() {
+    if (pool != null) {
+      pool.dispose();
+    }
+  }
+}
