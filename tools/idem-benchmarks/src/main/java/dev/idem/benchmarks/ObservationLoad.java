@@ -6,16 +6,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -90,9 +87,7 @@ final class ObservationLoad {
 
   public static void main(String[] args) throws Exception {
     Args a = new Args();
-    CommandLine cl = new CommandLine(a);
-    try {
-      cl.parseArgs(args);
+    boolean run = BenchmarkCommand.parse("ObservationLoad", a, args, cl -> {
       if (a.rounds < 1 || a.seconds < 1 || a.warmup < 0 || a.clients.isEmpty() || a.clients.stream().anyMatch(c -> c < 1)) {
         throw new ParameterException(cl, "--rounds, --seconds and every --clients count must be 1 or more, --warmup 0 or more");
       }
@@ -101,18 +96,9 @@ final class ObservationLoad {
           throw new ParameterException(cl, "--db: postgres or postgres-async; not " + db);
         }
       }
-    } catch (ParameterException e) {
-      System.err.println("ObservationLoad: " + e.getMessage());
-      cl.usage(System.err);
-      System.exit(2);
-    }
-    if (cl.isUsageHelpRequested()) {
-      cl.usage(System.out);
+    }, () -> a.jar);
+    if (!run) {
       return;
-    }
-    if (!Files.isRegularFile(a.jar)) {
-      System.err.println("ObservationLoad: the notes service jar is missing: " + a.jar + " (build with ./mvnw -B -q -DskipTests package)");
-      System.exit(2);
     }
     boolean cpu = ProcCpu.available();
     Instant started = Instant.now();
@@ -228,12 +214,7 @@ final class ObservationLoad {
 
   private static void write(Args a, StringBuilder body, Instant started, List<String> args) throws IOException {
     StringBuilder r = new StringBuilder("# Benchmarks: what Idem's observations cost\n\n");
-    r.append("Written by `java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.ObservationLoad");
-    args.forEach(s -> r.append(' ').append(s));
-    r.append("` (see the class's Javadoc for the method) on ").append(started.truncatedTo(ChronoUnit.SECONDS)).append(", in ")
-        .append(Duration.between(started, Instant.now()).toMinutes()).append(" min. Machine: ");
-    Machine.describe().forEach((k, v) -> r.append(k).append(' ').append(v).append("; "));
-    r.append("load average at the end ").append(String.format(Locale.ROOT, "%.1f", Machine.loadAverage())).append(".\n\n");
+    r.append(BenchmarkCommand.writtenBy("ObservationLoad", args, started));
     r.append("Four notes services side by side, each with tracing as Spring Boot configures it with the OpenTelemetry bridge"
         + " (`notes.benchmark.tracing=true`: every trace sampled, a batch span processor, an exporter that counts the spans and"
         + " drops them, so no network is measured): transactional and lease mode, each with `idem.observations.enabled=false`"

@@ -128,9 +128,7 @@ final class PurgeLoad {
    */
   public static void main(String[] args) throws Exception {
     Args a = new Args();
-    CommandLine cl = new CommandLine(a);
-    try {
-      cl.parseArgs(args);
+    boolean run = BenchmarkCommand.parse("PurgeLoad", a, args, cl -> {
       if (a.live < 1 || a.expired < 1 || a.days < 1 || a.batch < 1 || a.batch > 100_000 || a.clients < 1 || a.baseline < 1) {
         throw new ParameterException(cl, "--live, --expired, --days, --clients and --baseline must be 1 or more, --batch 1 to 100000");
       }
@@ -139,18 +137,9 @@ final class PurgeLoad {
           throw new ParameterException(cl, "--db: postgres and/or mariadb; not " + db);
         }
       }
-    } catch (ParameterException e) {
-      System.err.println("PurgeLoad: " + e.getMessage());
-      cl.usage(System.err);
-      System.exit(2);
-    }
-    if (cl.isUsageHelpRequested()) {
-      cl.usage(System.out);
+    }, () -> a.jar);
+    if (!run) {
       return;
-    }
-    if (!Files.isRegularFile(a.jar)) {
-      System.err.println("PurgeLoad: the notes service jar is missing: " + a.jar + " (build with ./mvnw -B -q -DskipTests package)");
-      System.exit(2);
     }
     Instant started = Instant.now();
     Path dir = Files.createTempDirectory("idem-purge-bench-");
@@ -174,14 +163,7 @@ final class PurgeLoad {
       }
     }
     StringBuilder r = new StringBuilder("# Benchmarks: a purge beside live traffic\n\n");
-    r.append("Written by `java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.PurgeLoad");
-    for (String s : args) {
-      r.append(' ').append(s);
-    }
-    r.append("` (the class's Javadoc gives the method) on ").append(started.truncatedTo(ChronoUnit.SECONDS)).append(", in ")
-        .append(Duration.between(started, Instant.now()).toMinutes()).append(" min. Machine: ");
-    Machine.describe().forEach((k, v) -> r.append(k).append(' ').append(v).append("; "));
-    r.append(String.format(Locale.ROOT, "load average at the end %.1f.%n%n", Machine.loadAverage()));
+    r.append(BenchmarkCommand.writtenBy("PurgeLoad", List.of(args), started));
     r.append(String.format(Locale.ROOT, "The notes service in transactional mode, %,d live keys, %,d expired keys a day, purged in batches"
         + " of %d by `JdbcIdempotency.purgeExpired` (what `idem purge` and `idem.purge.enabled` run) while %d clients send creates"
         + " and %d replays of live keys. Each row of the traffic tables is one window: creates / replays.%n", a.live, a.expired, a.batch,

@@ -172,9 +172,7 @@ final class ScaleLoad {
    */
   public static void main(String[] args) throws Exception {
     Args a = new Args();
-    CommandLine cl = new CommandLine(a);
-    try {
-      cl.parseArgs(args);
+    boolean run = BenchmarkCommand.parse("ScaleLoad", a, args, cl -> {
       if (a.rounds < 1 || a.seconds < 1 || a.warmup < 0 || a.clients < 1 || a.small < 1 || a.rows.isEmpty()
           || a.rows.stream().anyMatch(n -> n <= a.small)) {
         throw new ParameterException(cl, "--rounds, --seconds, --clients and --small must be 1 or more, --warmup 0 or more,"
@@ -185,18 +183,9 @@ final class ScaleLoad {
           throw new ParameterException(cl, "--db: postgres, postgres-async or redis; not " + db);
         }
       }
-    } catch (ParameterException e) {
-      System.err.println("ScaleLoad: " + e.getMessage());
-      cl.usage(System.err);
-      System.exit(2);
-    }
-    if (cl.isUsageHelpRequested()) {
-      cl.usage(System.out);
+    }, () -> a.jar);
+    if (!run) {
       return;
-    }
-    if (!Files.isRegularFile(a.jar)) {
-      System.err.println("ScaleLoad: the notes service jar is missing: " + a.jar + " (build with ./mvnw -B -q -DskipTests package)");
-      System.exit(2);
     }
     boolean cpu = ProcCpu.available();
     Instant started = Instant.now();
@@ -531,14 +520,7 @@ final class ScaleLoad {
       throws IOException {
     StringBuilder r = new StringBuilder();
     r.append("# Benchmarks: ").append(title).append("\n\n");
-    r.append("Written by `java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.ScaleLoad");
-    for (String s : args) {
-      r.append(' ').append(s);
-    }
-    r.append("` (see the class's Javadoc for the method) on ").append(started.truncatedTo(ChronoUnit.SECONDS)).append(", in ")
-        .append(Duration.between(started, Instant.now()).toMinutes()).append(" min. Machine: ");
-    Machine.describe().forEach((k, v) -> r.append(k).append(' ').append(v).append("; "));
-    r.append("load average at the end ").append(String.format(Locale.ROOT, "%.1f", Machine.loadAverage())).append(".\n\n");
+    r.append(BenchmarkCommand.writtenBy("ScaleLoad", args, started));
     r.append("Each section compares, in one run, the notes service on a small key store and on a preloaded one (SQL: in"
         + " transactional and in lease mode; Redis: lease mode). A create sends a new key; a replay sends one of the preloaded"
         + " keys drawn at random, so on the large store it reads pages no earlier replay read. The preloaded records copy a"
