@@ -125,8 +125,14 @@ public final class AsyncLeaseIdempotency {
     CompletableFuture<AttemptResult> done = new CompletableFuture<>();
     CompletableFuture<AttemptResult> attempt;
     try {
-      AsyncEffect traced = observed == IdemListener.Attempt.NONE ? effect
-          : context -> effect.run(context).thenApply(response -> IdemListener.withTraceContext(observed, response));
+      AsyncEffect traced = observed == IdemListener.Attempt.NONE ? effect : new AsyncEffect() {
+        @Override
+        @SuppressWarnings("NullAway") // an effect that answers null is refused by run(), with its own message
+        public CompletionStage<StoredResponse> run(EffectContext context) throws Exception {
+          CompletionStage<StoredResponse> stage = effect.run(context);
+          return stage == null ? null : stage.thenApply(response -> IdemListener.withTraceContext(observed, response));
+        }
+      };
       attempt = attemptOnce(request, traced);
     } catch (RuntimeException | Error e) {
       attempt = CompletableFuture.failedFuture(e);

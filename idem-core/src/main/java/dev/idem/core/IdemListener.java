@@ -102,9 +102,23 @@ public interface IdemListener {
     }
     try {
       Map<String, String> context = attempt.traceContext();
-      return context == null || context.isEmpty() ? response : response.withTraceContext(context);
+      if (context == null || context.isEmpty()) {
+        return response;
+      }
+      // a field that cannot be kept (too long, CR or LF, not a field name) is left out, not the others
+      Map<String, String> kept = new java.util.LinkedHashMap<>();
+      context.forEach((name, value) -> {
+        if (name != null && value != null && !name.isEmpty()
+            && name.length() + StoredResponse.TRACE_CONTEXT_HEADER_PREFIX.length() <= StoredResponse.MAX_HEADER_LENGTH
+            && value.length() <= StoredResponse.MAX_HEADER_LENGTH
+            && name.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')
+            && value.chars().noneMatch(c -> c == '\r' || c == '\n' || c == 0)) {
+          kept.put(name, value);
+        }
+      });
+      return kept.isEmpty() ? response : response.withTraceContext(kept);
     } catch (RuntimeException e) {
-      return response; // a listener's failure or a field that cannot be stored: the answer without it
+      return response; // a listener's failure: the answer without it
     }
   }
 

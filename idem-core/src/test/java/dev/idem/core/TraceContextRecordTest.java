@@ -145,6 +145,15 @@ class TraceContextRecordTest {
     assertThat(result.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
     assertThat(result.outcomeOrThrow().response()).isEqualTo(StoredResponse.of(201, "made"));
 
+    Map<String, String> mixed = new java.util.LinkedHashMap<>();
+    mixed.put("traceparent", TRACEPARENT);
+    mixed.put("tracestate", "x".repeat(StoredResponse.MAX_HEADER_LENGTH + 1));
+    IdempotentRequest third = IdempotentRequest.ofJson("alice", "POST /charges", "k-3", "{}".getBytes(StandardCharsets.UTF_8));
+    AttemptResult partly = LeaseIdempotency.builder(store).listener(new Traced(mixed)).build()
+        .attempt(third, c -> StoredResponse.of(201, "made"));
+    assertThat(partly.outcomeOrThrow().response().traceContext()).as("one field that cannot be kept leaves out only itself")
+        .containsExactly(Map.entry("traceparent", TRACEPARENT));
+
     IdemListener throwing = new IdemListener() {
       @Override
       public Attempt started(IdempotentRequest request, String mode) {

@@ -138,25 +138,35 @@ public final class OutboxRelay implements AutoCloseable {
       }
       Map<String, Delivery> outcomes = new LinkedHashMap<>();
       Map<String, TraceContextPropagation.Publication> publications = new HashMap<>();
-      for (Map.Entry<Intent.Kind, List<OutboxEntry>> group : byKind.entrySet()) {
-        // the round claimed only the kinds this relay has transports for
-        IntentTransport transport = Objects.requireNonNull(transports.get(group.getKey()), "transport");
-        List<Delivery> results;
-        try {
-          results = transport.deliver(published(group.getValue(), publications));
-        } catch (RuntimeException failure) {
-          results = new ArrayList<>();
+      try {
+        for (Map.Entry<Intent.Kind, List<OutboxEntry>> group : byKind.entrySet()) {
+          // the round claimed only the kinds this relay has transports for
+          IntentTransport transport = Objects.requireNonNull(transports.get(group.getKey()), "transport");
+          List<Delivery> results;
+          try {
+            results = transport.deliver(published(group.getValue(), publications));
+          } catch (RuntimeException failure) {
+            results = new ArrayList<>();
+            for (OutboxEntry e : group.getValue()) {
+              results.add(Delivery.retry(e.id(), "transport failed: " + failure));
+            }
+          }
+          for (Delivery d : results) {
+            if (byId.containsKey(d.id())) {
+              outcomes.putIfAbsent(d.id(), d);
+            }
+          }
           for (OutboxEntry e : group.getValue()) {
-            results.add(Delivery.retry(e.id(), "transport failed: " + failure));
+            outcomes.putIfAbsent(e.id(), Delivery.retry(e.id(), "the transport reported no outcome"));
           }
         }
-        for (Delivery d : results) {
-          if (byId.containsKey(d.id())) {
-            outcomes.putIfAbsent(d.id(), d);
-          }
-        }
-        for (OutboxEntry e : group.getValue()) {
-          outcomes.putIfAbsent(e.id(), Delivery.retry(e.id(), "the transport reported no outcome"));
+      } finally {
+        // every publish span ends, whatever the transports did; one without an outcome (a transport
+        // interrupted or failing out of the loop) ends as failed
+        for (Map.Entry<String, TraceContextPropagation.Publication> p : publications.entrySet()) {
+          Delivery d = outcomes.get(p.getKey());
+          endQuietly(p.getValue(), d == null ? "no outcome: the round stopped before the transport answered"
+              : d.status() == Delivery.Status.DELIVERED ? null : d.status() + (d.reason() == null ? "" : ": " + d.reason()));
         }
       }
       List<String> sentIds = new ArrayList<>();
@@ -180,11 +190,6 @@ public final class OutboxRelay implements AutoCloseable {
         } else {
           lost++;
         }
-      }
-      for (Map.Entry<String, TraceContextPropagation.Publication> p : publications.entrySet()) {
-        Delivery d = outcomes.get(p.getKey());
-        endQuietly(p.getValue(), d == null || d.status() == Delivery.Status.DELIVERED ? null
-            : d.status() + (d.reason() == null ? "" : ": " + d.reason()));
       }
       int sent = outbox.markSent(c, owner, sentIds);
       lost += sentIds.size() - sent;
@@ -229,13 +234,13 @@ public final class OutboxRelay implements AutoCloseable {
   static String destination(Intent intent) {
     String kind = intent.kind().name().toLowerCase(Locale.ROOT).replace('_', '-');
     if (intent.kind() != Intent.Kind.HTTP) {
-      return kind + " " + intent.target();
+      return intent.target().isEmpty() ? kind + " (default exchange)" : kind + " " + intent.target();
     }
     try {
-      java.net.URI uri = java.net.URI.create(intent.target());
-      return kind + " " + intent.route() + " " + uri.getHost();
+      String host = java.net.URI.create(intent.target()).getHost();
+      return kind + " " + intent.route() + (host == null ? "" : " " + host);
     } catch (IllegalArgumentException e) {
-      return kind;
+      return kind + " " + intent.route();
     }
   }
 

@@ -86,4 +86,31 @@ class DetachedObservationTest {
     assertThat(seen[0].getContext().getName()).isEqualTo(ObservationIdemListener.NAME);
     assertThat(registry.getCurrentObservation()).isNull();
   }
+
+  /** A propagation that threw while the attempt's context was read left the observation current and never stopped. */
+  @Test
+  void aPropagationThatThrewLeftTheAttemptsObservationOpen() {
+    dev.idem.core.spi.TraceContextPropagation throwing = new dev.idem.core.spi.TraceContextPropagation() {
+      @Override
+      public java.util.Map<String, String> currentContext() {
+        throw new IllegalStateException("tracer broke");
+      }
+
+      @Override
+      public <T> T continueTrace(String operation, java.util.Map<String, String> carrier, java.util.function.Supplier<T> work) {
+        return work.get();
+      }
+    };
+    ObservationIdemListener traced = new ObservationIdemListener(registry, IdemListener.NONE, throwing);
+    AttemptResult made = dev.idem.core.LeaseIdempotency.builder(new InMemoryLeaseStore()).listener(traced).build()
+        .attempt(request("k-3"), c -> StoredResponse.of(201, "made"));
+    assertThat(made.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(made.outcomeOrThrow().response().traceContext()).isEmpty();
+    assertThat(registry.getCurrentObservation()).isNull();
+    assertThat(stopped).hasSize(1);
+    IdemListener.Attempt detached = IdemListener.startAsync(traced, request("k-4"), IdemListener.LEASE_MODE);
+    assertThat(registry.getCurrentObservation()).isNull();
+    detached.ended(made);
+    assertThat(stopped).hasSize(2);
+  }
 }

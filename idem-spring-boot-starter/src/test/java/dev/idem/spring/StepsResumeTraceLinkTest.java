@@ -59,7 +59,22 @@ class StepsResumeTraceLinkTest {
     return StoredResponse.of(201, receipt);
   };
 
+  /** The application's own step operations, keeping the trace context with each input (not the default). */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class KeepingTraceContext {
+    @org.springframework.context.annotation.Bean
+    JdbcStepOperations stepOperations(javax.sql.DataSource dataSource, dev.idem.core.LeaseIdempotency lease,
+        dev.idem.core.spi.TraceContextPropagation tracing) {
+      return JdbcStepOperations.builder(dataSource).lease(lease.lease()).retention(lease.retention()).tracing(tracing)
+          .keepTraceContext(true).build();
+    }
+  }
+
   private ApplicationContextRunner app() {
+    return starterDefaults().withUserConfiguration(KeepingTraceContext.class);
+  }
+
+  private ApplicationContextRunner starterDefaults() {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.jdbc())))
         .withUserConfiguration(TracePropagationTest.Traced.class)
@@ -133,6 +148,25 @@ class StepsResumeTraceLinkTest {
       SpanData resume = named(ctx.getBean(InMemorySpanExporter.class).getFinishedSpanItems(), "idem resume post /rides");
       assertThat(resume.getParentSpanId()).isEqualTo(retry.context().spanId());
       assertThat(resume.getLinks()).extracting(l -> l.getSpanContext().getSpanId()).containsExactly(first.context().spanId());
+    });
+  }
+
+  /**
+   * The version before this one reads an input row as two lines (the fingerprint, the input in
+   * Base64) and could not resume an operation whose row had a third: the starter keeps no context
+   * in the row unless the application asks for it (JdbcStepOperations.Builder.keepTraceContext).
+   */
+  @Test
+  void anInputRowWithATraceContextWasUnreadableByTheVersionBefore() {
+    starterDefaults().run(ctx -> {
+      tracer = ctx.getBean(Tracer.class);
+      firstAttemptDiesAfterTheRide(ctx.getBean(JdbcStepOperations.class), "ride-k4");
+      String row = new org.springframework.jdbc.core.JdbcTemplate(ctx.getBean(javax.sql.DataSource.class))
+          .queryForObject("SELECT result FROM idem_steps WHERE step = '#input'", String.class);
+      String[] parts = row.split("\n", 2);
+      assertThat(parts).hasSize(2);
+      // what the version before does with the row
+      assertThat(java.util.Base64.getDecoder().decode(parts[1])).isEqualTo("rider-1".getBytes(StandardCharsets.UTF_8));
     });
   }
 

@@ -80,6 +80,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
   private final Duration retention;
   private final boolean createSchema;
   private final TraceContextPropagation tracing;
+  private final boolean keepTraceContext;
   private volatile boolean schemaReady;
   /** The step table's writes and reads for one run, fenced by the key's lease. */
   private final StepTable table;
@@ -91,6 +92,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     this.lease = b.lease;
     this.retention = b.retention;
     this.tracing = b.tracing;
+    this.keepTraceContext = b.keepTraceContext;
     this.createSchema = b.createSchema;
     this.table = new StepTable(b.dataSource, b.keyTable, b.stepTable, b.lease, b.retention);
     this.keys = JdbcLeaseStore.builder(b.dataSource).table(b.keyTable).createSchema(b.createSchema).build();
@@ -296,7 +298,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
       theInput = record.input();
       firstAttempt = record.traceContext();
     } else {
-      table.record(request, owner, INPUT_STEP, InputRecord.format(request.fingerprint().hex(), input, currentContext()), null);
+      table.record(request, owner, INPUT_STEP,
+          InputRecord.format(request.fingerprint().hex(), input, keepTraceContext ? currentContext() : Map.of()), null);
     }
     return new RunSteps(table, request, owner, recorded, theInput, firstAttempt, recovery || !recorded.isEmpty());
   }
@@ -536,6 +539,7 @@ public final class JdbcStepOperations implements KeyStatusReader {
     private Duration retention = Duration.ofHours(24);
     private boolean createSchema = true;
     private TraceContextPropagation tracing = TraceContextPropagation.NONE;
+    private boolean keepTraceContext;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -577,14 +581,31 @@ public final class JdbcStepOperations implements KeyStatusReader {
     }
 
     /**
-     * @param tracing gives the trace context current when an operation's input is first recorded,
-     *     which is kept with it, and runs a resumption (by a retry or by the completer) in a span
-     *     linked to it ({@link TraceContextPropagation#resumeLinked}); default {@link
-     *     TraceContextPropagation#NONE}, which keeps and links nothing
+     * @param tracing gives the trace context current when an operation's input is first recorded
+     *     (kept with it when {@link #keepTraceContext}), and runs a resumption (by a retry or by the
+     *     completer) of an operation whose input kept one in a span linked to it ({@link
+     *     TraceContextPropagation#resumeLinked}); default {@link TraceContextPropagation#NONE},
+     *     which keeps and links nothing
      * @return this builder
      */
     public Builder tracing(TraceContextPropagation tracing) {
       this.tracing = Objects.requireNonNull(tracing, "tracing");
+      return this;
+    }
+
+    /**
+     * Whether an operation's input row keeps the trace context of the attempt that recorded it (as
+     * a third line of the row). Default {@code false}: versions of Idem before this one cannot read
+     * such a row (their parser expects two lines), so a node of an older version, during a rolling
+     * upgrade or after a rollback, could not resume an operation a newer node began. Turn it on once
+     * every node that shares the step table runs this version; rows with the line are read whatever
+     * this says.
+     *
+     * @param keep whether to keep it
+     * @return this builder
+     */
+    public Builder keepTraceContext(boolean keep) {
+      this.keepTraceContext = keep;
       return this;
     }
 
@@ -639,7 +660,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
       String value = fingerprintHex + "\n" + java.util.Base64.getEncoder().encodeToString(input);
       StringBuilder context = new StringBuilder();
       traceContext.forEach((name, v) -> {
-        if (name.indexOf('=') < 0 && name.indexOf('\n') < 0 && v.indexOf('\n') < 0 && v.indexOf('\r') < 0) {
+        if (name.indexOf('=') < 0 && name.indexOf('\n') < 0 && v.indexOf('\n') < 0 && v.indexOf('\r') < 0
+            && name.length() + v.length() <= StoredResponse.MAX_HEADER_LENGTH) {
           context.append(context.length() == 0 ? "" : "\n").append(name).append('=').append(v);
         }
       });

@@ -117,7 +117,7 @@ public final class ObservationIdemListener implements IdemListener {
     Attempt inner;
     try {
       // read now, while the attempt's span is current on this thread
-      context = tracing == TraceContextPropagation.NONE ? Map.of() : tracing.currentContext();
+      context = currentContext();
       // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
       inner = detached ? IdemListener.startAsync(delegate, request, mode) : IdemListener.start(delegate, request, mode);
     } finally {
@@ -164,6 +164,19 @@ public final class ObservationIdemListener implements IdemListener {
    */
   public static String spanName(String prefix, String operation) {
     return (prefix + operation).toLowerCase(Locale.ROOT);
+  }
+
+  /** @return the current trace context; empty without tracing, or when the propagation fails or gives null */
+  private Map<String, String> currentContext() {
+    if (tracing == TraceContextPropagation.NONE) {
+      return Map.of();
+    }
+    try {
+      Map<String, String> context = tracing.currentContext();
+      return context == null ? Map.of() : context;
+    } catch (RuntimeException e) {
+      return Map.of(); // tracing never fails an attempt, nor leaves its observation open
+    }
   }
 
   /** A replay's span links to the first attempt's, when its record kept one. */

@@ -146,11 +146,16 @@ final class MicrometerTracePropagation implements TraceContextPropagation {
           .tag(DESTINATION, operation)
           .start();
       Map<String, String> fields = new LinkedHashMap<>();
-      propagator.inject(span.context(), fields, (headers, name, value) -> {
-        if (headers != null) {
-          headers.put(name.toLowerCase(Locale.ROOT), value);
-        }
-      });
+      try {
+        propagator.inject(span.context(), fields, (headers, name, value) -> {
+          if (headers != null) {
+            headers.put(name.toLowerCase(Locale.ROOT), value);
+          }
+        });
+      } catch (RuntimeException e) {
+        span.end(); // a span that no message carries is ended here, not left open
+        throw e;
+      }
       return new Publication() {
         @Override
         public Map<String, String> context() {
