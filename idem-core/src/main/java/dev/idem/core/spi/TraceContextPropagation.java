@@ -60,6 +60,25 @@ public interface TraceContextPropagation {
   Map<String, String> currentContext();
 
   /**
+   * {@link #currentContext()} of {@code tracing} for a caller that must not fail because of it: a
+   * propagation that throws, or breaks its contract and answers {@code null}, gives an empty map.
+   *
+   * @param tracing the propagation, never {@code null}; {@link #NONE} is not asked
+   * @return the current context, or an empty map; never {@code null}
+   */
+  static Map<String, String> currentContextOrEmpty(TraceContextPropagation tracing) {
+    if (tracing == NONE) {
+      return Map.of();
+    }
+    try {
+      Map<String, String> context = tracing.currentContext();
+      return context == null ? Map.of() : context;
+    } catch (RuntimeException e) {
+      return Map.of(); // tracing never fails what it observes
+    }
+  }
+
+  /**
    * Runs {@code work} in a span of its own, a consumer's, whose parent is the context in {@code
    * carrier}: the handling of a message joins the trace of the request that wrote it. Without a
    * readable context in the carrier the span starts a new trace. The span ends when {@code work}

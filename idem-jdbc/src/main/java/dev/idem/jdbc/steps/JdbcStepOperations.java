@@ -299,7 +299,8 @@ public final class JdbcStepOperations implements KeyStatusReader {
       firstAttempt = record.traceContext();
     } else {
       table.record(request, owner, INPUT_STEP,
-          InputRecord.format(request.fingerprint().hex(), input, keepTraceContext ? currentContext() : Map.of()), null);
+          InputRecord.format(request.fingerprint().hex(), input,
+              keepTraceContext ? TraceContextPropagation.currentContextOrEmpty(tracing) : Map.of()), null);
     }
     return new RunSteps(table, request, owner, recorded, theInput, firstAttempt, recovery || !recorded.isEmpty());
   }
@@ -635,18 +636,6 @@ public final class JdbcStepOperations implements KeyStatusReader {
     }
   }
 
-  /** @return the current trace context, empty without tracing or when the tracer fails (it never fails a run) */
-  private Map<String, String> currentContext() {
-    if (tracing == TraceContextPropagation.NONE) {
-      return Map.of();
-    }
-    try {
-      Map<String, String> context = tracing.currentContext();
-      return context == null ? Map.of() : context;
-    } catch (RuntimeException e) {
-      return Map.of();
-    }
-  }
 
   /**
    * The value of an operation's input row: the fingerprint's hex digits, a line feed, the input in

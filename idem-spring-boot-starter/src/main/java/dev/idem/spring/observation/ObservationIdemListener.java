@@ -117,7 +117,7 @@ public final class ObservationIdemListener implements IdemListener {
     Attempt inner;
     try {
       // read now, while the attempt's span is current on this thread
-      context = currentContext();
+      context = TraceContextPropagation.currentContextOrEmpty(tracing);
       // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
       inner = detached ? IdemListener.startAsync(delegate, request, mode) : IdemListener.start(delegate, request, mode);
     } finally {
@@ -166,18 +166,6 @@ public final class ObservationIdemListener implements IdemListener {
     return (prefix + operation).toLowerCase(Locale.ROOT);
   }
 
-  /** @return the current trace context; empty without tracing, or when the propagation fails or gives null */
-  private Map<String, String> currentContext() {
-    if (tracing == TraceContextPropagation.NONE) {
-      return Map.of();
-    }
-    try {
-      Map<String, String> context = tracing.currentContext();
-      return context == null ? Map.of() : context;
-    } catch (RuntimeException e) {
-      return Map.of(); // tracing never fails an attempt, nor leaves its observation open
-    }
-  }
 
   /** A replay's span links to the first attempt's, when its record kept one. */
   private void linkReplay(String operation, AttemptResult result) {
