@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -70,6 +71,38 @@ class AsyncRedisNonBlockingTest {
       Thread.sleep(1);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Regression: the watched thread was a pooled one, whose wait for its next task BlockHound
+   * refused; the refused wait broke the pool's lock and the worker and each replacement died with
+   * an {@code IllegalMonitorStateException}, printed in a loop until CI ran out of time. Two tasks
+   * a pause apart must leave no thread's death behind and no watched thread alive.
+   */
+  @Test
+  void aWatchedPooledThreadWaitingForItsNextTaskDiedInALoop() throws Exception {
+    List<Throwable> deaths = new CopyOnWriteArrayList<>();
+    Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+    Thread.setDefaultUncaughtExceptionHandler((thread, error) -> {
+      if (NonBlockingTestThreads.NAME.equals(thread.getName())) {
+        deaths.add(error);
+      }
+    });
+    try {
+      List<Thread> ran = new CopyOnWriteArrayList<>();
+      for (int task = 0; task < 2; task++) {
+        CompletableFuture.runAsync(() -> ran.add(Thread.currentThread()), NonBlockingTestThreads.executor())
+            .get(10, TimeUnit.SECONDS);
+        Thread.sleep(200);
+      }
+      for (Thread thread : ran) {
+        thread.join(TimeUnit.SECONDS.toMillis(10));
+        assertThat(thread.isAlive()).as("a watched thread outlived its task").isFalse();
+      }
+      assertThat(deaths).as("watched threads that died of a refused wait").isEmpty();
+    } finally {
+      Thread.setDefaultUncaughtExceptionHandler(before);
     }
   }
 
