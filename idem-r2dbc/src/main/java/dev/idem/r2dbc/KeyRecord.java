@@ -41,6 +41,15 @@ record KeyRecord(String fingerprint, @Nullable String owner, long leaseUntil, by
     return now < expiresAt;
   }
 
+  /**
+   * @return whether this is a transactional claim that no transaction holds any more: no response
+   *     and no lease ({@code state = 'IN_PROGRESS' AND lease_until IS NULL} committed, which a
+   *     broken transaction can leave); such a record may be claimed again
+   */
+  boolean orphaned() {
+    return response == null && leaseUntil == 0;
+  }
+
   /** @return what is left of the lease at the time of the read, in ms, never negative */
   long leaseRemainingMillis() {
     return Math.max(0, leaseUntil - now);

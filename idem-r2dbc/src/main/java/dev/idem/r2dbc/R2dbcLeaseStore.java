@@ -16,23 +16,12 @@ import dev.idem.jdbc.dialect.KeyTableSql;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.R2dbcException;
-import io.r2dbc.spi.Result;
-import io.r2dbc.spi.Statement;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
-import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
-import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
@@ -97,20 +86,16 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
 
   private final ConnectionFactory factory;
   private final String table;
-  private final boolean createSchema;
   private final ResponseProtection protection;
   private final Dialect dialect;
-  private final Sql sql;
-  /** Whether this store created the table, or found it, once: later operations send no DDL. */
-  private volatile boolean schemaReady;
+  private final R2dbcKeyTable sql;
 
   private R2dbcLeaseStore(Builder b, Dialect dialect) {
     this.factory = b.factory;
     this.table = b.table;
-    this.createSchema = b.createSchema;
     this.protection = b.protection;
     this.dialect = dialect;
-    this.sql = new Sql(dialect.keyTableSql(b.table), dialect.equals(Dialect.postgresql()));
+    this.sql = new R2dbcKeyTable(dialect, b.table, b.createSchema);
   }
 
   /**
@@ -145,7 +130,7 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
       checkToken(ownerToken);
       long leaseMillis = lease.toMillis();
       long keepMillis = leaseMillis + retention.toMillis();
-      return run("claim of " + logRef(request.scope(), request.key()),
+      return run("claim of " + R2dbcKeyTable.logRef(request.scope(), request.key()),
           c -> claimRound(c, request, ownerToken, leaseMillis, keepMillis, 0));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
@@ -163,14 +148,14 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
     String k = r.key().value();
     String fingerprint = r.fingerprint().hex();
     Mono<ClaimResult> again = Mono.defer(() -> claimRound(c, r, owner, leaseMillis, keepMillis, round + 1));
-    return read(c, p, o, k).flatMap(found -> {
+    return sql.read(c, r.scope(), r.key()).flatMap(found -> {
       if (found.isEmpty()) {
-        return write(c, sql.leaseInsert, p, o, k, fingerprint, owner, leaseMillis, keepMillis)
+        return sql.write(c, sql.leaseInsert, p, o, k, fingerprint, owner, leaseMillis, keepMillis)
             .flatMap(n -> n == 1 ? Mono.just(ClaimResult.claimed(r.fingerprint(), false)) : again); // else a racer inserted it
       }
       KeyRecord row = found.get();
       if (!row.live()) {
-        return write(c, sql.leaseOverwrite, fingerprint, owner, leaseMillis, keepMillis, p, o, k)
+        return sql.write(c, sql.leaseOverwrite, fingerprint, owner, leaseMillis, keepMillis, p, o, k)
             .flatMap(n -> n == 1 ? Mono.just(ClaimResult.claimed(r.fingerprint(), false)) : again);
       }
       Fingerprint recorded = Fingerprint.fromHex(row.fingerprint());
@@ -179,11 +164,11 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
         return Mono.just(ClaimResult.completed(recorded, protection.open(r.scope(), r.key(), recorded, response)));
       }
       if (owner.equals(row.owner())) {
-        return write(c, sql.leaseRenew, leaseMillis, keepMillis, keepMillis, p, o, k, owner)
+        return sql.write(c, sql.leaseRenew, leaseMillis, keepMillis, keepMillis, p, o, k, owner)
             .flatMap(n -> n == 1 ? Mono.just(ClaimResult.claimed(recorded, false)) : again);
       }
       if (row.now() >= row.leaseUntil() && recorded.equals(r.fingerprint())) {
-        return write(c, sql.leaseTakeOver, owner, leaseMillis, keepMillis, keepMillis, p, o, k, fingerprint)
+        return sql.write(c, sql.leaseTakeOver, owner, leaseMillis, keepMillis, keepMillis, p, o, k, fingerprint)
             .flatMap(n -> n == 1 ? Mono.just(ClaimResult.claimed(recorded, true)) : again);
       }
       return Mono.just(ClaimResult.inProgress(recorded, Duration.ofMillis(row.leaseRemainingMillis())));
@@ -207,7 +192,7 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
       Objects.requireNonNull(response, "response");
       checkToken(ownerToken);
       long keepMillis = retention.toMillis();
-      return run("complete of " + logRef(scope, key), c -> {
+      return run("complete of " + R2dbcKeyTable.logRef(scope, key), c -> {
         Mono<byte[]> stored;
         if (protection.enabled()) {
           stored = readLive(c, scope, key).flatMap(found -> {
@@ -224,7 +209,7 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
           stored = Mono.fromSupplier(() -> StoredResponseCodec.encode(response));
         }
         Mono<Boolean> completion = stored
-            .flatMap(bytes -> write(c, sql.leaseComplete, new TypedNull(Integer.class, protection.clearStatus(response)), bytes,
+            .flatMap(bytes -> sql.write(c, sql.leaseComplete, new R2dbcKeyTable.TypedNull(Integer.class, protection.clearStatus(response)), bytes,
                     keepMillis, keepMillis, scope.principal(), scope.operation(), key.value(), ownerToken)
                 .flatMap(n -> n == 1 ? Mono.just(true)
                     : readLive(c, scope, key).map(found -> found.isPresent()
@@ -257,8 +242,8 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
       Objects.requireNonNull(scope, "scope");
       Objects.requireNonNull(key, "key");
       checkToken(ownerToken);
-      return run("release of " + logRef(scope, key), c ->
-          write(c, sql.leaseRelease, scope.principal(), scope.operation(), key.value(), ownerToken)
+      return run("release of " + R2dbcKeyTable.logRef(scope, key), c ->
+          sql.write(c, sql.leaseRelease, scope.principal(), scope.operation(), key.value(), ownerToken)
               .flatMap(n -> n == 1 ? Mono.just(true) : readLive(c, scope, key).map(Optional::isEmpty)));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
@@ -278,11 +263,11 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
           new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize));
     }
     return run("purge", c -> purgeFrom(c, batchSize, 0L)
-        .onErrorResume(R2dbcException.class, e -> tableMissing(e) ? Mono.just(0L) : Mono.error(e)));
+        .onErrorResume(R2dbcException.class, e -> R2dbcKeyTable.tableMissing(e) ? Mono.just(0L) : Mono.error(e)));
   }
 
   private Mono<Long> purgeFrom(Connection c, int batchSize, long total) {
-    return write(c, sql.purge, batchSize)
+    return sql.write(c, sql.purge, batchSize)
         .flatMap(deleted -> deleted < batchSize ? Mono.just(total + deleted) : purgeFrom(c, batchSize, total + deleted));
   }
 
@@ -294,7 +279,7 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
   private <T> CompletionStage<T> run(String what, Function<Connection, Mono<T>> work) {
     Mono<T> operation = Mono.usingWhen(
         Mono.defer(() -> Mono.from(factory.create())),
-        c -> ensureSchema(c).then(Mono.defer(() -> work.apply(c)).retryWhen(conflictRetry())),
+        c -> sql.ensureSchema(c).then(Mono.defer(() -> work.apply(c)).retryWhen(conflictRetry())),
         Connection::close,
         (c, error) -> c.close(),
         Connection::close);
@@ -307,81 +292,13 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
   private static Retry conflictRetry() {
     return Retry.backoff(MAX_ATTEMPTS - 1, Duration.ofMillis(2))
         .maxBackoff(Duration.ofMillis(50))
-        .filter(R2dbcLeaseStore::isConflict)
+        .filter(R2dbcKeyTable::isConflict)
         .onRetryExhaustedThrow((spec, signal) -> signal.failure());
-  }
-
-  /** SQLState class 40 (serialization failure, deadlock), or MySQL/MariaDB's deadlock 1213 under another SQLState. */
-  static boolean isConflict(Throwable e) {
-    if (!(e instanceof R2dbcException r)) {
-      return false;
-    }
-    String state = r.getSqlState();
-    return (state != null && state.startsWith("40")) || r.getErrorCode() == 1213;
-  }
-
-  /** PostgreSQL 42P01 (undefined table), MySQL/MariaDB 1146 (no such table). */
-  private static boolean tableMissing(R2dbcException e) {
-    return "42P01".equals(e.getSqlState()) || e.getErrorCode() == 1146;
-  }
-
-  /**
-   * PostgreSQL 42P07 (exists) and 23505 (a concurrent creator's catalog row), MySQL/MariaDB 1050
-   * (table exists) and 1061 (duplicate key name): another creator made it.
-   */
-  private static boolean alreadyExists(Throwable e) {
-    if (!(e instanceof R2dbcException r)) {
-      return false;
-    }
-    return "42P07".equals(r.getSqlState()) || "23505".equals(r.getSqlState()) || r.getErrorCode() == 1050 || r.getErrorCode() == 1061;
-  }
-
-  /** Creates the table and its index when missing and allowed, once per store. */
-  private Mono<Void> ensureSchema(Connection c) {
-    if (!createSchema || schemaReady) {
-      return Mono.empty();
-    }
-    return Flux.fromIterable(sql.schema)
-        .concatMap(ddl -> Flux.from(c.createStatement(ddl).execute())
-            .concatMap(Result::getRowsUpdated)
-            .onErrorResume(R2dbcLeaseStore::alreadyExists, e -> Mono.empty()))
-        .then(Mono.fromRunnable(() -> schemaReady = true));
-  }
-
-  /** @return the key's record (and the database's time), or empty if it has none */
-  private Mono<Optional<KeyRecord>> read(Connection c, String principal, String operation, String key) {
-    Statement st = bind(c.createStatement(sql.read), principal, operation, key);
-    return Flux.from(st.execute())
-        .concatMap(result -> result.map((row, meta) -> KeyRecord.of(row)))
-        .collectList()
-        .map(rows -> rows.isEmpty() ? Optional.<KeyRecord>empty() : Optional.of(rows.get(0)));
   }
 
   /** @return the key's record if it has not expired, or empty */
   private Mono<Optional<KeyRecord>> readLive(Connection c, Scope scope, IdempotencyKey key) {
-    return read(c, scope.principal(), scope.operation(), key.value()).map(found -> found.filter(KeyRecord::live));
-  }
-
-  /** @return how many rows the statement changed */
-  private Mono<Long> write(Connection c, String text, Object... params) {
-    Statement st = bind(c.createStatement(text), params);
-    return Flux.from(st.execute()).concatMap(Result::getRowsUpdated).reduce(0L, Long::sum);
-  }
-
-  private static Statement bind(Statement st, Object... params) {
-    for (int i = 0; i < params.length; i++) {
-      Object value = params[i];
-      if (value instanceof TypedNull n) {
-        if (n.value == null) {
-          st.bindNull(i, n.type);
-        } else {
-          st.bind(i, n.value);
-        }
-      } else {
-        st.bind(i, value);
-      }
-    }
-    return st;
+    return sql.read(c, scope, key).map(found -> found.filter(KeyRecord::live));
   }
 
   private static void checkToken(String ownerToken) {
@@ -392,33 +309,8 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
   }
 
   private IdemStoreException failure(String what, Throwable e) {
-    String state = e instanceof R2dbcException r ? " [SQLState " + r.getSqlState() + "]" : "";
-    return new IdemStoreException("lease store (" + table + ", R2DBC): " + what + " failed: " + e.getMessage() + state, e);
+    return new IdemStoreException("lease store (" + table + ", R2DBC): " + what + " failed: " + R2dbcKeyTable.describe(e), e);
   }
-
-  /**
-   * How messages (which end up in logs) name a record without its principal or key: {@code record
-   * #} and the first 8 hexadecimal digits of SHA-256 over principal, operation and key, each UTF-8
-   * encoded and preceded by its length in 4 bytes, big-endian; the same reference as {@code
-   * JdbcLeaseStore}'s messages give, so the two stores' logs name a record alike.
-   */
-  static String logRef(Scope scope, IdempotencyKey key) {
-    MessageDigest sha256;
-    try {
-      sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
-    for (String part : new String[] {scope.principal(), scope.operation(), key.value()}) {
-      byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-      sha256.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
-      sha256.update(bytes);
-    }
-    return "record #" + HexFormat.of().formatHex(sha256.digest(), 0, 4);
-  }
-
-  /** A parameter that may be SQL NULL, with the type the driver needs to bind a null. */
-  private record TypedNull(Class<?> type, @Nullable Object value) {}
 
   /** Ends a protected completion that found the record already completed: its answer. */
   private static final class AlreadyCompleted extends RuntimeException {
@@ -428,35 +320,6 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
     AlreadyCompleted(boolean same) {
       super(null, null, false, false);
       this.same = same;
-    }
-  }
-
-  /**
-   * The key table's statements of lease mode for one dialect, from idem-jdbc's {@link
-   * KeyTableSql}, with PostgreSQL's placeholders numbered. Immutable.
-   */
-  private static final class Sql {
-    final String read;
-    final String leaseInsert;
-    final String leaseOverwrite;
-    final String leaseRenew;
-    final String leaseTakeOver;
-    final String leaseComplete;
-    final String leaseRelease;
-    final String purge;
-    final List<String> schema;
-
-    Sql(KeyTableSql s, boolean numbered) {
-      Function<String, String> f = numbered ? Placeholders::numbered : text -> text;
-      this.read = f.apply(s.read);
-      this.leaseInsert = f.apply(s.leaseInsert);
-      this.leaseOverwrite = f.apply(s.leaseOverwrite);
-      this.leaseRenew = f.apply(s.leaseRenew);
-      this.leaseTakeOver = f.apply(s.leaseTakeOver);
-      this.leaseComplete = f.apply(s.leaseComplete);
-      this.leaseRelease = f.apply(s.leaseRelease);
-      this.purge = f.apply(s.purge);
-      this.schema = List.copyOf(s.schemaStatements());
     }
   }
 
@@ -517,19 +380,9 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
       return new R2dbcLeaseStore(this, dialectOf(factory));
     }
 
-    /** The dialect of the factory's database, from {@link io.r2dbc.spi.ConnectionFactoryMetadata#getName()}. */
     static Dialect dialectOf(ConnectionFactory factory) {
-      String name = factory.getMetadata().getName();
-      String product = name == null ? "" : name.toLowerCase(Locale.ROOT);
-      if (product.contains("postgres")) {
-        return Dialect.postgresql();
-      }
-      if (product.contains("mariadb") || product.contains("mysql")) {
-        return Dialect.mysql();
-      }
-      throw new IllegalArgumentException("R2dbcLeaseStore runs on PostgreSQL and MariaDB/MySQL; this ConnectionFactory ("
-          + factory.getClass().getName() + ") is for \"" + name + "\". For another database, use JdbcLeaseStore (blocking)"
-          + " or an AsyncLeaseStore of your own");
+      return R2dbcKeyTable.dialectOf(factory, "R2dbcLeaseStore",
+          "For another database, use JdbcLeaseStore (blocking) or an AsyncLeaseStore of your own");
     }
   }
 }

@@ -10,10 +10,12 @@ import dev.idem.core.Outcome;
 import dev.idem.core.ResponseProtection;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.ClaimResult;
+import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.JdbcLeaseStore;
 import dev.idem.testkit.TestDatabase;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.spi.ConnectionFactory;
+import java.sql.Connection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
@@ -23,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 /**
  * The upgrade rule between the two lease stores on one database: {@link JdbcLeaseStore} and
@@ -114,6 +117,53 @@ abstract class RecordCompatibilityContract {
 
     assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
     assertThat(retry.outcomeOrThrow().response()).isEqualTo(charged("{\"id\":1}"));
+    assertThat(effects).hasValue(1);
+  }
+
+  private AttemptResult viaR2dbcTransaction(ResponseProtection protection, IdempotentRequest request, String body) {
+    R2dbcTransactionalIdempotency engine = R2dbcTransactionalIdempotency.builder(pool).responseProtection(protection).build();
+    return engine.execute(R2dbcTransactions.of(pool), request, c -> Mono.fromSupplier(() -> {
+      effects.incrementAndGet();
+      return charged(body);
+    })).block(Duration.ofSeconds(30));
+  }
+
+  private Outcome viaJdbcTransaction(ResponseProtection protection, IdempotentRequest request, String body) throws Exception {
+    JdbcIdempotency engine = JdbcIdempotency.builder().responseProtection(protection).build();
+    try (Connection c = db().target().dataSource().getConnection()) {
+      return engine.execute(c, request, ctx -> {
+        effects.incrementAndGet();
+        return charged(body);
+      });
+    }
+  }
+
+  /** Transactional mode: a key that JDBC's engine stored is replayed by R2DBC's, with one keyring. */
+  @Test
+  void aKeyStoredByTheJdbcTransactionIsReplayedByTheR2dbcTransaction() throws Exception {
+    IdempotentRequest request = request("k-jdbc-tx", "{\"amount\":10}");
+    assertThat(viaJdbcTransaction(KEYRING, request, "{\"id\":1}").replayed()).isFalse();
+
+    AttemptResult retry = viaR2dbcTransaction(KEYRING, request, "{\"id\":2}");
+
+    assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+    assertThat(retry.outcomeOrThrow().response()).isEqualTo(charged("{\"id\":1}"));
+    assertThat(effects).hasValue(1);
+  }
+
+  /** Transactional mode: a key that R2DBC's engine stored is replayed by JDBC's, and by the R2DBC lease store. */
+  @Test
+  void aKeyStoredByTheR2dbcTransactionIsReplayedByTheJdbcTransactionAndTheLeaseStores() throws Exception {
+    IdempotentRequest request = request("k-r2dbc-tx", "{\"amount\":10}");
+    assertThat(viaR2dbcTransaction(KEYRING, request, "{\"id\":1}").kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+
+    Outcome jdbcRetry = viaJdbcTransaction(KEYRING, request, "{\"id\":2}");
+    AttemptResult leaseRetry = viaR2dbc(r2dbc(KEYRING), request, "{\"id\":3}");
+
+    assertThat(jdbcRetry.replayed()).isTrue();
+    assertThat(jdbcRetry.response()).isEqualTo(charged("{\"id\":1}"));
+    assertThat(leaseRetry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+    assertThat(leaseRetry.outcomeOrThrow().response()).isEqualTo(charged("{\"id\":1}"));
     assertThat(effects).hasValue(1);
   }
 

@@ -1,0 +1,481 @@
+package dev.idem.r2dbc;
+
+import dev.idem.core.AttemptResult;
+import dev.idem.core.EffectFailedException;
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemListener;
+import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
+import dev.idem.core.OutcomeUnknownException;
+import dev.idem.core.RequestInProgressException;
+import dev.idem.core.ResponsePolicy;
+import dev.idem.core.ResponseProtection;
+import dev.idem.core.StoredResponse;
+import dev.idem.core.StoredResponseUnreadableException;
+import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.JdbcIdempotency;
+import dev.idem.jdbc.dialect.KeyTableSql;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
+
+/**
+ * Idem's transactional mode on R2DBC, without blocking: the effect's writes, the key's record and
+ * the stored response commit in one database transaction, or none of them does (PostgreSQL, and
+ * MariaDB or MySQL). The reactive counterpart of idem-jdbc's {@code TransactionalIdempotency}, on
+ * the same key table and statements ({@link KeyTableSql}): a key stored by one is replayed by the
+ * other, and by {@link R2dbcLeaseStore} and {@code JdbcLeaseStore}.
+ *
+ * <h2>One attempt</h2>
+ *
+ * <p>{@link #attempt} works in a transaction its caller began, on that transaction's connection:
+ *
+ * <ol>
+ *   <li>one plain read of the key's record: a live completed record with the same fingerprint is
+ *       replayed, one with another fingerprint refused ({@link AttemptResult.Kind#KEY_REUSED}), a
+ *       live lease-mode claim of another component sharing the table answered {@link
+ *       AttemptResult.Kind#IN_PROGRESS}; nothing is written then;
+ *   <li>otherwise the claim: an insert of the record "in progress" (PostgreSQL {@code INSERT ... ON
+ *       CONFLICT DO UPDATE} of an expired record only; MySQL {@code INSERT IGNORE}, then a takeover
+ *       of an expired record). A concurrent attempt with the same key holds its uncommitted record,
+ *       so the database makes this insert wait until that transaction ends: after its commit the
+ *       insert writes nothing and the record it committed is read and answered (a replay), after
+ *       its rollback the insert goes ahead. Exactly one of any number of concurrent duplicates runs
+ *       the effect, and no duplicate answers before the first attempt's transaction ended;
+ *   <li>the effect, given the connection (an application that writes through a framework joins
+ *       the same transaction through the framework, see {@link R2dbcTransactions});
+ *   <li>the answer: a response the {@link ResponsePolicy} stores (by default all but 5xx, 408,
+ *       425, 429) completes the record in the same transaction ({@link AttemptResult.Kind#EXECUTED}),
+ *       and the caller commits; any other ({@link AttemptResult.Kind#RELEASED}) must be rolled back
+ *       by the caller with the effect's writes, so a retry runs the effect again.
+ * </ol>
+ *
+ * <p><b>PostgreSQL and a caught SQL error.</b> On PostgreSQL a failed statement aborts the whole
+ * transaction. So that an effect may catch its own constraint violation and answer it (a 409 that
+ * is stored and replayed), the claim sets the savepoint {@value KeyTableSql#EFFECT_SAVEPOINT}; when
+ * completing the record finds the transaction aborted, a client-error answer (4xx) is stored after a
+ * rollback to that savepoint (without the effect's writes, which the error undid), and any other
+ * answer, which would describe writes that did not happen, ends the attempt as {@link
+ * AttemptResult.Kind#REQUEST_FAILED}.
+ *
+ * <p>{@link #execute} runs one attempt in a transaction of its own, from {@link R2dbcTransactions},
+ * and ends it: the commit of an executed attempt, whose failure gives {@link
+ * AttemptResult.Kind#OUTCOME_UNKNOWN} (the key and the effect committed together or not at all, so
+ * a retry with the same key is safe); a rollback otherwise. A deadlock or serialization failure met
+ * by the claim, before the effect ran, runs the whole attempt again in a new transaction, up to five
+ * times in all.
+ *
+ * <p><b>Failures.</b> A database failure before the effect ran gives {@link
+ * AttemptResult.Kind#STORE_UNAVAILABLE} (a record that cannot be read back, {@link
+ * AttemptResult.Kind#STORED_RESPONSE_UNREADABLE}); the completion's failure after it {@link
+ * AttemptResult.Kind#ROLLED_BACK}, the caller then rolls back. The effect's own error, or an effect
+ * that completes empty ({@link IllegalStateException}), ends the returned {@code Mono} with that
+ * error, and the caller rolls back. Messages name a record by a hash, never by its principal or key.
+ *
+ * <p>Nothing blocks: every statement is a Reactor signal of the driver, and a duplicate waits on
+ * the database's lock, not on a thread. Expiry: a completed record lives at least {@link
+ * Builder#retention} after its completion and at most {@link JdbcIdempotency#EXPIRY_MARGIN} longer,
+ * by the database's clock, as with idem-jdbc. Immutable after {@link Builder#build()}, except for
+ * the one-time "table created" mark; thread-safe.
+ */
+public final class R2dbcTransactionalIdempotency {
+
+  /** Attempts in all of {@link #execute} when the claim meets a deadlock or serialization failure. */
+  private static final int MAX_ATTEMPTS = 5;
+
+  /** Claims and reads in one attempt before giving up on a record that keeps changing. */
+  private static final int MAX_ROUNDS = 5;
+
+  private final ConnectionFactory factory;
+  private final R2dbcKeyTable sql;
+  private final Duration retention;
+  private final ResponsePolicy policy;
+  private final ResponseProtection protection;
+  private final IdemListener listener;
+
+  private R2dbcTransactionalIdempotency(Builder b, Dialect dialect) {
+    this.factory = b.factory;
+    this.sql = new R2dbcKeyTable(dialect, b.table, b.createSchema);
+    this.retention = b.retention;
+    this.policy = b.policy;
+    this.protection = b.protection;
+    this.listener = b.listener;
+  }
+
+  /**
+   * @param factory the database of the key table, never {@code null}: the same as the effect's
+   *     writes (its metadata chooses the dialect; a connection of its own creates the table)
+   * @return a builder with table {@code idem_keys}, a retention of 24 hours, the default response
+   *     policy, responses in clear and no listener
+   * @throws NullPointerException if {@code factory} is {@code null}
+   */
+  public static Builder builder(ConnectionFactory factory) {
+    return new Builder(factory);
+  }
+
+  /** @return the dialect chosen from the factory's metadata: PostgreSQL or MySQL */
+  public Dialect dialect() {
+    return sql.dialect;
+  }
+
+  /** @return the key table's name */
+  public String table() {
+    return sql.table;
+  }
+
+  /** @return how long a completed key is kept at least, after its completion */
+  public Duration retention() {
+    return retention;
+  }
+
+  /** @return the listener told of every attempt, never {@code null} */
+  public IdemListener listener() {
+    return listener;
+  }
+
+  /** @return the table, the dialect and the database, for logs */
+  @Override
+  public String toString() {
+    return "R2dbcTransactionalIdempotency[table=" + sql.table + ", dialect=" + sql.dialect + ", database="
+        + factory.getMetadata().getName() + "]";
+  }
+
+  /**
+   * Runs one attempt in a transaction of its own and ends it, as the class describes; the listener
+   * is told of the attempt. Subscribing starts it; cancelling rolls the transaction back (unless
+   * its commit was already sent). Never blocks.
+   *
+   * @param transactions where the transaction comes from, never {@code null}; {@link
+   *     R2dbcTransactions#of(ConnectionFactory)} for Idem's own on this engine's factory
+   * @param request scope, key and fingerprint, never {@code null}
+   * @param effect the operation, never {@code null}: given the transaction's connection, it returns
+   *     the response to store (or, per the policy, to roll back with its writes); called at most once
+   *     per transaction, and again only in a new transaction after the previous one rolled back
+   * @return the result: {@link AttemptResult.Kind#EXECUTED} (committed), {@link
+   *     AttemptResult.Kind#RELEASED} (rolled back), {@link AttemptResult.Kind#REPLAYED}, a refusal,
+   *     {@link AttemptResult.Kind#OUTCOME_UNKNOWN} (the commit failed), {@link
+   *     AttemptResult.Kind#ROLLED_BACK}, {@link AttemptResult.Kind#REQUEST_FAILED} or a store
+   *     failure; or the effect's error after the rollback ({@link EffectFailedException} for a checked one)
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public Mono<AttemptResult> execute(R2dbcTransactions transactions, IdempotentRequest request,
+      Function<Connection, Mono<StoredResponse>> effect) {
+    Objects.requireNonNull(transactions, "transactions");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    return Mono.defer(() -> {
+      IdemListener.Attempt observed = IdemListener.startAsync(listener, request, IdemListener.TRANSACTIONAL_MODE);
+      Function<Connection, Mono<StoredResponse>> traced = observed == IdemListener.Attempt.NONE ? effect
+          : c -> effect.apply(c).map(response -> IdemListener.withTraceContext(observed, response));
+      return schemaReady()
+          .then(Mono.defer(() -> once(transactions, request, traced)))
+          .retryWhen(Retry.backoff(MAX_ATTEMPTS - 1, Duration.ofMillis(2)).maxBackoff(Duration.ofMillis(50))
+              .filter(ClaimConflict.class::isInstance)
+              .onRetryExhaustedThrow((spec, signal) -> signal.failure()))
+          .onErrorResume(ClaimConflict.class, e -> Mono.just(AttemptResult.storeFailed(failure("claim", request, e.conflict))))
+          .onErrorResume(e -> e instanceof IdemStoreException, e -> Mono.just(AttemptResult.storeFailed((IdemStoreException) e)))
+          .doOnNext(result -> IdemListener.end(listener, observed, request, result))
+          .doOnError(error -> IdemListener.fail(observed, error));
+    });
+  }
+
+  /** One transaction: the attempt, then the commit of an executed one, or the rollback. */
+  private Mono<AttemptResult> once(R2dbcTransactions transactions, IdempotentRequest request,
+      Function<Connection, Mono<StoredResponse>> effect) {
+    AtomicReference<@Nullable AttemptResult> worked = new AtomicReference<>();
+    return transactions.inTransaction(c -> attemptIn(c, request, effect).doOnNext(worked::set),
+            result -> result.kind() == AttemptResult.Kind.EXECUTED)
+        .onErrorResume(error -> {
+          AttemptResult result = worked.get();
+          if (result == null) {
+            return Mono.error(error); // the attempt's own failure, or the transaction did not begin
+          }
+          if (result.kind() == AttemptResult.Kind.EXECUTED) {
+            return Mono.just(AttemptResult.outcomeUnknown(new OutcomeUnknownException(request.key(), Duration.ofSeconds(1),
+                failure("commit", request, error))));
+          }
+          return Mono.just(result); // a rollback that failed leaves nothing committed either
+        });
+  }
+
+  /**
+   * One attempt in the caller's transaction, as the class describes. The caller began the
+   * transaction on {@code connection} and ends it: it commits after {@link
+   * AttemptResult.Kind#EXECUTED} (the commit's failure leaves the outcome unknown), and rolls back
+   * after {@link AttemptResult.Kind#RELEASED}, {@link AttemptResult.Kind#ROLLED_BACK}, {@link
+   * AttemptResult.Kind#REQUEST_FAILED} and an error; after a replay or a refusal nothing was
+   * written. The listener is not told ({@link #execute} tells it). Never blocks.
+   *
+   * @param connection the connection of the caller's transaction, never {@code null}
+   * @param request scope, key and fingerprint, never {@code null}
+   * @param effect the operation, given {@code connection}, never {@code null}
+   * @return the result, or the effect's error
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public Mono<AttemptResult> attempt(Connection connection, IdempotentRequest request,
+      Function<Connection, Mono<StoredResponse>> effect) {
+    Objects.requireNonNull(connection, "connection");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(effect, "effect");
+    return schemaReady()
+        .then(Mono.defer(() -> attemptIn(connection, request, effect)))
+        .onErrorResume(ClaimConflict.class, e -> Mono.just(AttemptResult.storeFailed(failure("claim", request, e.conflict))))
+        .onErrorResume(e -> e instanceof IdemStoreException, e -> Mono.just(AttemptResult.storeFailed((IdemStoreException) e)));
+  }
+
+  private Mono<AttemptResult> attemptIn(Connection c, IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {
+    return sql.read(c, request.scope(), request.key())
+        .onErrorMap(e -> failure("lookup", request, e))
+        .flatMap(found -> {
+          if (found.isPresent() && found.get().live() && !found.get().orphaned()) {
+            return Mono.just(answer(found.get(), request));
+          }
+          return claim(c, request, 0).flatMap(claimed -> claimed.isPresent()
+              ? Mono.just(claimed.get())
+              : run(c, request, effect));
+        });
+  }
+
+  /**
+   * @return empty when the record is now this attempt's claim; else the answer of the record that
+   *     a concurrent attempt committed
+   */
+  private Mono<Optional<AttemptResult>> claim(Connection c, IdempotentRequest request, int round) {
+    if (round >= MAX_ROUNDS) {
+      return Mono.error(failure("claim", request, new IllegalStateException(
+          "the record kept changing during " + MAX_ROUNDS + " claims")));
+    }
+    String p = request.scope().principal();
+    String o = request.scope().operation();
+    String k = request.key().value();
+    String fingerprint = request.fingerprint().hex();
+    long keep = retention.toMillis() + JdbcIdempotency.EXPIRY_MARGIN.toMillis();
+    Mono<Optional<AttemptResult>> claimed = sql.write(c, sql.claim, p, o, k, fingerprint, keep)
+        .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : settled(c, request, round, fingerprint, keep));
+    return claimed
+        .flatMap(mine -> mine.isPresent() || !sql.dialect.abortsTransactionOnError()
+            ? Mono.just(mine)
+            : Mono.from(c.createSavepoint(KeyTableSql.EFFECT_SAVEPOINT)).thenReturn(mine))
+        .onErrorMap(e -> !(e instanceof IdemStoreException), e -> R2dbcKeyTable.isConflict(e)
+            ? new ClaimConflict(e)
+            : failure("claim", request, e));
+  }
+
+  /**
+   * The insert wrote nothing: the key has a committed record (the insert waited for its transaction
+   * to end). Read it as it is now and answer it; an expired record or an orphaned claim is taken
+   * over where the insert cannot replace it (MySQL).
+   */
+  private Mono<Optional<AttemptResult>> settled(Connection c, IdempotentRequest request, int round, String fingerprint, long keep) {
+    return sql.readLatest(c, request.scope(), request.key()).flatMap(found -> {
+      if (found.isEmpty()) {
+        return claim(c, request, round + 1); // purged in between
+      }
+      KeyRecord row = found.get();
+      if (row.live() && !row.orphaned()) {
+        return Mono.just(Optional.of(answer(row, request)));
+      }
+      String takeover = sql.takeover;
+      if (takeover == null) {
+        return claim(c, request, round + 1);
+      }
+      return sql.write(c, takeover, fingerprint, keep, request.scope().principal(), request.scope().operation(), request.key().value())
+          .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : claim(c, request, round + 1));
+    });
+  }
+
+  /** The claim is this attempt's: the effect, then the completion or the answer to roll back. */
+  private Mono<AttemptResult> run(Connection c, IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {
+    Mono<StoredResponse> response;
+    try {
+      response = Objects.requireNonNull(effect.apply(c), "the effect returned null instead of a Mono");
+    } catch (RuntimeException | Error e) {
+      return Mono.error(e);
+    }
+    return response
+        .switchIfEmpty(Mono.error(() -> new IllegalStateException("the effect completed without a response")))
+        .flatMap(answer -> {
+          if (!policy.shouldStore(answer)) {
+            return Mono.just(AttemptResult.of(Outcome.executed(answer, false, false))); // the caller rolls back
+          }
+          return complete(c, request, answer)
+              .then(Mono.just(AttemptResult.of(Outcome.executed(answer))))
+              .onErrorResume(e -> {
+                if (!R2dbcKeyTable.transactionAborted(e)) {
+                  return Mono.just(AttemptResult.rolledBack(failure("storing the response", request, e), true));
+                }
+                if (answer.status() < 400) {
+                  return Mono.just(AttemptResult.rolledBack(abortedAnswerRefused(answer, e), false));
+                }
+                // PostgreSQL: the effect caught an SQL error that aborted the transaction; its client
+                // error is its deterministic answer, stored without its writes.
+                return Mono.from(c.rollbackTransactionToSavepoint(KeyTableSql.EFFECT_SAVEPOINT))
+                    .then(complete(c, request, answer))
+                    .then(Mono.just(AttemptResult.of(Outcome.executed(answer))))
+                    .onErrorResume(again -> Mono.just(AttemptResult.rolledBack(failure("storing the response", request, again), true)));
+              });
+        });
+  }
+
+  private Mono<Void> complete(Connection c, IdempotentRequest r, StoredResponse response) {
+    long keep = retention.toMillis();
+    return Mono.fromSupplier(() -> protection.seal(r.scope(), r.key(), r.fingerprint(), response))
+        .flatMap(bytes -> sql.write(c, sql.complete, new R2dbcKeyTable.TypedNull(Integer.class, protection.clearStatus(response)),
+            bytes, keep, keep, r.scope().principal(), r.scope().operation(), r.key().value()))
+        .flatMap(n -> n == 1 ? Mono.<Void>empty() : Mono.error(new IllegalStateException(
+            "the claim of " + R2dbcKeyTable.logRef(r.scope(), r.key()) + " disappeared before completion")));
+  }
+
+  /** The answer of a live record: a replay, or a refusal. */
+  private AttemptResult answer(KeyRecord row, IdempotentRequest request) {
+    Fingerprint recorded = Fingerprint.fromHex(row.fingerprint());
+    if (!recorded.equals(request.fingerprint())) {
+      return AttemptResult.keyReused(new IdempotencyKeyReusedException(request.scope(), request.key()));
+    }
+    byte[] response = row.response();
+    if (response == null) {
+      // a lease-mode claim of another component sharing this table
+      long seconds = Math.max(1, (row.leaseRemainingMillis() + 999) / 1000);
+      return AttemptResult.inProgress(new RequestInProgressException(request.key(), Duration.ofSeconds(seconds)));
+    }
+    try {
+      return AttemptResult.of(Outcome.replayed(protection.open(request.scope(), request.key(), recorded, response)));
+    } catch (StoredResponseUnreadableException e) {
+      return AttemptResult.storeFailed(e);
+    }
+  }
+
+  /** The schema, once, on a connection of its own (MySQL commits DDL: never inside the attempt's transaction). */
+  private Mono<Void> schemaReady() {
+    return Mono.usingWhen(Mono.defer(() -> Mono.from(factory.create())), sql::ensureSchema, Connection::close,
+            (c, error) -> c.close(), Connection::close)
+        .onErrorMap(e -> new IdemStoreException("transactional mode (" + sql.table + ", R2DBC): creating the key table failed: "
+            + R2dbcKeyTable.describe(e), e));
+  }
+
+  private IdemStoreException failure(String what, IdempotentRequest request, Throwable e) {
+    return new IdemStoreException("transactional mode (" + sql.table + ", R2DBC): " + what + " of "
+        + R2dbcKeyTable.logRef(request.scope(), request.key()) + " failed: " + R2dbcKeyTable.describe(e), e);
+  }
+
+  private static EffectFailedException abortedAnswerRefused(StoredResponse response, Throwable aborted) {
+    return new EffectFailedException(new IllegalStateException("the effect answered " + response.status() + " although an SQL"
+        + " error it caught had aborted its transaction (PostgreSQL rejects every later statement of an aborted transaction):"
+        + " its writes were rolled back, so that answer would describe an effect that did not happen. Nothing was stored."
+        + " Undo the failed statement with a savepoint of the effect's own, or let the error propagate", aborted));
+  }
+
+  /** A deadlock or serialization failure of the claim, before the effect ran: the whole transaction may run again. */
+  private static final class ClaimConflict extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    final Throwable conflict;
+
+    ClaimConflict(Throwable cause) {
+      super(cause.getMessage(), cause, false, false);
+      this.conflict = cause;
+    }
+  }
+
+  /** Builds an {@link R2dbcTransactionalIdempotency}. Not thread-safe; every setter validates eagerly. */
+  public static final class Builder {
+    private final ConnectionFactory factory;
+    private String table = "idem_keys";
+    private boolean createSchema = true;
+    private Duration retention = Duration.ofHours(24);
+    private ResponsePolicy policy = ResponsePolicy.standard();
+    private ResponseProtection protection = ResponseProtection.none();
+    private IdemListener listener = IdemListener.NONE;
+
+    private Builder(ConnectionFactory factory) {
+      this.factory = Objects.requireNonNull(factory, "factory");
+    }
+
+    /**
+     * @param table the key table: a plain SQL identifier, as for {@code JdbcIdempotency.Builder#table}
+     * @return this builder
+     * @throws IllegalArgumentException if it is not one
+     */
+    public Builder table(String table) {
+      JdbcIdempotency.builder().table(table); // validates, with the JDBC engines' rule
+      this.table = table;
+      return this;
+    }
+
+    /**
+     * @param createSchema whether the first attempt creates the table and its index when missing,
+     *     on a connection of its own (default {@code true})
+     * @return this builder
+     */
+    public Builder createSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+      return this;
+    }
+
+    /**
+     * @param retention how long a completed key is kept at least, from its completion (default 24
+     *     hours); between 1 second and {@link JdbcIdempotency#MAX_RETENTION}, as idem-jdbc's
+     * @return this builder
+     * @throws IllegalArgumentException if out of that range
+     */
+    public Builder retention(Duration retention) {
+      Objects.requireNonNull(retention, "retention");
+      if (retention.compareTo(Duration.ofSeconds(1)) < 0 || retention.compareTo(JdbcIdempotency.MAX_RETENTION) > 0) {
+        throw new IllegalArgumentException("retention must be between 1 second and 3650 days, was " + retention);
+      }
+      this.retention = retention;
+      return this;
+    }
+
+    /**
+     * @param policy which responses are stored; the others roll back with the effect's writes
+     *     (default {@link ResponsePolicy.standard()})
+     * @return this builder
+     * @throws NullPointerException if {@code policy} is {@code null}
+     */
+    public Builder responsePolicy(ResponsePolicy policy) {
+      this.policy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * @param protection the keyring that protects stored responses at rest, as idem-jdbc's (one
+     *     table, one keyring), or {@link ResponseProtection#none()} (the default)
+     * @return this builder
+     * @throws NullPointerException if {@code protection} is {@code null}
+     */
+    public Builder responseProtection(ResponseProtection protection) {
+      this.protection = Objects.requireNonNull(protection, "protection");
+      return this;
+    }
+
+    /**
+     * @param listener told of every attempt of {@link R2dbcTransactionalIdempotency#execute}
+     *     (default {@link IdemListener#NONE}); it must not block
+     * @return this builder
+     * @throws NullPointerException if {@code listener} is {@code null}
+     */
+    public Builder listener(IdemListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * @return a new, thread-safe engine; no connection is opened until its first attempt
+     * @throws IllegalArgumentException if the factory's database is neither PostgreSQL nor MariaDB/MySQL
+     */
+    public R2dbcTransactionalIdempotency build() {
+      return new R2dbcTransactionalIdempotency(this, R2dbcKeyTable.dialectOf(factory, "R2dbcTransactionalIdempotency",
+          "For another database, use lease mode (AsyncLeaseIdempotency) or JDBC's TransactionalIdempotency (blocking)"));
+    }
+  }
+}

@@ -1,0 +1,15 @@
+package dev.idem.r2dbc;
+
+import dev.idem.testkit.TestDatabase;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Transactional mode on R2DBC over PostgreSQL, in a database of its own. */
+class PostgresR2dbcTransactionalTest extends R2dbcTransactionalContract {
+
+  @RegisterExtension static final TestDatabase DB = TestDatabase.postgres();
+
+  @Override
+  protected TestDatabase db() {
+    return DB;
+  }
+}
