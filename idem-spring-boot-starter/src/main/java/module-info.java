@@ -40,6 +40,7 @@ module dev.idem.spring {
   requires static r2dbc.spi;
   requires static reactor.core;
   requires static spring.tx;
+  requires static spring.r2dbc;
   requires static spring.jdbc;
   requires static spring.orm;
   requires static spring.web;

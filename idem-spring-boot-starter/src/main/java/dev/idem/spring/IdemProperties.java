@@ -34,8 +34,10 @@ public class IdemProperties {
   /**
    * How the HTTP filter runs a handler: auto (the default: transactional when the application has
    * one DataSource and a transaction manager that manages it, JDBC or JPA, and idem.store is auto or
-   * jdbc; lease otherwise), transactional (the claim, the handler's writes to the application's
-   * DataSource and the stored response commit in one transaction; a duplicate is answered 409
+   * jdbc, or, on WebFlux, an R2DBC ConnectionFactory with idem-r2dbc and idem.store auto or r2dbc;
+   * lease otherwise), transactional (the claim, the handler's writes to the application's
+   * DataSource, or its R2DBC ConnectionFactory on WebFlux, and the stored response commit in one
+   * transaction; a duplicate is answered 409
    * while the first attempt runs, or waits for it up to idem.max-wait with idem.in-progress=wait) or lease
    * (the claim commits first; for handlers whose effects are outside the database, such as a
    * payment API). The chosen mode is logged once at start-up.

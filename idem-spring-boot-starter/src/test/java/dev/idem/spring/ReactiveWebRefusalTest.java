@@ -51,7 +51,7 @@ class ReactiveWebRefusalTest {
         .withPropertyValues("idem.mode=transactional")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
-          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("Spring WebFlux").hasMessageContaining("lease mode only")
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("Spring WebFlux").hasMessageContaining("transactional mode on R2DBC only")
               .hasMessageContaining("idem.mode=transactional").hasMessageContaining("idem.mode=lease")
               .hasMessageContaining("in-memory store").hasMessageContaining("AsyncLeaseStore");
         });

@@ -50,9 +50,11 @@ import reactor.core.publisher.Mono;
 
 /**
  * A Spring WebFlux {@link WebFilter} that implements the {@code Idempotency-Key} HTTP request
- * header field (IETF draft-ietf-httpapi-idempotency-key-header) on Idem's lease mode without
- * blocking ({@link AsyncLeaseIdempotency} on an {@link dev.idem.core.spi.AsyncLeaseStore}): the
- * rest of the chain, the handler, is the effect that runs at most once per key. It answers as the
+ * header field (IETF draft-ietf-httpapi-idempotency-key-header) without blocking, in lease mode
+ * ({@link AsyncLeaseIdempotency} on an {@link dev.idem.core.spi.AsyncLeaseStore}) or in
+ * transactional mode ({@link TransactionalEngine}: the handler's writes and the key's record in
+ * one reactive transaction): the rest of the chain, the handler, is the effect that runs at most
+ * once per key. It answers as the
  * servlet filter of idem-servlet does ({@code dev.idem.servlet.IdempotencyFilter}: the same key
  * rules, fingerprint, problems and header fields, from the same code in {@code dev.idem.core.http}).
  *
@@ -82,7 +84,10 @@ import reactor.core.publisher.Mono;
  *       (status and header fields are set on the real response, which is not committed); the
  *       engine's {@link dev.idem.core.ResponsePolicy} then stores the answer or releases the key
  *       (5xx, 408, 425, 429 by default, so a retry runs again), and the filter writes the answer.
- *       The handler gets the claim from {@link #leaseContext(ServerWebExchange)}. A body that grows
+ *       In lease mode the handler gets the claim from {@link #leaseContext(ServerWebExchange)}; in
+ *       transactional mode the handler runs inside the engine's transaction, so its writes, the
+ *       claim and the stored answer commit together, and an answer the policy does not store rolls
+ *       back with the handler's writes. A body that grows
  *       past the limit streams to the client from then on; only its status, replayed header fields
  *       and length are stored, and a retry gets the 422 problem {@value #PROBLEM_RESPONSE_TOO_LARGE}.
  *   <li>A retry after completion gets the stored status, body bytes and the configured header
@@ -117,6 +122,11 @@ import reactor.core.publisher.Mono;
  * answer is stored or the key released as for any answer, so the retry gets the replay; an answer
  * stored but not yet written is replayed to the retry. Exactly one effect per key either way, and no
  * key stays claimed past its lease.
+ *
+ * <p>In transactional mode the cancellation reaches the transaction: a handler still running is
+ * cancelled and the transaction rolls back, its writes with the claim, so the retry runs the
+ * handler again; once the commit was sent, the retry gets the replay. Never a stored answer for
+ * writes that rolled back.
  *
  * <h2>Threads</h2>
  *
@@ -240,6 +250,13 @@ public final class IdempotencyWebFilter implements WebFilter {
           "the body is declared as " + request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE) + " but is not valid: "
               + e.getMessage())), echo);
     }
+    TransactionalEngine transactional = config.transactionalEngine().orElse(null);
+    if (transactional != null) {
+      return config.principalOf(exchange).flatMap(principal ->
+          inTransaction(exchange, chain, transactional, new IdempotentRequest(Scope.of(principal, operation), key, fingerprint),
+              echo, body));
+    }
+    AsyncLeaseIdempotency engine = config.leaseEngine().orElseThrow();
     return config.principalOf(exchange).flatMap(principal -> Mono.deferContextual(context -> {
       IdempotentRequest idempotent = new IdempotentRequest(Scope.of(principal, operation), key, fingerprint);
       HandlerRun run = new HandlerRun();
@@ -261,11 +278,31 @@ public final class IdempotencyWebFilter implements WebFilter {
       // made by handle(), which CompletableFuture does not pass upstream, so the engine goes on and
       // stores or releases the key; the handler's own subscription (toFuture above) is the engine's.
       // An attempt that failed after the client left is nobody's to answer: it completes empty.
-      return Mono.fromCompletionStage(() -> config.engine().attempt(idempotent, effect)
+      return Mono.fromCompletionStage(() -> engine.attempt(idempotent, effect)
               .handle((result, error) -> settledAfterLeaving(result, error, run)))
           .doOnCancel(run::abandon)
           .flatMap(result -> answer(exchange.getResponse(), result, run, echo));
     }));
+  }
+
+  /**
+   * Transactional mode: the handler runs inside the engine's transaction, subscribed in the
+   * engine's Reactor context (which carries the transaction its own writes join); its answer is
+   * held until the key's record and the handler's writes committed or rolled back together. A
+   * client that goes away cancels the chain and the transaction rolls back, handler's writes and
+   * claim alike, unless its commit was already sent: the retry then runs the handler again, or
+   * gets the replay.
+   */
+  private Mono<Void> inTransaction(ServerWebExchange exchange, WebFilterChain chain, TransactionalEngine engine,
+      IdempotentRequest idempotent, String echo, byte[] body) {
+    HandlerRun run = new HandlerRun();
+    Mono<StoredResponse> handler = Mono.defer(() -> {
+      run.start();
+      CapturingResponse captured = new CapturingResponse(exchange.getResponse(), config.maxResponseBytes());
+      run.captured = captured;
+      return chain.filter(withBody(exchange, body, captured)).then(Mono.fromSupplier(() -> toStored(captured)));
+    });
+    return engine.attempt(idempotent, handler).flatMap(result -> answer(exchange.getResponse(), result, run, echo));
   }
 
   /**
@@ -406,7 +443,7 @@ public final class IdempotencyWebFilter implements WebFilter {
   private Mono<Void> refused(String operation, String reason, ServerHttpResponse response, ProblemCatalog.Answer answer,
       @Nullable String echo) {
     try {
-      config.engine().listener().refused(operation, reason);
+      config.listener().refused(operation, reason);
     } catch (RuntimeException ignored) {
       // a listener must not change the answer
     }

@@ -1,6 +1,7 @@
 package dev.idem.webflux;
 
 import dev.idem.core.AsyncLeaseIdempotency;
+import dev.idem.core.IdemListener;
 import dev.idem.core.Scope;
 import dev.idem.core.http.HeaderRules;
 import dev.idem.core.http.PathPattern;
@@ -15,6 +16,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
@@ -64,7 +66,8 @@ public final class IdempotencyWebFilterConfig {
       "Content-Type", "Content-Encoding", "Content-Language", "Location", "Content-Location",
       "ETag", "Last-Modified", "Cache-Control", "Vary", "Link");
 
-  private final AsyncLeaseIdempotency engine;
+  private final @Nullable AsyncLeaseIdempotency engine;
+  private final @Nullable TransactionalEngine transactional;
   private final List<Route> routes;
   private final int maxBodyBytes;
   private final int maxResponseBytes;
@@ -76,6 +79,7 @@ public final class IdempotencyWebFilterConfig {
 
   private IdempotencyWebFilterConfig(Builder b) {
     this.engine = b.engine;
+    this.transactional = b.transactional;
     this.routes = b.routes.isEmpty()
         ? List.of(new Route("POST", "/**", false), new Route("PATCH", "/**", false))
         : List.copyOf(b.routes);
@@ -96,12 +100,37 @@ public final class IdempotencyWebFilterConfig {
    *     {@code PATCH /**} with an optional key (the draft's non-idempotent methods, section 1)
    */
   public static Builder builder(AsyncLeaseIdempotency engine) {
-    return new Builder(engine);
+    return new Builder(Objects.requireNonNull(engine, "engine"), null);
   }
 
-  /** @return the engine, never {@code null} */
-  public AsyncLeaseIdempotency engine() {
-    return engine;
+  /**
+   * Transactional mode: every protected request's handler runs in one transaction with its key's
+   * record ({@link TransactionalEngine}).
+   *
+   * @param engine the transactional engine every protected request runs through, never {@code null}
+   * @return a builder with the same defaults as {@link #builder(AsyncLeaseIdempotency)}
+   */
+  public static Builder builder(TransactionalEngine engine) {
+    return new Builder(null, Objects.requireNonNull(engine, "engine"));
+  }
+
+  /** @return the lease-mode engine, or empty in transactional mode */
+  public Optional<AsyncLeaseIdempotency> leaseEngine() {
+    return Optional.ofNullable(engine);
+  }
+
+  /** @return the transactional engine, or empty in lease mode */
+  public Optional<TransactionalEngine> transactionalEngine() {
+    return Optional.ofNullable(transactional);
+  }
+
+  /** @return the engine's listener, which the filter tells of its refusals, never {@code null} */
+  public IdemListener listener() {
+    AsyncLeaseIdempotency lease = engine;
+    if (lease != null) {
+      return lease.listener();
+    }
+    return Objects.requireNonNull(transactional).listener();
   }
 
   /** @return the routes in the order they are tried, unmodifiable, never empty */
@@ -222,7 +251,8 @@ public final class IdempotencyWebFilterConfig {
 
   /** Builds an {@link IdempotencyWebFilterConfig}. Not thread-safe; every setter validates eagerly. */
   public static final class Builder {
-    private final AsyncLeaseIdempotency engine;
+    private final @Nullable AsyncLeaseIdempotency engine;
+    private final @Nullable TransactionalEngine transactional;
     private final List<Route> routes = new ArrayList<>();
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
@@ -232,8 +262,9 @@ public final class IdempotencyWebFilterConfig {
     private Function<ServerWebExchange, Mono<String>> principals = exchange -> exchange.getPrincipal().map(Principal::getName);
     private String anonymousPrincipal = DEFAULT_ANONYMOUS_PRINCIPAL;
 
-    private Builder(AsyncLeaseIdempotency engine) {
-      this.engine = Objects.requireNonNull(engine, "engine");
+    private Builder(@Nullable AsyncLeaseIdempotency engine, @Nullable TransactionalEngine transactional) {
+      this.engine = engine;
+      this.transactional = transactional;
     }
 
     /**

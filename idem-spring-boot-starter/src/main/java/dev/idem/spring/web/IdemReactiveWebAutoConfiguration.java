@@ -3,21 +3,28 @@ package dev.idem.spring.web;
 import static dev.idem.spring.internal.IdemSettings.configured;
 
 import dev.idem.core.AsyncLeaseIdempotency;
+import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.AsyncLeaseStore;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.r2dbc.R2dbcLeaseStore;
+import dev.idem.r2dbc.R2dbcTransactionalIdempotency;
+import dev.idem.r2dbc.R2dbcTransactions;
 import dev.idem.spring.IdemAutoConfiguration;
 import dev.idem.spring.IdemConfigurationException;
 import dev.idem.spring.IdemProperties;
 import dev.idem.spring.IdemUnsupportedException;
 import dev.idem.spring.internal.IdemPrincipals;
 import dev.idem.spring.internal.IdemSettings;
+import dev.idem.spring.internal.SpringR2dbcTransactions;
 import dev.idem.spring.internal.TimedLeaseStore;
 import dev.idem.spring.store.IdemAsyncRedisStoreAutoConfiguration;
 import dev.idem.spring.store.IdemStoreAutoConfiguration;
 import dev.idem.webflux.IdempotencyWebFilter;
 import dev.idem.webflux.IdempotencyWebFilterConfig;
+import dev.idem.webflux.TransactionalEngine;
 import io.r2dbc.spi.ConnectionFactory;
 import java.net.URI;
 import java.util.Locale;
@@ -36,8 +43,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClas
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
+import org.springframework.transaction.ReactiveTransactionManager;
 import org.springframework.util.ClassUtils;
 import reactor.core.publisher.Mono;
 
@@ -49,14 +59,16 @@ import reactor.core.publisher.Mono;
  * before any bean is created, with lazy initialisation too. A non-web application and a servlet
  * one are not concerned.
  *
- * <p>On WebFlux, what is supported is lease mode on a non-blocking store ({@link AsyncLeaseStore}):
- * the R2DBC key table ({@code R2dbcLeaseStore}, with idem-r2dbc and an R2DBC {@code
- * ConnectionFactory}, {@code idem.store=r2dbc} or {@code auto}), Redis on Lettuce ({@link
- * IdemAsyncRedisStoreAutoConfiguration}), the in-memory store, or the application's own {@code
- * AsyncLeaseStore} bean. Transactional mode ({@code idem.mode=transactional}, or {@code auto} with
- * a {@link DataSource}, which the servlet stack would run transactionally, or with a {@code
- * ConnectionFactory} and idem-r2dbc), a blocking store (JDBC, Redis on Jedis) and per-route
- * policies ({@code idem.routes.*}) refuse the start-up and say so.
+ * <p>On WebFlux, what is supported is transactional mode on R2DBC ({@code idem.mode} {@code auto}
+ * or {@code transactional} beside an R2DBC {@code ConnectionFactory}, with idem-r2dbc and Spring's
+ * R2DBC support: {@link R2dbcTransactionalConfiguration}), where the handlers' writes through
+ * {@code DatabaseClient} or Spring Data R2DBC repositories commit with the key; and lease mode on a
+ * non-blocking store ({@link AsyncLeaseStore}): the R2DBC key table ({@code R2dbcLeaseStore}, with
+ * {@code idem.mode=lease}), Redis on Lettuce ({@link IdemAsyncRedisStoreAutoConfiguration}), the
+ * in-memory store, or the application's own {@code AsyncLeaseStore} bean. Transactional mode on
+ * JDBC ({@code idem.mode=transactional} without R2DBC, or {@code auto} with only a {@link
+ * DataSource}), a blocking store (JDBC, Redis on Jedis) and per-route policies ({@code
+ * idem.routes.*}) refuse the start-up and say so.
  */
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemWebAutoConfiguration.class, IdemStoreAutoConfiguration.class,
     IdemAsyncRedisStoreAutoConfiguration.class},
@@ -79,13 +91,20 @@ public class IdemReactiveWebAutoConfiguration {
       + " application without Idem, set idem.enabled=false or exclude the auto-configuration"
       + " (spring.autoconfigure.exclude=dev.idem.spring.IdemAutoConfiguration)";
 
-  /** Why transactional mode does not run on WebFlux, part of its refusal. */
+  /** Why transactional mode on JDBC does not run on WebFlux, part of its refusal. */
   static final String TRANSACTIONAL_UNSUPPORTED = "this is a reactive web application (Spring WebFlux), where Idem runs"
-      + " lease mode only: transactional mode runs the handler inside a JDBC transaction on the request's thread,"
-      + " which would block an event loop";
+      + " transactional mode on R2DBC only: on JDBC it would run the handler inside a JDBC transaction on the request's"
+      + " thread, which would block an event loop";
+
+  /** What transactional mode on WebFlux needs, part of its refusal. */
+  static final String R2DBC_MISSING = "; transactional mode on WebFlux needs dev.idem:idem-r2dbc, Spring's R2DBC support"
+      + " (spring-boot-starter-data-r2dbc, with its R2dbcTransactionManager) and one R2DBC ConnectionFactory (spring.r2dbc.url),"
+      + " PostgreSQL or MariaDB/MySQL, with idem.store auto or r2dbc";
 
   /** What is supported on WebFlux, part of the refusals of transactional mode and of blocking stores. */
-  static final String WEBFLUX_SUPPORTED = "on WebFlux Idem supports lease mode (idem.mode=lease) on a non-blocking store:"
+  static final String WEBFLUX_SUPPORTED = "on WebFlux Idem supports transactional mode on R2DBC (idem.mode=auto or"
+      + " transactional, with dev.idem:idem-r2dbc, spring-boot-starter-data-r2dbc and an R2DBC ConnectionFactory: the handlers'"
+      + " DatabaseClient and repository writes commit with the key) and lease mode (idem.mode=lease) on a non-blocking store:"
       + " the R2DBC key table (idem.store=r2dbc, with dev.idem:idem-r2dbc and an R2DBC ConnectionFactory, PostgreSQL or"
       + " MariaDB/MySQL), Redis (idem.store=redis with dev.idem:idem-redis and spring-boot-starter-data-redis-reactive, on"
       + " Lettuce), the in-memory store (idem.store=memory, one instance only) or an AsyncLeaseStore bean of the application;"
@@ -96,6 +115,11 @@ public class IdemReactiveWebAutoConfiguration {
   static final String WEBFLUX_CHOICES = "add Spring Security (spring-boot-starter-security, which sets the exchange's principal on"
       + " WebFlux) to scope keys by the authenticated user, or set idem.principal=shared if the application is single-tenant and"
       + " any caller may receive any other caller's stored answer";
+
+  /** The classes transactional mode on R2DBC needs, as {@link R2dbcTransactionalConfiguration}'s condition lists them. */
+  static final String[] R2DBC_TRANSACTIONAL_CLASSES = {"dev.idem.webflux.IdempotencyWebFilter",
+      "dev.idem.r2dbc.R2dbcTransactionalIdempotency", "io.r2dbc.spi.ConnectionFactory",
+      "org.springframework.r2dbc.connection.R2dbcTransactionManager"};
 
   /** Without idem-webflux: nothing would protect the requests. */
   @Configuration(proxyBeanMethods = false)
@@ -126,25 +150,21 @@ public class IdemReactiveWebAutoConfiguration {
       return beanFactory -> {
         Environment environment = beanFactory.getBean(Environment.class);
         String mode = environment.getProperty("idem.mode", "auto").trim().toLowerCase(Locale.ROOT);
+        String store = environment.getProperty("idem.store", "auto").trim().toLowerCase(Locale.ROOT);
+        if (transactionalOnR2dbc(environment, beanFactory)) {
+          return; // R2dbcTransactionalConfiguration runs it
+        }
         if (mode.equals("transactional")) {
-          throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=transactional asks for it",
-              WEBFLUX_SUPPORTED);
+          throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=transactional asks for it"
+              + R2DBC_MISSING, WEBFLUX_SUPPORTED);
         }
         // auto is transactional beside a DataSource only when idem.store is auto or jdbc (ModeDecisions)
-        String store = environment.getProperty("idem.store", "auto").trim().toLowerCase(Locale.ROOT);
         if (mode.equals("auto") && (store.equals("auto") || store.equals("jdbc"))
             && beanFactory.getBeanNamesForType(DataSource.class, true, false).length > 0) {
           throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=auto with a DataSource would"
-              + " choose it", "set idem.mode=lease and idem.store=memory (keys in this instance's memory, one instance only),"
-              + " or idem.store=redis, or idem.mode=lease and an AsyncLeaseStore bean of the application; " + WEBFLUX_SUPPORTED);
-        }
-        // auto beside an R2DBC ConnectionFactory: transactional mode on R2DBC is not offered, so say which mode to set
-        if (mode.equals("auto") && (store.equals("auto") || store.equals("r2dbc")) && hasR2dbcStore(beanFactory)) {
-          throw new IdemUnsupportedException("this is a reactive web application (Spring WebFlux) with an R2DBC ConnectionFactory"
-              + " and idem-r2dbc, and idem.mode=auto would not say whether the handlers' writes and the keys share a"
-              + " transaction: on R2DBC Idem runs lease mode only (transactional mode on R2DBC is not supported yet)",
-              "set idem.mode=lease: the keys then live in the ConnectionFactory's database (R2dbcLeaseStore, table"
-              + " idem.table); " + WEBFLUX_SUPPORTED);
+              + " choose it" + R2DBC_MISSING, "set idem.mode=lease and idem.store=memory (keys in this instance's memory, one"
+              + " instance only), or idem.store=redis, or idem.mode=lease and an AsyncLeaseStore bean of the application; "
+              + WEBFLUX_SUPPORTED);
         }
       };
     }
@@ -157,6 +177,7 @@ public class IdemReactiveWebAutoConfiguration {
      * @throws IdemUnsupportedException if the store blocks
      */
     @Bean
+    @Lazy // in transactional mode nothing asks for it
     @ConditionalOnMissingBean
     AsyncLeaseIdempotency idemAsyncLeaseIdempotency(IdemProperties p, ObjectProvider<AsyncLeaseStore> asyncStores,
         ObjectProvider<LeaseStore> stores, ObjectProvider<IdemListener> listeners) {
@@ -194,12 +215,16 @@ public class IdemReactiveWebAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    IdempotencyWebFilter idempotencyWebFilter(IdemProperties p, AsyncLeaseIdempotency engine, ResourceLoader resources) {
+    IdempotencyWebFilter idempotencyWebFilter(IdemProperties p, ObjectProvider<TransactionalEngine> transactional,
+        ObjectProvider<AsyncLeaseIdempotency> lease, ResourceLoader resources) {
       if (!p.getRoutes().isEmpty()) {
         throw new IdemUnsupportedException("idem.routes.* gives routes policies of their own (a mode, a store, a retention),"
             + " which the WebFlux filter does not run yet", WEBFLUX_SUPPORTED);
       }
-      IdempotencyWebFilterConfig.Builder b = IdempotencyWebFilterConfig.builder(engine);
+      TransactionalEngine inTransaction = transactional.getIfAvailable();
+      IdempotencyWebFilterConfig.Builder b = inTransaction != null
+          ? IdempotencyWebFilterConfig.builder(inTransaction)
+          : IdempotencyWebFilterConfig.builder(lease.getObject());
       for (String route : p.getRequiredKeyRoutes()) {
         String[] parts = IdemSettings.route("idem.required-key-routes", route);
         configured("idem.required-key-routes", () -> b.requireKey(parts[0], parts[1]));
@@ -219,7 +244,8 @@ public class IdemReactiveWebAutoConfiguration {
       configured("idem.anonymous-principal", () -> b.anonymousPrincipal(p.getAnonymousPrincipal()));
       String principal = principals(p, b, resources.getClassLoader());
       IdempotencyWebFilterConfig config = configured("idem.required-key-routes", b::build);
-      LOG.info("Idem: WebFlux filter; principal from {}; routes {}; other requests pass through", principal, config.routes());
+      LOG.info("Idem: WebFlux filter in {} mode; principal from {}; routes {}; other requests pass through",
+          inTransaction != null ? "transactional" : "lease", principal, config.routes());
       return new IdempotencyWebFilter(config);
     }
 
@@ -285,12 +311,24 @@ public class IdemReactiveWebAutoConfiguration {
       return primary;
     }
 
-    /** @return whether idem-r2dbc is on the class path and the application has an R2DBC ConnectionFactory bean */
-    private static boolean hasR2dbcStore(org.springframework.beans.factory.config.ConfigurableListableBeanFactory beanFactory) {
-      ClassLoader classes = beanFactory.getBeanClassLoader();
-      if (!ClassUtils.isPresent("dev.idem.r2dbc.R2dbcLeaseStore", classes)
-          || !ClassUtils.isPresent("io.r2dbc.spi.ConnectionFactory", classes)) {
+    /**
+     * @return whether the configuration runs transactional mode on R2DBC: {@code idem.mode} {@code
+     *     auto} or {@code transactional}, {@code idem.store} {@code auto} or {@code r2dbc},
+     *     idem-r2dbc and spring-r2dbc on the class path, and an R2DBC ConnectionFactory bean (as
+     *     {@link R2dbcTransactionalConfiguration}'s conditions say)
+     */
+    static boolean transactionalOnR2dbc(Environment environment,
+        org.springframework.beans.factory.config.ConfigurableListableBeanFactory beanFactory) {
+      String mode = environment.getProperty("idem.mode", "auto").trim().toLowerCase(Locale.ROOT);
+      String store = environment.getProperty("idem.store", "auto").trim().toLowerCase(Locale.ROOT);
+      if (!(mode.equals("auto") || mode.equals("transactional")) || !(store.equals("auto") || store.equals("r2dbc"))) {
         return false;
+      }
+      ClassLoader classes = beanFactory.getBeanClassLoader();
+      for (String required : R2DBC_TRANSACTIONAL_CLASSES) {
+        if (!ClassUtils.isPresent(required, classes)) {
+          return false;
+        }
       }
       return beanFactory.getBeanNamesForType(ClassUtils.resolveClassName("io.r2dbc.spi.ConnectionFactory", classes), true, false)
           .length > 0;
@@ -335,6 +373,86 @@ public class IdemReactiveWebAutoConfiguration {
           .createSchema(p.isCreateSchema()).responseProtection(p.getProtection().build()).build());
       LOG.info("Idem: the WebFlux filter keeps its keys in {}", store);
       return store;
+    }
+  }
+
+  /**
+   * Transactional mode on WebFlux: with idem-webflux, idem-r2dbc, Spring's R2DBC support and an
+   * R2DBC {@code ConnectionFactory} (Spring Boot's, from {@code spring.r2dbc.*}), and {@code
+   * idem.mode} {@code auto} or {@code transactional} with {@code idem.store} {@code auto} or {@code
+   * r2dbc}: an {@link R2dbcTransactionalIdempotency} on {@code idem.table}, {@code idem.retention},
+   * {@code idem.create-schema} and {@code idem.protection.*}, run in the application's reactive
+   * transactions ({@link SpringR2dbcTransactions}), so that the handlers' writes through {@code
+   * DatabaseClient} or Spring Data R2DBC repositories commit with the key and its stored answer.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"dev.idem.webflux.IdempotencyWebFilter", "dev.idem.r2dbc.R2dbcTransactionalIdempotency",
+      "io.r2dbc.spi.ConnectionFactory", "org.springframework.r2dbc.connection.R2dbcTransactionManager"})
+  @ConditionalOnBean(type = "io.r2dbc.spi.ConnectionFactory")
+  @ConditionalOnExpression("#{'${idem.mode:auto}'.trim().toLowerCase() matches 'auto|transactional'"
+      + " and '${idem.store:auto}'.trim().toLowerCase() matches 'auto|r2dbc'}")
+  static class R2dbcTransactionalConfiguration {
+
+    /**
+     * @return the transactional engine on the application's ConnectionFactory
+     * @throws IdemConfigurationException if there are several ConnectionFactory beans and none is
+     *     primary, or a property is invalid, or the database is neither PostgreSQL nor MariaDB/MySQL
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    R2dbcTransactionalIdempotency idemR2dbcTransactionalIdempotency(IdemProperties p, ObjectProvider<ConnectionFactory> factories,
+        ObjectProvider<IdemListener> listeners) {
+      ConnectionFactory factory = uniqueFactory(p, factories);
+      R2dbcTransactionalIdempotency.Builder builder = R2dbcTransactionalIdempotency.builder(factory)
+          .listener(listeners.getIfUnique(() -> IdemListener.NONE))
+          .responseProtection(p.getProtection().build());
+      configured("idem.table", () -> builder.table(p.getTable()));
+      configured("idem.retention", () -> builder.retention(p.getRetention()));
+      builder.createSchema(p.isCreateSchema());
+      R2dbcTransactionalIdempotency engine = configured("idem.table", builder::build);
+      LOG.info("Idem: transactional mode on WebFlux, without blocking: the handlers' R2DBC writes and the keys commit"
+          + " together in {}", engine);
+      return engine;
+    }
+
+    /**
+     * @return the filter's transactional engine: {@code engine} in the application's reactive
+     *     transactions (its {@code ReactiveTransactionManager}, else an {@code
+     *     R2dbcTransactionManager} on the same ConnectionFactory)
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    TransactionalEngine idemTransactionalEngine(IdemProperties p, R2dbcTransactionalIdempotency engine,
+        ObjectProvider<ConnectionFactory> factories, ObjectProvider<ReactiveTransactionManager> managers) {
+      ConnectionFactory factory = uniqueFactory(p, factories);
+      ReactiveTransactionManager manager = managers.getIfUnique(() -> new R2dbcTransactionManager(factory));
+      R2dbcTransactions transactions = new SpringR2dbcTransactions(manager, factory);
+      return new TransactionalEngine() {
+        @Override
+        public Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler) {
+          return engine.execute(transactions, request, connection -> handler);
+        }
+
+        @Override
+        public IdemListener listener() {
+          return engine.listener();
+        }
+
+        @Override
+        public String toString() {
+          return engine + " in " + manager.getClass().getSimpleName();
+        }
+      };
+    }
+
+    private static ConnectionFactory uniqueFactory(IdemProperties p, ObjectProvider<ConnectionFactory> factories) {
+      ConnectionFactory factory = factories.getIfUnique();
+      if (factory == null) {
+        throw new IdemConfigurationException("idem.mode", "is " + p.getMode().name().toLowerCase(Locale.ROOT)
+            + ", and the application has several R2DBC ConnectionFactory beans, none @Primary: mark the one of the handlers'"
+            + " writes and the keys @Primary, or set idem.mode=lease with an AsyncLeaseStore bean", null);
+      }
+      return factory;
     }
   }
 }

@@ -3,11 +3,13 @@ package dev.idem.spring.web;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.r2dbc.R2dbcLeaseStore;
+import dev.idem.r2dbc.R2dbcTransactionalIdempotency;
 import dev.idem.spring.BootLine;
 import dev.idem.spring.IdemAutoConfigurationTest;
 import dev.idem.spring.IdemUnsupportedException;
 import dev.idem.testkit.TestDatabase;
 import dev.idem.webflux.IdempotencyWebFilter;
+import dev.idem.webflux.TransactionalEngine;
 import io.r2dbc.spi.ConnectionFactory;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -25,8 +27,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -39,8 +44,10 @@ import reactor.netty.http.server.HttpServer;
 
 /**
  * A WebFlux application on Reactor Netty (a random port) with Spring Boot's R2DBC ConnectionFactory
- * on PostgreSQL and idem-r2dbc: {@code idem.mode=lease} keeps the keys in the R2DBC key table, and
- * the handler, which inserts a row with {@link DatabaseClient}, runs once per key.
+ * on PostgreSQL and idem-r2dbc, in both modes: with only {@code idem.principal} set ({@code
+ * idem.mode=auto}) the handler's {@link DatabaseClient} writes and the key commit in one reactive
+ * transaction; with {@code idem.mode=lease} the keys live in the R2DBC key table. Either way the
+ * handler, which inserts a row, runs once per key.
  */
 class IdemR2dbcWebFluxTest {
 
@@ -52,6 +59,7 @@ class IdemR2dbcWebFluxTest {
   static void ordersTable() throws Exception {
     try (Connection c = DB.target().open(); Statement st = c.createStatement()) {
       st.execute("CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, idem_key TEXT, body TEXT NOT NULL)");
+      st.execute("CREATE TABLE accounts (name TEXT PRIMARY KEY, idem_key TEXT)");
     }
   }
 
@@ -64,14 +72,24 @@ class IdemR2dbcWebFluxTest {
     return new String[] {"spring.r2dbc.url=r2dbc:" + base, "spring.r2dbc.username=" + user};
   }
 
+  /** The application with only {@code idem.principal} set, as a user starts. */
   private ReactiveWebApplicationContextRunner app() {
     return new ReactiveWebApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.r2dbc())))
         .withPropertyValues(r2dbcProperties())
-        .withPropertyValues("idem.principal=shared", "idem.required-key-routes=POST /orders");
+        .withPropertyValues("idem.principal=shared");
   }
 
-  /** POST /orders: waits a little (so duplicates overlap), then inserts the body as a row. */
+  /** @return the application in {@code mode}: "auto" (transactional, the default) or "lease" */
+  private ReactiveWebApplicationContextRunner app(String mode) {
+    return mode.equals("auto") ? app() : app().withPropertyValues("idem.mode=" + mode);
+  }
+
+  /**
+   * POST /orders: waits a little (so duplicates overlap), then inserts the body as a row; a body
+   * with "unavailable" answers 503 after its insert. POST /accounts inserts a unique name and
+   * answers a duplicate name 409, catching the database's refusal.
+   */
   private RouterFunction<ServerResponse> routes(ConnectionFactory factory) {
     DatabaseClient db = DatabaseClient.create(factory);
     return RouterFunctions.route()
@@ -80,8 +98,19 @@ class IdemR2dbcWebFluxTest {
             .flatMap(body -> db.sql("INSERT INTO orders (idem_key, body) VALUES (:key, :body)")
                 .bind("key", request.headers().firstHeader("Idempotency-Key"))
                 .bind("body", body)
+                .fetch().rowsUpdated()
+                .thenReturn(body))
+            .flatMap(body -> body.contains("unavailable")
+                ? ServerResponse.status(503).bodyValue("try again")
+                : ServerResponse.status(201).bodyValue("order " + runs.incrementAndGet())))
+        .POST("/accounts", request -> request.bodyToMono(String.class)
+            .flatMap(name -> db.sql("INSERT INTO accounts (name, idem_key) VALUES (:name, :key)")
+                .bind("name", name)
+                .bind("key", request.headers().firstHeader("Idempotency-Key"))
                 .fetch().rowsUpdated())
-            .flatMap(rows -> ServerResponse.status(201).bodyValue("order " + runs.incrementAndGet())))
+            .flatMap(rows -> ServerResponse.status(201).bodyValue("account " + runs.incrementAndGet()))
+            .onErrorResume(DataIntegrityViolationException.class,
+                e -> ServerResponse.status(409).bodyValue("taken " + runs.incrementAndGet())))
         .build();
   }
 
@@ -89,7 +118,11 @@ class IdemR2dbcWebFluxTest {
   private void served(ReactiveWebApplicationContextRunner runner, ServedTest test) {
     runner.run(ctx -> {
       assertThat(ctx).hasNotFailed();
-      assertThat(ctx.getBean("idemR2dbcLeaseStore")).isInstanceOf(R2dbcLeaseStore.class);
+      if (!ctx.getBeansOfType(TransactionalEngine.class).isEmpty()) {
+        assertThat(ctx).hasSingleBean(R2dbcTransactionalIdempotency.class);
+      } else {
+        assertThat(ctx.getBean("idemR2dbcLeaseStore")).isInstanceOf(R2dbcLeaseStore.class);
+      }
       HandlerStrategies strategies = HandlerStrategies.builder().webFilter(ctx.getBean(IdempotencyWebFilter.class)).build();
       DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
           .handle(new ReactorHttpHandlerAdapter(RouterFunctions.toHttpHandler(routes(ctx.getBean(ConnectionFactory.class)), strategies)))
@@ -109,37 +142,48 @@ class IdemR2dbcWebFluxTest {
   }
 
   private static long rows(String key) throws Exception {
+    return rows("orders", key);
+  }
+
+  private static long rows(String table, String key) throws Exception {
     try (Connection c = DB.target().open(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM orders WHERE idem_key = '" + key + "'")) {
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + table + " WHERE idem_key = '" + key + "'")) {
       rs.next();
       return rs.getLong(1);
     }
   }
 
-  @Test
-  void aLostResponseIsReplayedFromTheR2dbcKeyTableAndTheRowIsWrittenOnce() {
-    served(app().withPropertyValues("idem.mode=lease"), client -> {
-      client.post().uri("/orders").header("Idempotency-Key", "k-lost").bodyValue("{\"item\":1}").exchange()
+  @ParameterizedTest
+  @ValueSource(strings = {"auto", "lease"})
+  void aLostResponseIsReplayedFromTheR2dbcKeyTableAndTheRowIsWrittenOnce(String mode) {
+    String key = "k-lost-" + mode;
+    served(app(mode), client -> {
+      client.post().uri("/orders").header("Idempotency-Key", key).bodyValue("{\"item\":1}").exchange()
           .expectStatus().isEqualTo(201).expectBody(String.class).isEqualTo("order 1");
       // the client never saw that answer and sends the request again
-      client.post().uri("/orders").header("Idempotency-Key", "k-lost").bodyValue("{\"item\":1}").exchange()
+      client.post().uri("/orders").header("Idempotency-Key", key).bodyValue("{\"item\":1}").exchange()
           .expectStatus().isEqualTo(201)
           .expectHeader().valueEquals("Idempotent-Replayed", "true")
           .expectBody(String.class).isEqualTo("order 1");
-      assertThat(rows("k-lost")).isEqualTo(1);
+      assertThat(rows(key)).isEqualTo(1);
       assertThat(runs).hasValue(1);
-      // the key is in the R2DBC key table (the JDBC lease store's table and rows), not in memory
+      // the key is in the R2DBC key table (the JDBC engines' table and rows), not in memory
       try (Connection c = DB.target().open(); Statement st = c.createStatement();
-          ResultSet rs = st.executeQuery("SELECT state FROM idem_keys WHERE idem_key = 'k-lost'")) {
+          ResultSet rs = st.executeQuery("SELECT state FROM idem_keys WHERE idem_key = '" + key + "'")) {
         assertThat(rs.next()).isTrue();
         assertThat(rs.getString(1)).isEqualTo("COMPLETED");
       }
     });
   }
 
-  @Test
-  void tenConcurrentDuplicatesRunTheHandlerOnce() {
-    served(app().withPropertyValues("idem.store=r2dbc", "idem.mode=lease", "idem.in-progress=wait", "idem.max-wait=20s"), client -> {
+  @ParameterizedTest
+  @ValueSource(strings = {"auto", "lease"})
+  void tenConcurrentDuplicatesRunTheHandlerOnce(String mode) {
+    String key = "k-race-" + mode;
+    // transactional mode: duplicates wait on the first attempt's uncommitted key row; lease mode: on its lease
+    ReactiveWebApplicationContextRunner runner = mode.equals("auto") ? app()
+        : app().withPropertyValues("idem.store=r2dbc", "idem.mode=lease", "idem.in-progress=wait", "idem.max-wait=20s");
+    served(runner, client -> {
       ExecutorService callers = Executors.newFixedThreadPool(10);
       CountDownLatch start = new CountDownLatch(1);
       List<Future<Integer>> statuses = new ArrayList<>();
@@ -147,7 +191,7 @@ class IdemR2dbcWebFluxTest {
         for (int i = 0; i < 10; i++) {
           Callable<Integer> call = () -> {
             start.await();
-            return client.post().uri("/orders").header("Idempotency-Key", "k-race").bodyValue("{\"item\":2}").exchange()
+            return client.post().uri("/orders").header("Idempotency-Key", key).bodyValue("{\"item\":2}").exchange()
                 .returnResult(String.class).getStatus().value();
           };
           statuses.add(callers.submit(call));
@@ -160,34 +204,83 @@ class IdemR2dbcWebFluxTest {
         callers.shutdownNow();
       }
       assertThat(runs).hasValue(1);
-      assertThat(rows("k-race")).isEqualTo(1);
+      assertThat(rows(key)).isEqualTo(1);
     });
   }
 
-  @Test
-  void anotherBodyWithTheSameKeyIs422AndAMissingKey400() {
-    served(app().withPropertyValues("idem.mode=lease"), client -> {
-      client.post().uri("/orders").header("Idempotency-Key", "k-reused").bodyValue("{\"item\":3}").exchange()
+  @ParameterizedTest
+  @ValueSource(strings = {"auto", "lease"})
+  void anotherBodyWithTheSameKeyIs422AndAMissingKey400(String mode) {
+    String key = "k-reused-" + mode;
+    served(app(mode).withPropertyValues("idem.required-key-routes=POST /orders"), client -> {
+      client.post().uri("/orders").header("Idempotency-Key", key).bodyValue("{\"item\":3}").exchange()
           .expectStatus().isEqualTo(201);
-      client.post().uri("/orders").header("Idempotency-Key", "k-reused").bodyValue("{\"item\":4}").exchange()
+      client.post().uri("/orders").header("Idempotency-Key", key).bodyValue("{\"item\":4}").exchange()
           .expectStatus().isEqualTo(422)
           .expectHeader().contentType("application/problem+json");
       client.post().uri("/orders").bodyValue("{\"item\":5}").exchange()
           .expectStatus().isEqualTo(400)
           .expectHeader().contentType("application/problem+json");
-      assertThat(rows("k-reused")).isEqualTo(1);
+      assertThat(rows(key)).isEqualTo(1);
       assertThat(runs).hasValue(1);
     });
   }
 
+  /** Transactional mode: a 503 rolls back the handler's row with the claim, and the retry runs again. */
   @Test
-  void modeAutoBesideAConnectionFactoryIsRefusedWithTheModeToSet() {
-    app().run(ctx -> {
-      assertThat(ctx).hasFailed();
-      assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemUnsupportedException.class))
-          .hasMessageContaining("R2DBC ConnectionFactory").hasMessageContaining("set idem.mode=lease")
-          .hasMessageContaining("idem.store=r2dbc");
+  void aServerErrorRollsBackTheHandlersWritesAndTheRetryRunsAgain() {
+    served(app(), client -> {
+      client.post().uri("/orders").header("Idempotency-Key", "k-503").bodyValue("{\"item\":\"unavailable\"}").exchange()
+          .expectStatus().isEqualTo(503);
+      assertThat(rows("k-503")).isZero();
+      client.post().uri("/orders").header("Idempotency-Key", "k-503").bodyValue("{\"item\":\"unavailable\"}").exchange()
+          .expectStatus().isEqualTo(503).expectHeader().doesNotExist("Idempotent-Replayed");
+      assertThat(rows("k-503")).isZero();
     });
+  }
+
+  /**
+   * Transactional mode on PostgreSQL: the handler catches the database's refusal of a duplicate
+   * name (which aborts the transaction) and answers 409; that answer is stored and replayed, and
+   * the handler runs once.
+   */
+  @Test
+  void aCaughtConstraintViolationIsAnswered409StoredAndReplayed() throws Exception {
+    try (Connection c = DB.target().open(); Statement st = c.createStatement()) {
+      st.execute("INSERT INTO accounts (name) VALUES ('taken')");
+    }
+    served(app(), client -> {
+      client.post().uri("/accounts").header("Idempotency-Key", "k-409").bodyValue("taken").exchange()
+          .expectStatus().isEqualTo(409).expectBody(String.class).isEqualTo("taken 1");
+      client.post().uri("/accounts").header("Idempotency-Key", "k-409").bodyValue("taken").exchange()
+          .expectStatus().isEqualTo(409)
+          .expectHeader().valueEquals("Idempotent-Replayed", "true")
+          .expectBody(String.class).isEqualTo("taken 1");
+      assertThat(runs).hasValue(1);
+      assertThat(rows("accounts", "k-409")).isZero();
+    });
+  }
+
+  /** Regression of the earlier refusal: idem.mode=auto beside a ConnectionFactory is transactional now, and says so. */
+  @Test
+  void modeAutoBesideAConnectionFactoryRunsTransactionalMode() {
+    app().run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      assertThat(ctx).hasSingleBean(R2dbcTransactionalIdempotency.class);
+      assertThat(ctx).hasSingleBean(TransactionalEngine.class);
+    });
+  }
+
+  @Test
+  void transactionalModeWithoutAConnectionFactoryIsRefusedWithWhatItNeeds() {
+    new ReactiveWebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
+        .withPropertyValues("idem.principal=shared", "idem.mode=transactional")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemUnsupportedException.class))
+              .hasMessageContaining("idem-r2dbc").hasMessageContaining("ConnectionFactory");
+        });
   }
 
   @Test

@@ -1,0 +1,48 @@
+package dev.idem.webflux;
+
+import dev.idem.core.AttemptResult;
+import dev.idem.core.IdemListener;
+import dev.idem.core.IdempotentRequest;
+import dev.idem.core.StoredResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * Transactional mode for {@link IdempotencyWebFilter}: runs the handler, the key's record and its
+ * stored answer in one reactive transaction, which the handler's own writes join (Spring's
+ * {@code DatabaseClient} or Spring Data R2DBC repositories, through the transaction in the Reactor
+ * context). idem-r2dbc's {@code R2dbcTransactionalIdempotency} with Spring's transactions is one;
+ * idem-spring-boot-starter makes it beside an R2DBC {@code ConnectionFactory}:
+ *
+ * <pre>{@code
+ * TransactionalEngine engine = new TransactionalEngine() {
+ *   public Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler) {
+ *     return idem.execute(springTransactions, request, connection -> handler);
+ *   }
+ *   public IdemListener listener() {
+ *     return idem.listener();
+ *   }
+ * };
+ * }</pre>
+ *
+ * <p>Implementations are thread-safe and never block.
+ */
+public interface TransactionalEngine {
+
+  /**
+   * Runs one attempt: subscribes to {@code handler} at most once, inside the transaction, when the
+   * key is this request's; commits its writes with the stored answer, or rolls them back. The
+   * {@code Mono} returned is subscribed with the request's Reactor context, which the handler's
+   * subscription must keep (the transaction joins it there); cancelling it rolls the transaction
+   * back unless the commit was already sent.
+   *
+   * @param request scope, key and fingerprint, never {@code null}
+   * @param handler the handler's run, which completes with its captured answer, never {@code null}
+   * @return the result: {@link AttemptResult.Kind#EXECUTED} (committed), {@link
+   *     AttemptResult.Kind#RELEASED} (rolled back with the handler's writes), a replay, a refusal or
+   *     a failure as a result; or the handler's error, after the rollback
+   */
+  Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler);
+
+  /** @return the listener the filter tells of its refusals before the engine, never {@code null} */
+  IdemListener listener();
+}
