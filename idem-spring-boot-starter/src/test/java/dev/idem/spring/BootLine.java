@@ -48,11 +48,13 @@ public final class BootLine {
         : "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration")};
   }
 
-  /** @return Spring Boot's R2DBC auto-configuration (the ConnectionFactory from spring.r2dbc.*) on this Boot line */
+  /**
+   * @return Spring Boot's R2DBC auto-configurations on this Boot line: the ConnectionFactory from
+   *     spring.r2dbc.*, and its R2dbcTransactionManager
+   */
   public static Class<?>[] r2dbc() {
-    return new Class<?>[] {load(BOOT_4
-        ? "org.springframework.boot.r2dbc.autoconfigure.R2dbcAutoConfiguration"
-        : "org.springframework.boot.autoconfigure.r2dbc.R2dbcAutoConfiguration")};
+    String base = BOOT_4 ? "org.springframework.boot.r2dbc.autoconfigure." : "org.springframework.boot.autoconfigure.r2dbc.";
+    return new Class<?>[] {load(base + "R2dbcAutoConfiguration"), load(base + "R2dbcTransactionManagerAutoConfiguration")};
   }
 
   /**

@@ -33,6 +33,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
+import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.server.HandlerStrategies;
@@ -267,7 +268,10 @@ class IdemR2dbcWebFluxTest {
     app().run(ctx -> {
       assertThat(ctx).hasNotFailed();
       assertThat(ctx).hasSingleBean(R2dbcTransactionalIdempotency.class);
-      assertThat(ctx).hasSingleBean(TransactionalEngine.class);
+      // in the transactions of Spring Boot's R2dbcTransactionManager, which the handlers' writes join
+      assertThat(ctx.getBean(TransactionalEngine.class)).hasToString(
+          ctx.getBean(R2dbcTransactionalIdempotency.class) + " in R2dbcTransactionManager");
+      assertThat(ctx).hasSingleBean(R2dbcTransactionManager.class);
     });
   }
 
