@@ -7,6 +7,7 @@ import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InProgressPolicy;
 import dev.idem.core.Outcome;
 import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.RequestInProgressException;
@@ -19,12 +20,14 @@ import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.dialect.KeyTableSql;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.R2dbcException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
@@ -47,10 +50,11 @@ import reactor.util.retry.Retry;
  *   <li>otherwise the claim: an insert of the record "in progress" (PostgreSQL {@code INSERT ... ON
  *       CONFLICT DO UPDATE} of an expired record only; MySQL {@code INSERT IGNORE}, then a takeover
  *       of an expired record). A concurrent attempt with the same key holds its uncommitted record,
- *       so the database makes this insert wait until that transaction ends: after its commit the
- *       insert writes nothing and the record it committed is read and answered (a replay), after
- *       its rollback the insert goes ahead. Exactly one of any number of concurrent duplicates runs
- *       the effect, and no duplicate answers before the first attempt's transaction ended;
+ *       so the database makes this insert wait for that transaction: after its commit the insert
+ *       writes nothing and the record it committed is read and answered (a replay), after its
+ *       rollback the insert goes ahead; a wait longer than the {@link Builder#inProgress} policy
+ *       allows answers {@link AttemptResult.Kind#IN_PROGRESS}. Exactly one of any number of
+ *       concurrent duplicates runs the effect;
  *   <li>the effect, given the connection (an application that writes through a framework joins
  *       the same transaction through the framework, see {@link R2dbcTransactions});
  *   <li>the answer: a response the {@link ResponsePolicy} stores (by default all but 5xx, 408,
@@ -92,6 +96,13 @@ public final class R2dbcTransactionalIdempotency {
   /** Attempts in all of {@link #execute} when the claim meets a deadlock or serialization failure. */
   private static final int MAX_ATTEMPTS = 5;
 
+  /**
+   * How long a fail-fast claim waits for a lock before it answers "in progress": long enough for a
+   * lock that any insert meets for an instant, far shorter than any effect (the starter's claim
+   * wait on JDBC).
+   */
+  static final Duration FAIL_FAST_CLAIM_WAIT = Duration.ofMillis(10);
+
   /** Claims and reads in one attempt before giving up on a record that keeps changing. */
   private static final int MAX_ROUNDS = 5;
 
@@ -101,14 +112,19 @@ public final class R2dbcTransactionalIdempotency {
   private final ResponsePolicy policy;
   private final ResponseProtection protection;
   private final IdemListener listener;
+  private final InProgressPolicy inProgress;
+  /** Whether the claim's lock wait can be bounded: PostgreSQL, and MariaDB (not MySQL). */
+  private final boolean boundable;
 
-  private R2dbcTransactionalIdempotency(Builder b, Dialect dialect) {
+  private R2dbcTransactionalIdempotency(Builder b, Dialect dialect, boolean boundable) {
     this.factory = b.factory;
     this.sql = new R2dbcKeyTable(dialect, b.table, b.createSchema);
     this.retention = b.retention;
     this.policy = b.policy;
     this.protection = b.protection;
     this.listener = b.listener;
+    this.inProgress = b.inProgress;
+    this.boundable = boundable;
   }
 
   /**
@@ -213,7 +229,9 @@ public final class R2dbcTransactionalIdempotency {
    * AttemptResult.Kind#EXECUTED} (the commit's failure leaves the outcome unknown), and rolls back
    * after {@link AttemptResult.Kind#RELEASED}, {@link AttemptResult.Kind#ROLLED_BACK}, {@link
    * AttemptResult.Kind#REQUEST_FAILED} and an error; after a replay or a refusal nothing was
-   * written. The listener is not told ({@link #execute} tells it). Never blocks.
+   * written (on PostgreSQL a claim that gave up waiting, {@link AttemptResult.Kind#IN_PROGRESS},
+   * leaves the transaction aborted: roll it back). The listener is not told ({@link #execute}
+   * tells it). Never blocks.
    *
    * @param connection the connection of the caller's transaction, never {@code null}
    * @param request scope, key and fingerprint, never {@code null}
@@ -259,8 +277,10 @@ public final class R2dbcTransactionalIdempotency {
     String k = request.key().value();
     String fingerprint = request.fingerprint().hex();
     long keep = retention.toMillis() + JdbcIdempotency.EXPIRY_MARGIN.toMillis();
-    Mono<Optional<AttemptResult>> claimed = sql.write(c, sql.claim, p, o, k, fingerprint, keep)
-        .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : settled(c, request, round, fingerprint, keep));
+    Mono<Optional<AttemptResult>> claimed = boundedClaim(c, p, o, k, fingerprint, keep)
+        .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : settled(c, request, round, fingerprint, keep))
+        .onErrorResume(R2dbcTransactionalIdempotency::lockWaitExceeded, e -> Mono.just(Optional.of(AttemptResult.inProgress(
+            new RequestInProgressException(request.key(), Duration.ofSeconds(1))))));
     return claimed
         .flatMap(mine -> mine.isPresent() || !sql.dialect.abortsTransactionOnError()
             ? Mono.just(mine)
@@ -268,6 +288,46 @@ public final class R2dbcTransactionalIdempotency {
         .onErrorMap(e -> !(e instanceof IdemStoreException), e -> R2dbcKeyTable.isConflict(e)
             ? new ClaimConflict(e)
             : failure("claim", request, e));
+  }
+
+  /**
+   * The claim's insert, its lock wait bounded by the {@link InProgressPolicy} where the database
+   * allows it: a concurrent attempt's uncommitted record makes the insert wait for that attempt's
+   * transaction; fail-fast waits {@link #FAIL_FAST_CLAIM_WAIT}, {@code waitUpTo} its wait (on
+   * MariaDB in whole seconds, rounded up). PostgreSQL: {@code lock_timeout} set for the insert and
+   * put back after it; MariaDB: {@code SET STATEMENT innodb_lock_wait_timeout = n FOR}.
+   *
+   * @return how many rows the insert wrote
+   */
+  private Mono<Long> boundedClaim(Connection c, String p, String o, String k, String fingerprint, long keep) {
+    if (!boundable) {
+      return sql.write(c, sql.claim, p, o, k, fingerprint, keep);
+    }
+    Duration wait = inProgress.maxWait().isZero() ? FAIL_FAST_CLAIM_WAIT : inProgress.maxWait();
+    if (sql.dialect.abortsTransactionOnError()) {
+      // PostgreSQL: a claim that gives up aborts the transaction, which then rolls back whole
+      return select(c, "SELECT set_config('idem.saved_lock_timeout', current_setting('lock_timeout'), true),"
+              + " set_config('lock_timeout', $1, true)", wait.toMillis() + "ms")
+          .then(sql.write(c, sql.claim, p, o, k, fingerprint, keep))
+          .flatMap(n -> select(c, "SELECT set_config('lock_timeout', current_setting('idem.saved_lock_timeout'), true)")
+              .thenReturn(n));
+    }
+    long seconds = inProgress.maxWait().isZero() ? 0 : (wait.toMillis() + 999) / 1000;
+    return sql.write(c, "SET STATEMENT innodb_lock_wait_timeout = " + seconds + " FOR " + sql.claim, p, o, k, fingerprint, keep);
+  }
+
+  /** Runs a query for its side effects, reading and dropping its rows. */
+  private static Mono<Void> select(Connection c, String query, Object... params) {
+    io.r2dbc.spi.Statement st = c.createStatement(query);
+    for (int i = 0; i < params.length; i++) {
+      st.bind(i, params[i]);
+    }
+    return Flux.from(st.execute()).concatMap(result -> result.map((row, meta) -> 1)).then();
+  }
+
+  /** PostgreSQL 55P03 (lock_timeout), MariaDB/MySQL 1205 (innodb_lock_wait_timeout): a bounded claim gave up. */
+  private static boolean lockWaitExceeded(Throwable e) {
+    return e instanceof R2dbcException r && ("55P03".equals(r.getSqlState()) || r.getErrorCode() == 1205);
   }
 
   /**
@@ -395,6 +455,7 @@ public final class R2dbcTransactionalIdempotency {
     private ResponsePolicy policy = ResponsePolicy.standard();
     private ResponseProtection protection = ResponseProtection.none();
     private IdemListener listener = IdemListener.NONE;
+    private InProgressPolicy inProgress = InProgressPolicy.failFast();
 
     private Builder(ConnectionFactory factory) {
       this.factory = Objects.requireNonNull(factory, "factory");
@@ -470,12 +531,31 @@ public final class R2dbcTransactionalIdempotency {
     }
 
     /**
+     * What a duplicate of a running attempt gets: its claim waits on the running attempt's
+     * uncommitted record, {@link R2dbcTransactionalIdempotency#FAIL_FAST_CLAIM_WAIT} for {@link
+     * InProgressPolicy#failFast()} (the default; draft section 2.6: 409 while the first is
+     * processed) or up to {@link InProgressPolicy#waitUpTo}'s wait, then answers {@link
+     * AttemptResult.Kind#IN_PROGRESS}; a first attempt that commits within the wait is replayed.
+     * On MySQL (not MariaDB) the wait is the server's {@code innodb_lock_wait_timeout}.
+     *
+     * @param inProgress the policy, never {@code null}
+     * @return this builder
+     * @throws NullPointerException if {@code inProgress} is {@code null}
+     */
+    public Builder inProgress(InProgressPolicy inProgress) {
+      this.inProgress = Objects.requireNonNull(inProgress, "inProgress");
+      return this;
+    }
+
+    /**
      * @return a new, thread-safe engine; no connection is opened until its first attempt
      * @throws IllegalArgumentException if the factory's database is neither PostgreSQL nor MariaDB/MySQL
      */
     public R2dbcTransactionalIdempotency build() {
-      return new R2dbcTransactionalIdempotency(this, R2dbcKeyTable.dialectOf(factory, "R2dbcTransactionalIdempotency",
-          "For another database, use lease mode (AsyncLeaseIdempotency) or JDBC's TransactionalIdempotency (blocking)"));
+      Dialect dialect = R2dbcKeyTable.dialectOf(factory, "R2dbcTransactionalIdempotency",
+          "For another database, use lease mode (AsyncLeaseIdempotency) or JDBC's TransactionalIdempotency (blocking)");
+      String product = String.valueOf(factory.getMetadata().getName()).toLowerCase(java.util.Locale.ROOT);
+      return new R2dbcTransactionalIdempotency(this, dialect, dialect.equals(Dialect.postgresql()) || product.contains("mariadb"));
     }
   }
 }

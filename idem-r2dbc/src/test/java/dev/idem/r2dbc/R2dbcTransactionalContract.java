@@ -7,6 +7,7 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.InProgressPolicy;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.testkit.TestDatabase;
@@ -94,8 +95,10 @@ abstract class R2dbcTransactionalContract {
       runs.incrementAndGet();
       return insert("race", 201, "created").apply(c).delayElement(Duration.ofMillis(300));
     };
+    R2dbcTransactionalIdempotency waiting = R2dbcTransactionalIdempotency.builder(pool).table(keys)
+        .inProgress(InProgressPolicy.waitUpTo(Duration.ofSeconds(20))).build();
     List<AttemptResult> results = Flux.range(0, 10)
-        .flatMap(i -> idem.execute(transactions, request, slow).subscribeOn(Schedulers.parallel()))
+        .flatMap(i -> waiting.execute(transactions, request, slow).subscribeOn(Schedulers.parallel()))
         .collectList()
         .block(WAIT);
 
@@ -105,6 +108,56 @@ abstract class R2dbcTransactionalContract {
         .filteredOn(kind -> kind == AttemptResult.Kind.EXECUTED).hasSize(1);
     assertThat(results).allSatisfy(r -> assertThat(r.outcome().orElseThrow().response().bodyAsString()).isEqualTo("created"));
     assertThat(count(effects)).isEqualTo(1);
+  }
+
+  /** Fail-fast (the default): duplicates of a running attempt are answered "in progress" at once, then replayed. */
+  @Test
+  void duplicatesOfARunningAttemptAreInProgressThenReplayed() throws Exception {
+    IdempotentRequest request = request("{\"text\":\"busy\"}");
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch inEffect = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Function<Connection, Mono<StoredResponse>> held = c -> {
+      runs.incrementAndGet();
+      return insert("busy", 201, "created").apply(c)
+          .doOnNext(written -> inEffect.countDown())
+          .flatMap(response -> Mono.fromCallable(() -> release.await(30, TimeUnit.SECONDS))
+              .subscribeOn(Schedulers.boundedElastic())
+              .thenReturn(response));
+    };
+    Mono<AttemptResult> first = idem.execute(transactions, request, held).cache();
+    first.subscribe();
+    assertThat(inEffect.await(30, TimeUnit.SECONDS)).isTrue();
+
+    List<AttemptResult> duplicates = Flux.range(0, 5)
+        .flatMap(i -> idem.execute(transactions, request, insert("busy", 201, "again")))
+        .collectList()
+        .block(WAIT);
+    release.countDown();
+
+    assertThat(duplicates).extracting(AttemptResult::kind).containsOnly(AttemptResult.Kind.IN_PROGRESS);
+    assertThat(duplicates).allSatisfy(d -> assertThat(d.retryAfter()).isPositive());
+    assertThat(first.block(WAIT).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    assertThat(execute(request, insert("busy", 201, "later")).kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+    assertThat(runs).hasValue(1);
+    assertThat(count(effects)).isEqualTo(1);
+  }
+
+  /** The claim's short lock wait is the claim's only: the effect's statements run with the session's own. */
+  @Test
+  void theEffectRunsWithTheSessionsLockWaitNotTheClaims() {
+    String show = idem.dialect().abortsTransactionOnError() ? "SHOW lock_timeout" : "SELECT @@innodb_lock_wait_timeout";
+    String before = Mono.usingWhen(pool.create(), c -> firstColumn(c, show), Connection::close).block(WAIT);
+    AttemptResult result = execute(request("{\"text\":\"wait\"}"),
+        c -> firstColumn(c, show).map(seen -> StoredResponse.of(201, seen)));
+
+    assertThat(result.outcome().orElseThrow().response().bodyAsString()).isEqualTo(before);
+  }
+
+  private static Mono<String> firstColumn(Connection c, String query) {
+    return Flux.from(c.createStatement(query).execute())
+        .concatMap(r -> r.map((row, meta) -> String.valueOf(row.get(0))))
+        .next();
   }
 
   @Test

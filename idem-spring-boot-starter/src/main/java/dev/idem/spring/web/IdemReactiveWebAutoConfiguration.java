@@ -381,7 +381,9 @@ public class IdemReactiveWebAutoConfiguration {
    * R2DBC {@code ConnectionFactory} (Spring Boot's, from {@code spring.r2dbc.*}), and {@code
    * idem.mode} {@code auto} or {@code transactional} with {@code idem.store} {@code auto} or {@code
    * r2dbc}: an {@link R2dbcTransactionalIdempotency} on {@code idem.table}, {@code idem.retention},
-   * {@code idem.create-schema} and {@code idem.protection.*}, run in the application's reactive
+   * {@code idem.create-schema}, {@code idem.protection.*}, {@code idem.in-progress} and {@code
+   * idem.max-wait} (a duplicate of a running request gets 409 at once, or waits for its commit and
+   * gets the replay), run in the application's reactive
    * transactions ({@link SpringR2dbcTransactions}), so that the handlers' writes through {@code
    * DatabaseClient} or Spring Data R2DBC repositories commit with the key and its stored answer.
    */
@@ -405,6 +407,7 @@ public class IdemReactiveWebAutoConfiguration {
       ConnectionFactory factory = uniqueFactory(p, factories);
       R2dbcTransactionalIdempotency.Builder builder = R2dbcTransactionalIdempotency.builder(factory)
           .listener(listeners.getIfUnique(() -> IdemListener.NONE))
+          .inProgress(IdemSettings.inProgressPolicy(p))
           .responseProtection(p.getProtection().build());
       configured("idem.table", () -> builder.table(p.getTable()));
       configured("idem.retention", () -> builder.retention(p.getRetention()));
