@@ -87,8 +87,8 @@ import reactor.util.retry.Retry;
  *
  * <p>Nothing blocks: every statement is a Reactor signal of the driver, and a duplicate waits on
  * the database's lock, not on a thread. Expiry: a completed record lives at least {@link
- * Builder#retention} after its completion and at most {@link JdbcIdempotency#EXPIRY_MARGIN} longer,
- * by the database's clock, as with idem-jdbc. Immutable after {@link Builder#build()}, except for
+ * Builder#retention} after its completion and at most {@link JdbcIdempotency#EXPIRY_MARGIN} (or the
+ * retention, if shorter) longer, by the database's clock. Immutable after {@link Builder#build()}, except for
  * the one-time "table created" mark; thread-safe.
  */
 public final class R2dbcTransactionalIdempotency {
@@ -276,7 +276,7 @@ public final class R2dbcTransactionalIdempotency {
     String o = request.scope().operation();
     String k = request.key().value();
     String fingerprint = request.fingerprint().hex();
-    long keep = retention.toMillis() + JdbcIdempotency.EXPIRY_MARGIN.toMillis();
+    long keep = claimExpiryMillis(retention);
     Mono<Optional<AttemptResult>> claimed = boundedClaim(c, p, o, k, fingerprint, keep)
         .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : settled(c, request, round, fingerprint, keep))
         .onErrorResume(R2dbcTransactionalIdempotency::lockWaitExceeded, e -> Mono.just(Optional.of(AttemptResult.inProgress(
@@ -353,6 +353,16 @@ public final class R2dbcTransactionalIdempotency {
     });
   }
 
+  /**
+   * How long after the claim its record expires: the retention and a margin, {@link
+   * JdbcIdempotency#EXPIRY_MARGIN} or the retention if shorter, so that a completion within the
+   * margin rewrites no expiry (on PostgreSQL a HOT update) and a short retention stays short (a
+   * record kept 1 s lives at most 2 s, not a minute).
+   */
+  static long claimExpiryMillis(Duration retention) {
+    return retention.toMillis() + Math.min(JdbcIdempotency.EXPIRY_MARGIN.toMillis(), retention.toMillis());
+  }
+
   /** The claim is this attempt's: the effect, then the completion or the answer to roll back. */
   private Mono<AttemptResult> run(Connection c, IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {
     Mono<StoredResponse> response;
@@ -412,6 +422,18 @@ public final class R2dbcTransactionalIdempotency {
     } catch (StoredResponseUnreadableException e) {
       return AttemptResult.storeFailed(e);
     }
+  }
+
+  /**
+   * Creates the key table and its index now, when missing and {@link Builder#createSchema} allows
+   * it, as the first attempt would otherwise: for a start-up that takes the cost before the first
+   * request. Idempotent; concurrent creators are tolerated.
+   *
+   * @return completes when the table is there (or creation is off), or fails with an {@link
+   *     IdemStoreException}
+   */
+  public Mono<Void> createSchema() {
+    return schemaReady();
   }
 
   /** The schema, once, on a connection of its own (MySQL commits DDL: never inside the attempt's transaction). */

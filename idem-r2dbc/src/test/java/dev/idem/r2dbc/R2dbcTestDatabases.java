@@ -9,9 +9,8 @@ import java.time.Duration;
 
 /**
  * R2DBC connections to a {@link TestDatabase}'s database (made with a unique name and dropped by
- * the extension, which also skips the class visibly without the server and fails under CI=true):
- * its JDBC URL, {@code jdbc:postgresql://host:port/name?user=...} or {@code jdbc:mariadb://...},
- * read as the R2DBC URL {@code r2dbc:postgresql://host:port/name?user=...}.
+ * the extension, which also skips the class visibly without the server and fails under CI=true),
+ * at its {@link TestDatabase#r2dbcUrl()}.
  */
 final class R2dbcTestDatabases {
 
@@ -23,30 +22,7 @@ final class R2dbcTestDatabases {
     if (url.startsWith("jdbc:mariadb:")) {
       driverStartup();
     }
-    if (!url.startsWith("jdbc:")) {
-      throw new IllegalStateException("not a JDBC URL: " + url);
-    }
-    // R2DBC takes the user and password in the authority, not in the query string
-    String rest = url.substring("jdbc:".length());
-    int query = rest.indexOf('?');
-    String base = query < 0 ? rest : rest.substring(0, query);
-    String user = "";
-    String password = "";
-    StringBuilder options = new StringBuilder();
-    if (query >= 0) {
-      for (String pair : rest.substring(query + 1).split("&")) {
-        if (pair.startsWith("user=")) {
-          user = pair.substring("user=".length());
-        } else if (pair.startsWith("password=")) {
-          password = pair.substring("password=".length());
-        } else if (!pair.isEmpty()) {
-          options.append(options.length() == 0 ? "?" : "&").append(pair);
-        }
-      }
-    }
-    String credentials = user.isEmpty() ? "" : user + (password.isEmpty() ? "" : ":" + password) + "@";
-    int hostStart = base.indexOf("//") + 2;
-    return ConnectionFactories.get("r2dbc:" + base.substring(0, hostStart) + credentials + base.substring(hostStart) + options);
+    return ConnectionFactories.get(db.r2dbcUrl());
   }
 
   /**

@@ -104,6 +104,41 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback {
     return target().url();
   }
 
+  /**
+   * The database's R2DBC URL, read from its JDBC URL: {@code jdbc:postgresql://host:port/name?user=u}
+   * becomes {@code r2dbc:postgresql://u@host:port/name} (R2DBC takes the user and password in the
+   * authority), other query parameters kept.
+   *
+   * @return the R2DBC URL, for {@code io.r2dbc.spi.ConnectionFactories#get} or {@code spring.r2dbc.url}
+   * @throws IllegalStateException before the extension ran, or for SQLite and H2 (no R2DBC driver here)
+   */
+  public String r2dbcUrl() {
+    String url = url();
+    if (!url.startsWith("jdbc:postgresql:") && !url.startsWith("jdbc:mariadb:")) {
+      throw new IllegalStateException("no R2DBC URL for " + url);
+    }
+    String rest = url.substring("jdbc:".length());
+    int query = rest.indexOf('?');
+    String base = query < 0 ? rest : rest.substring(0, query);
+    String user = "";
+    String password = "";
+    StringBuilder options = new StringBuilder();
+    if (query >= 0) {
+      for (String pair : rest.substring(query + 1).split("&")) {
+        if (pair.startsWith("user=")) {
+          user = pair.substring("user=".length());
+        } else if (pair.startsWith("password=")) {
+          password = pair.substring("password=".length());
+        } else if (!pair.isEmpty()) {
+          options.append(options.length() == 0 ? "?" : "&").append(pair);
+        }
+      }
+    }
+    String credentials = user.isEmpty() ? "" : user + (password.isEmpty() ? "" : ":" + password) + "@";
+    int hostStart = base.indexOf("//") + 2;
+    return "r2dbc:" + base.substring(0, hostStart) + credentials + base.substring(hostStart) + options;
+  }
+
   /** @return {@code true} when the environment says this is a CI run ({@code CI=true}) */
   public static boolean underCi() {
     return "true".equalsIgnoreCase(System.getenv("CI"));

@@ -3,121 +3,22 @@ package dev.idem.webflux;
 import dev.idem.core.AsyncLeaseIdempotency;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.InProgressPolicy;
-import dev.idem.testkit.conformance.AnyonceConformance;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.DynamicTest;
-import org.junit.jupiter.api.TestFactory;
-import org.springframework.http.MediaType;
-import org.springframework.web.reactive.function.server.RouterFunction;
-import org.springframework.web.reactive.function.server.RouterFunctions;
-import org.springframework.web.reactive.function.server.ServerRequest;
-import org.springframework.web.reactive.function.server.ServerResponse;
-import reactor.core.publisher.Mono;
 
 /**
- * Every anyonce conformance vector (idem-testkit's {@link AnyonceConformance}, the runner and
- * vectors the servlet filter passes) through {@link IdempotencyWebFilter} in lease mode on the
- * in-memory store, on a real Reactor Netty server with BlockHound watching its event loops: the
- * starter's defaults (lease 30 s, retention 24 h, fail-fast); a vector that requires {@code
- * short-ttl} gets retention 2 s and lease 1 s, as the servlet filter's lease-mode run. Each vector
- * has a store and a server of its own.
+ * The conformance vectors in lease mode on the in-memory store, with the starter's defaults (lease
+ * 30 s, retention 24 h, fail-fast); {@code short-ttl}: retention 2 s and lease 1 s, as the servlet
+ * filter's lease-mode run.
  */
-class WebFluxConformanceMemoryLeaseTest {
+class WebFluxConformanceMemoryLeaseTest extends WebFluxConformanceContract {
 
-  @TestFactory
-  Stream<DynamicTest> vectors() {
-    return AnyonceConformance.tests(WebFluxConformanceMemoryLeaseTest::start);
-  }
-
-  private static AnyonceConformance.Server start(Set<String> requires) {
+  @Override
+  protected IdempotencyWebFilterConfig.Builder config(Set<String> requires) {
     AsyncLeaseIdempotency.Builder engine = AsyncLeaseIdempotency.builder(new InMemoryLeaseStore()).inProgress(InProgressPolicy.failFast());
     if (requires.contains("short-ttl")) {
       engine.lease(Duration.ofSeconds(1)).retention(Duration.ofSeconds(2));
     }
-    IdempotencyWebFilterConfig.Builder config = IdempotencyWebFilterConfig.builder(engine.build());
-    for (List<String> route : AnyonceConformance.REQUIRED_ROUTES) {
-      config.requireKey(route.get(0), route.get(1));
-    }
-    config.maxBodyBytes(AnyonceConformance.MAX_BODY_BYTES)
-        .maxResponseBytes(AnyonceConformance.MAX_RESPONSE_BYTES)
-        .maxRetryAfter(AnyonceConformance.MAX_RETRY_AFTER);
-    Fixture fixture = new Fixture();
-    TestServer server = new TestServer(config.build(), fixture.routes());
-    return new AnyonceConformance.Server() {
-      @Override
-      public URI uri(String path) {
-        return server.uri(path);
-      }
-
-      @Override
-      public int invocations() {
-        return fixture.invocations.get();
-      }
-
-      @Override
-      public void close() {
-        server.close();
-      }
-    };
-  }
-
-  /**
-   * The vectors' fixture API ({@link AnyonceConformance} lists it) as WebFlux functional routes,
-   * without blocking: {@code /slow} waits on a timer, not a thread.
-   */
-  static final class Fixture {
-    private static final Pattern STATUS = Pattern.compile("/status/([1-5][0-9][0-9])");
-    private static final MediaType TEXT = MediaType.parseMediaType("text/plain;charset=UTF-8");
-
-    final AtomicInteger invocations = new AtomicInteger();
-
-    RouterFunction<ServerResponse> routes() {
-      return RouterFunctions.route()
-          .GET("/counter", req -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON)
-              .bodyValue("{\"count\":" + invocations.get() + "}"))
-          .POST("/reset", req -> {
-            invocations.set(0);
-            return ServerResponse.noContent().build();
-          })
-          .POST("/echo", req -> req.bodyToMono(byte[].class).defaultIfEmpty(new byte[0]).flatMap(body -> {
-            invocations.incrementAndGet();
-            return ServerResponse.status(201).contentType(TEXT).bodyValue(body);
-          }))
-          .POST("/status/{code}", this::status)
-          .POST("/slow", req -> {
-            invocations.incrementAndGet();
-            long ms = Long.parseLong(req.queryParam("ms").orElseThrow());
-            return Mono.delay(Duration.ofMillis(ms))
-                .then(ServerResponse.ok().contentType(TEXT).bodyValue("slept:" + ms));
-          })
-          .POST("/large", req -> {
-            invocations.incrementAndGet();
-            byte[] body = new byte[Integer.parseInt(req.queryParam("bytes").orElseThrow())];
-            Arrays.fill(body, (byte) 'x');
-            return ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(body);
-          })
-          .route(req -> true, req -> ServerResponse.status(404).contentType(TEXT)
-              .bodyValue("no fixture route " + req.method().name() + " " + req.path()))
-          .build();
-    }
-
-    private Mono<ServerResponse> status(ServerRequest req) {
-      Matcher status = STATUS.matcher(req.path());
-      if (!status.matches()) {
-        return ServerResponse.status(404).contentType(TEXT).bodyValue("no fixture route POST " + req.path());
-      }
-      invocations.incrementAndGet();
-      int code = Integer.parseInt(status.group(1));
-      return ServerResponse.status(code).contentType(TEXT).bodyValue(("status:" + code).getBytes(StandardCharsets.UTF_8));
-    }
+    return IdempotencyWebFilterConfig.builder(engine.build());
   }
 }

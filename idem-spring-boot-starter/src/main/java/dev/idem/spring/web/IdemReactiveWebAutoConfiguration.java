@@ -27,6 +27,7 @@ import dev.idem.webflux.IdempotencyWebFilterConfig;
 import dev.idem.webflux.TransactionalEngine;
 import io.r2dbc.spi.ConnectionFactory;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Locale;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -413,6 +414,15 @@ public class IdemReactiveWebAutoConfiguration {
       configured("idem.retention", () -> builder.retention(p.getRetention()));
       builder.createSchema(p.isCreateSchema());
       R2dbcTransactionalIdempotency engine = configured("idem.table", builder::build);
+      if (p.isCreateSchema()) {
+        // at start-up, on this (non-event-loop) thread, as the JDBC engines do: the first request does not pay for it
+        try {
+          engine.createSchema().block(Duration.ofSeconds(30));
+        } catch (RuntimeException e) {
+          LOG.warn("Idem: the key table {} could not be created at start-up ({}); the first request tries again",
+              engine.table(), e.getMessage());
+        }
+      }
       LOG.info("Idem: transactional mode on WebFlux, without blocking: the handlers' R2DBC writes and the keys commit"
           + " together in {}", engine);
       return engine;

@@ -64,20 +64,11 @@ class IdemR2dbcWebFluxTest {
     }
   }
 
-  /** The R2DBC URL of the test's database, from its JDBC URL {@code jdbc:postgresql://host:port/name?user=...}. */
-  private static String[] r2dbcProperties() {
-    String url = DB.url();
-    int query = url.indexOf('?');
-    String base = url.substring("jdbc:".length(), query < 0 ? url.length() : query);
-    String user = query < 0 ? "postgres" : url.substring(url.indexOf("user=") + "user=".length()).split("&")[0];
-    return new String[] {"spring.r2dbc.url=r2dbc:" + base, "spring.r2dbc.username=" + user};
-  }
-
   /** The application with only {@code idem.principal} set, as a user starts. */
   private ReactiveWebApplicationContextRunner app() {
     return new ReactiveWebApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(BootLine.withIdem(BootLine.r2dbc())))
-        .withPropertyValues(r2dbcProperties())
+        .withPropertyValues("spring.r2dbc.url=" + DB.r2dbcUrl())
         .withPropertyValues("idem.principal=shared");
   }
 
