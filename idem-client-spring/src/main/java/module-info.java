@@ -16,6 +16,7 @@ module dev.idem.client.spring {
   requires static transitive spring.web; // ClientHttpRequestInterceptor, HttpRequest
   requires static transitive spring.webflux; // ExchangeFilterFunction, ClientRequest
   requires static transitive reactor.core; // Mono, Scheduler
+  requires static org.reactivestreams; // Publisher, of the request body the filter watches
 
   exports dev.idem.client.spring;
 }

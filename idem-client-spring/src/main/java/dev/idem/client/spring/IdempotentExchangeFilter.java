@@ -19,13 +19,19 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.client.reactive.ClientHttpRequest;
+import org.springframework.http.client.reactive.ClientHttpRequestDecorator;
 import org.springframework.web.reactive.function.BodyExtractors;
+import org.springframework.web.reactive.function.BodyInserter;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
@@ -193,7 +199,8 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
     } catch (RuntimeException e) {
       return Mono.error(e);
     }
-    return Mono.defer(() -> attempt(keyed, next, key, rules.start(), 1));
+    ClientRequest watched = watchingBody(keyed);
+    return Mono.defer(() -> attempt(watched, next, key, rules.start(), 1));
   }
 
   private Mono<ClientResponse> attempt(ClientRequest request, ExchangeFunction next, IdempotencyKey key, Instant deadline, int number) {
@@ -204,8 +211,61 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
     return next.exchange(request)
         .timeout(timeout)
         .map(response -> answered(number, response))
+        .onErrorResume(failure -> BodyFailure.in(failure) != null, failure -> Mono.error(bodyFailed(key, number, failure)))
         .onErrorResume(IdempotentExchangeFilter::isTransportFailure, failure -> Mono.just(failed(number, failure)))
         .flatMap(a -> settle(request, next, key, deadline, a));
+  }
+
+  /**
+   * A body that failed while it was produced, not while it was sent: the caller's own error on the
+   * first attempt (nothing of the request was carried out, as without the filter); on a resend, the
+   * end of the operation with its key, since an earlier attempt may have been carried out and this
+   * body cannot be sent again (a body that can be sent once: an {@code InputStreamResource}, a
+   * unicast {@code Flux}, a buffer released by the first write).
+   */
+  private static Throwable bodyFailed(IdempotencyKey key, int number, Throwable failure) {
+    Throwable cause = Objects.requireNonNull(BodyFailure.in(failure)).getCause();
+    Throwable own = cause == null ? failure : cause;
+    if (number == 1) {
+      return own;
+    }
+    return OutcomeUnknownException.clientRetriesExhausted(key, number - 1, -1,
+        "the request body could not be produced again for attempt " + number + " (a body that can be sent once?): "
+            + own.getMessage(), own, null, null);
+  }
+
+  /**
+   * The request with its body inserter watched: a failure of the body's own publisher, or of the
+   * inserter before it writes, is marked ({@link BodyFailure}) so that it is told apart from a
+   * failure of the connection, which WebClient wraps in the same {@code WebClientRequestException}.
+   */
+  private static ClientRequest watchingBody(ClientRequest request) {
+    BodyInserter<?, ? super ClientHttpRequest> body = request.body();
+    return ClientRequest.from(request).body((ClientHttpRequest message, BodyInserter.Context context) -> {
+      AtomicBoolean writing = new AtomicBoolean();
+      ClientHttpRequest watched = new ClientHttpRequestDecorator(message) {
+        @Override
+        public Mono<Void> writeWith(Publisher<? extends DataBuffer> buffers) {
+          writing.set(true);
+          return super.writeWith(Flux.from(buffers).onErrorMap(e -> !(e instanceof BodyFailure), BodyFailure::new));
+        }
+
+        @Override
+        public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> buffers) {
+          writing.set(true);
+          return super.writeAndFlushWith(Flux.from(buffers)
+              .map(chunk -> Flux.from(chunk).onErrorMap(e -> !(e instanceof BodyFailure), BodyFailure::new))
+              .onErrorMap(e -> !(e instanceof BodyFailure), BodyFailure::new));
+        }
+      };
+      Mono<Void> inserted;
+      try {
+        inserted = body.insert(watched, context);
+      } catch (RuntimeException e) {
+        return Mono.error(new BodyFailure(e));
+      }
+      return inserted.onErrorMap(e -> !writing.get() && !(e instanceof BodyFailure), BodyFailure::new);
+    }).build();
   }
 
   private Mono<ClientResponse> settle(ClientRequest request, ExchangeFunction next, IdempotencyKey key, Instant deadline, Attempt a) {
@@ -279,6 +339,28 @@ public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
    */
   private static boolean isTransportFailure(Throwable failure) {
     return failure instanceof WebClientRequestException || failure instanceof IOException || failure instanceof TimeoutException;
+  }
+
+  /** Marks a failure of the request body itself (its publisher, or its inserter before writing). */
+  private static final class BodyFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    BodyFailure(Throwable cause) {
+      super(cause.getMessage(), cause, false, false);
+    }
+
+    /** @return the marker in {@code failure}'s causes, or {@code null} */
+    static @Nullable BodyFailure in(Throwable failure) {
+      for (Throwable t = failure; t != null; t = t.getCause()) {
+        if (t instanceof BodyFailure body) {
+          return body;
+        }
+        if (t.getCause() == t) {
+          break;
+        }
+      }
+      return null;
+    }
   }
 
   /** One attempt's result. */
