@@ -9,6 +9,7 @@ import dev.idem.lab.HttpLab;
 import dev.idem.lab.jdbc.JdbcTarget;
 import dev.idem.lab.Lab;
 import dev.idem.lab.LabReport;
+import dev.idem.lab.PostgresDatabase;
 import dev.idem.lab.ScenarioResult;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -72,11 +73,22 @@ final class LabCommand implements Callable<Integer> {
   boolean grpc;
 
   @Option(
+      names = "--stack",
+      paramLabel = "servlet|webflux",
+      defaultValue = "servlet",
+      description = "The notes service --http runs: servlet (default), the Spring MVC service on SQLite files; webflux, the"
+          + " Spring WebFlux service on R2DBC, on a PostgreSQL database per service that the lab creates on --db (default "
+          + PostgresDatabase.DEFAULT_SERVER_URL + ") and drops.")
+  String stack;
+
+  @Option(
       names = "--notes-jar",
       paramLabel = "<path>",
-      defaultValue = "examples/notes-service/target/notes-service.jar",
-      description = "The notes service jar for --http (default: ${DEFAULT-VALUE}).")
+      description = "The notes service jar for --http (default: " + SERVLET_JAR + ", with --stack webflux " + WEBFLUX_JAR + ").")
   Path notesJar;
+
+  static final String SERVLET_JAR = "examples/notes-service/target/notes-service.jar";
+  static final String WEBFLUX_JAR = "examples/notes-webflux/target/notes-webflux.jar";
 
   @picocli.CommandLine.Mixin QueueLabOptions queueLab;
 
@@ -108,12 +120,27 @@ final class LabCommand implements Callable<Integer> {
     if (stepsLab.steps) {
       return stepsLab.run(db, json, out, err);
     }
+    if (!http && !stack.equals("servlet")) {
+      err.println("idem lab: --stack applies to --http only");
+      return 2;
+    }
     if (http) {
-      if (!db.equals(DEFAULT_DB) || concurrency != 8) {
-        err.println("idem lab --http: --db and --concurrency do not apply: the HTTP lab runs two notes services on SQLite files of their own");
+      if (!stack.equals("servlet") && !stack.equals("webflux")) {
+        err.println("idem lab --http: --stack is servlet or webflux, was " + stack);
         return 2;
       }
-      return runHttp(out, err);
+      boolean webflux = stack.equals("webflux");
+      if ((!webflux && !db.equals(DEFAULT_DB)) || concurrency != 8) {
+        err.println("idem lab --http: --db and --concurrency do not apply: the HTTP lab runs two notes services on SQLite files of their own"
+            + " (with --stack webflux, --db names the PostgreSQL server of their databases)");
+        return 2;
+      }
+      String server = db.equals(DEFAULT_DB) ? PostgresDatabase.DEFAULT_SERVER_URL : db;
+      if (webflux && !server.startsWith("jdbc:postgresql:")) {
+        err.println("idem lab --http --stack webflux: --db must be a PostgreSQL server's JDBC URL (jdbc:postgresql://...), was " + Lab.redact(db));
+        return 2;
+      }
+      return runHttp(webflux ? HttpLabRunner.Stack.WEBFLUX : HttpLabRunner.Stack.SERVLET, server, out, err);
     }
     LabReport report;
     try {
@@ -128,24 +155,29 @@ final class LabCommand implements Callable<Integer> {
     return report.protectedOk() ? 0 : 1;
   }
 
-  private int runHttp(PrintWriter out, PrintWriter err) throws Exception {
-    if (!Files.isRegularFile(notesJar)) {
-      err.println("idem lab --http: the notes service jar is missing: " + notesJar
+  private int runHttp(HttpLabRunner.Stack service, String server, PrintWriter out, PrintWriter err) throws Exception {
+    boolean webflux = service == HttpLabRunner.Stack.WEBFLUX;
+    Path jar = notesJar != null ? notesJar : Path.of(webflux ? WEBFLUX_JAR : SERVLET_JAR);
+    if (!Files.isRegularFile(jar)) {
+      err.println("idem lab --http: the notes service jar is missing: " + jar
           + " (build it with ./mvnw -B -q -DskipTests package, or pass --notes-jar)");
       return 2;
     }
     List<HttpLab.Row> rows;
-    try (HttpLabRunner runner = new HttpLabRunner(notesJar, err)) {
+    try (HttpLabRunner runner = new HttpLabRunner(jar, service, server, err)) {
       rows = runner.run();
     } catch (IOException e) {
       err.println("idem lab --http: " + e.getMessage());
+      return 2;
+    } catch (SQLException e) {
+      err.println("idem lab --http --stack webflux: cannot create the services' databases on " + Lab.redact(server) + ": " + e.getMessage());
       return 2;
     }
     boolean ok = rows.stream().allMatch(HttpLab.Row::ok);
     if (json) {
       ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       ObjectNode root = mapper.createObjectNode();
-      root.put("database", "SQLite (notes service)");
+      root.put("database", webflux ? "PostgreSQL (WebFlux notes service, R2DBC)" : "SQLite (notes service)");
       root.put("ok", ok);
       ArrayNode results = root.putArray("results");
       for (HttpLab.Row r : rows) {
@@ -167,6 +199,10 @@ final class LabCommand implements Callable<Integer> {
       table.add(new String[] {"case", "sends", "notes stored", "result for the caller"});
       for (HttpLab.Row r : rows) {
         table.add(new String[] {r.name(), r.sends() < 0 ? "-" : String.valueOf(r.sends()), String.valueOf(r.notesStored()), r.result()});
+      }
+      if (webflux) {
+        out.println("notes service: Spring WebFlux on Reactor Netty, R2DBC on PostgreSQL (" + Lab.redact(server) + ", a database per service)");
+        out.println();
       }
       out.print(format(table));
       out.println();

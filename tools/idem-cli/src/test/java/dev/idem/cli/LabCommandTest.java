@@ -66,6 +66,19 @@ class LabCommandTest {
   }
 
   @Test
+  void httpLabOnWebFluxTakesAPostgresServerOnlyAndItsOwnJar() {
+    assertThat(run("lab", "--http", "--stack", "webflux", "--db", "jdbc:sqlite:" + dir.resolve("x.db"))).isEqualTo(2);
+    assertThat(err.toString()).contains("--db must be a PostgreSQL server's JDBC URL");
+    assertThat(run("lab", "--http", "--stack", "reactive")).isEqualTo(2);
+    assertThat(err.toString()).contains("--stack is servlet or webflux, was reactive");
+    assertThat(run("lab", "--stack", "webflux")).isEqualTo(2);
+    assertThat(err.toString()).contains("--stack applies to --http only");
+    // the module's directory has no examples/: the default jar is named, and no database is created
+    assertThat(run("lab", "--http", "--stack", "webflux", "--db", "jdbc:postgresql://127.0.0.1:1/none?user=x")).isEqualTo(2);
+    assertThat(err.toString()).contains("the notes service jar is missing: examples/notes-webflux/target/notes-webflux.jar");
+  }
+
+  @Test
   void grpcLabRefusesTheOtherLabs() {
     assertThat(run("lab", "--grpc", "--http")).isEqualTo(2);
     assertThat(err.toString()).contains("idem lab --grpc: --http, --queue and --steps are other labs");

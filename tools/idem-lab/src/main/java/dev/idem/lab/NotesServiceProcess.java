@@ -3,20 +3,25 @@ package dev.idem.lab;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The notes service ({@code examples/notes-service}) started from its jar as a child process on
- * 127.0.0.1, on a free port and an SQLite file of its own (WAL, {@code synchronous=NORMAL}, as the
+ * 127.0.0.1, on a free port and an SQLite file of its own (or the WebFlux notes service, {@code
+ * examples/notes-webflux}, on a PostgreSQL database through R2DBC: {@link #startWebFlux}) (WAL, {@code synchronous=NORMAL}, as the
  * store benchmarks use it: no fsync per commit, so a measurement shows the service's own work rather
  * than the disk's latency), for the HTTP lab and the HTTP benchmark. {@link #close()} stops it. Not
  * thread-safe.
@@ -67,8 +72,76 @@ public final class NotesServiceProcess implements AutoCloseable {
    */
   public static NotesServiceProcess start(Path jar, Path dir, String name, boolean idem, String datasourceUrl,
       List<String> arguments) throws IOException, InterruptedException {
-    Objects.requireNonNull(jar, "jar");
     Objects.requireNonNull(datasourceUrl, "datasourceUrl");
+    List<String> all = new ArrayList<>();
+    all.add("--spring.datasource.url=" + datasourceUrl);
+    all.addAll(arguments);
+    return startJar(jar, dir, name, idem, all);
+  }
+
+  /**
+   * Starts the WebFlux notes service ({@code examples/notes-webflux}) on a PostgreSQL database
+   * through R2DBC, and waits as {@link #start(Path, Path, String, boolean)} does.
+   *
+   * @param jar the WebFlux notes service jar
+   * @param dir where its log goes
+   * @param name a name for its log, for example {@code protected}
+   * @param idem whether Idem is enabled ({@code idem.enabled})
+   * @param postgresJdbcUrl the database, as a JDBC URL ({@code jdbc:postgresql://host:port/name?user=...});
+   *     the service gets the same database through R2DBC ({@link #r2dbcProperties}). The database
+   *     must exist; the service creates its tables
+   * @param arguments more command-line arguments, such as {@code --idem.mode=lease}; never {@code null}
+   * @return the running service
+   * @throws IOException if it exits or does not answer within 90 seconds (the message names its log)
+   * @throws InterruptedException if interrupted while waiting
+   * @throws IllegalArgumentException if {@code postgresJdbcUrl} is not a PostgreSQL JDBC URL
+   */
+  public static NotesServiceProcess startWebFlux(Path jar, Path dir, String name, boolean idem, String postgresJdbcUrl,
+      List<String> arguments) throws IOException, InterruptedException {
+    List<String> all = new ArrayList<>();
+    r2dbcProperties(postgresJdbcUrl).forEach((property, value) -> all.add("--" + property + "=" + value));
+    all.addAll(arguments);
+    return startJar(jar, dir, name, idem, all);
+  }
+
+  /**
+   * Spring Boot's R2DBC properties for the database of a PostgreSQL JDBC URL: {@code
+   * jdbc:postgresql://host:port/name?user=u&password=p} gives {@code spring.r2dbc.url=
+   * r2dbc:postgresql://host:port/name}, {@code spring.r2dbc.username=u} (default {@code postgres})
+   * and, when the URL has one, {@code spring.r2dbc.password=p}. Other parameters of the JDBC URL
+   * are not carried over.
+   *
+   * @param postgresJdbcUrl a JDBC URL starting with {@code jdbc:postgresql://}
+   * @return the properties, in that order; never {@code null}
+   * @throws IllegalArgumentException if the URL does not start with {@code jdbc:postgresql://}
+   */
+  public static Map<String, String> r2dbcProperties(String postgresJdbcUrl) {
+    String prefix = "jdbc:postgresql://";
+    if (!postgresJdbcUrl.startsWith(prefix)) {
+      throw new IllegalArgumentException("not a PostgreSQL JDBC URL (" + prefix + "...): " + Lab.redact(postgresJdbcUrl));
+    }
+    int query = postgresJdbcUrl.indexOf('?');
+    Map<String, String> parameters = new LinkedHashMap<>();
+    if (query >= 0) {
+      for (String pair : postgresJdbcUrl.substring(query + 1).split("&")) {
+        int eq = pair.indexOf('=');
+        if (eq > 0) {
+          parameters.put(pair.substring(0, eq), URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+        }
+      }
+    }
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("spring.r2dbc.url", "r2dbc:" + postgresJdbcUrl.substring("jdbc:".length(), query < 0 ? postgresJdbcUrl.length() : query));
+    properties.put("spring.r2dbc.username", parameters.getOrDefault("user", "postgres"));
+    if (parameters.containsKey("password")) {
+      properties.put("spring.r2dbc.password", parameters.get("password"));
+    }
+    return properties;
+  }
+
+  private static NotesServiceProcess startJar(Path jar, Path dir, String name, boolean idem, List<String> arguments)
+      throws IOException, InterruptedException {
+    Objects.requireNonNull(jar, "jar");
     Objects.requireNonNull(arguments, "arguments");
     int port;
     try (ServerSocket socket = new ServerSocket(0)) {
@@ -81,7 +154,6 @@ public final class NotesServiceProcess implements AutoCloseable {
         "-jar", jar.toString(),
         "--server.port=" + port,
         "--server.address=127.0.0.1",
-        "--spring.datasource.url=" + datasourceUrl,
         "--idem.enabled=" + idem));
     command.addAll(arguments);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
