@@ -108,8 +108,12 @@ import reactor.core.scheduler.Schedulers;
  *       InvalidIdempotencyKeyException} before anything is sent.
  * </ul>
  *
- * <p>The body is sent again by each attempt: a {@code bodyValue(...)} or a cold publisher is, a
- * publisher that can be consumed once is not retryable. Immutable and thread-safe; share one
+ * <p>The body is sent again by each attempt: a {@code bodyValue(...)} or a cold publisher is. A
+ * body that can be produced once (an {@code InputStreamResource}, a unicast {@code Flux}) fails the
+ * first resend in the body itself, which the filter tells from a connection failure: the exchange
+ * then fails with {@link OutcomeUnknownException} and the key, after that one wait (an earlier
+ * attempt may have been carried out); a body that fails at the first attempt fails the exchange
+ * with its own error, nothing retried. Immutable and thread-safe; share one
  * instance (and so its budget) across a client's requests.
  */
 public final class IdempotentExchangeFilter implements ExchangeFilterFunction {
