@@ -10,6 +10,7 @@ import dev.idem.core.spi.LeaseStore;
 import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.spring.IdemAutoConfiguration;
 import dev.idem.spring.IdemProperties;
+import dev.idem.spring.internal.BlockingLeaseStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
@@ -89,7 +90,9 @@ final class IdemPurgeScheduler implements SmartLifecycle {
     if (keys != null) {
       what.add("the key table " + keys.table());
     }
-    if (leases != null) {
+    if (leases instanceof BlockingLeaseStore shared) {
+      what.add("the key table of " + shared); // R2DBC: the store names its table
+    } else if (leases != null) {
       what.add("the lease store " + leases.getClass().getSimpleName());
     }
     return String.join(" and ", what);
