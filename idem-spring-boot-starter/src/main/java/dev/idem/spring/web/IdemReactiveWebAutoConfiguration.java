@@ -159,6 +159,16 @@ public class IdemReactiveWebAutoConfiguration {
           throw new IdemUnsupportedException(TRANSACTIONAL_UNSUPPORTED + ", and idem.mode=transactional asks for it"
               + R2DBC_MISSING, WEBFLUX_SUPPORTED);
         }
+        // auto beside an R2DBC ConnectionFactory without idem-r2dbc: the keys would silently live in
+        // this instance's memory instead of the application's database
+        if (mode.equals("auto") && store.equals("auto") && hasConnectionFactory(beanFactory)
+            && !ClassUtils.isPresent("dev.idem.r2dbc.R2dbcTransactionalIdempotency", beanFactory.getBeanClassLoader())) {
+          throw new IdemUnsupportedException("this reactive web application has an R2DBC ConnectionFactory, and"
+              + " dev.idem:idem-r2dbc, Idem's R2DBC module, is not on the class path: idem.mode=auto would keep the keys in"
+              + " this instance's memory, apart from the handlers' writes", "add dev.idem:idem-r2dbc (transactional mode:"
+              + " the handlers' writes and the keys commit together in the ConnectionFactory's database), or choose the store:"
+              + " idem.store=memory (one instance only) or idem.store=redis; " + WEBFLUX_SUPPORTED);
+        }
         // auto is transactional beside a DataSource only when idem.store is auto or jdbc (ModeDecisions)
         if (mode.equals("auto") && (store.equals("auto") || store.equals("jdbc"))
             && beanFactory.getBeanNamesForType(DataSource.class, true, false).length > 0) {
@@ -310,6 +320,13 @@ public class IdemReactiveWebAutoConfiguration {
             + own.size() + "), none @Primary: mark the one that keeps the WebFlux filter's keys @Primary", null);
       }
       return primary;
+    }
+
+    /** @return whether the application has an R2DBC ConnectionFactory bean (r2dbc-spi on the class path) */
+    private static boolean hasConnectionFactory(org.springframework.beans.factory.config.ConfigurableListableBeanFactory beanFactory) {
+      ClassLoader classes = beanFactory.getBeanClassLoader();
+      return ClassUtils.isPresent("io.r2dbc.spi.ConnectionFactory", classes) && beanFactory.getBeanNamesForType(
+          ClassUtils.resolveClassName("io.r2dbc.spi.ConnectionFactory", classes), true, false).length > 0;
     }
 
     /**

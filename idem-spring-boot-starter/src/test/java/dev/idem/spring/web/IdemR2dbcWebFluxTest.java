@@ -30,6 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
@@ -297,6 +298,16 @@ class IdemR2dbcWebFluxTest {
       assertThat(ctx.getBean(TransactionalEngine.class)).hasToString(
           ctx.getBean(R2dbcTransactionalIdempotency.class) + " in R2dbcTransactionManager");
       assertThat(ctx).hasSingleBean(R2dbcTransactionManager.class);
+    });
+  }
+
+  /** Only idem.principal, a ConnectionFactory and no idem-r2dbc: the start-up names the missing module. */
+  @Test
+  void aConnectionFactoryWithoutIdemR2dbcIsRefusedNamingTheModule() {
+    app().withClassLoader(new FilteredClassLoader("dev.idem.r2dbc.")).run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemUnsupportedException.class))
+          .hasMessageContaining("dev.idem:idem-r2dbc").hasMessageContaining("idem.store=memory");
     });
   }
 
