@@ -4,6 +4,8 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
+import java.util.Objects;
+import java.util.function.BiFunction;
 import reactor.core.publisher.Mono;
 
 /**
@@ -14,14 +16,8 @@ import reactor.core.publisher.Mono;
  * idem-spring-boot-starter makes it beside an R2DBC {@code ConnectionFactory}:
  *
  * <pre>{@code
- * TransactionalEngine engine = new TransactionalEngine() {
- *   public Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler) {
- *     return idem.execute(springTransactions, request, connection -> handler);
- *   }
- *   public IdemListener listener() {
- *     return idem.listener();
- *   }
- * };
+ * TransactionalEngine engine = TransactionalEngine.of(
+ *     (request, handler) -> idem.execute(springTransactions, request, connection -> handler), idem.listener());
  * }</pre>
  *
  * <p>Implementations are thread-safe and never block.
@@ -45,4 +41,27 @@ public interface TransactionalEngine {
 
   /** @return the listener the filter tells of its refusals before the engine, never {@code null} */
   IdemListener listener();
+
+  /**
+   * @param attempt what {@link #attempt} does, never {@code null}
+   * @param listener what {@link #listener} returns, never {@code null}
+   * @return an engine of the two
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  static TransactionalEngine of(BiFunction<IdempotentRequest, Mono<StoredResponse>, Mono<AttemptResult>> attempt,
+      IdemListener listener) {
+    Objects.requireNonNull(attempt, "attempt");
+    Objects.requireNonNull(listener, "listener");
+    return new TransactionalEngine() {
+      @Override
+      public Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler) {
+        return attempt.apply(request, handler);
+      }
+
+      @Override
+      public IdemListener listener() {
+        return listener;
+      }
+    };
+  }
 }

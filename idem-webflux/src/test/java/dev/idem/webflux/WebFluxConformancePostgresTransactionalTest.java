@@ -1,9 +1,5 @@
 package dev.idem.webflux;
 
-import dev.idem.core.AttemptResult;
-import dev.idem.core.IdemListener;
-import dev.idem.core.IdempotentRequest;
-import dev.idem.core.StoredResponse;
 import dev.idem.r2dbc.R2dbcTransactionalIdempotency;
 import dev.idem.r2dbc.R2dbcTransactions;
 import dev.idem.testkit.TestDatabase;
@@ -15,7 +11,6 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import reactor.core.publisher.Mono;
 
 /**
  * The conformance vectors in transactional mode on R2DBC (PostgreSQL, a database of its own), as
@@ -54,16 +49,7 @@ class WebFluxConformancePostgresTransactionalTest extends WebFluxConformanceCont
     // races two requests expects the first sent to claim first)
     engine.createSchema().block(Duration.ofSeconds(30));
     R2dbcTransactions transactions = R2dbcTransactions.of(pool);
-    return IdempotencyWebFilterConfig.builder(new TransactionalEngine() {
-      @Override
-      public Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler) {
-        return engine.execute(transactions, request, connection -> handler);
-      }
-
-      @Override
-      public IdemListener listener() {
-        return engine.listener();
-      }
-    });
+    return IdempotencyWebFilterConfig.builder(TransactionalEngine.of(
+        (request, handler) -> engine.execute(transactions, request, connection -> handler), engine.listener()));
   }
 }

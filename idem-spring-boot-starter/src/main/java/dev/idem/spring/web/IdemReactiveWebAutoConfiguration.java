@@ -3,10 +3,7 @@ package dev.idem.spring.web;
 import static dev.idem.spring.internal.IdemSettings.configured;
 
 import dev.idem.core.AsyncLeaseIdempotency;
-import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
-import dev.idem.core.IdempotentRequest;
-import dev.idem.core.StoredResponse;
 import dev.idem.core.spi.AsyncLeaseStore;
 import dev.idem.core.spi.LeaseStore;
 import dev.idem.r2dbc.R2dbcLeaseStore;
@@ -457,22 +454,8 @@ public class IdemReactiveWebAutoConfiguration {
       ConnectionFactory factory = uniqueFactory(p, factories);
       ReactiveTransactionManager manager = managers.getIfUnique(() -> new R2dbcTransactionManager(factory));
       R2dbcTransactions transactions = new SpringR2dbcTransactions(manager, factory);
-      return new TransactionalEngine() {
-        @Override
-        public Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler) {
-          return engine.execute(transactions, request, connection -> handler);
-        }
-
-        @Override
-        public IdemListener listener() {
-          return engine.listener();
-        }
-
-        @Override
-        public String toString() {
-          return engine + " in " + manager.getClass().getSimpleName();
-        }
-      };
+      return TransactionalEngine.of((request, handler) -> engine.execute(transactions, request, connection -> handler),
+          engine.listener());
     }
 
     private static ConnectionFactory uniqueFactory(IdemProperties p, ObjectProvider<ConnectionFactory> factories) {

@@ -294,9 +294,8 @@ class IdemR2dbcWebFluxTest {
     app().run(ctx -> {
       assertThat(ctx).hasNotFailed();
       assertThat(ctx).hasSingleBean(R2dbcTransactionalIdempotency.class);
-      // in the transactions of Spring Boot's R2dbcTransactionManager, which the handlers' writes join
-      assertThat(ctx.getBean(TransactionalEngine.class)).hasToString(
-          ctx.getBean(R2dbcTransactionalIdempotency.class) + " in R2dbcTransactionManager");
+      assertThat(ctx).hasSingleBean(TransactionalEngine.class);
+      // Spring Boot's R2dbcTransactionManager, whose transactions the handlers' writes join (see the 503 test)
       assertThat(ctx).hasSingleBean(R2dbcTransactionManager.class);
     });
   }
