@@ -7,10 +7,14 @@ import dev.idem.r2dbc.R2dbcTransactionalIdempotency;
 import dev.idem.spring.BootLine;
 import dev.idem.spring.IdemAutoConfigurationTest;
 import dev.idem.spring.IdemUnsupportedException;
+import dev.idem.spring.internal.SpringR2dbcTransactions;
 import dev.idem.testkit.TestDatabase;
 import dev.idem.webflux.IdempotencyWebFilter;
 import dev.idem.webflux.TransactionalEngine;
 import io.r2dbc.spi.ConnectionFactory;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -18,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -33,6 +38,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
 import org.springframework.r2dbc.connection.R2dbcTransactionManager;
 import org.springframework.r2dbc.core.DatabaseClient;
@@ -41,6 +47,7 @@ import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -56,6 +63,10 @@ class IdemR2dbcWebFluxTest {
   @RegisterExtension static final TestDatabase DB = TestDatabase.postgres();
 
   private final AtomicInteger runs = new AtomicInteger();
+  /** POST /gated: the handler waits for it after its insert. */
+  private final CompletableFuture<Void> gate = new CompletableFuture<>();
+  private final AtomicInteger gatedStarted = new AtomicInteger();
+  private final AtomicInteger gatedCompleted = new AtomicInteger();
 
   @BeforeAll
   static void ordersTable() throws Exception {
@@ -96,6 +107,14 @@ class IdemR2dbcWebFluxTest {
             .flatMap(body -> body.contains("unavailable")
                 ? ServerResponse.status(503).bodyValue("try again")
                 : ServerResponse.status(201).bodyValue("order " + runs.incrementAndGet())))
+        .POST("/gated", request -> request.bodyToMono(String.class)
+            .flatMap(body -> db.sql("INSERT INTO orders (idem_key, body) VALUES (:key, :body)")
+                .bind("key", request.headers().firstHeader("Idempotency-Key"))
+                .bind("body", body)
+                .fetch().rowsUpdated())
+            .doOnNext(rows -> gatedStarted.incrementAndGet())
+            .flatMap(rows -> Mono.fromFuture(gate, true)) // a cancelled request must not cancel the shared gate
+            .then(Mono.defer(() -> ServerResponse.status(201).bodyValue("gated " + gatedCompleted.incrementAndGet()))))
         .POST("/accounts", request -> request.bodyToMono(String.class)
             .flatMap(name -> db.sql("INSERT INTO accounts (name, idem_key) VALUES (:name, :key)")
                 .bind("name", name)
@@ -109,6 +128,11 @@ class IdemR2dbcWebFluxTest {
 
   /** Runs {@code test} against the application served by Reactor Netty on a random port. */
   private void served(ReactiveWebApplicationContextRunner runner, ServedTest test) {
+    served(runner, (client, port) -> test.run(client));
+  }
+
+  /** As {@link #served(ReactiveWebApplicationContextRunner, ServedTest)}, with the server's port for raw sockets. */
+  private void served(ReactiveWebApplicationContextRunner runner, ServedOnPort test) {
     runner.run(ctx -> {
       assertThat(ctx).hasNotFailed();
       if (!ctx.getBeansOfType(TransactionalEngine.class).isEmpty()) {
@@ -122,7 +146,7 @@ class IdemR2dbcWebFluxTest {
           .bindNow();
       try {
         test.run(WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + server.port())
-            .responseTimeout(Duration.ofSeconds(30)).build());
+            .responseTimeout(Duration.ofSeconds(30)).build(), server.port());
       } finally {
         server.disposeNow();
       }
@@ -132,6 +156,53 @@ class IdemR2dbcWebFluxTest {
   @FunctionalInterface
   private interface ServedTest {
     void run(WebTestClient client) throws Exception;
+  }
+
+  @FunctionalInterface
+  private interface ServedOnPort {
+    void run(WebTestClient client, int port) throws Exception;
+  }
+
+  /** Sends a whole POST over a raw socket, so that the test decides when the connection closes. */
+  private static Socket post(int port, String path, String key, String body) throws Exception {
+    Socket socket = new Socket("127.0.0.1", port);
+    OutputStream out = socket.getOutputStream();
+    out.write(("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nIdempotency-Key: " + key
+        + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
+    out.flush();
+    return socket;
+  }
+
+  /** Closes with a reset, as a client that gives up does. */
+  private static void hangUp(Socket socket) throws Exception {
+    socket.setSoLinger(true, 0);
+    socket.close();
+  }
+
+  private static void await(String what, Callable<Boolean> condition) throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.call()) {
+      assertThat(System.nanoTime()).as(what).isLessThan(end);
+      Thread.sleep(20);
+    }
+  }
+
+  /** @return the key's record state in the key table, or null without a committed record */
+  private static String keyState(String key) throws Exception {
+    try (Connection c = DB.target().open(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT state FROM idem_keys WHERE idem_key = '" + key + "'")) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
+  /** @return how many sessions of the test's database are inside a transaction */
+  private static long openTransactions() throws Exception {
+    try (Connection c = DB.target().open(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+            + " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL")) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   private static long rows(String key) throws Exception {
@@ -251,6 +322,68 @@ class IdemR2dbcWebFluxTest {
       assertThat(runs).hasValue(1);
       assertThat(rows("k-wait")).isEqualTo(1);
     });
+  }
+
+  /**
+   * Transactional mode, a client that leaves while the handler runs (its row written, not
+   * committed): the cancellation reaches the transaction, which rolls back the row with the claim,
+   * so the key is not left claimed and the retry runs the handler once; exactly one row.
+   */
+  @Test
+  void aClientThatLeavesInsideTheHandlerRollsBackItsWritesAndTheRetryRunsOnce() {
+    served(app(), (client, port) -> {
+      Socket socket = post(port, "/gated", "k-left-inside", "{\"item\":7}");
+      await("the handler wrote its row", () -> gatedStarted.get() == 1);
+      hangUp(socket);
+      await("the transaction ended", () -> openTransactions() == 0);
+      gate.complete(null); // a handler still running would finish now
+
+      assertThat(keyState("k-left-inside")).as("nothing committed for the key").isNull();
+      assertThat(rows("k-left-inside")).as("the handler's row rolled back").isZero();
+      client.post().uri("/gated").header("Idempotency-Key", "k-left-inside").contentType(MediaType.APPLICATION_JSON).bodyValue("{\"item\":7}").exchange()
+          .expectStatus().isEqualTo(201).expectHeader().doesNotExist("Idempotent-Replayed")
+          .expectBody(String.class).isEqualTo("gated 1");
+      client.post().uri("/gated").header("Idempotency-Key", "k-left-inside").contentType(MediaType.APPLICATION_JSON).bodyValue("{\"item\":7}").exchange()
+          .expectStatus().isEqualTo(201).expectHeader().valueEquals("Idempotent-Replayed", "true")
+          .expectBody(String.class).isEqualTo("gated 1");
+      assertThat(rows("k-left-inside")).isEqualTo(1);
+      assertThat(gatedCompleted).as("one completed effect").hasValue(1);
+    });
+  }
+
+  /**
+   * Transactional mode, a client that leaves after the commit, before the answer is written (held
+   * by an engine that waits after the commit): the retry gets the replay; exactly one row.
+   */
+  @Test
+  void aClientThatLeavesAfterTheCommitGetsTheReplayOnItsRetry() {
+    CompletableFuture<Void> afterCommit = new CompletableFuture<>();
+    gate.complete(null);
+    served(app().withUserConfiguration(AnswerHeldAfterCommit.class)
+        .withBean("afterCommit", CompletableFuture.class, () -> afterCommit), (client, port) -> {
+      Socket socket = post(port, "/gated", "k-left-after", "{\"item\":8}");
+      await("the key and the row committed", () -> "COMPLETED".equals(keyState("k-left-after")));
+      hangUp(socket);
+      afterCommit.complete(null);
+
+      client.post().uri("/gated").header("Idempotency-Key", "k-left-after").contentType(MediaType.APPLICATION_JSON).bodyValue("{\"item\":8}").exchange()
+          .expectStatus().isEqualTo(201).expectHeader().valueEquals("Idempotent-Replayed", "true")
+          .expectBody(String.class).isEqualTo("gated 1");
+      assertThat(rows("k-left-after")).isEqualTo(1);
+      assertThat(gatedCompleted).hasValue(1);
+    });
+  }
+
+  /** The starter's transactional engine, with its answer held after the commit until the test's gate opens. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class AnswerHeldAfterCommit {
+    @org.springframework.context.annotation.Bean
+    TransactionalEngine heldAfterCommit(R2dbcTransactionalIdempotency engine, ConnectionFactory factory,
+        org.springframework.transaction.ReactiveTransactionManager transactions, CompletableFuture<?> afterCommit) {
+      SpringR2dbcTransactions spring = new SpringR2dbcTransactions(transactions, factory);
+      return TransactionalEngine.of((request, handler) -> engine.execute(spring, request, connection -> handler)
+          .delayUntil(result -> Mono.fromCompletionStage(afterCommit)), engine.listener());
+    }
   }
 
   /** Transactional mode: a 503 rolls back the handler's row with the claim, and the retry runs again. */
