@@ -113,11 +113,13 @@ public final class ObservationIdemListener implements IdemListener {
         .lowCardinalityKeyValue(OPERATION, operation)
         .start();
     Observation.Scope scope = observation.openScope();
-    Map<String, String> context;
+    Map<String, String> eager;
     Attempt inner;
     try {
-      // read now, while the attempt's span is current on this thread
-      context = TraceContextPropagation.currentContextOrEmpty(tracing);
+      // detached: read now, while the attempt's span is current on this thread (its scope closes
+      // below). Blocking engines ask for it only when an answer is stored, on this thread with the
+      // scope still open, so replays and refusals never pay for a propagator's inject.
+      eager = detached ? TraceContextPropagation.currentContextOrEmpty(tracing) : Map.of();
       // the wrapped listener's failure leaves its attempt unobserved, never this observation's scope open
       inner = detached ? IdemListener.startAsync(delegate, request, mode) : IdemListener.start(delegate, request, mode);
     } finally {
@@ -126,9 +128,19 @@ public final class ObservationIdemListener implements IdemListener {
       }
     }
     return new Attempt() {
+      private @Nullable Map<String, String> lazy;
+
       @Override
       public Map<String, String> traceContext() {
-        return context;
+        if (detached) {
+          return eager;
+        }
+        Map<String, String> read = lazy;
+        if (read == null) {
+          read = TraceContextPropagation.currentContextOrEmpty(tracing);
+          lazy = read;
+        }
+        return read;
       }
 
       @Override
