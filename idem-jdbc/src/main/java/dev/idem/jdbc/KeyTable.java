@@ -317,10 +317,15 @@ final class KeyTable {
     }
   }
 
-  /** @return whether the connection is in auto-commit mode, that is, outside a caller's transaction */
+  /**
+   * @return whether the connection is outside a caller's transaction: in auto-commit mode, and not
+   *     inside a transaction begun with SQL ({@code BEGIN}, {@code START TRANSACTION}) that the
+   *     driver reports ({@link Dialect#inTransactionBegunBySql}); such a transaction is joined as a
+   *     caller's, never committed by Idem
+   */
   boolean autoCommit(Connection connection) {
     try {
-      return connection.getAutoCommit();
+      return connection.getAutoCommit() && !Dialect.of(connection).inTransactionBegunBySql(connection);
     } catch (SQLException e) {
       throw storeFailure("cannot read the auto-commit mode", e);
     }

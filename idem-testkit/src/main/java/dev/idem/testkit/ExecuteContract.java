@@ -337,4 +337,39 @@ public abstract class ExecuteContract extends TransactionalContract {
     }
     assertThat(effectCount()).isEqualTo(1);
   }
+
+  /**
+   * Regression: a caller that began its transaction with SQL ({@code START TRANSACTION} on MySQL,
+   * {@code BEGIN} on PostgreSQL) on a connection left in auto-commit mode had it committed by Idem:
+   * on MySQL Idem's own {@code START TRANSACTION} commits an open transaction, and Idem's commit
+   * then committed the effect. Where the driver reports the session's transaction (pgjdbc, MariaDB
+   * Connector/J) Idem joins it as the caller's: the caller's rollback removes its own write, the
+   * effect and the claim.
+   */
+  @Test
+  void aTransactionTheCallerBeganWithSqlIsJoinedAndNeverCommittedByIdem() throws Exception {
+    IdempotentRequest request = request("alice", "k-begun-by-sql", "{\"value\":7}");
+    try (Connection c = database().open()) {
+      Dialect dialect = Dialect.detect(c);
+      org.junit.jupiter.api.Assumptions.assumeTrue(dialect.equals(Dialect.postgresql()) || dialect.equals(Dialect.mysql()),
+          "only pgjdbc and MariaDB Connector/J report a transaction begun with SQL");
+      idem.createSchema(c); // MySQL's DDL would commit the open transaction, so the table comes first
+      assertThat(c.getAutoCommit()).isTrue();
+      try (Statement st = c.createStatement()) {
+        st.execute(dialect.equals(Dialect.mysql()) ? "START TRANSACTION" : "BEGIN");
+      }
+      effects.insert(c, "callers-own", "{}");
+      Outcome outcome = create(c, request, "{\"value\":7}");
+      assertThat(outcome.replayed()).isFalse();
+      try (Statement st = c.createStatement()) {
+        st.execute("ROLLBACK");
+      }
+      assertThat(c.getAutoCommit()).isTrue();
+    }
+    try (Connection other = database().open()) {
+      assertThat(effects.count(other, "callers-own")).as("the caller's own write, rolled back by the caller").isZero();
+      assertThat(recordCount(other)).as("the claim, rolled back with it").isZero();
+    }
+    assertThat(effectCount()).as("the effect, rolled back with it").isZero();
+  }
 }

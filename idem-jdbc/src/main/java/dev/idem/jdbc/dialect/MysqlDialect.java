@@ -68,6 +68,12 @@ public final class MysqlDialect extends AbstractDialect {
     return e.getErrorCode() == 1205;
   }
 
+  /** {@inheritDoc} As the driver reports it (pgjdbc, MariaDB Connector/J), without a round trip. */
+  @Override
+  public boolean inTransactionBegunBySql(java.sql.Connection connection) {
+    return DriverTransactionState.mariadb(connection);
+  }
+
   @Override
   public boolean ddlCommitsTransaction() {
     return true;
