@@ -71,6 +71,11 @@ final class R2dbcKeyTable {
     this.schema = List.copyOf(s.schemaStatements());
   }
 
+  /** @return whether {@link #ensureSchema} still has DDL to send: allowed, and not done yet */
+  boolean schemaPending() {
+    return createSchema && !schemaReady;
+  }
+
   /** Creates the table and its index when missing and allowed, once; "already exists" counts as done. */
   Mono<Void> ensureSchema(Connection c) {
     if (!createSchema || schemaReady) {

@@ -201,7 +201,7 @@ public final class R2dbcTransactionalIdempotency {
           }
           if (result.kind() == AttemptResult.Kind.EXECUTED) {
             return Mono.just(AttemptResult.outcomeUnknown(new OutcomeUnknownException(request.key(), Duration.ofSeconds(1),
-                failure("commit", request, error))));
+                OutcomeUnknownException.Phase.COMMIT, failure("commit", request, error))));
           }
           return Mono.just(result); // a rollback that failed leaves nothing committed either
         });
@@ -213,7 +213,10 @@ public final class R2dbcTransactionalIdempotency {
    * AttemptResult.Kind#EXECUTED} (the commit's failure leaves the outcome unknown), and rolls back
    * after {@link AttemptResult.Kind#RELEASED}, {@link AttemptResult.Kind#ROLLED_BACK}, {@link
    * AttemptResult.Kind#REQUEST_FAILED} and an error; after a replay or a refusal nothing was
-   * written. The listener is not told ({@link #execute} tells it). Never blocks.
+   * written. The listener is not told ({@link #execute} tells it). Never blocks. With {@link
+   * Builder#createSchema} {@code true}, the engine's first attempts (until the table was created or
+   * found once) open a connection of their own for it first, beside the caller's; later ones use
+   * only the caller's connection.
    *
    * @param connection the connection of the caller's transaction, never {@code null}
    * @param request scope, key and fingerprint, never {@code null}
@@ -354,12 +357,18 @@ public final class R2dbcTransactionalIdempotency {
     }
   }
 
-  /** The schema, once, on a connection of its own (MySQL commits DDL: never inside the attempt's transaction). */
+  /**
+   * The schema, once, on a connection of its own (MySQL commits DDL: never inside the attempt's
+   * transaction); no connection at all once it was created or found, or without {@code
+   * createSchema}: an attempt in a caller's transaction holds a connection of the pool already, and
+   * waiting for a second one would hang a pool whose every connection is so held.
+   */
   private Mono<Void> schemaReady() {
-    return Mono.usingWhen(Mono.defer(() -> Mono.from(factory.create())), sql::ensureSchema, Connection::close,
-            (c, error) -> c.close(), Connection::close)
-        .onErrorMap(e -> new IdemStoreException("transactional mode (" + sql.table + ", R2DBC): creating the key table failed: "
-            + R2dbcKeyTable.describe(e), e));
+    return Mono.defer(() -> !sql.schemaPending() ? Mono.<Void>empty()
+        : Mono.usingWhen(Mono.defer(() -> Mono.from(factory.create())), sql::ensureSchema, Connection::close,
+                (c, error) -> c.close(), Connection::close)
+            .onErrorMap(e -> new IdemStoreException("transactional mode (" + sql.table + ", R2DBC): creating the key table"
+                + " failed: " + R2dbcKeyTable.describe(e), e)));
   }
 
   private IdemStoreException failure(String what, IdempotentRequest request, Throwable e) {

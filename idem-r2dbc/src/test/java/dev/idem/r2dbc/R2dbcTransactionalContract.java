@@ -7,6 +7,7 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.testkit.TestDatabase;
@@ -292,6 +293,173 @@ abstract class R2dbcTransactionalContract {
     assertThat(result.kind()).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
     assertThat(result.retryAfter()).isPositive();
     assertThat(count(effects)).isZero();
+  }
+
+  @Test
+  void aLostCommitWasReportedAsALeaseCompletionInDoubt() {
+    IdempotentRequest request = request("{\"text\":\"phase\"}");
+    R2dbcTransactions commitLost = new R2dbcTransactions() {
+      @Override
+      public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
+        return transactions.inTransaction(work, value -> false)
+            .then(Mono.error(new IllegalStateException("connection reset during COMMIT")));
+      }
+    };
+    AttemptResult lost = idem.execute(commitLost, request, insert("phase", 201, "created")).block(WAIT);
+
+    assertThat(lost.kind()).isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
+    // the commit of writes and answer together is in doubt, not a lease-mode completion after an effect that happened
+    assertThat(lost.failure().orElseThrow()).isInstanceOfSatisfying(OutcomeUnknownException.class,
+        e -> assertThat(e.phase()).isEqualTo(OutcomeUnknownException.Phase.COMMIT));
+  }
+
+  @Test
+  void anAttemptInTheCallersTransactionWaitedForASecondConnection() {
+    // the table exists; the caller's transaction holds the only connection of its pool
+    execute(request("{\"text\":\"table\"}"), insert("table", 201, "created"));
+    ConnectionPool one = R2dbcTestDatabases.pool(db(), 1);
+    try {
+      for (boolean create : new boolean[] {true, false}) {
+        R2dbcTransactionalIdempotency onOne = R2dbcTransactionalIdempotency.builder(one).table(keys).createSchema(create).build();
+        if (create) {
+          // the engine's first attempt finds the table, on a connection of its own
+          onOne.execute(R2dbcTransactions.of(one), request("{\"first\":1}"), insert("first", 201, "ok")).block(WAIT);
+        }
+        IdempotentRequest request = request("{\"create\":" + create + "}");
+        AttemptResult result = R2dbcTransactions.of(one).inTransaction(
+                c -> onOne.attempt(c, request, insert("one-" + create, 201, "created")),
+                r -> r.kind() == AttemptResult.Kind.EXECUTED)
+            .block(Duration.ofSeconds(10));
+        assertThat(result.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      }
+      // Idem's own transactions on a pool of one: the schema check does not hold a connection either
+      R2dbcTransactionalIdempotency onOne = R2dbcTransactionalIdempotency.builder(one).table(keys).build();
+      assertThat(onOne.execute(R2dbcTransactions.of(one), request("{\"own\":1}"), insert("own", 201, "ok"))
+          .block(Duration.ofSeconds(10)).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    } finally {
+      one.dispose();
+    }
+    assertThat(count(effects)).isEqualTo(5);
+  }
+
+  @Test
+  void racersTakingOverOneExpiredRecordRunTheEffectOnce() {
+    IdempotentRequest request = request("{\"text\":\"takeover\"}");
+    execute(request, insert("old", 201, "old"));
+    sql("UPDATE " + keys + " SET expires_at = 0");
+    AtomicInteger runs = new AtomicInteger();
+    Function<Connection, Mono<StoredResponse>> slow = c -> {
+      runs.incrementAndGet();
+      return insert("new", 201, "new").apply(c).delayElement(Duration.ofMillis(300));
+    };
+    List<AttemptResult> results = Flux.range(0, 6)
+        .flatMap(i -> idem.execute(transactions, request, slow).subscribeOn(Schedulers.parallel()))
+        .collectList()
+        .block(WAIT);
+
+    assertThat(runs).hasValue(1);
+    assertThat(results).extracting(AttemptResult::kind)
+        .containsOnly(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED)
+        .filteredOn(kind -> kind == AttemptResult.Kind.EXECUTED).hasSize(1);
+    assertThat(results).allSatisfy(r -> assertThat(r.outcome().orElseThrow().response().bodyAsString()).isEqualTo("new"));
+    assertThat(count(effects)).isEqualTo(2);
+  }
+
+  @Test
+  void duplicatesOfAKeyWhoseAnswerIsReleasedEachRollBack() {
+    IdempotentRequest request = request("{\"text\":\"busy\"}");
+    List<AttemptResult> results = Flux.range(0, 6)
+        .flatMap(i -> idem.execute(transactions, request,
+                c -> insert("busy", 503, "busy").apply(c).delayElement(Duration.ofMillis(100)))
+            .subscribeOn(Schedulers.parallel()))
+        .collectList()
+        .block(WAIT);
+
+    assertThat(results).extracting(AttemptResult::kind)
+        .doesNotContain(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED);
+    assertThat(count(effects)).isZero();
+    assertThat(count(keys)).isZero();
+  }
+
+  @Test
+  void aDuplicateCancelledWhileItsClaimWaitsGivesItsConnectionBack() throws Exception {
+    ConnectionPool two = R2dbcTestDatabases.pool(db(), 2);
+    try {
+      R2dbcTransactionalIdempotency onTwo = R2dbcTransactionalIdempotency.builder(two).table(keys).build();
+      R2dbcTransactions own = R2dbcTransactions.of(two);
+      IdempotentRequest request = request("{\"text\":\"wait\"}");
+      CountDownLatch inEffect = new CountDownLatch(1);
+      Mono<AttemptResult> first = onTwo.execute(own, request, c -> insert("wait", 201, "created").apply(c)
+              .doOnNext(written -> inEffect.countDown())
+              .delayElement(Duration.ofSeconds(1)))
+          .cache();
+      first.subscribe();
+      assertThat(inEffect.await(30, TimeUnit.SECONDS)).isTrue();
+      AtomicInteger duplicateRuns = new AtomicInteger();
+      Disposable duplicate = onTwo.execute(own, request, c -> {
+        duplicateRuns.incrementAndGet();
+        return insert("wait-2", 201, "again").apply(c);
+      }).subscribe();
+      Thread.sleep(300); // the duplicate's claim waits on the first one's uncommitted row
+      duplicate.dispose();
+
+      assertThat(first.block(WAIT).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      AttemptResult retry = onTwo.execute(own, request, insert("wait-3", 201, "again")).block(Duration.ofSeconds(10));
+      assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      AttemptResult other = onTwo.execute(own, request("{\"text\":\"after\"}"), insert("after", 201, "ok"))
+          .block(Duration.ofSeconds(10));
+      assertThat(other.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(duplicateRuns).hasValue(0);
+    } finally {
+      two.dispose();
+    }
+    assertThat(count(effects)).isEqualTo(2);
+  }
+
+  @Test
+  void attemptsCancelledAtAnyPointLeaveNeitherAClaimNorAnAnswerWithoutItsWrites() {
+    ConnectionPool two = R2dbcTestDatabases.pool(db(), 2);
+    try {
+      R2dbcTransactionalIdempotency onTwo = R2dbcTransactionalIdempotency.builder(two).table(keys).build();
+      R2dbcTransactions own = R2dbcTransactions.of(two);
+      onTwo.execute(own, request("{\"warm\":1}"), insert("warm", 201, "ok")).block(WAIT);
+      java.util.Random random = new java.util.Random(42);
+      for (int i = 0; i < 30; i++) {
+        int effectDelay = random.nextInt(20);
+        String id = "c" + i;
+        Mono<AttemptResult> run = onTwo.execute(own, request("{\"n\":" + i + "}"),
+            c -> insert(id, 201, "ok").apply(c).delayElement(Duration.ofMillis(effectDelay)));
+        Disposable d = run.subscribe(r -> { }, e -> { });
+        sleep(random.nextInt(25));
+        d.dispose();
+      }
+      // every connection comes back: a new attempt on the pool of two still runs
+      AttemptResult after = onTwo.execute(own, request("{\"after\":1}"), insert("after", 201, "ok")).block(Duration.ofSeconds(20));
+      assertThat(after.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    } finally {
+      two.dispose();
+    }
+    // a key is stored only with its writes, and never left claimed
+    assertThat(count(keys)).isEqualTo(count(effects));
+    assertThat(scalar("SELECT COUNT(*) FROM " + keys + " WHERE response IS NULL")).isZero();
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private long scalar(String text) {
+    return Mono.usingWhen(pool.create(),
+            c -> Flux.from(c.createStatement(text).execute())
+                .concatMap(result -> result.map((row, meta) -> ((Number) row.get(0)).longValue()))
+                .next(),
+            Connection::close)
+        .block(WAIT);
   }
 
   private AttemptResult execute(IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {
