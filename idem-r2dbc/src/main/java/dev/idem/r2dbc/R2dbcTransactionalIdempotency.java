@@ -22,6 +22,7 @@ import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -151,8 +152,9 @@ public final class R2dbcTransactionalIdempotency {
 
   /**
    * Runs one attempt in a transaction of its own and ends it, as the class describes; the listener
-   * is told of the attempt. Subscribing starts it; cancelling rolls the transaction back (unless
-   * its commit was already sent). Never blocks.
+   * is told of the attempt (of a cancelled one, as failed with a {@link CancellationException}).
+   * Subscribing starts it; cancelling rolls the transaction back (unless its commit was already
+   * sent). Never blocks.
    *
    * @param transactions where the transaction comes from, never {@code null}; {@link
    *     R2dbcTransactions#of(ConnectionFactory)} for Idem's own on this engine's factory
@@ -184,7 +186,10 @@ public final class R2dbcTransactionalIdempotency {
           .onErrorResume(ClaimConflict.class, e -> Mono.just(AttemptResult.storeFailed(failure("claim", request, e.conflict))))
           .onErrorResume(e -> e instanceof IdemStoreException, e -> Mono.just(AttemptResult.storeFailed((IdemStoreException) e)))
           .doOnNext(result -> IdemListener.end(listener, observed, request, result))
-          .doOnError(error -> IdemListener.fail(observed, error));
+          .doOnError(error -> IdemListener.fail(observed, error))
+          // a subscriber that goes away (a client that disconnected) ends the observation too
+          .doOnCancel(() -> IdemListener.fail(observed, new CancellationException("the attempt was cancelled; its"
+              + " transaction rolls back unless its commit was already sent")));
     });
   }
 

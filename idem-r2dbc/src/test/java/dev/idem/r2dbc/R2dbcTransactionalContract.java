@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.AttemptResult;
 import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.OutcomeUnknownException;
@@ -442,6 +443,36 @@ abstract class R2dbcTransactionalContract {
     // a key is stored only with its writes, and never left claimed
     assertThat(count(keys)).isEqualTo(count(effects));
     assertThat(scalar("SELECT COUNT(*) FROM " + keys + " WHERE response IS NULL")).isZero();
+  }
+
+  @Test
+  void aCancelledAttemptWasNeverEndedForItsListener() throws Exception {
+    List<Throwable> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
+    IdemListener listener = new IdemListener() {
+      @Override
+      public Attempt started(IdempotentRequest request, String mode) {
+        return new Attempt() {
+          @Override
+          public void ended(AttemptResult result) {
+            ends.add(new IllegalStateException("ended " + result.kind()));
+          }
+
+          @Override
+          public void failed(Throwable error) {
+            ends.add(error);
+          }
+        };
+      }
+    };
+    R2dbcTransactionalIdempotency observed = R2dbcTransactionalIdempotency.builder(pool).table(keys).listener(listener).build();
+    CountDownLatch inEffect = new CountDownLatch(1);
+    Disposable running = observed.execute(transactions, request("{\"text\":\"observed\"}"),
+            c -> insert("observed", 201, "x").apply(c).doOnNext(written -> inEffect.countDown()).delayElement(Duration.ofSeconds(30)))
+        .subscribe();
+    assertThat(inEffect.await(30, TimeUnit.SECONDS)).isTrue();
+    running.dispose(); // an observation (a timer, a span) left open would never end
+
+    assertThat(ends).singleElement().isInstanceOf(java.util.concurrent.CancellationException.class);
   }
 
   private static void sleep(long millis) {
