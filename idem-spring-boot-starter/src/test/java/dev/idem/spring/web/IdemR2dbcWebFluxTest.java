@@ -275,6 +275,43 @@ class IdemR2dbcWebFluxTest {
     });
   }
 
+  /**
+   * The application's transaction manager runs its transactions on another ConnectionFactory than
+   * the keys': the filter's transactions would not hold the key's connection, so the claim, the
+   * handler's writes and the stored answer would each commit on their own (a 503's rows kept, the
+   * retry run again). Refused, as the servlet stack refuses a manager of another DataSource.
+   */
+  @Test
+  void aTransactionManagerOfAnotherConnectionFactoryLeftTheHandlersWritesOutsideTheKeysTransaction() {
+    String[] props = r2dbcProperties();
+    String url = props[0].substring("spring.r2dbc.url=".length());
+    String user = props[1].substring("spring.r2dbc.username=".length());
+    ConnectionFactory other = io.r2dbc.spi.ConnectionFactories.get(url.replace("r2dbc:postgresql://", "r2dbc:postgresql://" + user + "@"));
+    app().withBean("otherTransactions", org.springframework.transaction.ReactiveTransactionManager.class,
+            () -> new R2dbcTransactionManager(other))
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), dev.idem.spring.IdemConfigurationException.class))
+              .hasMessageContaining("otherTransactions").hasMessageContaining("another ConnectionFactory")
+              .hasMessageContaining("idem.mode=lease");
+        });
+    // the application's own manager on the keys' ConnectionFactory is the filter's: a 503 rolls back the handler's row
+    served(app().withUserConfiguration(OwnTransactionManager.class), client -> {
+      client.post().uri("/orders").header("Idempotency-Key", "k-own-tm").bodyValue("{\"item\":\"unavailable\"}").exchange()
+          .expectStatus().isEqualTo(503);
+      assertThat(rows("k-own-tm")).isZero();
+    });
+  }
+
+  /** An application that declares its transaction manager, on Spring Boot's ConnectionFactory. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class OwnTransactionManager {
+    @org.springframework.context.annotation.Bean
+    org.springframework.transaction.ReactiveTransactionManager ownTransactions(ConnectionFactory factory) {
+      return new R2dbcTransactionManager(factory);
+    }
+  }
+
   @Test
   void transactionalModeWithoutAConnectionFactoryIsRefusedWithWhatItNeeds() {
     new ReactiveWebApplicationContextRunner()
