@@ -104,6 +104,14 @@ class IdemR2dbcWebFluxTest {
             .flatMap(body -> body.contains("unavailable")
                 ? ServerResponse.status(503).bodyValue("try again")
                 : ServerResponse.status(201).bodyValue("order " + runs.incrementAndGet())))
+        .POST("/slow-orders", request -> request.bodyToMono(String.class)
+            .flatMap(body -> db.sql("INSERT INTO orders (idem_key, body) VALUES (:key, :body)")
+                .bind("key", request.headers().firstHeader("Idempotency-Key"))
+                .bind("body", body)
+                .fetch().rowsUpdated()
+                .thenReturn(body))
+            .delayElement(Duration.ofMillis(1500))
+            .flatMap(body -> ServerResponse.status(201).bodyValue("slow order " + runs.incrementAndGet())))
         .POST("/accounts", request -> request.bodyToMono(String.class)
             .flatMap(name -> db.sql("INSERT INTO accounts (name, idem_key) VALUES (:name, :key)")
                 .bind("name", name)
@@ -135,6 +143,28 @@ class IdemR2dbcWebFluxTest {
         server.disposeNow();
       }
     });
+  }
+
+  /** As {@link #served}, with the server's port for a raw socket. */
+  private void servedOnPort(ReactiveWebApplicationContextRunner runner, PortTest test) {
+    runner.run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      HandlerStrategies strategies = HandlerStrategies.builder().webFilter(ctx.getBean(IdempotencyWebFilter.class)).build();
+      DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
+          .handle(new ReactorHttpHandlerAdapter(RouterFunctions.toHttpHandler(routes(ctx.getBean(ConnectionFactory.class)), strategies)))
+          .bindNow();
+      try {
+        test.run(WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + server.port())
+            .responseTimeout(Duration.ofSeconds(30)).build(), server.port());
+      } finally {
+        server.disposeNow();
+      }
+    });
+  }
+
+  @FunctionalInterface
+  private interface PortTest {
+    void run(WebTestClient client, int port) throws Exception;
   }
 
   @FunctionalInterface
@@ -259,6 +289,36 @@ class IdemR2dbcWebFluxTest {
           .expectBody(String.class).isEqualTo("taken 1");
       assertThat(runs).hasValue(1);
       assertThat(rows("accounts", "k-409")).isZero();
+    });
+  }
+
+  /**
+   * Transactional mode: the client closes its socket while the handler runs, after its insert; the
+   * transaction rolls back with the claim, so nothing is kept, and the retry runs the handler once.
+   */
+  @Test
+  void aClientThatDisconnectsInsideTheHandlerLeavesNothingAndTheRetryRunsOnce() {
+    String key = "k-gone";
+    servedOnPort(app(), (client, port) -> {
+      // a first request makes the pool's connections and the key table
+      client.post().uri("/orders").header("Idempotency-Key", "k-warm").bodyValue("{\"item\":8}").exchange()
+          .expectStatus().isEqualTo(201);
+      runs.set(0);
+      try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+        String body = "{\"item\":9}";
+        socket.getOutputStream().write(("POST /slow-orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + "Idempotency-Key: " + key + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+            .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        Thread.sleep(500); // the handler has inserted its row and waits
+      }
+      Thread.sleep(2500); // past the handler's end, had it gone on
+      assertThat(rows(key)).isZero();
+      assertThat(rows("idem_keys", key)).isZero();
+      assertThat(runs).hasValue(0);
+      client.post().uri("/slow-orders").header("Idempotency-Key", key).bodyValue("{\"item\":9}").exchange()
+          .expectStatus().isEqualTo(201).expectBody(String.class).isEqualTo("slow order 1");
+      assertThat(rows(key)).isEqualTo(1);
     });
   }
 
