@@ -475,6 +475,71 @@ abstract class R2dbcTransactionalContract {
     assertThat(ends).singleElement().isInstanceOf(java.util.concurrent.CancellationException.class);
   }
 
+  /**
+   * MySQL/MariaDB: a deadlock inside the effect rolls the whole transaction back, claim included,
+   * and the session goes on in auto-commit. A duplicate waiting on the claim then runs and commits
+   * its own answer; the first attempt's effect caught the deadlock and answered 409, and its
+   * completion, now a statement of its own, overwrote the duplicate's committed record with that
+   * 409 although the duplicate's writes are the ones that happened.
+   */
+  @Test
+  void aCompletionAfterTheDatabaseRolledBackTheEffectsTransactionOverwroteADuplicatesAnswer() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeFalse(idem.dialect().abortsTransactionOnError(), "MySQL/MariaDB only");
+    sql("INSERT INTO " + effects + " (id, note) VALUES ('r1', 'x'), ('r2', 'x')");
+    IdempotentRequest request = request("{\"text\":\"deadlock\"}");
+    Connection heavy = Mono.from(pool.create()).block(WAIT);
+    try {
+      Mono.from(heavy.beginTransaction()).block(WAIT);
+      StringBuilder rows = new StringBuilder();
+      for (int i = 0; i < 200; i++) {
+        rows.append(i == 0 ? "" : ", ").append("('h").append(i).append("', 'h')");
+      }
+      exec(heavy, "INSERT INTO " + effects + " (id, note) VALUES " + rows); // the heavier side is not the victim
+      exec(heavy, "UPDATE " + effects + " SET note = 'h' WHERE id = 'r2'");
+
+      CountDownLatch holdsR1 = new CountDownLatch(1);
+      AtomicInteger deadlocks = new AtomicInteger();
+      Mono<AttemptResult> first = idem.execute(transactions, request, c -> update(c, "r1")
+              .then(Mono.fromRunnable(holdsR1::countDown))
+              .then(update(c, "r2"))
+              .then(Mono.just(StoredResponse.of(201, "first")))
+              .onErrorResume(R2dbcException.class, e -> {
+                deadlocks.incrementAndGet();
+                return Mono.just(StoredResponse.of(409, "conflict"));
+              }))
+          .cache();
+      first.subscribe(r -> { }, e -> { });
+      assertThat(holdsR1.await(30, TimeUnit.SECONDS)).isTrue();
+      Mono<AttemptResult> duplicate = idem.execute(transactions, request,
+              c -> insert("dup", 201, "duplicate").apply(c).delayElement(Duration.ofMillis(800)))
+          .cache();
+      duplicate.subscribe(r -> { }, e -> { });
+      Thread.sleep(400); // the first waits on r2, the duplicate on the first's claim
+      exec(heavy, "UPDATE " + effects + " SET note = 'h' WHERE id = 'r1'"); // the deadlock: the first is its victim
+      Mono.from(heavy.rollbackTransaction()).block(WAIT);
+
+      AttemptResult a = first.block(WAIT);
+      AttemptResult b = duplicate.block(WAIT);
+      assertThat(deadlocks).hasValue(1);
+      assertThat(b.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(a.kind()).isNotEqualTo(AttemptResult.Kind.EXECUTED);
+      AttemptResult replay = execute(request, insert("third", 201, "third"));
+      assertThat(replay.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      assertThat(replay.outcome().orElseThrow().response().bodyAsString()).isEqualTo("duplicate");
+    } finally {
+      Mono.from(heavy.close()).block(WAIT);
+    }
+  }
+
+  private Mono<Long> update(Connection c, String id) {
+    return Flux.from(c.createStatement("UPDATE " + effects + " SET note = 'updated' WHERE id = '" + id + "'").execute())
+        .concatMap(Result::getRowsUpdated).reduce(0L, Long::sum);
+  }
+
+  private static void exec(Connection c, String text) {
+    Flux.from(c.createStatement(text).execute()).concatMap(Result::getRowsUpdated).then().block(WAIT);
+  }
+
   private static void sleep(long millis) {
     try {
       Thread.sleep(millis);
