@@ -19,6 +19,8 @@ import dev.idem.jdbc.JdbcIdempotency;
 import dev.idem.jdbc.dialect.KeyTableSql;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.R2dbcException;
+import io.r2dbc.spi.R2dbcRollbackException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -71,7 +73,9 @@ import reactor.util.retry.Retry;
  * <p>{@link #execute} runs one attempt in a transaction of its own, from {@link R2dbcTransactions},
  * and ends it: the commit of an executed attempt, whose failure gives {@link
  * AttemptResult.Kind#OUTCOME_UNKNOWN} (the key and the effect committed together or not at all, so
- * a retry with the same key is safe); a rollback otherwise. A deadlock or serialization failure met
+ * a retry with the same key is safe), unless the database said it refused the writes at the commit
+ * ({@link AttemptResult.Kind#REQUEST_FAILED}) or rolled them back ({@link
+ * AttemptResult.Kind#ROLLED_BACK}); a rollback otherwise. A deadlock or serialization failure met
  * by the claim, before the effect ran, runs the whole attempt again in a new transaction, up to five
  * times in all.
  *
@@ -205,11 +209,38 @@ public final class R2dbcTransactionalIdempotency {
             return Mono.error(error); // the attempt's own failure, or the transaction did not begin
           }
           if (result.kind() == AttemptResult.Kind.EXECUTED) {
-            return Mono.just(AttemptResult.outcomeUnknown(new OutcomeUnknownException(request.key(), Duration.ofSeconds(1),
-                OutcomeUnknownException.Phase.COMMIT, failure("commit", request, error))));
+            return Mono.just(commitFailed(request, error));
           }
           return Mono.just(result); // a rollback that failed leaves nothing committed either
         });
+  }
+
+  /**
+   * What a failed commit of an executed attempt means, as idem-jdbc tells it: the database refused
+   * the effect's writes at the commit (SQLState class 22, 23 or 54: a deferred constraint, say),
+   * the request's own failure ({@link AttemptResult.Kind#REQUEST_FAILED}); it rolled the transaction
+   * back (class 40, or {@link R2dbcRollbackException}), {@link AttemptResult.Kind#ROLLED_BACK};
+   * anything else (a connection lost during the commit), {@link AttemptResult.Kind#OUTCOME_UNKNOWN}.
+   * The first {@link R2dbcException} of the cause chain is read: a framework's translation wraps it.
+   */
+  private AttemptResult commitFailed(IdempotentRequest request, Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof R2dbcRollbackException) {
+        return AttemptResult.rolledBack(failure("commit (rolled back)", request, error), true);
+      }
+      if (t instanceof R2dbcException r) {
+        String state = r.getSqlState() == null ? "" : r.getSqlState();
+        if (state.startsWith("22") || state.startsWith("23") || state.startsWith("54")) {
+          return AttemptResult.rolledBack(failure("commit (the database refused the request's writes)", request, error), false);
+        }
+        if (state.startsWith("40")) {
+          return AttemptResult.rolledBack(failure("commit (rolled back)", request, error), true);
+        }
+        break;
+      }
+    }
+    return AttemptResult.outcomeUnknown(new OutcomeUnknownException(request.key(), Duration.ofSeconds(1),
+        OutcomeUnknownException.Phase.COMMIT, failure("commit", request, error)));
   }
 
   /**

@@ -417,31 +417,48 @@ abstract class R2dbcTransactionalContract {
     assertThat(count(effects)).isEqualTo(2);
   }
 
+  /**
+   * Attempts cancelled at random points (before the claim, in it, in the effect, at the commit).
+   * The cancellation comes on the test's thread while the attempt's next statement is being sent
+   * on the driver's: a rollback sent then reached the database first, and that statement ran
+   * after it on its own, outside any transaction (an effect's row committed without its key, so a
+   * retry would run it again; a claim left IN_PROGRESS), and on MariaDB a connection was not given
+   * back to its pool. Each attempt's key is its effect's row id, compared in one query.
+   */
   @Test
-  void attemptsCancelledAtAnyPointLeaveNeitherAClaimNorAnAnswerWithoutItsWrites() {
+  void aCancelledAttemptsNextStatementRanAfterItsRollbackOutsideAnyTransaction() {
     ConnectionPool two = R2dbcTestDatabases.pool(db(), 2);
     try {
       R2dbcTransactionalIdempotency onTwo = R2dbcTransactionalIdempotency.builder(two).table(keys).build();
       R2dbcTransactions own = R2dbcTransactions.of(two);
-      onTwo.execute(own, request("{\"warm\":1}"), insert("warm", 201, "ok")).block(WAIT);
+      onTwo.execute(own, request(IdempotencyKey.of("warm"), "{}"), insert("warm", 201, "ok")).block(WAIT);
       java.util.Random random = new java.util.Random(42);
-      for (int i = 0; i < 30; i++) {
+      for (int i = 0; i < 60; i++) {
         int effectDelay = random.nextInt(20);
-        String id = "c" + i;
-        Mono<AttemptResult> run = onTwo.execute(own, request("{\"n\":" + i + "}"),
+        String id = "c" + i; // the key and the effect's row alike
+        Mono<AttemptResult> run = onTwo.execute(own, request(IdempotencyKey.of(id), "{}"),
             c -> insert(id, 201, "ok").apply(c).delayElement(Duration.ofMillis(effectDelay)));
         Disposable d = run.subscribe(r -> { }, e -> { });
         sleep(random.nextInt(25));
         d.dispose();
       }
       // every connection comes back: a new attempt on the pool of two still runs
-      AttemptResult after = onTwo.execute(own, request("{\"after\":1}"), insert("after", 201, "ok")).block(Duration.ofSeconds(20));
+      AttemptResult after = onTwo.execute(own, request(IdempotencyKey.of("after"), "{}"), insert("after", 201, "ok"))
+          .block(Duration.ofSeconds(20));
       assertThat(after.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (two.getMetrics().orElseThrow().acquiredSize() > 0 && System.nanoTime() < deadline) {
+        sleep(20); // rollbacks and closes of cancelled attempts still under way
+      }
+      assertThat(two.getMetrics().orElseThrow().acquiredSize()).isZero();
     } finally {
       two.dispose();
     }
-    // a key is stored only with its writes, and never left claimed
-    assertThat(count(keys)).isEqualTo(count(effects));
+    // a key is stored only with its writes, and never left claimed (one snapshot for both tables)
+    assertThat(scalar("SELECT COUNT(*) FROM " + keys + " k WHERE NOT EXISTS (SELECT 1 FROM " + effects
+        + " e WHERE e.id = k.idem_key)")).isZero();
+    assertThat(scalar("SELECT COUNT(*) FROM " + effects + " e WHERE NOT EXISTS (SELECT 1 FROM " + keys
+        + " k WHERE k.idem_key = e.id)")).isZero();
     assertThat(scalar("SELECT COUNT(*) FROM " + keys + " WHERE response IS NULL")).isZero();
   }
 
@@ -538,6 +555,52 @@ abstract class R2dbcTransactionalContract {
 
   private static void exec(Connection c, String text) {
     Flux.from(c.createStatement(text).execute()).concatMap(Result::getRowsUpdated).then().block(WAIT);
+  }
+
+  /**
+   * PostgreSQL: the database refuses the effect's writes at the commit (a deferred foreign key).
+   * Nothing committed, and a retry would be refused the same way: the request's own failure, as
+   * idem-jdbc answers it, not an unknown outcome that tells the client to retry.
+   */
+  @Test
+  void aDeferredConstraintRefusedAtTheCommitWasCalledAnUnknownOutcome() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(idem.dialect().abortsTransactionOnError(), "deferred constraints: PostgreSQL");
+    String children = effects + "_c";
+    sql("CREATE TABLE " + children + " (id VARCHAR(64) PRIMARY KEY, parent VARCHAR(64) REFERENCES " + effects
+        + " (id) DEFERRABLE INITIALLY DEFERRED)");
+    try {
+      IdempotentRequest request = request("{\"text\":\"deferred\"}");
+      AttemptResult result = execute(request, c -> Flux.from(c.createStatement("INSERT INTO " + children
+              + " (id, parent) VALUES ('orphan', 'no such parent')").execute())
+          .concatMap(Result::getRowsUpdated)
+          .then(Mono.just(StoredResponse.of(201, "created"))));
+
+      assertThat(result.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
+      assertThat(count(keys)).isZero();
+      assertThat(count(children)).isZero();
+    } finally {
+      sql("DROP TABLE IF EXISTS " + children);
+    }
+  }
+
+  /** A commit that the database answers with a rollback (SQLState class 40, or R2DBC's rollback exception) rolled back for sure. */
+  @Test
+  void aCommitTheDatabaseRolledBackWasCalledAnUnknownOutcome() {
+    for (RuntimeException atCommit : new RuntimeException[] {
+        new io.r2dbc.spi.R2dbcTransientResourceException("could not serialize access", "40001"),
+        new IllegalStateException("the framework's translation", new io.r2dbc.spi.R2dbcRollbackException("rolled back at commit"))}) {
+      IdempotentRequest request = request("{\"at\":\"" + atCommit.getClass().getSimpleName() + "\"}");
+      R2dbcTransactions rolledBack = new R2dbcTransactions() {
+        @Override
+        public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
+          return transactions.inTransaction(work, value -> false).then(Mono.error(atCommit));
+        }
+      };
+      AttemptResult result = idem.execute(rolledBack, request, insert("rb-" + atCommit.getClass().getSimpleName(), 201, "x"))
+          .block(WAIT);
+      assertThat(result.kind()).isEqualTo(AttemptResult.Kind.ROLLED_BACK);
+    }
+    assertThat(count(keys)).isZero();
   }
 
   private static void sleep(long millis) {
