@@ -322,6 +322,43 @@ class IdemR2dbcWebFluxTest {
     });
   }
 
+  /**
+   * Transactional mode: clients that close their socket at random points of the handler (before,
+   * during and after its insert). Spring's rollback on the cancellation could reach the database
+   * before the handler's statement being sent at that moment, which then committed on its own:
+   * a row without its key, which a retry would write again.
+   */
+  @Test
+  void aDisconnectRacingTheHandlersStatementCommittedItsRowWithoutTheKey() {
+    servedOnPort(app(), (client, port) -> {
+      client.post().uri("/orders").header("Idempotency-Key", "k-cut-warm").bodyValue("{\"item\":7}").exchange()
+          .expectStatus().isEqualTo(201);
+      java.util.Random random = new java.util.Random(7);
+      for (int i = 0; i < 40; i++) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+          String body = "{\"item\":" + i + "}";
+          socket.getOutputStream().write(("POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+              + "Idempotency-Key: k-cut-" + i + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+          socket.getOutputStream().flush();
+          Thread.sleep(190 + random.nextInt(40)); // around the handler's insert, 200 ms in
+        }
+      }
+      Thread.sleep(1500);
+      try (Connection c = DB.target().open(); Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM orders o WHERE o.idem_key LIKE 'k-cut-%' AND NOT EXISTS"
+              + " (SELECT 1 FROM idem_keys k WHERE k.idem_key = o.idem_key AND k.state = 'COMPLETED')")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("rows committed without their key").isZero();
+      }
+      try (Connection c = DB.target().open(); Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM idem_keys WHERE idem_key LIKE 'k-cut-%' AND state = 'IN_PROGRESS'")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("claims left").isZero();
+      }
+    });
+  }
+
   /** Regression of the earlier refusal: idem.mode=auto beside a ConnectionFactory is transactional now, and says so. */
   @Test
   void modeAutoBesideAConnectionFactoryRunsTransactionalMode() {
