@@ -29,6 +29,12 @@ import reactor.core.publisher.Mono;
  * };
  * }</pre>
  *
+ * <p>That sketch leaves one thing out: a cancellation (a client that went away) arrives on another
+ * thread than the work's, which may be sending its next statement; a rollback sent then can reach
+ * the database first, and that statement then commits on its own. An implementation closes the
+ * transaction's connection for good on cancellation (the physical one under a pool's handle)
+ * before it rolls back, as {@link #of} and idem-spring-boot-starter's do.
+ *
  * <p>An implementation must be thread-safe, and must not block.
  */
 public interface R2dbcTransactions {
