@@ -603,6 +603,26 @@ abstract class R2dbcTransactionalContract {
     assertThat(count(keys)).isZero();
   }
 
+  @Test
+  void aSealedRecordReadWithAnotherKeyringIsUnreadableAndNothingRunsAgain() {
+    byte[] one = new byte[32];
+    byte[] other = new byte[32];
+    other[0] = 1;
+    R2dbcTransactionalIdempotency sealing = R2dbcTransactionalIdempotency.builder(pool).table(keys)
+        .responseProtection(dev.idem.core.ResponseProtection.builder().key("k1", one).currentKey("k1").build()).build();
+    R2dbcTransactionalIdempotency wrongKeys = R2dbcTransactionalIdempotency.builder(pool).table(keys)
+        .responseProtection(dev.idem.core.ResponseProtection.builder().key("k1", other).currentKey("k1").build()).build();
+    IdempotentRequest request = request("{\"text\":\"sealed\"}");
+    assertThat(sealing.execute(transactions, request, insert("sealed", 201, "secret")).block(WAIT).kind())
+        .isEqualTo(AttemptResult.Kind.EXECUTED);
+
+    AttemptResult read = wrongKeys.execute(transactions, request, insert("sealed-2", 201, "again")).block(WAIT);
+    assertThat(read.kind()).isEqualTo(AttemptResult.Kind.STORED_RESPONSE_UNREADABLE);
+    assertThat(count(effects)).isEqualTo(1);
+    assertThat(sealing.execute(transactions, request, insert("sealed-3", 201, "again")).block(WAIT).kind())
+        .isEqualTo(AttemptResult.Kind.REPLAYED);
+  }
+
   private static void sleep(long millis) {
     try {
       Thread.sleep(millis);
