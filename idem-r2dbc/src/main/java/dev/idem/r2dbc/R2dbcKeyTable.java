@@ -60,7 +60,10 @@ final class R2dbcKeyTable {
     this.readLatest = f.apply(s.readLatest);
     this.claim = f.apply(s.claim);
     this.takeover = s.takeover == null ? null : f.apply(s.takeover);
-    this.complete = f.apply(s.complete);
+    // Only this transaction's claim: on MySQL a deadlock inside the effect rolls the transaction
+    // back and the session goes on in auto-commit, so an unconditional completion would write, on
+    // its own, over whatever the key's row has become since (a duplicate's committed answer).
+    this.complete = f.apply(s.complete + " AND state = 'IN_PROGRESS' AND lease_until IS NULL");
     this.leaseInsert = f.apply(s.leaseInsert);
     this.leaseOverwrite = f.apply(s.leaseOverwrite);
     this.leaseRenew = f.apply(s.leaseRenew);
@@ -69,6 +72,11 @@ final class R2dbcKeyTable {
     this.leaseRelease = f.apply(s.leaseRelease);
     this.purge = f.apply(s.purge);
     this.schema = List.copyOf(s.schemaStatements());
+  }
+
+  /** @return whether {@link #ensureSchema} still has DDL to send: allowed, and not done yet */
+  boolean schemaPending() {
+    return createSchema && !schemaReady;
   }
 
   /** Creates the table and its index when missing and allowed, once; "already exists" counts as done. */

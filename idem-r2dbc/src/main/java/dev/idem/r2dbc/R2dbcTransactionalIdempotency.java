@@ -21,9 +21,11 @@ import dev.idem.jdbc.dialect.KeyTableSql;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.R2dbcException;
+import io.r2dbc.spi.R2dbcRollbackException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -74,7 +76,9 @@ import reactor.util.retry.Retry;
  * <p>{@link #execute} runs one attempt in a transaction of its own, from {@link R2dbcTransactions},
  * and ends it: the commit of an executed attempt, whose failure gives {@link
  * AttemptResult.Kind#OUTCOME_UNKNOWN} (the key and the effect committed together or not at all, so
- * a retry with the same key is safe); a rollback otherwise. A deadlock or serialization failure met
+ * a retry with the same key is safe), unless the database said it refused the writes at the commit
+ * ({@link AttemptResult.Kind#REQUEST_FAILED}) or rolled them back ({@link
+ * AttemptResult.Kind#ROLLED_BACK}); a rollback otherwise. A deadlock or serialization failure met
  * by the claim, before the effect ran, runs the whole attempt again in a new transaction, up to five
  * times in all.
  *
@@ -167,8 +171,9 @@ public final class R2dbcTransactionalIdempotency {
 
   /**
    * Runs one attempt in a transaction of its own and ends it, as the class describes; the listener
-   * is told of the attempt. Subscribing starts it; cancelling rolls the transaction back (unless
-   * its commit was already sent). Never blocks.
+   * is told of the attempt (of a cancelled one, as failed with a {@link CancellationException}).
+   * Subscribing starts it; cancelling rolls the transaction back (unless its commit was already
+   * sent). Never blocks.
    *
    * @param transactions where the transaction comes from, never {@code null}; {@link
    *     R2dbcTransactions#of(ConnectionFactory)} for Idem's own on this engine's factory
@@ -200,7 +205,10 @@ public final class R2dbcTransactionalIdempotency {
           .onErrorResume(ClaimConflict.class, e -> Mono.just(AttemptResult.storeFailed(failure("claim", request, e.conflict))))
           .onErrorResume(e -> e instanceof IdemStoreException, e -> Mono.just(AttemptResult.storeFailed((IdemStoreException) e)))
           .doOnNext(result -> IdemListener.end(listener, observed, request, result))
-          .doOnError(error -> IdemListener.fail(observed, error));
+          .doOnError(error -> IdemListener.fail(observed, error))
+          // a subscriber that goes away (a client that disconnected) ends the observation too
+          .doOnCancel(() -> IdemListener.fail(observed, new CancellationException("the attempt was cancelled; its"
+              + " transaction rolls back unless its commit was already sent")));
     });
   }
 
@@ -216,11 +224,38 @@ public final class R2dbcTransactionalIdempotency {
             return Mono.error(error); // the attempt's own failure, or the transaction did not begin
           }
           if (result.kind() == AttemptResult.Kind.EXECUTED) {
-            return Mono.just(AttemptResult.outcomeUnknown(new OutcomeUnknownException(request.key(), Duration.ofSeconds(1),
-                failure("commit", request, error))));
+            return Mono.just(commitFailed(request, error));
           }
           return Mono.just(result); // a rollback that failed leaves nothing committed either
         });
+  }
+
+  /**
+   * What a failed commit of an executed attempt means, as idem-jdbc tells it: the database refused
+   * the effect's writes at the commit (SQLState class 22, 23 or 54: a deferred constraint, say),
+   * the request's own failure ({@link AttemptResult.Kind#REQUEST_FAILED}); it rolled the transaction
+   * back (class 40, or {@link R2dbcRollbackException}), {@link AttemptResult.Kind#ROLLED_BACK};
+   * anything else (a connection lost during the commit), {@link AttemptResult.Kind#OUTCOME_UNKNOWN}.
+   * The first {@link R2dbcException} of the cause chain is read: a framework's translation wraps it.
+   */
+  private AttemptResult commitFailed(IdempotentRequest request, Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof R2dbcRollbackException) {
+        return AttemptResult.rolledBack(failure("commit (rolled back)", request, error), true);
+      }
+      if (t instanceof R2dbcException r) {
+        String state = r.getSqlState() == null ? "" : r.getSqlState();
+        if (state.startsWith("22") || state.startsWith("23") || state.startsWith("54")) {
+          return AttemptResult.rolledBack(failure("commit (the database refused the request's writes)", request, error), false);
+        }
+        if (state.startsWith("40")) {
+          return AttemptResult.rolledBack(failure("commit (rolled back)", request, error), true);
+        }
+        break;
+      }
+    }
+    return AttemptResult.outcomeUnknown(new OutcomeUnknownException(request.key(), Duration.ofSeconds(1),
+        OutcomeUnknownException.Phase.COMMIT, failure("commit", request, error)));
   }
 
   /**
@@ -231,7 +266,10 @@ public final class R2dbcTransactionalIdempotency {
    * AttemptResult.Kind#REQUEST_FAILED} and an error; after a replay or a refusal nothing was
    * written (on PostgreSQL a claim that gave up waiting, {@link AttemptResult.Kind#IN_PROGRESS},
    * leaves the transaction aborted: roll it back). The listener is not told ({@link #execute}
-   * tells it). Never blocks.
+   * tells it). Never blocks. With {@link Builder#createSchema} {@code true}, the engine's first
+   * attempts (until the table was created or found once, or {@link #createSchema()} ran) open a
+   * connection of their own for it first, beside the caller's; later ones use only the caller's
+   * connection.
    *
    * @param connection the connection of the caller's transaction, never {@code null}
    * @param request scope, key and fingerprint, never {@code null}
@@ -436,12 +474,18 @@ public final class R2dbcTransactionalIdempotency {
     return schemaReady();
   }
 
-  /** The schema, once, on a connection of its own (MySQL commits DDL: never inside the attempt's transaction). */
+  /**
+   * The schema, once, on a connection of its own (MySQL commits DDL: never inside the attempt's
+   * transaction); no connection at all once it was created or found, or without {@code
+   * createSchema}: an attempt in a caller's transaction holds a connection of the pool already, and
+   * waiting for a second one would hang a pool whose every connection is so held.
+   */
   private Mono<Void> schemaReady() {
-    return Mono.usingWhen(Mono.defer(() -> Mono.from(factory.create())), sql::ensureSchema, Connection::close,
-            (c, error) -> c.close(), Connection::close)
-        .onErrorMap(e -> new IdemStoreException("transactional mode (" + sql.table + ", R2DBC): creating the key table failed: "
-            + R2dbcKeyTable.describe(e), e));
+    return Mono.defer(() -> !sql.schemaPending() ? Mono.<Void>empty()
+        : Mono.usingWhen(Mono.defer(() -> Mono.from(factory.create())), sql::ensureSchema, Connection::close,
+                (c, error) -> c.close(), Connection::close)
+            .onErrorMap(e -> new IdemStoreException("transactional mode (" + sql.table + ", R2DBC): creating the key table"
+                + " failed: " + R2dbcKeyTable.describe(e), e)));
   }
 
   private IdemStoreException failure(String what, IdempotentRequest request, Throwable e) {

@@ -2,9 +2,12 @@ package dev.idem.r2dbc;
 
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.Result;
+import io.r2dbc.spi.Wrapped;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -25,6 +28,12 @@ import reactor.core.publisher.Mono;
  *   }
  * };
  * }</pre>
+ *
+ * <p>That sketch leaves one thing out: a cancellation (a client that went away) arrives on another
+ * thread than the work's, which may be sending its next statement; a rollback sent then can reach
+ * the database first, and that statement then commits on its own. An implementation closes the
+ * transaction's connection for good on cancellation (the physical one under a pool's handle)
+ * before it rolls back, as {@link #of} and idem-spring-boot-starter's do.
  *
  * <p>An implementation must be thread-safe, and must not block.
  */
@@ -47,7 +56,9 @@ public interface R2dbcTransactions {
   /**
    * Idem's own transactions: each on a new connection of {@code factory} (a pool is recommended),
    * begun with the connection's default isolation level and closed when the transaction ends, on
-   * success, failure and cancellation.
+   * success, failure and cancellation. A cancelled transaction's connection is closed for good (the
+   * one underneath a pool's handle too), not rolled back and reused: the work may be sending a
+   * statement at the moment of the cancellation, which must not run after the transaction ended.
    *
    * @param factory where connections come from, never {@code null}
    * @return the transactions, thread-safe
@@ -65,12 +76,47 @@ public interface R2dbcTransactions {
                 .flatMap(value -> Mono.from(commit.test(value) ? c.commitTransaction() : c.rollbackTransaction()).thenReturn(value)),
             Connection::close,
             (c, error) -> rollbackAndClose(c),
-            this::rollbackAndClose);
+            this::discard);
       }
 
-      /** A rollback that fails (the connection is broken, say) leaves nothing committed either. */
+      /**
+       * A cancelled transaction: the connection is closed for good, never rolled back and reused.
+       * The cancellation comes on another thread than the work's, which may be sending its next
+       * statement at that moment; a {@code ROLLBACK} could reach the database before that
+       * statement, which would then run and commit on its own, outside any transaction (a claim
+       * or an effect's write without the other). Closed, the session ends and the database rolls
+       * back whatever it still held, statements sent later fail, and a commit already sent is
+       * answered first. Behind a pool ({@link Wrapped}), the pooled connection underneath is
+       * closed, and its handle goes back to the pool, which validates it before handing it out.
+       */
+      private Mono<Void> discard(Connection c) {
+        Connection physical = c;
+        for (int i = 0; i < 8 && physical instanceof Wrapped<?> wrapped && wrapped.unwrap() instanceof Connection inner
+            && inner != physical; i++) {
+          physical = inner;
+        }
+        if (physical == c) {
+          return Mono.from(c.close()).onErrorResume(ignored -> Mono.empty());
+        }
+        return Mono.from(physical.close()).onErrorResume(ignored -> Mono.empty())
+            .then(Mono.from(c.close()).onErrorResume(ignored -> Mono.empty()));
+      }
+
+      /**
+       * A {@code ROLLBACK} statement, sent whatever the driver believes of the transaction, then the
+       * close. The drivers' {@code rollbackTransaction()} skips the rollback when they last saw no
+       * transaction; after a cancellation their {@code BEGIN} may still be on its way, and the
+       * connection went back to its pool inside that transaction, where the next attempt's begin
+       * was skipped in turn and its claim committed apart from its effect. The statement queues
+       * behind whatever the connection still runs. A rollback that fails (the connection is
+       * broken, say) leaves nothing committed either.
+       */
       private Mono<Void> rollbackAndClose(Connection c) {
-        return Mono.from(c.rollbackTransaction()).onErrorResume(ignored -> Mono.empty()).then(Mono.from(c.close()));
+        return Flux.from(c.createStatement("ROLLBACK").execute())
+            .concatMap(Result::getRowsUpdated)
+            .then()
+            .onErrorResume(ignored -> Mono.empty())
+            .then(Mono.from(c.close()));
       }
 
       @Override

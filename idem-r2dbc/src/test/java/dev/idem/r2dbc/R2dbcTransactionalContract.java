@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.AttemptResult;
 import dev.idem.core.Fingerprint;
+import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InProgressPolicy;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.testkit.TestDatabase;
@@ -345,6 +347,357 @@ abstract class R2dbcTransactionalContract {
     assertThat(result.kind()).isEqualTo(AttemptResult.Kind.IN_PROGRESS);
     assertThat(result.retryAfter()).isPositive();
     assertThat(count(effects)).isZero();
+  }
+
+  @Test
+  void aLostCommitWasReportedAsALeaseCompletionInDoubt() {
+    IdempotentRequest request = request("{\"text\":\"phase\"}");
+    R2dbcTransactions commitLost = new R2dbcTransactions() {
+      @Override
+      public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
+        return transactions.inTransaction(work, value -> false)
+            .then(Mono.error(new IllegalStateException("connection reset during COMMIT")));
+      }
+    };
+    AttemptResult lost = idem.execute(commitLost, request, insert("phase", 201, "created")).block(WAIT);
+
+    assertThat(lost.kind()).isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
+    // the commit of writes and answer together is in doubt, not a lease-mode completion after an effect that happened
+    assertThat(lost.failure().orElseThrow()).isInstanceOfSatisfying(OutcomeUnknownException.class,
+        e -> assertThat(e.phase()).isEqualTo(OutcomeUnknownException.Phase.COMMIT));
+  }
+
+  @Test
+  void anAttemptInTheCallersTransactionWaitedForASecondConnection() {
+    // the table exists; the caller's transaction holds the only connection of its pool
+    execute(request("{\"text\":\"table\"}"), insert("table", 201, "created"));
+    ConnectionPool one = R2dbcTestDatabases.pool(db(), 1);
+    try {
+      for (boolean create : new boolean[] {true, false}) {
+        R2dbcTransactionalIdempotency onOne = R2dbcTransactionalIdempotency.builder(one).table(keys).createSchema(create).build();
+        if (create) {
+          // the engine's first attempt finds the table, on a connection of its own
+          onOne.execute(R2dbcTransactions.of(one), request("{\"first\":1}"), insert("first", 201, "ok")).block(WAIT);
+        }
+        IdempotentRequest request = request("{\"create\":" + create + "}");
+        AttemptResult result = R2dbcTransactions.of(one).inTransaction(
+                c -> onOne.attempt(c, request, insert("one-" + create, 201, "created")),
+                r -> r.kind() == AttemptResult.Kind.EXECUTED)
+            .block(Duration.ofSeconds(10));
+        assertThat(result.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      }
+      // Idem's own transactions on a pool of one: the schema check does not hold a connection either
+      R2dbcTransactionalIdempotency onOne = R2dbcTransactionalIdempotency.builder(one).table(keys).build();
+      assertThat(onOne.execute(R2dbcTransactions.of(one), request("{\"own\":1}"), insert("own", 201, "ok"))
+          .block(Duration.ofSeconds(10)).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    } finally {
+      one.dispose();
+    }
+    assertThat(count(effects)).isEqualTo(5);
+  }
+
+  @Test
+  void racersTakingOverOneExpiredRecordRunTheEffectOnce() {
+    IdempotentRequest request = request("{\"text\":\"takeover\"}");
+    execute(request, insert("old", 201, "old"));
+    sql("UPDATE " + keys + " SET expires_at = 0");
+    AtomicInteger runs = new AtomicInteger();
+    Function<Connection, Mono<StoredResponse>> slow = c -> {
+      runs.incrementAndGet();
+      return insert("new", 201, "new").apply(c).delayElement(Duration.ofMillis(300));
+    };
+    List<AttemptResult> results = Flux.range(0, 6)
+        .flatMap(i -> waiting().execute(transactions, request, slow).subscribeOn(Schedulers.parallel()))
+        .collectList()
+        .block(WAIT);
+
+    assertThat(runs).hasValue(1);
+    assertThat(results).extracting(AttemptResult::kind)
+        .containsOnly(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED)
+        .filteredOn(kind -> kind == AttemptResult.Kind.EXECUTED).hasSize(1);
+    assertThat(results).allSatisfy(r -> assertThat(r.outcome().orElseThrow().response().bodyAsString()).isEqualTo("new"));
+    assertThat(count(effects)).isEqualTo(2);
+  }
+
+  @Test
+  void duplicatesOfAKeyWhoseAnswerIsReleasedEachRollBack() {
+    IdempotentRequest request = request("{\"text\":\"busy\"}");
+    List<AttemptResult> results = Flux.range(0, 6)
+        .flatMap(i -> idem.execute(transactions, request,
+                c -> insert("busy", 503, "busy").apply(c).delayElement(Duration.ofMillis(100)))
+            .subscribeOn(Schedulers.parallel()))
+        .collectList()
+        .block(WAIT);
+
+    assertThat(results).extracting(AttemptResult::kind)
+        .doesNotContain(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED);
+    assertThat(count(effects)).isZero();
+    assertThat(count(keys)).isZero();
+  }
+
+  @Test
+  void aDuplicateCancelledWhileItsClaimWaitsGivesItsConnectionBack() throws Exception {
+    ConnectionPool two = R2dbcTestDatabases.pool(db(), 2);
+    try {
+      R2dbcTransactionalIdempotency onTwo = R2dbcTransactionalIdempotency.builder(two).table(keys).build();
+      R2dbcTransactions own = R2dbcTransactions.of(two);
+      IdempotentRequest request = request("{\"text\":\"wait\"}");
+      CountDownLatch inEffect = new CountDownLatch(1);
+      Mono<AttemptResult> first = onTwo.execute(own, request, c -> insert("wait", 201, "created").apply(c)
+              .doOnNext(written -> inEffect.countDown())
+              .delayElement(Duration.ofSeconds(1)))
+          .cache();
+      first.subscribe();
+      assertThat(inEffect.await(30, TimeUnit.SECONDS)).isTrue();
+      AtomicInteger duplicateRuns = new AtomicInteger();
+      Disposable duplicate = onTwo.execute(own, request, c -> {
+        duplicateRuns.incrementAndGet();
+        return insert("wait-2", 201, "again").apply(c);
+      }).subscribe();
+      Thread.sleep(300); // the duplicate's claim waits on the first one's uncommitted row
+      duplicate.dispose();
+
+      assertThat(first.block(WAIT).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      AttemptResult retry = onTwo.execute(own, request, insert("wait-3", 201, "again")).block(Duration.ofSeconds(10));
+      assertThat(retry.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      AttemptResult other = onTwo.execute(own, request("{\"text\":\"after\"}"), insert("after", 201, "ok"))
+          .block(Duration.ofSeconds(10));
+      assertThat(other.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(duplicateRuns).hasValue(0);
+    } finally {
+      two.dispose();
+    }
+    assertThat(count(effects)).isEqualTo(2);
+  }
+
+  /**
+   * Attempts cancelled at random points (before the claim, in it, in the effect, at the commit).
+   * The cancellation comes on the test's thread while the attempt's next statement is being sent
+   * on the driver's: a rollback sent then reached the database first, and that statement ran
+   * after it on its own, outside any transaction (an effect's row committed without its key, so a
+   * retry would run it again; a claim left IN_PROGRESS), and on MariaDB a connection was not given
+   * back to its pool. Each attempt's key is its effect's row id, compared in one query.
+   */
+  @Test
+  void aCancelledAttemptsNextStatementRanAfterItsRollbackOutsideAnyTransaction() {
+    ConnectionPool two = R2dbcTestDatabases.pool(db(), 2);
+    try {
+      R2dbcTransactionalIdempotency onTwo = R2dbcTransactionalIdempotency.builder(two).table(keys).build();
+      R2dbcTransactions own = R2dbcTransactions.of(two);
+      onTwo.execute(own, request(IdempotencyKey.of("warm"), "{}"), insert("warm", 201, "ok")).block(WAIT);
+      java.util.Random random = new java.util.Random(42);
+      for (int i = 0; i < 60; i++) {
+        int effectDelay = random.nextInt(20);
+        String id = "c" + i; // the key and the effect's row alike
+        Mono<AttemptResult> run = onTwo.execute(own, request(IdempotencyKey.of(id), "{}"),
+            c -> insert(id, 201, "ok").apply(c).delayElement(Duration.ofMillis(effectDelay)));
+        Disposable d = run.subscribe(r -> { }, e -> { });
+        sleep(random.nextInt(25));
+        d.dispose();
+      }
+      // every connection comes back: a new attempt on the pool of two still runs
+      AttemptResult after = onTwo.execute(own, request(IdempotencyKey.of("after"), "{}"), insert("after", 201, "ok"))
+          .block(Duration.ofSeconds(20));
+      assertThat(after.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (two.getMetrics().orElseThrow().acquiredSize() > 0 && System.nanoTime() < deadline) {
+        sleep(20); // rollbacks and closes of cancelled attempts still under way
+      }
+      assertThat(two.getMetrics().orElseThrow().acquiredSize()).isZero();
+    } finally {
+      two.dispose();
+    }
+    // a key is stored only with its writes, and never left claimed (one snapshot for both tables)
+    assertThat(scalar("SELECT COUNT(*) FROM " + keys + " k WHERE NOT EXISTS (SELECT 1 FROM " + effects
+        + " e WHERE e.id = k.idem_key)")).isZero();
+    assertThat(scalar("SELECT COUNT(*) FROM " + effects + " e WHERE NOT EXISTS (SELECT 1 FROM " + keys
+        + " k WHERE k.idem_key = e.id)")).isZero();
+    assertThat(scalar("SELECT COUNT(*) FROM " + keys + " WHERE response IS NULL")).isZero();
+  }
+
+  @Test
+  void aCancelledAttemptWasNeverEndedForItsListener() throws Exception {
+    List<Throwable> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
+    IdemListener listener = new IdemListener() {
+      @Override
+      public Attempt started(IdempotentRequest request, String mode) {
+        return new Attempt() {
+          @Override
+          public void ended(AttemptResult result) {
+            ends.add(new IllegalStateException("ended " + result.kind()));
+          }
+
+          @Override
+          public void failed(Throwable error) {
+            ends.add(error);
+          }
+        };
+      }
+    };
+    R2dbcTransactionalIdempotency observed = R2dbcTransactionalIdempotency.builder(pool).table(keys).listener(listener).build();
+    CountDownLatch inEffect = new CountDownLatch(1);
+    Disposable running = observed.execute(transactions, request("{\"text\":\"observed\"}"),
+            c -> insert("observed", 201, "x").apply(c).doOnNext(written -> inEffect.countDown()).delayElement(Duration.ofSeconds(30)))
+        .subscribe();
+    assertThat(inEffect.await(30, TimeUnit.SECONDS)).isTrue();
+    running.dispose(); // an observation (a timer, a span) left open would never end
+
+    assertThat(ends).singleElement().isInstanceOf(java.util.concurrent.CancellationException.class);
+  }
+
+  /**
+   * MySQL/MariaDB: a deadlock inside the effect rolls the whole transaction back, claim included,
+   * and the session goes on in auto-commit. A duplicate waiting on the claim then runs and commits
+   * its own answer; the first attempt's effect caught the deadlock and answered 409, and its
+   * completion, now a statement of its own, overwrote the duplicate's committed record with that
+   * 409 although the duplicate's writes are the ones that happened.
+   */
+  @Test
+  void aCompletionAfterTheDatabaseRolledBackTheEffectsTransactionOverwroteADuplicatesAnswer() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeFalse(idem.dialect().abortsTransactionOnError(), "MySQL/MariaDB only");
+    sql("INSERT INTO " + effects + " (id, note) VALUES ('r1', 'x'), ('r2', 'x')");
+    IdempotentRequest request = request("{\"text\":\"deadlock\"}");
+    Connection heavy = Mono.from(pool.create()).block(WAIT);
+    try {
+      Mono.from(heavy.beginTransaction()).block(WAIT);
+      StringBuilder rows = new StringBuilder();
+      for (int i = 0; i < 200; i++) {
+        rows.append(i == 0 ? "" : ", ").append("('h").append(i).append("', 'h')");
+      }
+      exec(heavy, "INSERT INTO " + effects + " (id, note) VALUES " + rows); // the heavier side is not the victim
+      exec(heavy, "UPDATE " + effects + " SET note = 'h' WHERE id = 'r2'");
+
+      CountDownLatch holdsR1 = new CountDownLatch(1);
+      AtomicInteger deadlocks = new AtomicInteger();
+      Mono<AttemptResult> first = waiting().execute(transactions, request, c -> update(c, "r1")
+              .then(Mono.fromRunnable(holdsR1::countDown))
+              .then(update(c, "r2"))
+              .then(Mono.just(StoredResponse.of(201, "first")))
+              .onErrorResume(R2dbcException.class, e -> {
+                deadlocks.incrementAndGet();
+                return Mono.just(StoredResponse.of(409, "conflict"));
+              }))
+          .cache();
+      first.subscribe(r -> { }, e -> { });
+      assertThat(holdsR1.await(30, TimeUnit.SECONDS)).isTrue();
+      Mono<AttemptResult> duplicate = waiting().execute(transactions, request,
+              c -> insert("dup", 201, "duplicate").apply(c).delayElement(Duration.ofMillis(800)))
+          .cache();
+      duplicate.subscribe(r -> { }, e -> { });
+      Thread.sleep(400); // the first waits on r2, the duplicate on the first's claim
+      exec(heavy, "UPDATE " + effects + " SET note = 'h' WHERE id = 'r1'"); // the deadlock: the first is its victim
+      Mono.from(heavy.rollbackTransaction()).block(WAIT);
+
+      AttemptResult a = first.block(WAIT);
+      AttemptResult b = duplicate.block(WAIT);
+      assertThat(deadlocks).hasValue(1);
+      assertThat(b.kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(a.kind()).isNotEqualTo(AttemptResult.Kind.EXECUTED);
+      AttemptResult replay = execute(request, insert("third", 201, "third"));
+      assertThat(replay.kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
+      assertThat(replay.outcome().orElseThrow().response().bodyAsString()).isEqualTo("duplicate");
+    } finally {
+      Mono.from(heavy.close()).block(WAIT);
+    }
+  }
+
+  private Mono<Long> update(Connection c, String id) {
+    return Flux.from(c.createStatement("UPDATE " + effects + " SET note = 'updated' WHERE id = '" + id + "'").execute())
+        .concatMap(Result::getRowsUpdated).reduce(0L, Long::sum);
+  }
+
+  private static void exec(Connection c, String text) {
+    Flux.from(c.createStatement(text).execute()).concatMap(Result::getRowsUpdated).then().block(WAIT);
+  }
+
+  /**
+   * PostgreSQL: the database refuses the effect's writes at the commit (a deferred foreign key).
+   * Nothing committed, and a retry would be refused the same way: the request's own failure, as
+   * idem-jdbc answers it, not an unknown outcome that tells the client to retry.
+   */
+  @Test
+  void aDeferredConstraintRefusedAtTheCommitWasCalledAnUnknownOutcome() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(idem.dialect().abortsTransactionOnError(), "deferred constraints: PostgreSQL");
+    String children = effects + "_c";
+    sql("CREATE TABLE " + children + " (id VARCHAR(64) PRIMARY KEY, parent VARCHAR(64) REFERENCES " + effects
+        + " (id) DEFERRABLE INITIALLY DEFERRED)");
+    try {
+      IdempotentRequest request = request("{\"text\":\"deferred\"}");
+      AttemptResult result = execute(request, c -> Flux.from(c.createStatement("INSERT INTO " + children
+              + " (id, parent) VALUES ('orphan', 'no such parent')").execute())
+          .concatMap(Result::getRowsUpdated)
+          .then(Mono.just(StoredResponse.of(201, "created"))));
+
+      assertThat(result.kind()).isEqualTo(AttemptResult.Kind.REQUEST_FAILED);
+      assertThat(count(keys)).isZero();
+      assertThat(count(children)).isZero();
+    } finally {
+      sql("DROP TABLE IF EXISTS " + children);
+    }
+  }
+
+  /** A commit that the database answers with a rollback (SQLState class 40, or R2DBC's rollback exception) rolled back for sure. */
+  @Test
+  void aCommitTheDatabaseRolledBackWasCalledAnUnknownOutcome() {
+    for (RuntimeException atCommit : new RuntimeException[] {
+        new io.r2dbc.spi.R2dbcTransientResourceException("could not serialize access", "40001"),
+        new IllegalStateException("the framework's translation", new io.r2dbc.spi.R2dbcRollbackException("rolled back at commit"))}) {
+      IdempotentRequest request = request("{\"at\":\"" + atCommit.getClass().getSimpleName() + "\"}");
+      R2dbcTransactions rolledBack = new R2dbcTransactions() {
+        @Override
+        public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
+          return transactions.inTransaction(work, value -> false).then(Mono.error(atCommit));
+        }
+      };
+      AttemptResult result = idem.execute(rolledBack, request, insert("rb-" + atCommit.getClass().getSimpleName(), 201, "x"))
+          .block(WAIT);
+      assertThat(result.kind()).isEqualTo(AttemptResult.Kind.ROLLED_BACK);
+    }
+    assertThat(count(keys)).isZero();
+  }
+
+  @Test
+  void aSealedRecordReadWithAnotherKeyringIsUnreadableAndNothingRunsAgain() {
+    byte[] one = new byte[32];
+    byte[] other = new byte[32];
+    other[0] = 1;
+    R2dbcTransactionalIdempotency sealing = R2dbcTransactionalIdempotency.builder(pool).table(keys)
+        .responseProtection(dev.idem.core.ResponseProtection.builder().key("k1", one).currentKey("k1").build()).build();
+    R2dbcTransactionalIdempotency wrongKeys = R2dbcTransactionalIdempotency.builder(pool).table(keys)
+        .responseProtection(dev.idem.core.ResponseProtection.builder().key("k1", other).currentKey("k1").build()).build();
+    IdempotentRequest request = request("{\"text\":\"sealed\"}");
+    assertThat(sealing.execute(transactions, request, insert("sealed", 201, "secret")).block(WAIT).kind())
+        .isEqualTo(AttemptResult.Kind.EXECUTED);
+
+    AttemptResult read = wrongKeys.execute(transactions, request, insert("sealed-2", 201, "again")).block(WAIT);
+    assertThat(read.kind()).isEqualTo(AttemptResult.Kind.STORED_RESPONSE_UNREADABLE);
+    assertThat(count(effects)).isEqualTo(1);
+    assertThat(sealing.execute(transactions, request, insert("sealed-3", 201, "again")).block(WAIT).kind())
+        .isEqualTo(AttemptResult.Kind.REPLAYED);
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private long scalar(String text) {
+    return Mono.usingWhen(pool.create(),
+            c -> Flux.from(c.createStatement(text).execute())
+                .concatMap(result -> result.map((row, meta) -> ((Number) row.get(0)).longValue()))
+                .next(),
+            Connection::close)
+        .block(WAIT);
+  }
+
+  /** @return an engine on this test's table whose duplicates wait for the running attempt (up to 20 s) instead of failing fast */
+  private R2dbcTransactionalIdempotency waiting() {
+    return R2dbcTransactionalIdempotency.builder(pool).table(keys).retention(Duration.ofHours(1))
+        .inProgress(InProgressPolicy.waitUpTo(Duration.ofSeconds(20))).build();
   }
 
   private AttemptResult execute(IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {

@@ -9,6 +9,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InvalidPayloadException;
 import dev.idem.core.LeaseContext;
+import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.Scope;
 import dev.idem.core.StoredResponse;
 import dev.idem.core.http.HeaderRules;
@@ -384,8 +385,19 @@ public final class IdempotencyWebFilter implements WebFilter {
       case OUTCOME_UNKNOWN: {
         CapturingResponse captured = run.captured;
         if (captured != null && captured.overflowed()) {
-          // already streamed to the client; it cannot be withdrawn
+          if (ProblemCatalog.phaseOf(result) == OutcomeUnknownException.Phase.COMMIT) {
+            return streamedNotCommitted(result);
+          }
+          // lease mode: the effect happened; its answer already streamed to the client and cannot be withdrawn
           return Mono.empty();
+        }
+        break;
+      }
+      case ROLLED_BACK:
+      case REQUEST_FAILED: {
+        CapturingResponse captured = run.captured;
+        if (captured != null && captured.overflowed()) {
+          return streamedNotCommitted(result);
         }
         break;
       }
@@ -394,6 +406,19 @@ public final class IdempotencyWebFilter implements WebFilter {
     }
     return problem(response, ProblemCatalog.forResult(result,
         leaseRemaining -> ProblemCatalog.retryAfterSeconds(leaseRemaining, config.maxRetryAfter())), echo);
+  }
+
+  /**
+   * Transactional mode: an answer over the response limit streamed to the client before the
+   * commit, and the transaction rolled back, or its commit's acknowledgement was lost. Nothing can
+   * be taken back or appended, so the exchange fails and the server aborts the answer: the client
+   * sees a broken answer (not a clean one for writes that may have rolled back) and retries with the
+   * key, as with the servlet filter.
+   */
+  private static Mono<Void> streamedNotCommitted(AttemptResult result) {
+    return Mono.error(new IllegalStateException("idempotency filter: an answer longer than maxResponseBytes had already"
+        + " streamed to the client when its transaction did not commit, or may not have (" + result.kind() + "); aborting"
+        + " the answer", result.failure().orElse(null)));
   }
 
   private static Mono<Void> handlersAnswer(ServerHttpResponse response, HandlerRun run, String echo) {

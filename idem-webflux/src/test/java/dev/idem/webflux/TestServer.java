@@ -15,6 +15,7 @@ import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.WebFilter;
+import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -25,7 +26,8 @@ import reactor.netty.http.server.HttpServer;
  * Platform integration) turns any blocking call into an error.
  *
  * <p>Errors that reach WebFlux's error handling are recorded ({@link #errors()}) and answered 500
- * without logging, since a log line written to the console from an event loop is itself blocking.
+ * without logging, since a log line written to the console from an event loop is itself blocking;
+ * after the answer was committed, the error goes on to the server, which aborts the answer.
  */
 final class TestServer implements AutoCloseable {
 
@@ -42,6 +44,9 @@ final class TestServer implements AutoCloseable {
         .webFilter(filter)
         .exceptionHandler((exchange, error) -> {
           errors.add(error);
+          if (exchange.getResponse().isCommitted()) {
+            return Mono.error(error); // as WebFlux's own handling: the server aborts an answer already under way
+          }
           exchange.getResponse().setStatusCode(HttpStatus.INTERNAL_SERVER_ERROR);
           return exchange.getResponse().setComplete();
         })

@@ -450,12 +450,59 @@ public class IdemReactiveWebAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     TransactionalEngine idemTransactionalEngine(IdemProperties p, R2dbcTransactionalIdempotency engine,
-        ObjectProvider<ConnectionFactory> factories, ObjectProvider<ReactiveTransactionManager> managers) {
+        ObjectProvider<ConnectionFactory> factories, ObjectProvider<ReactiveTransactionManager> managers,
+        org.springframework.beans.factory.ListableBeanFactory beans) {
       ConnectionFactory factory = uniqueFactory(p, factories);
       ReactiveTransactionManager manager = managers.getIfUnique(() -> new R2dbcTransactionManager(factory));
+      checkManages(p, beans, manager, factory);
       R2dbcTransactions transactions = new SpringR2dbcTransactions(manager, factory);
       return TransactionalEngine.of((request, handler) -> engine.execute(transactions, request, connection -> handler),
           engine.listener());
+    }
+
+    /**
+     * The filter's transactions must be those of the keys' ConnectionFactory: the key's record is
+     * written on the connection bound to that factory, which a manager of another factory does not
+     * bind, so the claim, the handler's writes and the stored answer would not commit together.
+     * Refused, as the servlet stack refuses a transaction manager of another DataSource.
+     *
+     * @throws IdemConfigurationException if {@code manager} runs its transactions on another
+     *     ConnectionFactory, or does not say on which one and {@code idem.mode} is {@code auto}
+     */
+    private static void checkManages(IdemProperties p, org.springframework.beans.factory.ListableBeanFactory beans,
+        ReactiveTransactionManager manager, ConnectionFactory factory) {
+      String name = "(unnamed)";
+      for (String candidate : beans.getBeanNamesForType(ReactiveTransactionManager.class, true, false)) {
+        if (beans.getBean(candidate) == manager) {
+          name = candidate;
+        }
+      }
+      if (manager instanceof R2dbcTransactionManager r2dbc) {
+        ConnectionFactory managed = r2dbc.getConnectionFactory();
+        if (managed != null && unwrap(managed) != unwrap(factory)) {
+          throw new IdemConfigurationException("idem.mode", "transactional mode needs the key table and the handler's writes in"
+              + " one transaction, but the transaction manager '" + name + "' (R2dbcTransactionManager) runs its transactions on"
+              + " another ConnectionFactory than the one of the keys (" + factory + "): a request's writes would commit apart"
+              + " from its key. Mark the ConnectionFactory of the handlers' writes @Primary and give it the transaction manager,"
+              + " or set idem.mode=lease", null);
+        }
+        return;
+      }
+      if (p.getMode() != IdemProperties.Mode.TRANSACTIONAL) {
+        throw new IdemConfigurationException("idem.mode", "is auto, and the reactive transaction manager '" + name + "' ("
+            + manager.getClass().getName() + ") does not say which ConnectionFactory it manages, so Idem cannot tell whether"
+            + " the key table in " + factory + " commits with the handler's writes. Set idem.mode=transactional if it does,"
+            + " or idem.mode=lease", null);
+      }
+    }
+
+    /** @return the factory that {@code factory} delegates to, through Spring's delegating factories */
+    private static ConnectionFactory unwrap(ConnectionFactory factory) {
+      ConnectionFactory current = factory;
+      for (int i = 0; i < 16 && current instanceof org.springframework.r2dbc.connection.DelegatingConnectionFactory delegating; i++) {
+        current = delegating.getTargetConnectionFactory();
+      }
+      return current;
     }
 
     private static ConnectionFactory uniqueFactory(IdemProperties p, ObjectProvider<ConnectionFactory> factories) {

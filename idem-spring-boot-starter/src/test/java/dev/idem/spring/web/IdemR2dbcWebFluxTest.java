@@ -115,6 +115,14 @@ class IdemR2dbcWebFluxTest {
             .doOnNext(rows -> gatedStarted.incrementAndGet())
             .flatMap(rows -> Mono.fromFuture(gate, true)) // a cancelled request must not cancel the shared gate
             .then(Mono.defer(() -> ServerResponse.status(201).bodyValue("gated " + gatedCompleted.incrementAndGet()))))
+        .POST("/slow-orders", request -> request.bodyToMono(String.class)
+            .flatMap(body -> db.sql("INSERT INTO orders (idem_key, body) VALUES (:key, :body)")
+                .bind("key", request.headers().firstHeader("Idempotency-Key"))
+                .bind("body", body)
+                .fetch().rowsUpdated()
+                .thenReturn(body))
+            .delayElement(Duration.ofMillis(1500))
+            .flatMap(body -> ServerResponse.status(201).bodyValue("slow order " + runs.incrementAndGet())))
         .POST("/accounts", request -> request.bodyToMono(String.class)
             .flatMap(name -> db.sql("INSERT INTO accounts (name, idem_key) VALUES (:name, :key)")
                 .bind("name", name)
@@ -151,6 +159,28 @@ class IdemR2dbcWebFluxTest {
         server.disposeNow();
       }
     });
+  }
+
+  /** As {@link #served}, with the server's port for a raw socket. */
+  private void servedOnPort(ReactiveWebApplicationContextRunner runner, PortTest test) {
+    runner.run(ctx -> {
+      assertThat(ctx).hasNotFailed();
+      HandlerStrategies strategies = HandlerStrategies.builder().webFilter(ctx.getBean(IdempotencyWebFilter.class)).build();
+      DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
+          .handle(new ReactorHttpHandlerAdapter(RouterFunctions.toHttpHandler(routes(ctx.getBean(ConnectionFactory.class)), strategies)))
+          .bindNow();
+      try {
+        test.run(WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + server.port())
+            .responseTimeout(Duration.ofSeconds(30)).build(), server.port());
+      } finally {
+        server.disposeNow();
+      }
+    });
+  }
+
+  @FunctionalInterface
+  private interface PortTest {
+    void run(WebTestClient client, int port) throws Exception;
   }
 
   @FunctionalInterface
@@ -382,7 +412,7 @@ class IdemR2dbcWebFluxTest {
         org.springframework.transaction.ReactiveTransactionManager transactions, CompletableFuture<?> afterCommit) {
       SpringR2dbcTransactions spring = new SpringR2dbcTransactions(transactions, factory);
       return TransactionalEngine.of((request, handler) -> engine.execute(spring, request, connection -> handler)
-          .delayUntil(result -> Mono.fromCompletionStage(afterCommit)), engine.listener());
+          .delayUntil(result -> Mono.fromFuture(afterCommit, true)), engine.listener()); // the client leaving must not cancel the gate
     }
   }
 
@@ -421,6 +451,73 @@ class IdemR2dbcWebFluxTest {
     });
   }
 
+  /**
+   * Transactional mode: the client closes its socket while the handler runs, after its insert; the
+   * transaction rolls back with the claim, so nothing is kept, and the retry runs the handler once.
+   */
+  @Test
+  void aClientThatDisconnectsInsideTheHandlerLeavesNothingAndTheRetryRunsOnce() {
+    String key = "k-gone";
+    servedOnPort(app(), (client, port) -> {
+      // a first request makes the pool's connections and the key table
+      client.post().uri("/orders").header("Idempotency-Key", "k-warm").bodyValue("{\"item\":8}").exchange()
+          .expectStatus().isEqualTo(201);
+      runs.set(0);
+      try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+        String body = "{\"item\":9}";
+        socket.getOutputStream().write(("POST /slow-orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + "Idempotency-Key: " + key + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+            .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        Thread.sleep(500); // the handler has inserted its row and waits
+      }
+      Thread.sleep(2500); // past the handler's end, had it gone on
+      assertThat(rows(key)).isZero();
+      assertThat(rows("idem_keys", key)).isZero();
+      assertThat(runs).hasValue(0);
+      client.post().uri("/slow-orders").header("Idempotency-Key", key).bodyValue("{\"item\":9}").exchange()
+          .expectStatus().isEqualTo(201).expectBody(String.class).isEqualTo("slow order 1");
+      assertThat(rows(key)).isEqualTo(1);
+    });
+  }
+
+  /**
+   * Transactional mode: clients that close their socket at random points of the handler (before,
+   * during and after its insert). Spring's rollback on the cancellation could reach the database
+   * before the handler's statement being sent at that moment, which then committed on its own:
+   * a row without its key, which a retry would write again.
+   */
+  @Test
+  void aDisconnectRacingTheHandlersStatementCommittedItsRowWithoutTheKey() {
+    servedOnPort(app(), (client, port) -> {
+      client.post().uri("/orders").header("Idempotency-Key", "k-cut-warm").bodyValue("{\"item\":7}").exchange()
+          .expectStatus().isEqualTo(201);
+      java.util.Random random = new java.util.Random(7);
+      for (int i = 0; i < 40; i++) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+          String body = "{\"item\":" + i + "}";
+          socket.getOutputStream().write(("POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+              + "Idempotency-Key: k-cut-" + i + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+          socket.getOutputStream().flush();
+          Thread.sleep(190 + random.nextInt(40)); // around the handler's insert, 200 ms in
+        }
+      }
+      Thread.sleep(1500);
+      try (Connection c = DB.target().open(); Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM orders o WHERE o.idem_key LIKE 'k-cut-%' AND NOT EXISTS"
+              + " (SELECT 1 FROM idem_keys k WHERE k.idem_key = o.idem_key AND k.state = 'COMPLETED')")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("rows committed without their key").isZero();
+      }
+      try (Connection c = DB.target().open(); Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM idem_keys WHERE idem_key LIKE 'k-cut-%' AND state = 'IN_PROGRESS'")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("claims left").isZero();
+      }
+    });
+  }
+
   /** Regression of the earlier refusal: idem.mode=auto beside a ConnectionFactory is transactional now, and says so. */
   @Test
   void modeAutoBesideAConnectionFactoryRunsTransactionalMode() {
@@ -441,6 +538,40 @@ class IdemR2dbcWebFluxTest {
       assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), IdemUnsupportedException.class))
           .hasMessageContaining("dev.idem:idem-r2dbc").hasMessageContaining("idem.store=memory");
     });
+  }
+
+  /**
+   * The application's transaction manager runs its transactions on another ConnectionFactory than
+   * the keys': the filter's transactions would not hold the key's connection, so the claim, the
+   * handler's writes and the stored answer would each commit on their own (a 503's rows kept, the
+   * retry run again). Refused, as the servlet stack refuses a manager of another DataSource.
+   */
+  @Test
+  void aTransactionManagerOfAnotherConnectionFactoryLeftTheHandlersWritesOutsideTheKeysTransaction() {
+    ConnectionFactory other = io.r2dbc.spi.ConnectionFactories.get(DB.r2dbcUrl());
+    app().withBean("otherTransactions", org.springframework.transaction.ReactiveTransactionManager.class,
+            () -> new R2dbcTransactionManager(other))
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(IdemAutoConfigurationTest.causeOf(ctx.getStartupFailure(), dev.idem.spring.IdemConfigurationException.class))
+              .hasMessageContaining("otherTransactions").hasMessageContaining("another ConnectionFactory")
+              .hasMessageContaining("idem.mode=lease");
+        });
+    // the application's own manager on the keys' ConnectionFactory is the filter's: a 503 rolls back the handler's row
+    served(app().withUserConfiguration(OwnTransactionManager.class), client -> {
+      client.post().uri("/orders").header("Idempotency-Key", "k-own-tm").bodyValue("{\"item\":\"unavailable\"}").exchange()
+          .expectStatus().isEqualTo(503);
+      assertThat(rows("k-own-tm")).isZero();
+    });
+  }
+
+  /** An application that declares its transaction manager, on Spring Boot's ConnectionFactory. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class OwnTransactionManager {
+    @org.springframework.context.annotation.Bean
+    org.springframework.transaction.ReactiveTransactionManager ownTransactions(ConnectionFactory factory) {
+      return new R2dbcTransactionManager(factory);
+    }
   }
 
   @Test
