@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -69,6 +70,16 @@ import picocli.CommandLine.ParameterException;
  * the options. The service jar is {@code --jar} (default {@code
  * examples/notes-service/target/notes-service.jar}, relative to the working directory).
  *
+ * <p>{@code --stack webflux} runs the same comparison on the WebFlux notes service ({@code
+ * examples/notes-webflux}, Reactor Netty and R2DBC), PostgreSQL only: without Idem, its reactive
+ * floor, Idem in transactional mode on R2DBC (the service's default) and in lease mode ({@code
+ * idem.mode=lease idem.in-progress=fail-fast idem.store=r2dbc}); it writes {@code
+ * docs/reports/benchmarks-webflux.md} and {@code docs/reports/data/webflux.csv}:
+ *
+ * <pre>{@code
+ * ./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --stack webflux --out docs/reports
+ * }</pre>
+ *
  * <p>{@link GrpcLoad} measures the same workloads over gRPC with this class's closed-loop runner
  * ({@link #run}), its {@link Run} and its per-cell summaries, which are package-visible for it.
  */
@@ -77,6 +88,58 @@ public final class HttpLoad {
   /** The documented command, also at the top of the report. */
   static final String COMMAND =
       "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs/reports";
+
+  /**
+   * A notes service that the benchmark runs: the Spring MVC one (JDBC) or the WebFlux one (R2DBC).
+   *
+   * @param name the {@code --stack} value
+   * @param jar the service jar's default path, relative to the working directory
+   * @param report the report's file name in the output folder
+   * @param csv the CSV's path in the output folder
+   * @param regimes the database regimes it runs on, the default of {@code --db}
+   * @param command the documented command, at the top of the report
+   */
+  record Stack(String name, String jar, String report, String csv, List<String> regimes, String command) {
+
+    boolean webflux() {
+      return name.equals("webflux");
+    }
+
+    /** Starts one variant of the service on the database of {@code jdbcUrl}. */
+    NotesServiceProcess start(Path jar, Path dir, String variant, boolean idem, String jdbcUrl, List<String> arguments)
+        throws IOException, InterruptedException {
+      return webflux() ? NotesServiceProcess.startWebFlux(jar, dir, variant, idem, jdbcUrl, arguments)
+          : NotesServiceProcess.start(jar, dir, variant, idem, jdbcUrl, arguments);
+    }
+
+    /** The arguments of Idem's transactional variant: the WebFlux service runs it by default beside R2DBC. */
+    List<String> transactional() {
+      return webflux() ? List.of() : List.of("--idem.mode=transactional");
+    }
+
+    /** The arguments of Idem's lease variant, the keys in the service's own database. */
+    List<String> lease() {
+      return webflux() ? List.of("--idem.mode=lease", "--idem.in-progress=fail-fast", "--idem.store=r2dbc")
+          : List.of("--idem.mode=lease", "--idem.in-progress=fail-fast");
+    }
+  }
+
+  static final Stack SERVLET = new Stack("servlet", "examples/notes-service/target/notes-service.jar", "benchmarks-http.md",
+      "data/http.csv", List.of("sqlite", "postgres", "postgres-async", "mariadb", "mariadb-async"), COMMAND);
+
+  static final Stack WEBFLUX = new Stack("webflux", "examples/notes-webflux/target/notes-webflux.jar", "benchmarks-webflux.md",
+      "data/webflux.csv", List.of("postgres", "postgres-async"),
+      "./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad"
+          + " --stack webflux --out docs/reports");
+
+  /** @return the stack of a {@code --stack} value */
+  static Stack stack(String name) {
+    return switch (name) {
+      case "servlet" -> SERVLET;
+      case "webflux" -> WEBFLUX;
+      default -> throw new IllegalArgumentException("--stack: servlet or webflux; not " + name);
+    };
+  }
 
   /** Seconds of the warm-up of every path of every service before the first round (not measured). */
   private static final int SERVICE_WARMUP_SECONDS = 10;
@@ -130,14 +193,21 @@ public final class HttpLoad {
       customSynopsis = "java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad [options]",
       description = "The notes service over HTTP without Idem, with a hand-written key-last transaction (the floor) and with"
           + " Idem in transactional and in lease mode, in interleaved rounds: throughput and CPU per request (app and"
-          + " database); writes <out>/benchmarks-http.md and <out>/data/http.csv.")
+          + " database); writes <out>/benchmarks-http.md and <out>/data/http.csv (--stack webflux: <out>/benchmarks-webflux.md"
+          + " and <out>/data/webflux.csv).")
   static final class Args {
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs/reports", description = "Output folder (default: ${DEFAULT-VALUE}).")
     Path out;
 
-    @Option(names = "--jar", paramLabel = "PATH", defaultValue = "examples/notes-service/target/notes-service.jar",
-        description = "The notes service jar (default: ${DEFAULT-VALUE}).")
-    Path jar;
+    @Option(names = "--stack", paramLabel = "STACK", defaultValue = "servlet",
+        description = "servlet: the Spring MVC notes service (JDBC); webflux: the WebFlux notes service (R2DBC, PostgreSQL"
+            + " only) (default: ${DEFAULT-VALUE}).")
+    String stack;
+
+    @Option(names = "--jar", paramLabel = "PATH",
+        description = "The notes service jar (default: examples/notes-service/target/notes-service.jar, with --stack webflux"
+            + " examples/notes-webflux/target/notes-webflux.jar).")
+    @Nullable Path jar;
 
     @Option(names = "--rounds", paramLabel = "N", defaultValue = "3",
         description = "Rounds per database and client count; each runs every workload once, the order rotated"
@@ -157,11 +227,12 @@ public final class HttpLoad {
         description = "Client counts, comma-separated (default: ${DEFAULT-VALUE}).")
     List<Integer> clients;
 
-    @Option(names = "--db", split = ",", paramLabel = "LIST", defaultValue = "sqlite,postgres,postgres-async,mariadb,mariadb-async",
+    @Option(names = "--db", split = ",", paramLabel = "LIST",
         description = "Database regimes, comma-separated: sqlite, postgres (server defaults), postgres-async"
             + " (synchronous_commit = off on every variant's database), mariadb (defaults), mariadb-async (SET GLOBAL"
-            + " innodb_flush_log_at_trx_commit = 2 while it runs, then restored) (default: ${DEFAULT-VALUE}).")
-    List<String> databases;
+            + " innodb_flush_log_at_trx_commit = 2 while it runs, then restored) (default: all five; with --stack webflux"
+            + " postgres,postgres-async, the only ones it runs).")
+    @Nullable List<String> databases;
 
     @Option(names = "--postgres-url", paramLabel = "ADMIN_URL", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
         description = "PostgreSQL admin URL (default: ${DEFAULT-VALUE}).")
@@ -171,29 +242,45 @@ public final class HttpLoad {
         description = "MariaDB admin URL; a database per variant is created and dropped afterwards (default: ${DEFAULT-VALUE}).")
     String mariadbUrl;
 
+    @Option(names = "--note", paramLabel = "TEXT",
+        description = "A sentence for the report's header, such as what else ran on the machine meanwhile (default: none).")
+    @Nullable String note;
+
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
     boolean help;
   }
 
-  private static final List<String> REGIMES = List.of("sqlite", "postgres", "postgres-async", "mariadb", "mariadb-async");
 
   /**
-   * @param args see {@code --help}: {@code --out DIR}, {@code --jar PATH}, {@code --rounds N}, {@code --seconds N},
+   * @param args see {@code --help}: {@code --out DIR}, {@code --stack servlet|webflux}, {@code --jar PATH}, {@code --rounds N}, {@code --seconds N},
    *     {@code --warmup N}, {@code --clients LIST}, {@code --db LIST}, {@code --postgres-url URL}, {@code --mariadb-url URL}
    * @throws Exception when the services cannot be started or the report cannot be written
    */
   public static void main(String[] args) throws Exception {
     Args a = new Args();
     CommandLine cl = new CommandLine(a);
+    Stack stack = SERVLET;
     try {
       cl.parseArgs(args);
       if (a.rounds < 1 || a.seconds < 1 || a.warmup < 0 || a.clients.isEmpty() || a.clients.stream().anyMatch(c -> c < 1)) {
         throw new ParameterException(cl, "--rounds, --seconds and every --clients count must be 1 or more, --warmup 0 or more");
       }
+      try {
+        stack = stack(a.stack);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(cl, e.getMessage());
+      }
+      if (a.databases == null) {
+        a.databases = stack.regimes();
+      }
       for (String db : a.databases) {
-        if (!REGIMES.contains(db)) {
-          throw new ParameterException(cl, "--db: one or more of " + String.join(", ", REGIMES) + "; not " + db);
+        if (!stack.regimes().contains(db)) {
+          throw new ParameterException(cl, "--db: one or more of " + String.join(", ", stack.regimes()) + " (--stack " + stack.name()
+              + "); not " + db);
         }
+      }
+      if (a.jar == null) {
+        a.jar = Path.of(stack.jar());
       }
     } catch (ParameterException e) {
       System.err.println("HttpLoad: " + e.getMessage());
@@ -207,6 +294,7 @@ public final class HttpLoad {
     Path out = a.out;
     Path jar = a.jar;
     List<String> databases = a.databases;
+    Stack s = stack;
     if (!Files.isRegularFile(jar)) {
       System.err.println("HttpLoad: the notes service jar is missing: " + jar + " (build with ./mvnw -B -q -DskipTests package)");
       System.exit(2);
@@ -221,6 +309,7 @@ public final class HttpLoad {
       System.out.println("note: /proc cannot be read here; the CPU columns will say n/a");
     }
     Instant started = Instant.now();
+    String loadBefore = loadAverage();
     Path dir = Files.createTempDirectory("idem-http-bench-");
     List<Run> runs = new ArrayList<>();
     Map<String, Regime> regimes = new LinkedHashMap<>();
@@ -232,18 +321,28 @@ public final class HttpLoad {
           notes.add("In WAL mode with `synchronous=NORMAL` a commit appends to the WAL and does not wait for the disk (the WAL"
               + " is synced at checkpoints only), so SQLite already runs in the regime where the commit's flush hides no CPU;"
               + " there is no separate asynchronous regime. SQLite runs inside the service, so its CPU is in the app column.");
-          measure(database, jar, dir, a, name -> "jdbc:sqlite:" + dir.resolve(database + "-" + name + ".db")
+          measure(s, database, jar, dir, a, name -> "jdbc:sqlite:" + dir.resolve(database + "-" + name + ".db")
               + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", null, null, null, runs);
         }
         case "postgres", "postgres-async" -> PostgresRegime.run("HttpLoad", database, a.postgresUrl, database.endsWith("-async"), cpu,
             "service", h -> regimes.put(database, new Regime(h.title(), h.dbCpu(), h.notes())),
-            (urlFor, setting, dbCpu, ownDb) -> measure(database, jar, dir, a, urlFor, setting, dbCpu, ownDb, runs));
+            (urlFor, setting, dbCpu, ownDb) -> measure(s, database, jar, dir, a, urlFor, setting, dbCpu, ownDb, runs));
         case "mariadb", "mariadb-async" -> mariadb(database, database.endsWith("-async"), jar, dir, a, cpu, regimes, runs);
         default -> throw new IllegalArgumentException("--db: " + database);
       }
     }
-    write(out, runs, regimes, started, Duration.between(started, Instant.now()), a, List.of(args));
-    System.out.println("wrote " + out.resolve("benchmarks-http.md") + " and " + out.resolve("data/http.csv"));
+    write(s, out, runs, regimes, started, Duration.between(started, Instant.now()), a, List.of(args), loadBefore, loadAverage());
+    System.out.println("wrote " + out.resolve(s.report()) + " and " + out.resolve(s.csv()));
+  }
+
+  /** @return the 1, 5 and 15 minute load averages of {@code /proc/loadavg}, or {@code n/a} where it cannot be read */
+  static String loadAverage() {
+    try {
+      String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return fields.length < 3 ? "n/a" : fields[0] + ", " + fields[1] + ", " + fields[2];
+    } catch (IOException | RuntimeException e) {
+      return "n/a";
+    }
   }
 
   /** The URL of database {@code db} on the server of admin URL {@code admin}: its path replaced, its query kept. */
@@ -303,7 +402,7 @@ public final class HttpLoad {
             + " writes the redo log to the operating system and flushes it to disk about once a second, instead of at every commit.");
       }
       try {
-        List<String> values = measure(database, jar, dir, a, name -> {
+        List<String> values = measure(SERVLET, database, jar, dir, a, name -> {
           String db = prefix + name.replace('-', '_');
           try {
             st.execute("CREATE DATABASE " + db + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
@@ -351,7 +450,7 @@ public final class HttpLoad {
    * @param ownDb the CPU of the backends on a variant's database, given the variant's name; or {@code null}
    * @return "variant: setting" for each variant, empty without {@code setting}
    */
-  private static List<String> measure(String database, Path jar, Path dir, Args a, Function<String, String> urlFor,
+  private static List<String> measure(Stack stack, String database, Path jar, Path dir, Args a, Function<String, String> urlFor,
       Function<String, String> setting, ProcCpu.Source dbCpu, Function<String, ProcCpu.Source> ownDb, List<Run> runs)
       throws Exception {
     System.out.println("== " + database);
@@ -359,14 +458,14 @@ public final class HttpLoad {
     for (String name : List.of("without-idem", "floor", "idem-transactional", "idem-lease")) {
       urls.put(name, urlFor.apply(name));
     }
-    try (NotesServiceProcess without = NotesServiceProcess.start(jar, dir, database + "-without-idem", false,
+    try (NotesServiceProcess without = stack.start(jar, dir, database + "-without-idem", false,
             urls.get("without-idem"), List.of());
-        NotesServiceProcess floor = NotesServiceProcess.start(jar, dir, database + "-floor", false,
+        NotesServiceProcess floor = stack.start(jar, dir, database + "-floor", false,
             urls.get("floor"), List.of("--notes.benchmark.floor-endpoint=true"));
-        NotesServiceProcess tx = NotesServiceProcess.start(jar, dir, database + "-idem-transactional", true,
-            urls.get("idem-transactional"), List.of("--idem.mode=transactional"));
-        NotesServiceProcess lease = NotesServiceProcess.start(jar, dir, database + "-idem-lease", true,
-            urls.get("idem-lease"), List.of("--idem.mode=lease", "--idem.in-progress=fail-fast"))) {
+        NotesServiceProcess tx = stack.start(jar, dir, database + "-idem-transactional", true,
+            urls.get("idem-transactional"), stack.transactional());
+        NotesServiceProcess lease = stack.start(jar, dir, database + "-idem-lease", true,
+            urls.get("idem-lease"), stack.lease())) {
       List<String> values = new ArrayList<>();
       if (setting != null) {
         urls.forEach((name, url) -> values.add(name + " " + setting.apply(url)));
@@ -615,30 +714,53 @@ public final class HttpLoad {
   static final List<String> ORDER = List.of(WITHOUT, "create, " + FLOOR, "replay, " + FLOOR, "create, " + TX,
       "replay, " + TX, "create, " + LEASE, "replay, " + LEASE);
 
-  private static void write(Path out, List<Run> runs, Map<String, Regime> regimes, Instant started, Duration took, Args a,
-      List<String> argv) throws IOException {
+  private static void write(Stack stack, Path out, List<Run> runs, Map<String, Regime> regimes, Instant started, Duration took,
+      Args a, List<String> argv, String loadBefore, String loadAfter) throws IOException {
     Files.createDirectories(out.resolve("data"));
     List<List<?>> rows = new ArrayList<>();
     StringBuilder md = new StringBuilder();
-    md.append("# HTTP benchmark: the notes service without Idem, with a hand-written floor and with the Idem filter\n\n");
+    md.append(stack.webflux()
+        ? "# WebFlux benchmark: the reactive notes service without Idem, with a hand-written floor and with the Idem WebFilter\n\n"
+        : "# HTTP benchmark: the notes service without Idem, with a hand-written floor and with the Idem filter\n\n");
     md.append("Generated by `dev.idem.benchmarks.HttpLoad`; do not edit by hand, run the command again.\n\n");
-    md.append("```sh\n").append(COMMAND).append("\n```\n\n");
+    md.append("```sh\n").append(stack.command()).append("\n```\n\n");
     long seconds = took.toSeconds();
     md.append("This report: `HttpLoad").append(argv.isEmpty() ? "" : " " + String.join(" ", argv)).append("`, started ")
         .append(started.truncatedTo(ChronoUnit.SECONDS)).append(", took ").append(seconds / 60).append(" min ")
-        .append(seconds % 60).append(" s.\n\n");
-    md.append("In each database regime, four processes of `examples/notes-service/target/notes-service.jar`, each on a database")
-        .append(" of its own:\n\n")
-        .append("- **without Idem**: `--idem.enabled=false`, `POST /notes` without a key: one auto-commit INSERT of the note.\n")
-        .append("- **floor**: `--idem.enabled=false --notes.benchmark.floor-endpoint=true`, `POST ").append(FLOOR_PATH)
-        .append("` with an `Idempotency-Key`: the idempotent create an experienced developer writes by hand, in the same")
-        .append(" application (`FloorBenchmarkController`, benchmark-only). One primary-key read of `floor_keys` in auto-commit")
-        .append(" (found: the stored answer if the SHA-256 of the body matches, else 422); else one transaction: the note, its")
-        .append(" JSON answer, the key row inserted last (`ON CONFLICT DO NOTHING`, MariaDB `INSERT IGNORE`; no row: roll back")
-        .append(" and answer from the winner's row), commit, 201.\n")
-        .append("- **with Idem, transactional**: `--idem.mode=transactional` (the service's default: the key, the note and the")
-        .append(" stored response in one transaction).\n")
-        .append("- **with Idem, lease**: `--idem.mode=lease --idem.in-progress=fail-fast` (claim, note and completion in three).\n\n")
+        .append(seconds % 60).append(" s. Load average (1, 5, 15 min, `/proc/loadavg`) at the start: ").append(loadBefore)
+        .append("; at the end: ").append(loadAfter).append(".\n\n");
+    if (a.note != null) {
+      md.append("**Note:** ").append(a.note).append("\n\n");
+    }
+    if (stack.webflux()) {
+      md.append("In each database regime, four processes of `").append(stack.jar()).append("` (Spring WebFlux on Reactor Netty,")
+          .append(" R2DBC PostgreSQL), each on a database of its own:\n\n")
+          .append("- **without Idem**: `--idem.enabled=false`, `POST /notes` without a key: one auto-commit INSERT of the note.\n")
+          .append("- **floor**: `--idem.enabled=false --notes.benchmark.floor-endpoint=true`, `POST ").append(FLOOR_PATH)
+          .append("` with an `Idempotency-Key`: the Spring MVC service's floor written reactively (`FloorBenchmarkController`")
+          .append(" of notes-webflux, benchmark-only: `DatabaseClient` and a `TransactionalOperator`, nothing blocks). One")
+          .append(" primary-key read of `floor_keys` outside a transaction (found: the stored answer if the SHA-256 of the body")
+          .append(" matches, else 422); else one transaction: the note, its JSON answer, the key row inserted last (`ON CONFLICT")
+          .append(" DO NOTHING`; no row: roll back and answer from the winner's row), commit, 201.\n")
+          .append("- **with Idem, transactional**: no mode set: beside the R2DBC `ConnectionFactory` the starter runs")
+          .append(" transactional mode (the key, the note and the stored response in one reactive transaction).\n")
+          .append("- **with Idem, lease**: `--idem.mode=lease --idem.in-progress=fail-fast --idem.store=r2dbc` (claim, note and")
+          .append(" completion in three transactions, the keys in the R2DBC key table of the same database).\n\n");
+    } else {
+      md.append("In each database regime, four processes of `examples/notes-service/target/notes-service.jar`, each on a database")
+          .append(" of its own:\n\n")
+          .append("- **without Idem**: `--idem.enabled=false`, `POST /notes` without a key: one auto-commit INSERT of the note.\n")
+          .append("- **floor**: `--idem.enabled=false --notes.benchmark.floor-endpoint=true`, `POST ").append(FLOOR_PATH)
+          .append("` with an `Idempotency-Key`: the idempotent create an experienced developer writes by hand, in the same")
+          .append(" application (`FloorBenchmarkController`, benchmark-only). One primary-key read of `floor_keys` in auto-commit")
+          .append(" (found: the stored answer if the SHA-256 of the body matches, else 422); else one transaction: the note, its")
+          .append(" JSON answer, the key row inserted last (`ON CONFLICT DO NOTHING`, MariaDB `INSERT IGNORE`; no row: roll back")
+          .append(" and answer from the winner's row), commit, 201.\n")
+          .append("- **with Idem, transactional**: `--idem.mode=transactional` (the service's default: the key, the note and the")
+          .append(" stored response in one transaction).\n")
+          .append("- **with Idem, lease**: `--idem.mode=lease --idem.in-progress=fail-fast` (claim, note and completion in three).\n\n");
+    }
+    md
         .append("Seven workloads: create without Idem (no key); create (a new random key per request) and replay (one of 200")
         .append(" keys completed before the runs, the same body) for the floor, transactional and lease. The four services stay")
         .append(" up side by side for the whole comparison of a regime; closed-loop clients on loopback (java.net.http, HTTP/1.1).\n\n");
@@ -659,7 +781,8 @@ public final class HttpLoad {
     md.append("- CPU per request, app and database, in µs: over each run's measured window only. `/proc/<pid>/stat`'s utime +")
         .append(" stime is read at the window's start and at its end; the difference, in clock ticks of 1/")
         .append(ProcCpu.TICKS_PER_SECOND).append(" s (`getconf CLK_TCK`), is divided by the requests measured. **App**: the")
-        .append(" service's JVM process (all its threads: HTTP, JDBC, JIT, GC). **Database**: PostgreSQL: the sum over every")
+        .append(" service's JVM process (all its threads: HTTP, ").append(stack.webflux() ? "R2DBC" : "JDBC")
+        .append(", JIT, GC). **Database**: PostgreSQL: the sum over every")
         .append(" process named `postgres` (backends, WAL writer, checkpointer, ...) plus the postmaster's cutime + cstime (a")
         .append(" backend that exits is reaped by the postmaster and its CPU moves there); MariaDB: the `mariadbd` (or")
         .append(" `mysqld`) process; SQLite runs inside the service (\"in app\"). The database figure is the whole server's,")
@@ -669,7 +792,7 @@ public final class HttpLoad {
         .append(" cross-check where the server is not idle. Per cell: the medians over the rounds. \"added CPU per create\" is, per round, a")
         .append(" variant's create minus \"create, without Idem\" of the same round, app and database separately; its median")
         .append(" and range over the rounds. Where `/proc` cannot be read the columns say n/a.\n");
-    md.append("- Every run is a row of `data/http.csv` (with its round, its position in the round, its own ratios, its")
+    md.append("- Every run is a row of `").append(stack.csv()).append("` (with its round, its position in the round, its own ratios, its")
         .append(" request count and its CPU ticks), to recompute any of this.\n\n");
     md.append(resolution(runs, a.seconds)).append("\n\n");
     Map<String, String> machine = Machine.describe();
@@ -678,8 +801,8 @@ public final class HttpLoad {
         .append(". The services, the client and the databases share the machine's cores.\n\n");
     md.append("The target \"HTTP filter overhead <= 10%\" compares a create with Idem with \"create, without Idem\" on the same ")
         .append("database at the same client count: overhead = 1 - x, where x is its \"x create without Idem\" (the median of")
-        .append(" the per-round ratios); the per-round range runs from 1 - the highest ratio to 1 - the lowest. The targets of")
-        .append(" issue 25 are in the last section.\n");
+        .append(" the per-round ratios); the per-round range runs from 1 - the highest ratio to 1 - the lowest.")
+        .append(stack.webflux() ? "\n" : " The targets of issue 25 are in the last section.\n");
     for (Map.Entry<String, Regime> entry : regimes.entrySet()) {
       String database = entry.getKey();
       Regime regime = entry.getValue();
@@ -750,16 +873,30 @@ public final class HttpLoad {
             regime.dbCpu().replace("`", ""), r.ownDbTicks() < 0 ? "" : r.ownDbTicks(), r.ownDbMicros()));
       }
     }
-    targets(md, runs, regimes, a);
-    md.append("\nWithout Idem a create is one write transaction (the note). The floor's is one too, with one more statement in")
-        .append(" it (the key row, last), after one primary-key read outside it. In transactional mode (the starter's default order,")
-        .append(" idem.strategy=key-last) it has the floor's shape: one primary-key read outside it, then the note and the key row")
-        .append(" completed with its stored response, last; in lease mode it is three write transactions ")
-        .append("(claim, note, completion). SQLite has a single writer, so there a transaction that spans the handler holds ")
-        .append("every other writer back; PostgreSQL and MariaDB lock rows, so concurrent creates of distinct keys do not wait on")
-        .append(" each other. A replay is one primary-key read in every variant.\n");
-    Files.writeString(out.resolve("benchmarks-http.md"), md.toString());
-    Csv.write(out.resolve("data/http.csv"),
+    if (!stack.webflux()) {
+      targets(md, runs, regimes, a);
+    }
+    if (stack.webflux()) {
+      md.append("\nWithout Idem a create is one write transaction (the note). The floor's is one too, with one more statement in")
+          .append(" it (the key row, last), after one primary-key read outside it. In transactional mode on R2DBC the filter")
+          .append(" opens the transaction first and does everything in it: one primary-key read of the key, the claim (an")
+          .append(" insert of the key row \"in progress\"), on PostgreSQL a savepoint, the note, the completion (an update of")
+          .append(" the key row with the stored response), commit; in lease mode it is three write transactions (claim, note,")
+          .append(" completion). A replay is one primary-key read in every variant; in transactional mode it is read inside the")
+          .append(" filter's transaction, so it also begins and ends one. No thread waits for the database: a request holds an")
+          .append(" R2DBC connection from the pool (Spring Boot's default, 10) for its statements, and the event loops serve")
+          .append(" the other requests meanwhile.\n");
+    } else {
+      md.append("\nWithout Idem a create is one write transaction (the note). The floor's is one too, with one more statement in")
+          .append(" it (the key row, last), after one primary-key read outside it. In transactional mode (the starter's default order,")
+          .append(" idem.strategy=key-last) it has the floor's shape: one primary-key read outside it, then the note and the key row")
+          .append(" completed with its stored response, last; in lease mode it is three write transactions ")
+          .append("(claim, note, completion). SQLite has a single writer, so there a transaction that spans the handler holds ")
+          .append("every other writer back; PostgreSQL and MariaDB lock rows, so concurrent creates of distinct keys do not wait on")
+          .append(" each other. A replay is one primary-key read in every variant.\n");
+    }
+    Files.writeString(out.resolve(stack.report()), md.toString());
+    Csv.write(out.resolve(stack.csv()),
         List.of("database", "workload", "clients", "round", "position", "ops_per_s", "p50_ms", "p99_ms", "p999_ms", "errors",
             "x_create_without_idem", "x_floor", "requests", "app_cpu_ticks", "db_cpu_ticks", "app_us_per_req",
             "db_us_per_req", "db_cpu", "own_backends_cpu_ticks", "own_backends_us_per_req"), rows);
