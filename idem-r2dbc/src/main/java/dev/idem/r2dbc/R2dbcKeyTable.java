@@ -60,10 +60,7 @@ final class R2dbcKeyTable {
     this.readLatest = f.apply(s.readLatest);
     this.claim = f.apply(s.claim);
     this.takeover = s.takeover == null ? null : f.apply(s.takeover);
-    // Only this transaction's claim: on MySQL a deadlock inside the effect rolls the transaction
-    // back and the session goes on in auto-commit, so an unconditional completion would write, on
-    // its own, over whatever the key's row has become since (a duplicate's committed answer).
-    this.complete = f.apply(s.complete + " AND state = 'IN_PROGRESS' AND lease_until IS NULL");
+    this.complete = f.apply(s.complete); // this transaction's own claim only (see KeyTableSql#complete)
     this.leaseInsert = f.apply(s.leaseInsert);
     this.leaseOverwrite = f.apply(s.leaseOverwrite);
     this.leaseRenew = f.apply(s.leaseRenew);

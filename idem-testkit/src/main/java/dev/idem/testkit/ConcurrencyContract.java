@@ -114,6 +114,89 @@ public abstract class ConcurrencyContract extends TransactionalContract {
   }
 
   /**
+   * Regression (found in the R2DBC engine, the same statements here): on MySQL/MariaDB a deadlock
+   * inside the effect rolls its whole transaction back, claim included, and the session goes on in
+   * auto-commit (Idem's transaction was begun with START TRANSACTION). A duplicate waiting on the
+   * claim then ran and committed its answer, and the first attempt's effect, which caught the
+   * deadlock and answered 409, completed the key on its own, over that record: the duplicate's
+   * writes happened, and 409 was stored. The completion writes only its own claim now, finds none,
+   * and the first attempt fails without storing anything.
+   */
+  @Test
+  void aCompletionAfterTheDatabaseRolledBackTheEffectsTransactionOverwroteADuplicatesAnswer() throws Exception {
+    try (Connection c = database().open()) {
+      Assumptions.assumeTrue(Dialect.detect(c).equals(Dialect.mysql()), "MySQL/MariaDB: a deadlock victim's session goes on");
+      Assumptions.assumeTrue(strategy() == JdbcIdempotency.Strategy.CLAIM_FIRST, "a duplicate waits on the claim");
+      idem.createSchema(c);
+    }
+    String rows = "rows_" + suffix;
+    try (Connection c = database().open(); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE " + rows + " (id VARCHAR(16) PRIMARY KEY, note VARCHAR(16))");
+      st.execute("INSERT INTO " + rows + " (id, note) VALUES ('r1', 'x'), ('r2', 'x')");
+    }
+    IdempotentRequest request = request("alice", "k-victim", "{}");
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try (Connection heavy = database().open(); Statement hs = heavy.createStatement()) {
+      heavy.setAutoCommit(false);
+      StringBuilder many = new StringBuilder();
+      for (int i = 0; i < 200; i++) {
+        many.append(i == 0 ? "" : ", ").append("('h").append(i).append("', 'h')");
+      }
+      hs.execute("INSERT INTO " + rows + " (id, note) VALUES " + many); // the heavier side is not the victim
+      hs.execute("UPDATE " + rows + " SET note = 'h' WHERE id = 'r2'");
+      CountDownLatch holdsR1 = new CountDownLatch(1);
+      AtomicInteger deadlocks = new AtomicInteger();
+      Future<Object> first = pool.submit(() -> {
+        try (Connection c = database().open()) {
+          return idem.execute(c, request, ctx -> {
+            Connection conn = ctx.connection();
+            try (Statement st = conn.createStatement()) {
+              st.execute("UPDATE " + rows + " SET note = 'a' WHERE id = 'r1'");
+              holdsR1.countDown();
+              st.execute("UPDATE " + rows + " SET note = 'a' WHERE id = 'r2'");
+              return StoredResponse.of(201, "first");
+            } catch (java.sql.SQLException e) {
+              deadlocks.incrementAndGet();
+              return StoredResponse.of(409, "conflict");
+            }
+          });
+        } catch (RuntimeException e) {
+          return e;
+        }
+      });
+      assertThat(holdsR1.await(30, TimeUnit.SECONDS)).isTrue();
+      Future<Outcome> duplicate = pool.submit(() -> {
+        try (Connection c = database().open()) {
+          return idem.execute(c, request, ctx -> {
+            long id = effects.insert(ctx.connection(), "dup", "{}");
+            Thread.sleep(800);
+            return StoredResponse.of(201, "{\"id\":" + id + "}");
+          });
+        }
+      });
+      Thread.sleep(400); // the first waits on r2, the duplicate on the first's claim
+      hs.execute("UPDATE " + rows + " SET note = 'h' WHERE id = 'r1'"); // the deadlock: the first is its victim
+      heavy.rollback();
+
+      Object a = first.get(60, TimeUnit.SECONDS);
+      Outcome b = duplicate.get(60, TimeUnit.SECONDS);
+      assertThat(deadlocks).hasValue(1);
+      assertThat(b.replayed()).isFalse();
+      assertThat(a).as("the first attempt stored nothing: its writes were rolled back").isNotInstanceOf(Outcome.class);
+      try (Connection c = database().open()) {
+        Outcome replay = idem.execute(c, request, ctx -> StoredResponse.of(201, "third"));
+        assertThat(replay.replayed()).isTrue();
+        assertThat(replay.response()).isEqualTo(b.response());
+      }
+    } finally {
+      pool.shutdownNow();
+      try (Connection c = database().open(); Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + rows);
+      }
+    }
+  }
+
+  /**
    * Regression: under SERIALIZABLE, creates of distinct keys whose effects read what the others
    * write fail with serialization failures (SQLState 40001), at the effect or at the COMMIT; the
    * COMMIT case was reported as "outcome unknown" although the database had rolled it all back.

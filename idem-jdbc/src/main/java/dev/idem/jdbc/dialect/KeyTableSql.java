@@ -133,7 +133,11 @@ public abstract class KeyTableSql {
   public final @Nullable String recordTakeover;
 
   /**
-   * Stores the response in this transaction's claim. The expiry is moved only when {@code
+   * Stores the response in this transaction's claim, and in no other row: only a record still
+   * {@code IN_PROGRESS} without a lease (on MySQL a deadlock inside the effect rolls the claim back
+   * and the session goes on in auto-commit, where a completion of whatever the row has become
+   * would overwrite a duplicate's committed answer; it changes no row instead, and the attempt
+   * fails with nothing stored). The expiry is moved only when {@code
    * retention} from now is later than the one the claim wrote (which the caller sets a margin past
    * {@code retention}): a completion soon after its claim rewrites no indexed column, so PostgreSQL
    * can make it a HOT update. Parameters: status, response, retention (ms) twice, pk.
@@ -308,7 +312,11 @@ public abstract class KeyTableSql {
     // live record for the duplicates that waited on it.
     // created_at becomes the completion's time: a completed record's created_at is when it
     // completed (KeyStatus.Completed#completedAt); the column is not indexed, so this keeps a HOT update.
-    this.complete = "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, created_at = " + now + ", " + laterExpiry + PK;
+    // Only this transaction's own claim (IN_PROGRESS, no lease): on MySQL a deadlock inside the
+    // effect rolls the whole transaction back, claim included, and the session goes on in
+    // auto-commit; a completion of any row would then overwrite a duplicate's committed answer.
+    this.complete = "UPDATE " + t + " SET state = 'COMPLETED', status = ?, response = ?, created_at = " + now + ", " + laterExpiry + PK
+        + " AND state = 'IN_PROGRESS' AND lease_until IS NULL";
     if (savepointAfterClaim()) {
       // One row written, or an error that stops the COMMIT after it from running: a cast that fails
       // on a marker of Idem's own, so that it is told apart from the same kind of error raised by
