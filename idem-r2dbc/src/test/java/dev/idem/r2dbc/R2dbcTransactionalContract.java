@@ -274,15 +274,7 @@ abstract class R2dbcTransactionalContract {
   @Test
   void aCommitThatFailsLeavesTheOutcomeUnknownAndTheRetrySafe() {
     IdempotentRequest request = request("{\"text\":\"commit\"}");
-    R2dbcTransactions commitLost = new R2dbcTransactions() {
-      @Override
-      public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
-        // the work runs, then its transaction rolls back and the caller hears of a failed commit
-        return transactions.inTransaction(work, value -> false)
-            .then(Mono.error(new IllegalStateException("connection reset during COMMIT")));
-      }
-    };
-    AttemptResult lost = idem.execute(commitLost, request, insert("commit", 201, "created")).block(WAIT);
+    AttemptResult lost = idem.execute(commitLost(), request, insert("commit", 201, "created")).block(WAIT);
 
     assertThat(lost.kind()).isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
     assertThat(count(effects)).isZero();
@@ -352,14 +344,7 @@ abstract class R2dbcTransactionalContract {
   @Test
   void aLostCommitWasReportedAsALeaseCompletionInDoubt() {
     IdempotentRequest request = request("{\"text\":\"phase\"}");
-    R2dbcTransactions commitLost = new R2dbcTransactions() {
-      @Override
-      public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
-        return transactions.inTransaction(work, value -> false)
-            .then(Mono.error(new IllegalStateException("connection reset during COMMIT")));
-      }
-    };
-    AttemptResult lost = idem.execute(commitLost, request, insert("phase", 201, "created")).block(WAIT);
+    AttemptResult lost = idem.execute(commitLost(), request, insert("phase", 201, "created")).block(WAIT);
 
     assertThat(lost.kind()).isEqualTo(AttemptResult.Kind.OUTCOME_UNKNOWN);
     // the commit of writes and answer together is in doubt, not a lease-mode completion after an effect that happened
@@ -698,6 +683,17 @@ abstract class R2dbcTransactionalContract {
   private R2dbcTransactionalIdempotency waiting() {
     return R2dbcTransactionalIdempotency.builder(pool).table(keys).retention(Duration.ofHours(1))
         .inProgress(InProgressPolicy.waitUpTo(Duration.ofSeconds(20))).build();
+  }
+
+  /** Transactions whose work runs, then rolls back, and whose caller hears of a failed commit. */
+  private R2dbcTransactions commitLost() {
+    return new R2dbcTransactions() {
+      @Override
+      public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
+        return transactions.inTransaction(work, value -> false)
+            .then(Mono.error(new IllegalStateException("connection reset during COMMIT")));
+      }
+    };
   }
 
   private AttemptResult execute(IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {

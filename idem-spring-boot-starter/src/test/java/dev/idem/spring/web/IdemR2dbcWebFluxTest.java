@@ -161,28 +161,6 @@ class IdemR2dbcWebFluxTest {
     });
   }
 
-  /** As {@link #served}, with the server's port for a raw socket. */
-  private void servedOnPort(ReactiveWebApplicationContextRunner runner, PortTest test) {
-    runner.run(ctx -> {
-      assertThat(ctx).hasNotFailed();
-      HandlerStrategies strategies = HandlerStrategies.builder().webFilter(ctx.getBean(IdempotencyWebFilter.class)).build();
-      DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
-          .handle(new ReactorHttpHandlerAdapter(RouterFunctions.toHttpHandler(routes(ctx.getBean(ConnectionFactory.class)), strategies)))
-          .bindNow();
-      try {
-        test.run(WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + server.port())
-            .responseTimeout(Duration.ofSeconds(30)).build(), server.port());
-      } finally {
-        server.disposeNow();
-      }
-    });
-  }
-
-  @FunctionalInterface
-  private interface PortTest {
-    void run(WebTestClient client, int port) throws Exception;
-  }
-
   @FunctionalInterface
   private interface ServedTest {
     void run(WebTestClient client) throws Exception;
@@ -458,7 +436,7 @@ class IdemR2dbcWebFluxTest {
   @Test
   void aClientThatDisconnectsInsideTheHandlerLeavesNothingAndTheRetryRunsOnce() {
     String key = "k-gone";
-    servedOnPort(app(), (client, port) -> {
+    served(app(), (client, port) -> {
       // a first request makes the pool's connections and the key table
       client.post().uri("/orders").header("Idempotency-Key", "k-warm").bodyValue("{\"item\":8}").exchange()
           .expectStatus().isEqualTo(201);
@@ -489,7 +467,7 @@ class IdemR2dbcWebFluxTest {
    */
   @Test
   void aDisconnectRacingTheHandlersStatementCommittedItsRowWithoutTheKey() {
-    servedOnPort(app(), (client, port) -> {
+    served(app(), (client, port) -> {
       client.post().uri("/orders").header("Idempotency-Key", "k-cut-warm").bodyValue("{\"item\":7}").exchange()
           .expectStatus().isEqualTo(201);
       java.util.Random random = new java.util.Random(7);
