@@ -145,18 +145,30 @@ final class PurgeLoad {
     Path dir = Files.createTempDirectory("idem-purge-bench-");
     StringBuilder report = new StringBuilder();
     for (String database : a.databases) {
-      boolean pg = database.equals("postgres");
-      String admin = pg ? a.postgresUrl : a.mariadbUrl;
+      if (database.equals("mariadb")) {
+        MariadbDatabases databases;
+        try {
+          databases = MariadbDatabases.open(a.mariadbUrl, "purge");
+        } catch (SQLException e) {
+          System.err.println("PurgeLoad: " + database + " skipped, not reachable at " + a.mariadbUrl + ": " + e.getMessage());
+          continue;
+        }
+        try (databases) {
+          report.append("\n## MariaDB ").append(databases.version()).append(", server defaults\n\n");
+          measure(KeyTableLoader.Database.MARIADB, a, dir, databases.create("keys"), report);
+        }
+        continue;
+      }
+      String admin = a.postgresUrl;
       String name = "idem_purge_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
       try (Connection c = DriverManager.getConnection(admin); Statement st = c.createStatement()) {
-        st.execute(pg ? "CREATE DATABASE " + name : "CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+        st.execute("CREATE DATABASE " + name);
         try {
           String version = HttpLoad.query(admin, "SELECT version()").replaceAll(" on .*", "");
-          report.append("\n## ").append(pg ? "PostgreSQL " : "MariaDB ").append(version).append(", server defaults\n\n");
-          measure(pg ? KeyTableLoader.Database.POSTGRES : KeyTableLoader.Database.MARIADB, a, dir, HttpLoad.withDatabase(admin, name),
-              report);
+          report.append("\n## PostgreSQL ").append(version).append(", server defaults\n\n");
+          measure(KeyTableLoader.Database.POSTGRES, a, dir, HttpLoad.withDatabase(admin, name), report);
         } finally {
-          st.execute(pg ? "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)" : "DROP DATABASE IF EXISTS " + name);
+          st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
         }
       } catch (SQLException e) {
         System.err.println("PurgeLoad: " + database + " skipped, not reachable at " + admin + ": " + e.getMessage());
@@ -312,9 +324,7 @@ final class PurgeLoad {
           KeyTableLoader.queryLong(url, "SELECT pg_indexes_size('idem_keys')"),
           KeyTableLoader.queryLong(url, "SELECT pg_total_relation_size('idem_keys')"));
     }
-    String where = " FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'idem_keys'";
-    long heap = KeyTableLoader.queryLong(url, "SELECT data_length" + where);
-    long indexes = KeyTableLoader.queryLong(url, "SELECT index_length" + where);
-    return new Sizes(KeyTableLoader.queryLong(url, "SELECT count(*) FROM idem_keys"), heap, indexes, heap + indexes);
+    MariadbDatabases.TableBytes t = MariadbDatabases.sizes(url);
+    return new Sizes(t.rows(), t.data(), t.indexes(), t.data() + t.indexes());
   }
 }

@@ -10,6 +10,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -44,30 +45,40 @@ import picocli.CommandLine.ParameterException;
  * What a key costs as the key table grows: the notes service in transactional and in lease mode,
  * each against a small key table ({@code --small} rows) and against one preloaded with {@code
  * --rows} rows, side by side in one run, on PostgreSQL (server defaults, and {@code
- * synchronous_commit = off}).
+ * synchronous_commit = off}), MariaDB (server defaults, a database per table), SQLite (the notes
+ * service's embedded store: a file per table in the run's temporary folder, WAL, {@code
+ * synchronous=NORMAL}) and, in a report of its own, Redis (lease mode).
  *
  * <p>For each size, four services run at once (transactional and lease mode, on the small and on
- * the large table's database). The rows are loaded the way an operator would load a copy of
- * production: one real create through the service gives a template record (its principal,
- * operation, fingerprint and stored answer, the service's own bytes), then {@code INSERT ...
- * SELECT ... FROM generate_series} copies it under keys of the length of a UUID (36 characters,
- * from the MD5 of the row's number, so the load client can name any of them) with creation times
- * spread evenly over the retention (24 hours) and expiries one retention later; the indexes are
- * dropped during the load and rebuilt after it, then {@code VACUUM ANALYZE} and {@code CHECKPOINT}
- * so the load's own write-back is not measured. A create sends a new UUID key; a replay sends one
+ * the large table's database; on SQLite both modes open the table's one file). The rows are loaded
+ * the way an operator would load a copy of production ({@link KeyTableLoader}): one real create
+ * through the service gives a template record (its principal, operation, fingerprint and stored
+ * answer, the service's own bytes), then one {@code INSERT ... SELECT} (over {@code
+ * generate_series}, MariaDB's sequence engine, or an SQLite recursive CTE) copies it under keys of
+ * the length of a UUID (36 characters, from the MD5 of the row's number, so the load client can
+ * name any of them) with creation times spread evenly over the retention (24 hours) and expiries
+ * one retention later; the indexes are dropped during the load and rebuilt after it (SQLite's
+ * {@code WITHOUT ROWID} table keeps its primary key, filled in key order), then the table is
+ * analyzed and, on PostgreSQL and SQLite, checkpointed so the load's own write-back is not
+ * measured. A create sends a new UUID key; a replay sends one
  * of the preloaded keys drawn uniformly at random, so at 10^7 rows nearly every replay reads a
  * part of the index and of the heap no earlier replay read.
  *
  * <p>Each round runs the eight workloads (create and replay, two modes, two tables) once, the order
  * rotated from round to round; a cell is the median over rounds, its ratio the median of the
  * per-round ratios of the large table to the small one. Beside throughput and p99: CPU per request
- * of the service and of the backends on its database ({@link ProcCpu}), the table's and each
- * index's size per key, and where a replay's pages came from ({@code pg_statio_user_tables}: shared
- * buffers, or a read from the operating system, which may still be its page cache).
+ * of the service and of the database ({@link ProcCpu}: PostgreSQL's backends on the table's
+ * database, MariaDB's whole {@code mariadbd}; SQLite runs inside the service), the table's and each
+ * index's size per key (PostgreSQL: {@code pg_relation_size}; MariaDB: InnoDB's estimates in {@code
+ * information_schema.tables} and {@code mysql.innodb_index_stats}; SQLite: the {@code dbstat}
+ * table), and, on PostgreSQL, where a replay's pages came from ({@code pg_statio_user_tables}:
+ * shared buffers, or a read from the operating system, which may still be its page cache). The SQL
+ * sections of a run go to {@code benchmarks-scale.md}, which the run replaces (so one run names
+ * every SQL regime the report should hold), Redis's to {@code benchmarks-scale-redis.md}.
  *
  * <pre>{@code
  * ./mvnw -B -q -DskipTests package
- * java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.ScaleLoad --rows 1000000,10000000
+ * java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.ScaleLoad --db postgres,postgres-async,mariadb,sqlite
  * }</pre>
  */
 final class ScaleLoad {
@@ -79,7 +90,8 @@ final class ScaleLoad {
       customSynopsis = "java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.ScaleLoad [options]",
       description = "Creates and replays of the notes service (Idem transactional and lease mode) against a small key table"
           + " and against tables preloaded with --rows rows, in interleaved rounds: throughput, p99, CPU per request, bytes"
-          + " per key and buffer hits; writes <out>/benchmarks-scale.md, and <out>/benchmarks-scale-redis.md for --db redis.")
+          + " per key and buffer hits; writes <out>/benchmarks-scale.md (PostgreSQL, MariaDB, SQLite), and"
+          + " <out>/benchmarks-scale-redis.md for --db redis.")
   static final class Args {
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "docs/reports", description = "Output folder (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -111,8 +123,9 @@ final class ScaleLoad {
     int clients;
 
     @Option(names = "--db", split = ",", paramLabel = "LIST", defaultValue = "postgres,postgres-async",
-        description = "Regimes: postgres (server defaults), postgres-async (synchronous_commit = off on each database), redis"
-            + " (lease mode with the Redis store, the notes in SQLite; --redis-rows keys) (default: ${DEFAULT-VALUE}).")
+        description = "Regimes: postgres (server defaults), postgres-async (synchronous_commit = off on each database), mariadb"
+            + " (server defaults, a database per table), sqlite (a file per table, WAL, synchronous=NORMAL), redis (lease mode"
+            + " with the Redis store, the notes in SQLite; --redis-rows keys) (default: ${DEFAULT-VALUE}).")
     List<String> databases;
 
     @Option(names = "--redis-rows", split = ",", paramLabel = "LIST", defaultValue = "10000000",
@@ -126,6 +139,10 @@ final class ScaleLoad {
     @Option(names = "--postgres-url", paramLabel = "ADMIN_URL", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
         description = "PostgreSQL admin URL; a database per table is created and dropped afterwards (default: ${DEFAULT-VALUE}).")
     String postgresUrl;
+
+    @Option(names = "--mariadb-url", paramLabel = "ADMIN_URL", defaultValue = "jdbc:mariadb://127.0.0.1:3306/?user=root",
+        description = "MariaDB admin URL; a database per table is created and dropped afterwards (default: ${DEFAULT-VALUE}).")
+    String mariadbUrl;
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
     boolean help;
@@ -159,10 +176,21 @@ final class ScaleLoad {
     }
   }
 
-  /** One measured run and what it read. */
+  /** One measured run and what it read ({@code blocks}: PostgreSQL only, otherwise {@code null}). */
   record Measured(String table, HttpLoad.Run run, Blocks blocks) {}
 
-  /** A service under load: the workload's name, where it sends, its CPU, its database's backends, its replay keys. */
+  /**
+   * A SQL database's regime: which loader, and the CPU sources beside the service's.
+   *
+   * @param dbCpu the whole server's CPU; {@code null} without /proc, and for SQLite (inside the service)
+   * @param ownDb the CPU of the backends on a table's database (PostgreSQL), or {@code null}
+   */
+  private record Store(KeyTableLoader.Database db, ProcCpu.Source dbCpu, Function<String, ProcCpu.Source> ownDb) {}
+
+  /**
+   * A service under load: the workload's name, where it sends, its database for block statistics
+   * (PostgreSQL only, else {@code null}), its replay keys, its CPU, its database's backends.
+   */
   private record Target(String table, String mode, URI base, String url, long replayKeys, ProcCpu.Source cpu,
       ProcCpu.Source ownDb) {}
 
@@ -179,8 +207,8 @@ final class ScaleLoad {
             + " and every --rows size larger than --small");
       }
       for (String db : a.databases) {
-        if (!db.equals("postgres") && !db.equals("postgres-async") && !db.equals("redis")) {
-          throw new ParameterException(cl, "--db: postgres, postgres-async or redis; not " + db);
+        if (!List.of("postgres", "postgres-async", "mariadb", "sqlite", "redis").contains(db)) {
+          throw new ParameterException(cl, "--db: postgres, postgres-async, mariadb, sqlite or redis; not " + db);
         }
       }
     }, () -> a.jar);
@@ -197,13 +225,42 @@ final class ScaleLoad {
         redis(a, dir, cpu, redisReport);
         continue;
       }
-      boolean async = database.endsWith("-async");
-      PostgresRegime.run("ScaleLoad", database, a.postgresUrl, async, cpu, "table",
-          h -> report.append("\n## PostgreSQL: ").append(h.title()).append("\n\n"),
-          (urlFor, setting, dbCpu, ownDb) -> {
-            regime(database, a, dir, urlFor, dbCpu, ownDb, report);
-            return List.of();
-          });
+      switch (database) {
+        case "mariadb" -> {
+          MariadbDatabases databases;
+          try {
+            databases = MariadbDatabases.open(a.mariadbUrl, "scaleload");
+          } catch (SQLException e) {
+            System.err.println("ScaleLoad: mariadb skipped, MariaDB not reachable at " + a.mariadbUrl + ": " + e.getMessage());
+            continue;
+          }
+          try (databases) {
+            report.append("\n## MariaDB: ").append(databases.version()).append(" (a database per table, default settings)\n\n");
+            regime(database, a, dir, databases::create, new Store(KeyTableLoader.Database.MARIADB, cpu ? ProcCpu.mariadb() : null,
+                null), report);
+          }
+        }
+        case "sqlite" -> {
+          report.append("\n## SQLite: ").append(HttpLoad.query("jdbc:sqlite::memory:", "SELECT sqlite_version()"))
+              .append(" (a file per table, WAL, synchronous=NORMAL)\n\n");
+          try {
+            regime(database, a, dir, name -> "jdbc:sqlite:" + dir.resolve("sqlite-" + name + ".db")
+                + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", new Store(KeyTableLoader.Database.SQLITE, null, null), report);
+          } finally { // as the server regimes drop their databases: gigabytes at 10^7 rows (the services' logs stay)
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "sqlite-*.db*")) {
+              for (Path f : files) {
+                Files.deleteIfExists(f);
+              }
+            }
+          }
+        }
+        default -> PostgresRegime.run("ScaleLoad", database, a.postgresUrl, database.endsWith("-async"), cpu, "table",
+            h -> report.append("\n## PostgreSQL: ").append(h.title()).append("\n\n"),
+            (urlFor, setting, dbCpu, ownDb) -> {
+              regime(database, a, dir, urlFor, new Store(KeyTableLoader.Database.POSTGRES, dbCpu, ownDb), report);
+              return List.of();
+            });
+      }
     }
     if (!report.isEmpty()) {
       write(a, "benchmarks-scale.md", "what a key costs as the key table grows", report, started, List.of(args));
@@ -213,8 +270,14 @@ final class ScaleLoad {
     }
   }
 
-  private static void regime(String database, Args a, Path dir, Function<String, String> urlFor, ProcCpu.Source dbCpu,
-      Function<String, ProcCpu.Source> ownDb, StringBuilder report) throws Exception {
+  /**
+   * One SQL database's regime: a database (SQLite: a file) for the small table, and one for each
+   * large size; both modes' services share the table's database, as each service creates the
+   * shipped schema if it is missing.
+   */
+  private static void regime(String database, Args a, Path dir, Function<String, String> urlFor, Store store, StringBuilder report)
+      throws Exception {
+    Function<String, ProcCpu.Source> ownDb = store.ownDb();
     String smallUrl = urlFor.apply("small");
     boolean smallLoaded = false;
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -227,20 +290,23 @@ final class ScaleLoad {
           NotesServiceProcess txBig = start(a, dir, database + "-tx-" + bigName, bigUrl, "transactional");
           NotesServiceProcess leaseBig = start(a, dir, database + "-lease-" + bigName, bigUrl, "lease")) {
         if (!smallLoaded) {
-          preload(http, txSmall.base(), smallUrl, a.small);
+          preload(store.db(), http, txSmall.base(), smallUrl, a.small);
           smallLoaded = true;
         }
-        Duration load = preload(http, txBig.base(), bigUrl, rows);
-        Sizes loaded = sizes(bigUrl);
+        Duration load = preload(store.db(), http, txBig.base(), bigUrl, rows);
+        Sizes loaded = sizes(store.db(), bigUrl);
         String big = String.format(Locale.ROOT, "%,d rows", rows);
         String smallName = String.format(Locale.ROOT, "%,d rows", a.small);
+        String smallStats = store.db() == KeyTableLoader.Database.POSTGRES ? smallUrl : null;
+        String bigStats = store.db() == KeyTableLoader.Database.POSTGRES ? bigUrl : null;
         List<Target> targets = List.of(
-            new Target(smallName, "transactional", txSmall.base(), smallUrl, a.small, ProcCpu.process(txSmall.pid()), own(ownDb, "small")),
-            new Target(big, "transactional", txBig.base(), bigUrl, rows, ProcCpu.process(txBig.pid()), own(ownDb, bigName)),
-            new Target(smallName, "lease", leaseSmall.base(), smallUrl, a.small, ProcCpu.process(leaseSmall.pid()), own(ownDb, "small")),
-            new Target(big, "lease", leaseBig.base(), bigUrl, rows, ProcCpu.process(leaseBig.pid()), own(ownDb, bigName)));
-        List<Measured> measured = measure(database, a, http, targets, dbCpu);
-        section(report, a, rows, load, smallName, big, loaded, sizes(smallUrl), sizes(bigUrl), measured);
+            new Target(smallName, "transactional", txSmall.base(), smallStats, a.small, ProcCpu.process(txSmall.pid()), own(ownDb, "small")),
+            new Target(big, "transactional", txBig.base(), bigStats, rows, ProcCpu.process(txBig.pid()), own(ownDb, bigName)),
+            new Target(smallName, "lease", leaseSmall.base(), smallStats, a.small, ProcCpu.process(leaseSmall.pid()), own(ownDb, "small")),
+            new Target(big, "lease", leaseBig.base(), bigStats, rows, ProcCpu.process(leaseBig.pid()), own(ownDb, bigName)));
+        List<Measured> measured = measure(database, a, http, targets, store.dbCpu());
+        section(report, a, store.db(), rows, load, smallName, big, loaded, sizes(store.db(), smallUrl), sizes(store.db(), bigUrl),
+            measured);
       }
     }
   }
@@ -278,7 +344,7 @@ final class ScaleLoad {
         if (url != null) {
           Thread.sleep(1_100); // PostgreSQL's backends flush their statistics at most once a second
         }
-        measured.add(new Measured(l.target().table(), run, url == null ? new Blocks(0, 0, 0, 0) : blocks(url).minus(before)));
+        measured.add(new Measured(l.target().table(), run, url == null ? null : blocks(url).minus(before)));
       }
     }
     return measured;
@@ -319,7 +385,7 @@ final class ScaleLoad {
               + " memory: a replay is a memory read at any size; the size is bounded by the server's memory (`maxmemory`, with"
               + " `noeviction`, the only policy that never drops a live key).%n%n", load.toSeconds(), (after - before) / 1048576.0,
               (after - before) / (double) rows));
-          workloads(report, a, smallName, bigName, measured, false);
+          workloads(report, a, smallName, bigName, measured, null);
         } finally {
           unlink(admin, smallPrefix);
           unlink(admin, bigPrefix);
@@ -415,15 +481,30 @@ final class ScaleLoad {
    * each expiring one retention after it, as a table that has run for a retention at a steady rate,
    * where nothing expires while the runs last (a replay of an expired key would run as a create).
    */
-  private static Duration preload(HttpClient http, URI base, String url, long rows) throws Exception {
+  private static Duration preload(KeyTableLoader.Database db, HttpClient http, URI base, String url, long rows) throws Exception {
     long now = System.currentTimeMillis();
-    Duration took = KeyTableLoader.load(KeyTableLoader.Database.POSTGRES, http, base, url, 1, rows, now + MARGIN_MILLIS,
+    Duration took = KeyTableLoader.load(db, http, base, url, 1, rows, now + MARGIN_MILLIS,
         now + KeyTableLoader.RETENTION_MILLIS);
     System.out.printf(Locale.ROOT, "  preloaded %,d rows in %d s%n", rows, took.toSeconds());
     return took;
   }
 
-  private static Sizes sizes(String url) throws SQLException {
+  /**
+   * The key table's sizes. InnoDB and SQLite's {@code WITHOUT ROWID} table keep the rows in the
+   * primary key's B-tree: there the heap and the primary key are the same pages, counted once in the
+   * total.
+   */
+  private static Sizes sizes(KeyTableLoader.Database db, String url) throws SQLException {
+    if (db == KeyTableLoader.Database.MARIADB) {
+      MariadbDatabases.TableBytes t = MariadbDatabases.sizes(url);
+      return new Sizes(t.rows(), t.data(), t.primaryKey(), t.expiryIndex(), t.data() + t.indexes());
+    }
+    if (db == KeyTableLoader.Database.SQLITE) {
+      long rows = KeyTableLoader.queryLong(url, "SELECT count(*) FROM idem_keys");
+      long table = KeyTableLoader.queryLong(url, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = 'idem_keys'");
+      long expiry = KeyTableLoader.queryLong(url, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = 'idem_keys_expires_at'");
+      return new Sizes(rows, table, table, expiry, table + expiry);
+    }
     try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT (SELECT count(*) FROM idem_keys), pg_relation_size('idem_keys'),"
             + " pg_relation_size('idem_keys_pkey'), pg_relation_size('idem_keys_expires_at'), pg_total_relation_size('idem_keys')")) {
@@ -441,12 +522,19 @@ final class ScaleLoad {
     }
   }
 
-  private static void section(StringBuilder r, Args a, long rows, Duration load, String smallName, String big, Sizes loaded,
-      Sizes small, Sizes large, List<Measured> measured) {
+  private static void section(StringBuilder r, Args a, KeyTableLoader.Database db, long rows, Duration load, String smallName, String big,
+      Sizes loaded, Sizes small, Sizes large, List<Measured> measured) {
     r.append(String.format(Locale.ROOT, "### %,d rows against %s%n%n", rows, smallName));
-    r.append(String.format(Locale.ROOT, "Loaded in %d s. Sizes (`pg_relation_size`; bytes per row = size / rows) of the large table"
-        + " right after the load, and of both tables after the runs (their creates added rows):%n%n", load.toSeconds()));
-    r.append("| table | rows | heap | primary key | expiry index | total (with TOAST) | bytes per row: heap / pk / expiry / total |\n");
+    r.append(String.format(Locale.ROOT, "Loaded in %d s. Sizes (%s; bytes per row = size / rows) of the large table right after the"
+        + " load, and of both tables after the runs (their creates added rows):%n%n", load.toSeconds(), switch (db) {
+          case POSTGRES -> "`pg_relation_size`, the total with TOAST: `pg_total_relation_size`";
+          case MARIADB -> "InnoDB's estimates after `ANALYZE TABLE`, whole pages allocated: heap `data_length`, total `data_length +"
+              + " index_length` from `information_schema.tables`, each index's `size` in `mysql.innodb_index_stats`; the rows live"
+              + " in the primary key's B-tree, so heap and primary key are the same pages, counted once in the total";
+          case SQLITE -> "the `dbstat` table's pages of each B-tree; the table is `WITHOUT ROWID`, its rows live in the primary"
+              + " key's B-tree, so heap and primary key are the same pages, counted once in the total";
+        }));
+    r.append("| table | rows | heap | primary key | expiry index | total | bytes per row: heap / pk / expiry / total |\n");
     r.append("|---|---:|---:|---:|---:|---:|---|\n");
     for (Sizes s : List.of(loaded, small, large)) {
       r.append(String.format(Locale.ROOT, "| %s | %,d | %s | %s | %s | %s | %.0f / %.0f / %.0f / %.0f |%n",
@@ -454,15 +542,28 @@ final class ScaleLoad {
           s.rows(), mib(s.heapBytes()), mib(s.primaryKeyBytes()), mib(s.expiryIndexBytes()), mib(s.totalBytes()),
           s.perRow(s.heapBytes()), s.perRow(s.primaryKeyBytes()), s.perRow(s.expiryIndexBytes()), s.perRow(s.totalBytes())));
     }
-    workloads(r, a, smallName, big, measured, true);
+    r.append('\n'); // ends the table: without the blank line Markdown reads the next paragraph as one more row
+    workloads(r, a, smallName, big, measured, db);
   }
 
-  private static void workloads(StringBuilder r, Args a, String smallName, String big, List<Measured> measured, boolean sql) {
+  /**
+   * The workloads' table.
+   *
+   * @param db the SQL database, whose rows get the block columns (n/a but on PostgreSQL); {@code null} for Redis
+   */
+  private static void workloads(StringBuilder r, Args a, String smallName, String big, List<Measured> measured,
+      KeyTableLoader.Database db) {
+    boolean sql = db != null;
+    String dbCpu = db == null ? "the Redis server (shared by both services, one of which is idle at a time)" : switch (db) {
+      case POSTGRES -> "the backends on its database";
+      case MARIADB -> "the `mariadbd` process (the whole server, shared by the four services, three of which are idle at a time)";
+      case SQLITE -> "n/a: SQLite runs inside the service, its CPU is in the app column";
+    };
     r.append(String.format(Locale.ROOT, "%d clients, median of %d rounds (ratio: the median of the per-round ratios, large / small, in"
-        + " brackets their range). CPU per request in µs: the service, and %s.%s%n%n", a.clients, a.rounds,
-        sql ? "the backends on its database" : "the Redis server (shared by both services, one of which is idle at a time)",
-        sql ? " Shared buffers: the share of the key table's block reads served from PostgreSQL's shared buffers; OS reads: block"
-            + " reads per request that went to the operating system (its page cache or the disk)." : ""));
+        + " brackets their range). CPU per request in µs: the service, and %s.%s%n%n", a.clients, a.rounds, dbCpu,
+        db == KeyTableLoader.Database.POSTGRES ? " Shared buffers: the share of the key table's block reads served from PostgreSQL's shared buffers; OS reads: block"
+            + " reads per request that went to the operating system (its page cache or the disk)."
+            : sql ? " Shared buffers and OS reads come from PostgreSQL's statistics: n/a here." : ""));
     r.append("| workload | ops/s small → large | ratio | p99 ms small → large | p99 ratio | app µs | db µs |"
         + (sql ? " shared buffers | OS reads/req |" : "") + "\n");
     r.append("|---|---|---|---|---|---|---|" + (sql ? "---|---|" : "") + "\n");
@@ -488,7 +589,7 @@ final class ScaleLoad {
           e.getKey(), base.ops().median(), sum.ops().median(), sum.ratio().median(), sum.ratio().min(), sum.ratio().max(),
           base.p99Millis(), sum.p99Millis(), p99Ratio.median(), p99Ratio.min(), p99Ratio.max(),
           cpu(s, r1 -> r1.run().appMicros()), cpu(l, r1 -> r1.run().appMicros()),
-          cpu(s, r1 -> sql ? r1.run().ownDbMicros() : r1.run().dbMicros()), cpu(l, r1 -> sql ? r1.run().ownDbMicros() : r1.run().dbMicros())));
+          cpu(s, ScaleLoad::dbMicros), cpu(l, ScaleLoad::dbMicros)));
       if (sql) {
         r.append(String.format(Locale.ROOT, " %s → %s | %s → %s |", pct(s), pct(l), reads(s), reads(l)));
       }
@@ -497,18 +598,24 @@ final class ScaleLoad {
     r.append('\n');
   }
 
+  /** @return the CPU of the backends on the run's own database where measured (PostgreSQL), else the whole server's */
+  private static double dbMicros(Measured m) {
+    return m.run().ownDbTicks() >= 0 ? m.run().ownDbMicros() : m.run().dbMicros();
+  }
+
   private static String cpu(List<Measured> runs, java.util.function.ToDoubleFunction<Measured> f) {
     double v = Rounds.Spread.of(runs.stream().map(m -> f.applyAsDouble(m)).toList()).median();
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.0f", v);
   }
 
   private static String pct(List<Measured> runs) {
-    double v = Rounds.Spread.of(runs.stream().map(m -> m.blocks().hitRatio()).toList()).median();
+    double v = Rounds.Spread.of(runs.stream().map(m -> m.blocks() == null ? Double.NaN : m.blocks().hitRatio()).toList()).median();
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.1f%%", 100 * v);
   }
 
   private static String reads(List<Measured> runs) {
-    double v = Rounds.Spread.of(runs.stream().map(m -> m.blocks().readsPer(m.run().requests())).toList()).median();
+    double v = Rounds.Spread.of(runs.stream().map(m -> m.blocks() == null ? Double.NaN : m.blocks().readsPer(m.run().requests()))
+        .toList()).median();
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.2f", v);
   }
 
