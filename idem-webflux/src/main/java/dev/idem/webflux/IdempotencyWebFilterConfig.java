@@ -173,6 +173,23 @@ public final class IdempotencyWebFilterConfig {
   }
 
   /**
+   * The type URI of one of Idem's own problems as the filter answers it, for integrations that
+   * describe those answers (the Spring Boot starter's OpenAPI document), as the servlet filter's
+   * {@code IdempotencyFilterConfig.problemType}.
+   *
+   * @param name the problem's name, one of {@link ProblemCatalog}'s constants such as {@value
+   *     ProblemCatalog#KEY_MISSING}; never {@code null}
+   * @return the problem type base followed by {@code name}, or {@code null} with {@code about:blank}
+   *     problem types ({@link Builder#aboutBlankProblemTypes()}), whose answers carry no {@code type}
+   *     member (RFC 9457 section 3.1.1)
+   * @throws NullPointerException if {@code name} is {@code null}
+   */
+  public @Nullable String problemType(String name) {
+    Objects.requireNonNull(name, "name");
+    return problemTypeBase == null ? null : problemTypeBase + name;
+  }
+
+  /**
    * @param entry one of Idem's problems, never {@code null}
    * @return its problem details under this configuration's type base, or {@code about:blank}
    */

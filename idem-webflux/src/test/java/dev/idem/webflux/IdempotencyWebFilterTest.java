@@ -6,7 +6,9 @@ import dev.idem.core.AsyncLeaseIdempotency;
 import dev.idem.core.InMemoryLeaseStore;
 import dev.idem.core.InProgressPolicy;
 import dev.idem.core.LeaseContext;
+import dev.idem.core.http.ProblemCatalog;
 import java.io.ByteArrayInputStream;
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -194,6 +196,29 @@ class IdempotencyWebFilterTest {
     assertThat(r.headers().firstValue("Content-Type")).contains("application/problem+json");
     assertThat(r.body()).contains("\"type\":\"" + IdempotencyWebFilter.PROBLEM_KEY_MISSING + "\"").contains("POST /**");
     assertThat(runs).hasValue(0);
+  }
+
+  /** problemType(name), which the starter's OpenAPI document names, is the type the filter answers with. */
+  @Test
+  void theProblemTypeOfTheConfigurationIsTheTypeOfTheAnswer() throws Exception {
+    AsyncLeaseIdempotency engine = AsyncLeaseIdempotency.builder(store).build();
+    assertThat(IdempotencyWebFilterConfig.builder(engine).build().problemType(ProblemCatalog.KEY_MISSING))
+        .isEqualTo(IdempotencyWebFilter.PROBLEM_KEY_MISSING);
+    IdempotencyWebFilterConfig based = IdempotencyWebFilterConfig.builder(engine).requireKey("POST", "/**")
+        .problemTypeBase(URI.create("https://api.example.com/problems/")).build();
+    assertThat(based.problemType(ProblemCatalog.KEY_MISSING)).isEqualTo("https://api.example.com/problems/idempotency-key-missing");
+    server = new TestServer(based, routes());
+    HttpResponse<String> typed = server.send(server.post("/charges", "{}", null));
+    assertThat(typed.statusCode()).isEqualTo(400);
+    assertThat(typed.body()).contains("\"type\":\"" + based.problemType(ProblemCatalog.KEY_MISSING) + "\"");
+    server.close();
+    IdempotencyWebFilterConfig blank = IdempotencyWebFilterConfig.builder(engine).requireKey("POST", "/**")
+        .aboutBlankProblemTypes().build();
+    assertThat(blank.problemType(ProblemCatalog.KEY_MISSING)).isNull();
+    server = new TestServer(blank, routes());
+    HttpResponse<String> untyped = server.send(server.post("/charges", "{}", null));
+    assertThat(untyped.statusCode()).isEqualTo(400);
+    assertThat(untyped.body()).doesNotContain("\"type\"");
   }
 
   @Test

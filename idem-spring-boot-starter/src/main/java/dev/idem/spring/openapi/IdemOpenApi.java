@@ -1,9 +1,8 @@
 package dev.idem.spring.openapi;
 
-import dev.idem.servlet.IdemProblems;
+import dev.idem.core.http.ProblemCatalog;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
-import dev.idem.spring.Idempotent;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.PathItem;
@@ -21,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.springdoc.core.customizers.OpenApiCustomizer;
 
@@ -37,6 +37,10 @@ import org.springdoc.core.customizers.OpenApiCustomizer;
  * policy. Operations no route protects are left as they are. The path of an operation is matched
  * as the filter matches a request's path, a template variable standing for one segment.
  *
+ * <p>One description for both stacks: the filter's routes come in as {@link Routes}, from the
+ * servlet filter's {@link IdempotencyFilterConfig} ({@link #routes(IdempotencyFilterConfig)}) on
+ * Spring MVC or from the WebFlux filter's configuration ({@link WebFluxRoutes}) on WebFlux.
+ *
  * <p>Thread-safe; holds no state but the configuration.
  */
 final class IdemOpenApi implements OpenApiCustomizer {
@@ -45,22 +49,79 @@ final class IdemOpenApi implements OpenApiCustomizer {
   static final String REPLAYED_HEADER = "Idempotent-Replayed";
   static final String EXTENSION = "x-idempotency-key";
 
-  private final IdempotencyFilterConfig filter;
-  private final Duration retention;
-  private final String servletPath;
+  /**
+   * What the document needs of a filter's configuration: which route protects a request, and the
+   * type URIs of Idem's problems. Implementations are thread-safe.
+   */
+  interface Routes {
+    /**
+     * @param method the request method, such as {@code POST}; never {@code null}
+     * @param path the request path as the filter matches it, never {@code null}
+     * @return how the first route that matches protects the request, or {@code null} if none does
+     */
+    @Nullable Protection protection(String method, String path);
+
+    /**
+     * @param name the problem's name, one of {@link ProblemCatalog}'s constants; never {@code null}
+     * @return its type URI as the filter answers it, or {@code null} for about:blank problem types
+     */
+    @Nullable String problemType(String name);
+  }
 
   /**
-   * @param filter the filter's configuration, whose routes say what is protected
-   * @param retention {@code idem.retention}: how long a route without its own policy keeps a key
-   * @param servletPath {@code spring.mvc.servlet.path}, or {@code null} for the default {@code /}:
-   *     the filter matches routes on the servlet path and the path info, and springdoc's paths
-   *     leave the servlet path out
+   * How a route protects its requests.
+   *
+   * @param required whether a request without a key is refused (400), else it runs unprotected
+   * @param retention how long the route's own policy keeps a key, or empty for {@code idem.retention};
+   *     never {@code null}
    */
-  IdemOpenApi(IdempotencyFilterConfig filter, Duration retention, @Nullable String servletPath) {
-    this.filter = Objects.requireNonNull(filter, "filter");
+  record Protection(boolean required, Optional<Duration> retention) {
+    /** @throws NullPointerException if {@code retention} is {@code null} */
+    Protection {
+      Objects.requireNonNull(retention, "retention");
+    }
+  }
+
+  private final Routes routes;
+  private final Duration retention;
+  private final String pathPrefix;
+
+  /**
+   * @param routes the filter's routes, which say what is protected; never {@code null}
+   * @param retention {@code idem.retention}: how long a route without its own policy keeps a key;
+   *     never {@code null}
+   * @param pathPrefix what the filter's paths have before the document's, or {@code null} (as
+   *     empty and {@code /}) for nothing: {@code spring.mvc.servlet.path} on Spring MVC, since the
+   *     servlet filter matches routes on the servlet path and the path info and springdoc's paths
+   *     leave the servlet path out; nothing on WebFlux, where the filter matches the path within
+   *     the application and springdoc's paths leave {@code spring.webflux.base-path} out alike
+   * @throws NullPointerException if {@code routes} or {@code retention} is {@code null}
+   */
+  IdemOpenApi(Routes routes, Duration retention, @Nullable String pathPrefix) {
+    this.routes = Objects.requireNonNull(routes, "routes");
     this.retention = Objects.requireNonNull(retention, "retention");
-    this.servletPath = servletPath == null || servletPath.isEmpty() || servletPath.equals("/") ? ""
-        : (servletPath.endsWith("/") ? servletPath.substring(0, servletPath.length() - 1) : servletPath);
+    this.pathPrefix = pathPrefix == null || pathPrefix.isEmpty() || pathPrefix.equals("/") ? ""
+        : (pathPrefix.endsWith("/") ? pathPrefix.substring(0, pathPrefix.length() - 1) : pathPrefix);
+  }
+
+  /**
+   * @param filter the servlet filter's configuration, never {@code null}
+   * @return its routes (each with its own retention, if its policy has one) and problem types
+   */
+  static Routes routes(IdempotencyFilterConfig filter) {
+    Objects.requireNonNull(filter, "filter");
+    return new Routes() {
+      @Override
+      public @Nullable Protection protection(String method, String path) {
+        IdempotencyFilterConfig.Route route = filter.routeFor(method, path);
+        return route == null ? null : new Protection(route.requirement() == KeyRequirement.REQUIRED, route.retention());
+      }
+
+      @Override
+      public @Nullable String problemType(String name) {
+        return filter.problemType(name);
+      }
+    };
   }
 
   @Override
@@ -70,7 +131,7 @@ final class IdemOpenApi implements OpenApiCustomizer {
     }
     for (Map.Entry<String, PathItem> path : api.getPaths().entrySet()) {
       for (Map.Entry<PathItem.HttpMethod, Operation> op : path.getValue().readOperationsMap().entrySet()) {
-        IdempotencyFilterConfig.Route route = filter.routeFor(op.getKey().name(), servletPath + concretePath(path.getKey()));
+        Protection route = routes.protection(op.getKey().name(), pathPrefix + concretePath(path.getKey()));
         if (route != null) {
           describe(op.getValue(), route);
         }
@@ -100,8 +161,8 @@ final class IdemOpenApi implements OpenApiCustomizer {
     return out.toString();
   }
 
-  private void describe(Operation op, IdempotencyFilterConfig.Route route) {
-    boolean required = route.requirement() == KeyRequirement.REQUIRED;
+  private void describe(Operation op, Protection route) {
+    boolean required = route.required();
     Duration kept = route.retention().orElse(retention);
     if (op.getParameters() == null || op.getParameters().stream().noneMatch(p -> "header".equals(p.getIn())
         && KEY_HEADER.equalsIgnoreCase(p.getName()))) {
@@ -125,13 +186,13 @@ final class IdemOpenApi implements OpenApiCustomizer {
       }
     }
     problem(responses, "400", "The request's " + KEY_HEADER + " is " + (required ? "missing or " : "") + "malformed, or its"
-        + " body does not parse", IdemProblems.KEY_MISSING, IdemProblems.KEY_MALFORMED, IdemProblems.PAYLOAD_INVALID);
+        + " body does not parse", ProblemCatalog.KEY_MISSING, ProblemCatalog.KEY_MALFORMED, ProblemCatalog.PAYLOAD_INVALID);
     problem(responses, "409", "A request with the same key is still being processed; retry after Retry-After seconds",
-        IdemProblems.IN_PROGRESS);
-    problem(responses, "422", "The key was used before with another payload", IdemProblems.KEY_REUSED);
+        ProblemCatalog.IN_PROGRESS);
+    problem(responses, "422", "The key was used before with another payload", ProblemCatalog.KEY_REUSED);
     problem(responses, "503", "The key could not be checked or recorded, or whether the request took effect is not"
-        + " known; a retry with the same key after Retry-After seconds is safe", IdemProblems.STORE_UNAVAILABLE,
-        IdemProblems.OUTCOME_UNKNOWN);
+        + " known; a retry with the same key after Retry-After seconds is safe", ProblemCatalog.STORE_UNAVAILABLE,
+        ProblemCatalog.OUTCOME_UNKNOWN);
     op.setResponses(responses);
   }
 
@@ -141,7 +202,7 @@ final class IdemOpenApi implements OpenApiCustomizer {
     }
     List<String> types = new ArrayList<>();
     for (String name : names) {
-      String type = filter.problemType(name);
+      String type = routes.problemType(name);
       types.add(type == null ? "about:blank (" + name + ")" : type);
     }
     responses.addApiResponse(status, new ApiResponse()

@@ -210,20 +210,23 @@ public class IdemReactiveWebAutoConfiguration {
     }
 
     /**
-     * The WebFlux filter, with the routes of {@code idem.required-key-routes} and {@code
-     * idem.optional-key-routes} (default {@code POST /**} and {@code PATCH /**}, key optional),
-     * {@code idem.max-body-size}, {@code idem.max-response-size}, {@code idem.max-retry-after},
-     * {@code idem.problem-type-base} and {@code idem.anonymous-principal}. The principal is the
-     * exchange's ({@code ServerWebExchange.getPrincipal()}, which Spring Security for WebFlux
-     * sets), or one scope for every caller with {@code idem.principal=shared}.
+     * The WebFlux filter's configuration, a bean as the servlet filter's is, so that what reads
+     * the routes (the OpenAPI document) reads the filter's own: the routes of {@code
+     * idem.required-key-routes} and {@code idem.optional-key-routes} (default {@code POST /**} and
+     * {@code PATCH /**}, key optional), {@code idem.max-body-size}, {@code idem.max-response-size},
+     * {@code idem.max-retry-after}, {@code idem.problem-type-base} and {@code
+     * idem.anonymous-principal}. The principal is the exchange's ({@code
+     * ServerWebExchange.getPrincipal()}, which Spring Security for WebFlux sets), or one scope for
+     * every caller with {@code idem.principal=shared}. Not made beside the application's own
+     * configuration or its own filter.
      *
      * @throws IdemConfigurationException if a property is invalid, or {@code idem.principal} is
      *     {@code auto} or {@code spring-security} without Spring Security, or {@code servlet}
      * @throws IdemUnsupportedException if {@code idem.routes.*} policies are configured
      */
     @Bean
-    @ConditionalOnMissingBean
-    IdempotencyWebFilter idempotencyWebFilter(IdemProperties p, ObjectProvider<TransactionalEngine> transactional,
+    @ConditionalOnMissingBean({IdempotencyWebFilterConfig.class, IdempotencyWebFilter.class})
+    IdempotencyWebFilterConfig idemWebFilterConfig(IdemProperties p, ObjectProvider<TransactionalEngine> transactional,
         ObjectProvider<AsyncLeaseIdempotency> lease, ResourceLoader resources) {
       if (!p.getRoutes().isEmpty()) {
         throw new IdemUnsupportedException("idem.routes.* gives routes policies of their own (a mode, a store, a retention),"
@@ -254,6 +257,16 @@ public class IdemReactiveWebAutoConfiguration {
       IdempotencyWebFilterConfig config = configured("idem.required-key-routes", b::build);
       LOG.info("Idem: WebFlux filter in {} mode; principal from {}; routes {}; other requests pass through",
           inTransaction != null ? "transactional" : "lease", principal, config.routes());
+      return config;
+    }
+
+    /**
+     * @param config the filter's configuration ({@link #idemWebFilterConfig}, or the application's own)
+     * @return the WebFlux filter on it
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyWebFilter idempotencyWebFilter(IdempotencyWebFilterConfig config) {
       return new IdempotencyWebFilter(config);
     }
 

@@ -104,7 +104,7 @@ class IdemOpenApiTest {
     Operation read = new Operation().responses(new ApiResponses().addApiResponse("200", new ApiResponse().description("ok")));
     OpenAPI api = new OpenAPI().paths(new Paths().addPathItem("/orders", new PathItem().post(create))
         .addPathItem("/orders/{id}", new PathItem().get(read)));
-    new IdemOpenApi(filter, Duration.ofHours(24), null).customise(api);
+    new IdemOpenApi(IdemOpenApi.routes(filter), Duration.ofHours(24), null).customise(api);
 
     Parameter key = create.getParameters().get(0);
     assertThat(key.getName()).isEqualTo("Idempotency-Key");
@@ -136,7 +136,7 @@ class IdemOpenApiTest {
     IdempotencyFilterConfig api = IdempotencyFilterConfig.builder(filter.engine())
         .route("POST", "/api/orders", dev.idem.servlet.KeyRequirement.REQUIRED).build();
     Operation create = new Operation().responses(new ApiResponses().addApiResponse("201", new ApiResponse().description("made")));
-    new IdemOpenApi(api, Duration.ofHours(24), "/api/").customise(new OpenAPI().paths(new Paths()
+    new IdemOpenApi(IdemOpenApi.routes(api), Duration.ofHours(24), "/api/").customise(new OpenAPI().paths(new Paths()
         .addPathItem("/orders", new PathItem().post(create))));
     assertThat(create.getExtensions()).containsEntry("x-idempotency-key", Map.of("required", true, "retention", "PT24H"));
   }
