@@ -73,7 +73,9 @@ final class SubscriberThreadLocals {
     if (restorer == null) {
       return source;
     }
-    return Mono.deferContextual(context -> Mono.from(subscriber -> around(context, () -> {
+    // fromDirect, not from: Mono.from cancels its source at the first value, and an engine's Mono
+    // (a transaction's usingWhen) gives its result before its commit completes
+    return Mono.deferContextual(context -> Mono.fromDirect(subscriber -> around(context, () -> {
       source.subscribe(subscriber);
       return Boolean.TRUE;
     })));
