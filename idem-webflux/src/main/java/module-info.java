@@ -10,6 +10,8 @@ module dev.idem.webflux {
   requires transitive reactor.core;
   requires transitive org.reactivestreams;
   requires static transitive org.jspecify;
+  // optional: with it, an attempt starts inside the request's observation (IdempotencyWebFilter)
+  requires static context.propagation;
 
   exports dev.idem.webflux;
 }

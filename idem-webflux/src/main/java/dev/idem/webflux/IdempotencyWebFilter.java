@@ -135,6 +135,19 @@ import reactor.core.publisher.Mono;
  * signals, the store is asked through {@link dev.idem.core.spi.AsyncLeaseStore}, and a duplicate
  * that waits for the first attempt ({@link dev.idem.core.InProgressPolicy#waitUpTo}) waits on a
  * delayed stage, not a thread. The filter is immutable and thread-safe.
+ *
+ * <h2>Observations</h2>
+ *
+ * <p>Spring WebFlux keeps the request's Micrometer observation in the Reactor context, not in a
+ * thread local. With Micrometer's context-propagation library ({@code io.micrometer:context-propagation},
+ * 1.1 or later; Micrometer Tracing brings it) on the class path, the filter makes the values of the
+ * request's Reactor context current on the calling thread while the engine starts the attempt (in
+ * lease mode the call of {@link AsyncLeaseIdempotency#attempt}, in transactional mode the
+ * subscription to {@link TransactionalEngine#attempt}), and only then: the engine's listener
+ * ({@link dev.idem.core.IdemListener#startedAsync}, such as the starter's observation of each
+ * attempt) finds the request's observation current, and the attempt's observation is its child,
+ * in the request's trace. Nothing stays current on the thread afterwards. Without the library no
+ * observation is current there, and an attempt's observation begins a trace of its own.
  */
 public final class IdempotencyWebFilter implements WebFilter {
 
@@ -173,6 +186,8 @@ public final class IdempotencyWebFilter implements WebFilter {
   private static final FormHttpMessageReader FORMS = new FormHttpMessageReader();
 
   private final IdempotencyWebFilterConfig config;
+  /** The request's observation (in the Reactor context) made current while an attempt starts. */
+  private final SubscriberThreadLocals requestContext;
 
   /**
    * @param config the configuration, never {@code null}
@@ -180,6 +195,7 @@ public final class IdempotencyWebFilter implements WebFilter {
    */
   public IdempotencyWebFilter(IdempotencyWebFilterConfig config) {
     this.config = Objects.requireNonNull(config, "config");
+    this.requestContext = SubscriberThreadLocals.create();
   }
 
   /**
@@ -279,7 +295,9 @@ public final class IdempotencyWebFilter implements WebFilter {
       // made by handle(), which CompletableFuture does not pass upstream, so the engine goes on and
       // stores or releases the key; the handler's own subscription (toFuture above) is the engine's.
       // An attempt that failed after the client left is nobody's to answer: it completes empty.
-      return Mono.fromCompletionStage(() -> engine.attempt(idempotent, effect)
+      // the attempt starts (and its observation with it) inside the request's observation, which
+      // WebFlux keeps in the Reactor context: made current on this thread for this call only
+      return Mono.fromCompletionStage(() -> requestContext.around(context, () -> engine.attempt(idempotent, effect))
               .handle((result, error) -> settledAfterLeaving(result, error, run)))
           .doOnCancel(run::abandon)
           .flatMap(result -> answer(exchange.getResponse(), result, run, echo));
@@ -303,7 +321,10 @@ public final class IdempotencyWebFilter implements WebFilter {
       run.captured = captured;
       return chain.filter(withBody(exchange, body, captured)).then(Mono.fromSupplier(() -> toStored(captured)));
     });
-    return engine.attempt(idempotent, handler).flatMap(result -> answer(exchange.getResponse(), result, run, echo));
+    // the engine starts its attempt (and its observation) when subscribed to: inside the request's
+    // observation, made current on the subscribing thread for the subscription only
+    return requestContext.subscribing(engine.attempt(idempotent, handler))
+        .flatMap(result -> answer(exchange.getResponse(), result, run, echo));
   }
 
   /**

@@ -7,12 +7,15 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
 import dev.idem.core.IdempotentRequest;
+import dev.idem.core.Outcome;
 import dev.idem.core.OutcomeUnknownException;
 import dev.idem.core.StoredResponse;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterEach;
@@ -98,6 +101,28 @@ class IdempotencyWebFilterTransactionalTest {
     TestServer s = start(IdempotencyWebFilterTransactionalTest::rolledBack);
     assertThatThrownBy(() -> s.send(s.post("/streamed", "{}", UUID.randomUUID().toString()))).isInstanceOf(IOException.class);
     assertThat(s.errors()).singleElement().satisfies(e -> assertThat(e).hasMessageContaining("did not commit"));
+  }
+
+  /**
+   * A transaction's Mono gives its result before its commit completes ({@code usingWhen}): the
+   * filter must let it run to its end. Subscribing to the engine inside the request's context (for
+   * its observation) through {@code Mono.from} cancelled it at its result, so the transaction rolled
+   * back where it should have committed.
+   */
+  @Test
+  void theEnginesMonoRunsOnToItsCommitAfterItsResult() throws Exception {
+    CompletableFuture<String> end = new CompletableFuture<>();
+    // Flux.usingWhen, as a transaction operator: the value first, then the commit, then completion
+    TransactionalEngine engine = TransactionalEngine.of((request, handler) -> Mono.fromDirect(Flux.usingWhen(
+        Mono.just("transaction"),
+        transaction -> handler.map(answer -> AttemptResult.of(Outcome.executed(answer))),
+        transaction -> Mono.delay(Duration.ofMillis(50)).doOnNext(x -> end.complete("committed")).then(),
+        (transaction, error) -> Mono.fromRunnable(() -> end.complete("rolled back")),
+        transaction -> Mono.fromRunnable(() -> end.complete("cancelled")))), IdemListener.NONE);
+    server = new TestServer(IdempotencyWebFilterConfig.builder(engine).requireKey("POST", "/**").build(), routes());
+    HttpResponse<String> r = server.send(server.post("/small", "{}", UUID.randomUUID().toString()));
+    assertThat(r.statusCode()).isEqualTo(201);
+    assertThat(end.get(10, TimeUnit.SECONDS)).isEqualTo("committed");
   }
 
   @Test

@@ -98,7 +98,9 @@ public final class ObservationIdemListener implements IdemListener {
    * (an event loop's thread goes on to other requests): its scope is opened only while this call
    * reads the attempt's trace context and while a replay's link is made, each time opened and
    * closed on one thread. The effect's own observations are therefore not its children unless the
-   * application propagates the context itself (Reactor's context).
+   * application propagates the context itself (Reactor's context). Its parent is the observation
+   * current on the calling thread when it starts: idem-webflux's filter makes the request's current
+   * there (from the Reactor context, with Micrometer's context-propagation on the class path).
    */
   @Override
   public Attempt startedAsync(IdempotentRequest request, String mode) {
