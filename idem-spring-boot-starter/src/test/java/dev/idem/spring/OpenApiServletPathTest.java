@@ -32,7 +32,7 @@ class OpenApiServletPathTest {
     r.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db") + "?journal_mode=WAL&busy_timeout=10000");
     r.add("spring.mvc.servlet.path", () -> "/api");
     r.add("idem.principal", () -> "shared");
-    r.add("idem.required-key-routes", () -> "POST /api/orders, POST /api/items/{id}");
+    r.add("idem.required-key-routes", () -> "POST /api/orders, POST /api/items/*");
   }
 
   @AppWithoutSecurity
@@ -65,6 +65,9 @@ class OpenApiServletPathTest {
     System.out.println("OpenApiServletPathTest: POST /api/orders without a key: " + noKey.statusCode() + " " + noKey.body());
     System.out.println("OpenApiServletPathTest: document: " + doc);
     assertThat(noKey.statusCode()).as("the filter requires the key").isEqualTo(400);
+    HttpResponse<String> itemNoKey = send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/items/7"))
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{}")));
+    assertThat(itemNoKey.statusCode()).as("the filter requires the key on the route with a '*' segment too").isEqualTo(400);
     assertThat(doc.replaceAll("\\s", "")).contains("\"x-idempotency-key\":{\"required\":true");
   }
 }

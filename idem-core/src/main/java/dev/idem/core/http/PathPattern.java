@@ -29,7 +29,9 @@ public final class PathPattern {
    * @throws NullPointerException if {@code pattern} is {@code null}
    * @throws IllegalArgumentException if it does not start with {@code /}, contains an empty segment
    *     ({@code //}), whitespace, a control character, {@code ?}, {@code #} or a non-ASCII character,
-   *     uses {@code *} inside a segment, or uses {@code **} anywhere but as the last segment
+   *     uses {@code *} inside a segment, uses {@code **} anywhere but as the last segment, or
+   *     contains a brace ({@code {id}}: a path variable in Spring's or OpenAPI's syntax, which a
+   *     pattern would otherwise take literally and never match; write {@code *} for it)
    */
   public static PathPattern compile(String pattern) {
     if (pattern == null) {
@@ -45,6 +47,17 @@ public final class PathPattern {
             "path pattern contains an invalid character U+%04X at index %d (no whitespace, control, non-ASCII, '?' or '#')",
             (int) c, i));
       }
+    }
+    int open = pattern.indexOf('{');
+    int close = pattern.indexOf('}');
+    int brace = open < 0 ? close : close < 0 ? open : Math.min(open, close);
+    if (brace >= 0) {
+      // RFC 3986 has no unencoded braces in a path, so a brace here is a path variable ({id}),
+      // which this syntax does not have: refused rather than compared literally, which would
+      // leave every real request outside the route (unprotected, or its key optional)
+      throw new IllegalArgumentException("path pattern contains '" + pattern.charAt(brace) + "' at index " + brace
+          + ": path variables such as {id} are not part of the pattern syntax; use '*' for one segment ("
+          + pattern.replaceAll("\\{[^/}]*\\}", "*") + ") or a final '**': " + pattern);
     }
     if (pattern.contains("//")) {
       throw new IllegalArgumentException("path pattern must not contain an empty segment '//': " + pattern);
