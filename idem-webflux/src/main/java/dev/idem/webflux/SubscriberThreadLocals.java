@@ -17,16 +17,20 @@ import reactor.util.context.ContextView;
  *
  * <p>Done with Micrometer's context-propagation library ({@code io.micrometer:context-propagation},
  * 1.1 or later; Micrometer Tracing brings it), an optional dependency: without it on the class
- * path nothing is restored, as before. Every value the library's registered accessors know is
- * restored (the observation, and whatever else the application registered), as Reactor's own
- * context propagation does; each is put back as it was when the call returns, so nothing stays
- * bound to an event loop's thread.
+ * path nothing is restored, as before. Only the observation is restored (the key {@value
+ * #OBSERVATION_KEY}), not every value the library's registered accessors know: an accessor of
+ * the application's that fails to set its value would otherwise fail the request or leave the
+ * values set before it on the thread, and Idem needs only the parent. It is put back as it was
+ * when the call returns, so nothing stays bound to an event loop's thread.
  *
  * <p>The library's registry (which finds the accessors through {@link java.util.ServiceLoader},
  * reading jar files) is loaded when an instance is made, at the filter's construction, not on an
  * event loop. Immutable and thread-safe; never blocks after construction.
  */
 final class SubscriberThreadLocals {
+
+  /** Micrometer's {@code ObservationThreadLocalAccessor.KEY}: where WebFlux keeps the request's observation. */
+  static final String OBSERVATION_KEY = "micrometer.observation";
 
   private static final boolean LIBRARY_PRESENT = present("io.micrometer.context.ContextSnapshotFactory");
 
@@ -48,8 +52,8 @@ final class SubscriberThreadLocals {
   }
 
   /**
-   * Calls {@code call} with the values of {@code context} current on this thread, then puts back
-   * what was current before.
+   * Calls {@code call} with the observation of {@code context} current on this thread, then puts
+   * back what was current before.
    *
    * @param context the subscriber's Reactor context, never {@code null}
    * @param call what to call, never {@code null}
@@ -98,7 +102,7 @@ final class SubscriberThreadLocals {
     private final ContextSnapshotFactory factory = ContextSnapshotFactory.builder().build();
 
     <T> T around(ContextView context, Supplier<T> call) {
-      try (ContextSnapshot.Scope ignored = factory.setThreadLocalsFrom(context)) {
+      try (ContextSnapshot.Scope ignored = factory.setThreadLocalsFrom(context, OBSERVATION_KEY)) {
         return call.get();
       }
     }

@@ -4,7 +4,9 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.BiFunction;
 import reactor.core.publisher.Mono;
 
@@ -43,6 +45,16 @@ public interface TransactionalEngine {
   IdemListener listener();
 
   /**
+   * How long the engine keeps a completed key, for what publishes the expiry policy (the starter's
+   * OpenAPI document); the engine keeps it whatever this says.
+   *
+   * @return the retention, or empty when the engine does not say (the default); never {@code null}
+   */
+  default Optional<Duration> retention() {
+    return Optional.empty();
+  }
+
+  /**
    * @param attempt what {@link #attempt} does, never {@code null}
    * @param listener what {@link #listener} returns, never {@code null}
    * @return an engine of the two
@@ -50,9 +62,32 @@ public interface TransactionalEngine {
    */
   static TransactionalEngine of(BiFunction<IdempotentRequest, Mono<StoredResponse>, Mono<AttemptResult>> attempt,
       IdemListener listener) {
+    return of(attempt, listener, Optional.empty());
+  }
+
+  /**
+   * @param attempt what {@link #attempt} does, never {@code null}
+   * @param listener what {@link #listener} returns, never {@code null}
+   * @param retention what {@link #retention} returns: how long {@code attempt}'s engine keeps a
+   *     completed key; never {@code null}
+   * @return an engine of the three
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  static TransactionalEngine of(BiFunction<IdempotentRequest, Mono<StoredResponse>, Mono<AttemptResult>> attempt,
+      IdemListener listener, Duration retention) {
+    return of(attempt, listener, Optional.of(Objects.requireNonNull(retention, "retention")));
+  }
+
+  private static TransactionalEngine of(BiFunction<IdempotentRequest, Mono<StoredResponse>, Mono<AttemptResult>> attempt,
+      IdemListener listener, Optional<Duration> retention) {
     Objects.requireNonNull(attempt, "attempt");
     Objects.requireNonNull(listener, "listener");
     return new TransactionalEngine() {
+      @Override
+      public Optional<Duration> retention() {
+        return retention;
+      }
+
       @Override
       public Mono<AttemptResult> attempt(IdempotentRequest request, Mono<StoredResponse> handler) {
         return attempt.apply(request, handler);

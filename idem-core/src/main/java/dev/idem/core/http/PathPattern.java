@@ -56,8 +56,8 @@ public final class PathPattern {
       // which this syntax does not have: refused rather than compared literally, which would
       // leave every real request outside the route (unprotected, or its key optional)
       throw new IllegalArgumentException("path pattern contains '" + pattern.charAt(brace) + "' at index " + brace
-          + ": path variables such as {id} are not part of the pattern syntax; use '*' for one segment ("
-          + pattern.replaceAll("\\{[^/}]*\\}", "*") + ") or a final '**': " + pattern);
+          + ": path variables such as {id} are not part of the pattern syntax; use '*' for one segment or a final"
+          + " '**' for the rest" + rewritten(pattern) + ": " + pattern);
     }
     if (pattern.contains("//")) {
       throw new IllegalArgumentException("path pattern must not contain an empty segment '//': " + pattern);
@@ -77,6 +77,17 @@ public final class PathPattern {
     }
     String[] fixed = prefix ? Arrays.copyOf(parts, parts.length - 1) : parts;
     return new PathPattern(pattern, fixed, prefix);
+  }
+
+  /**
+   * @return {@code " (PATTERN)"}: {@code pattern} with a final catch-all variable ({@code {*rest}})
+   *     written {@code **} and each plain variable ({@code {id}}, {@code {id:\d+}}) written {@code
+   *     *}, when that leaves no brace; else an empty string (a variable whose regular expression
+   *     has braces of its own)
+   */
+  private static String rewritten(String pattern) {
+    String s = pattern.replaceAll("/\\{\\*[^/{}]*\\}$", "/**").replaceAll("\\{[^/{}]*\\}", "*");
+    return s.indexOf('{') >= 0 || s.indexOf('}') >= 0 ? "" : " (" + s + ")";
   }
 
   /**

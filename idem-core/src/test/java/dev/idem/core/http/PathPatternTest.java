@@ -32,6 +32,12 @@ class PathPatternTest {
         .hasMessageContaining("index 8");
     assertThatThrownBy(() -> PathPattern.compile("/orders/{id:\\d+}"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("/orders/*");
+    assertThatThrownBy(() -> PathPattern.compile("/files/{*path}"))
+        .as("a catch-all variable is the rest of the path, never one segment")
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("(/files/**)");
+    assertThatThrownBy(() -> PathPattern.compile("/orders/{id:[0-9]{3}}"))
+        .as("no suggestion that still has a brace")
+        .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining("(/orders/*");
     assertThatThrownBy(() -> PathPattern.compile("/orders/id}"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'}'");
   }

@@ -470,7 +470,7 @@ public class IdemReactiveWebAutoConfiguration {
       checkManages(p, beans, manager, factory);
       R2dbcTransactions transactions = new SpringR2dbcTransactions(manager, factory);
       return TransactionalEngine.of((request, handler) -> engine.execute(transactions, request, connection -> handler),
-          engine.listener());
+          engine.listener(), engine.retention());
     }
 
     /**
