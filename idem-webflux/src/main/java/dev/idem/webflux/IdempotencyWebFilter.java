@@ -140,8 +140,8 @@ import reactor.core.publisher.Mono;
  *
  * <p>Spring WebFlux keeps the request's Micrometer observation in the Reactor context, not in a
  * thread local. With Micrometer's context-propagation library ({@code io.micrometer:context-propagation},
- * 1.1 or later; Micrometer Tracing brings it) on the class path, the filter makes the values of the
- * request's Reactor context current on the calling thread while the engine starts the attempt (in
+ * 1.1 or later; Micrometer Tracing brings it) on the class path, the filter makes the request's
+ * observation, from its Reactor context, current on the calling thread while the engine starts the attempt (in
  * lease mode the call of {@link AsyncLeaseIdempotency#attempt}, in transactional mode the
  * subscription to {@link TransactionalEngine#attempt}), and only then: the engine's listener
  * ({@link dev.idem.core.IdemListener#startedAsync}, such as the starter's observation of each
