@@ -1,6 +1,9 @@
 package dev.idem.spring.openapi;
 
+import dev.idem.core.IdempotencyEngine;
+import dev.idem.core.LeaseIdempotency;
 import dev.idem.core.http.ProblemCatalog;
+import dev.idem.jdbc.TransactionalIdempotency;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
 import io.swagger.v3.oas.models.OpenAPI;
@@ -30,8 +33,8 @@ import org.springdoc.core.customizers.OpenApiCustomizer;
  * (required or optional as its route says), the {@code Idempotent-Replayed} header on its
  * responses, Idem's problem answers (RFC 9457, {@code application/problem+json}, each naming its
  * problem type URIs) for 400, 409, 422 and 503 where the operation does not describe that status
- * itself, and its expiry policy: how long a key is kept (the route's own retention, else {@code
- * idem.retention}), in the header's description and as the extension {@code x-idempotency-key} =
+ * itself, and its expiry policy: how long a key is kept (the route's own retention, else its
+ * engine's where the engine says, else {@code idem.retention}), in the header's description and as the extension {@code x-idempotency-key} =
  * {@code {required, retention}} (an ISO-8601 duration), since the IETF draft
  * (draft-ietf-httpapi-idempotency-key-header, section 2.3) asks a server to publish its expiry
  * policy. Operations no route protects are left as they are. The path of an operation is matched
@@ -114,7 +117,8 @@ final class IdemOpenApi implements OpenApiCustomizer {
       @Override
       public @Nullable Protection protection(String method, String path) {
         IdempotencyFilterConfig.Route route = filter.routeFor(method, path);
-        return route == null ? null : new Protection(route.requirement() == KeyRequirement.REQUIRED, route.retention());
+        return route == null ? null : new Protection(route.requirement() == KeyRequirement.REQUIRED,
+            route.retention().or(() -> retentionOf(filter.engineFor(route))));
       }
 
       @Override
@@ -122,6 +126,21 @@ final class IdemOpenApi implements OpenApiCustomizer {
         return filter.problemType(name);
       }
     };
+  }
+
+  /**
+   * How long an engine keeps a key, where it says: a lease engine's retention, a transactional
+   * engine's key table's. Empty for another engine (an application's own implementation, a
+   * decorator), whose routes are documented with {@code idem.retention}.
+   */
+  static Optional<Duration> retentionOf(IdempotencyEngine engine) {
+    if (engine instanceof LeaseIdempotency lease) {
+      return Optional.of(lease.retention());
+    }
+    if (engine instanceof TransactionalIdempotency transactional) {
+      return Optional.of(transactional.keys().retention());
+    }
+    return Optional.empty();
   }
 
   @Override
