@@ -147,10 +147,11 @@ public final class HttpLoad {
   /**
    * One run: one workload at one client count in one round (from 1), at a position (from 1) in the
    * round's order, with the CPU ticks the service and the database used in its measured window, and
-   * (PostgreSQL) the variant's own backends (-1: not measured).
+   * (PostgreSQL) the variant's own backends (-1: not measured); {@code sent} counts every request
+   * the run sent, its warm-up seconds included.
    */
   record Run(String database, String workload, int clients, int round, int position, double opsPerSecond,
-      LatencyStats latency, long errors, long requests, long appTicks, long dbTicks, long ownDbTicks) {
+      LatencyStats latency, long errors, long requests, long appTicks, long dbTicks, long ownDbTicks, long sent) {
 
     Rounds.Sample sample() {
       return new Rounds.Sample(round, opsPerSecond, latency.percentileMillis(50), latency.percentileMillis(99),
@@ -184,7 +185,7 @@ public final class HttpLoad {
    * @param dbCpu what the database CPU column measures: {@code in app}, {@code n/a} or the processes
    * @param notes lines under the heading: the settings, as read back
    */
-  private record Regime(String title, String dbCpu, List<String> notes) {}
+  record Regime(String title, String dbCpu, List<String> notes) {}
 
   private HttpLoad() {}
 
@@ -322,11 +323,21 @@ public final class HttpLoad {
               + " is synced at checkpoints only), so SQLite already runs in the regime where the commit's flush hides no CPU;"
               + " there is no separate asynchronous regime. SQLite runs inside the service, so its CPU is in the app column.");
           measure(s, database, jar, dir, a, name -> "jdbc:sqlite:" + dir.resolve(database + "-" + name + ".db")
-              + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", null, null, null, runs);
+              + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=10000", null, null, null, null, runs);
         }
-        case "postgres", "postgres-async" -> PostgresRegime.run("HttpLoad", database, a.postgresUrl, database.endsWith("-async"), cpu,
-            "service", h -> regimes.put(database, new Regime(h.title(), h.dbCpu(), h.notes())),
-            (urlFor, setting, dbCpu, ownDb) -> measure(s, database, jar, dir, a, urlFor, setting, dbCpu, ownDb, runs));
+        case "postgres", "postgres-async" -> {
+          List<String> why = new ArrayList<>();
+          try (PgStatements statements = PgStatements.open(a.postgresUrl, why::add)) {
+            PostgresRegime.run("HttpLoad", database, a.postgresUrl, database.endsWith("-async"), cpu, "service", h -> {
+              regimes.put(database, new Regime(h.title(), h.dbCpu(), h.notes()));
+              if (statements == null) {
+                h.notes().add("No statement table for this regime: `pg_stat_statements` cannot be read (" + String.join("; ", why)
+                    + "). With `shared_preload_libraries = 'pg_stat_statements'` in the server's configuration (a restart) the"
+                    + " report says which statements each variant ran and what they cost.");
+              }
+            }, (urlFor, setting, dbCpu, ownDb) -> measure(s, database, jar, dir, a, urlFor, setting, dbCpu, ownDb, statements, runs));
+          }
+        }
         case "mariadb", "mariadb-async" -> mariadb(database, database.endsWith("-async"), jar, dir, a, cpu, regimes, runs);
         default -> throw new IllegalArgumentException("--db: " + database);
       }
@@ -411,7 +422,7 @@ public final class HttpLoad {
             throw new IllegalStateException("cannot create database " + db + ": " + e.getMessage(), e);
           }
           return withDatabase(a.mariadbUrl, db);
-        }, url -> query(url, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit"), cpu ? ProcCpu.mariadb() : null, null, runs);
+        }, url -> query(url, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit"), cpu ? ProcCpu.mariadb() : null, null, null, runs);
         notes.add("`innodb_flush_log_at_trx_commit` as a new connection on each service's own URL reads it, after the services"
             + " started: " + String.join(", ", values) + ".");
       } finally {
@@ -448,11 +459,12 @@ public final class HttpLoad {
    * @param setting a setting read back from a variant's URL once the services are up, or {@code null}
    * @param dbCpu the database server's CPU, or {@code null} (SQLite, or no /proc)
    * @param ownDb the CPU of the backends on a variant's database, given the variant's name; or {@code null}
+   * @param statements PostgreSQL's per-statement counters, read around each measured run into {@link #STATEMENTS}; or {@code null}
    * @return "variant: setting" for each variant, empty without {@code setting}
    */
   private static List<String> measure(Stack stack, String database, Path jar, Path dir, Args a, Function<String, String> urlFor,
-      Function<String, String> setting, ProcCpu.Source dbCpu, Function<String, ProcCpu.Source> ownDb, List<Run> runs)
-      throws Exception {
+      Function<String, String> setting, ProcCpu.Source dbCpu, Function<String, ProcCpu.Source> ownDb,
+      @Nullable PgStatements statements, List<Run> runs) throws Exception {
     System.out.println("== " + database);
     Map<String, String> urls = new LinkedHashMap<>();
     for (String name : List.of("without-idem", "floor", "idem-transactional", "idem-lease")) {
@@ -483,14 +495,16 @@ public final class HttpLoad {
           v.completed().add(key);
         }
       }
-      record Measured(Load load, ProcCpu.Source app, ProcCpu.Source ownDb) {}
+      record Measured(Load load, ProcCpu.Source app, ProcCpu.Source ownDb, String databaseName) {}
+      Map<String, String> variantOf = Map.of(FLOOR, "floor", TX, "idem-transactional", LEASE, "idem-lease");
       List<Measured> loads = new ArrayList<>();
       loads.add(new Measured(new Load(WITHOUT, n -> send(http, without.base(), "/notes", null, "plain-" + n)), cpuOf(without),
-          own.apply("without-idem")));
+          own.apply("without-idem"), PgStatements.databaseOf(urls.get("without-idem"))));
       for (Variant v : variants) {
+        String databaseName = PgStatements.databaseOf(urls.get(variantOf.get(v.name())));
         loads.add(new Measured(new Load("create, " + v.name(),
-            n -> send(http, v.base(), v.path(), UUID.randomUUID().toString(), "new-" + n)), v.cpu(), v.ownDb()));
-        loads.add(new Measured(new Load("replay, " + v.name(), n -> v.replay(http, n)), v.cpu(), v.ownDb()));
+            n -> send(http, v.base(), v.path(), UUID.randomUUID().toString(), "new-" + n)), v.cpu(), v.ownDb(), databaseName));
+        loads.add(new Measured(new Load("replay, " + v.name(), n -> v.replay(http, n)), v.cpu(), v.ownDb(), databaseName));
       }
       if (loads.size() != LOADS) {
         throw new IllegalStateException("expected " + LOADS + " workloads, have " + loads.size());
@@ -508,8 +522,15 @@ public final class HttpLoad {
           List<Measured> order = Rounds.order(loads, round - 1);
           for (int i = 0; i < order.size(); i++) {
             Measured m = order.get(i);
-            cell.add(run(database, m.load().workload(), clients, round, i + 1, a.warmup, a.seconds, m.load().request(), m.app(),
-                dbCpu, m.ownDb()));
+            Map<Long, PgStatements.Stat> before = statements == null ? Map.of() : statements.snapshot(m.databaseName());
+            Run r = run(database, m.load().workload(), clients, round, i + 1, a.warmup, a.seconds, m.load().request(), m.app(),
+                dbCpu, m.ownDb());
+            cell.add(r);
+            if (statements != null) {
+              Map<Long, PgStatements.Stat> ran = PgStatements.between(before, statements.snapshot(m.databaseName()));
+              STATEMENTS.merge(statementsKey(database, m.load().workload(), clients), new PgStatements.Cell(r.sent(), ran),
+                  (x, y) -> x.plus(y.requests(), y.byQuery()));
+            }
           }
         }
         runs.addAll(cell);
@@ -526,6 +547,13 @@ public final class HttpLoad {
       }
       return values;
     }
+  }
+
+  /** PostgreSQL's statements per regime, workload and client count ({@link #statementsKey}), summed over the rounds. */
+  private static final Map<String, PgStatements.Cell> STATEMENTS = new ConcurrentHashMap<>();
+
+  static String statementsKey(String database, String workload, int clients) {
+    return database + "|" + workload + "|" + clients;
   }
 
   private static ProcCpu.Source cpuOf(NotesServiceProcess service) {
@@ -616,7 +644,7 @@ public final class HttpLoad {
     long dbTicks = db0 < 0 || db1 < 0 ? -1 : db1 - db0;
     long ownTicks = own0 < 0 || own1 < 0 ? -1 : own1 - own0;
     Run r = new Run(database, workload, clients, round, position, measured.get() / (double) seconds, all, errors.get(),
-        measured.get(), appTicks, dbTicks, ownTicks);
+        measured.get(), appTicks, dbTicks, ownTicks, counter.get());
     String cpu = appTicks < 0 ? "" : String.format(Locale.ROOT, "  app %s db %s%s us/req (%d+%d ticks)", micros(r.appMicros()),
         micros(r.dbMicros()), ownTicks < 0 ? "" : " (own backends " + micros(r.ownDbMicros()) + ")", appTicks, dbTicks);
     System.out.printf(Locale.ROOT, "  %-10s %-34s %3d clients %9.0f ops/s  p50 %7.3f  p99 %7.3f ms%s  errors %d%n",
@@ -681,13 +709,18 @@ public final class HttpLoad {
    *     without Idem" in the same round at the same client count
    */
   static Rounds.Spread added(List<Run> runs, String workload, int clients, ToDoubleFunction<Run> figure) {
+    return added(runs, workload, clients, figure, WITHOUT);
+  }
+
+  /** @return the same against {@code baseline}'s run of the same round */
+  static Rounds.Spread added(List<Run> runs, String workload, int clients, ToDoubleFunction<Run> figure, String baseline) {
     List<Double> values = new ArrayList<>();
     for (Run r : runs) {
       if (r.clients() != clients || !r.workload().equals(workload)) {
         continue;
       }
       for (Run b : runs) {
-        if (b.clients() == clients && b.round() == r.round() && b.workload().equals(WITHOUT)) {
+        if (b.clients() == clients && b.round() == r.round() && b.workload().equals(baseline)) {
           values.add(figure.applyAsDouble(r) - figure.applyAsDouble(b));
         }
       }
@@ -802,7 +835,7 @@ public final class HttpLoad {
     md.append("The target \"HTTP filter overhead <= 10%\" compares a create with Idem with \"create, without Idem\" on the same ")
         .append("database at the same client count: overhead = 1 - x, where x is its \"x create without Idem\" (the median of")
         .append(" the per-round ratios); the per-round range runs from 1 - the highest ratio to 1 - the lowest.")
-        .append(stack.webflux() ? "\n" : " The targets of issue 25 are in the last section.\n");
+        .append(stack.webflux() ? "\n" : " The targets against the floor (issue 41) and those of issue 25 are in the last two sections.\n");
     for (Map.Entry<String, Regime> entry : regimes.entrySet()) {
       String database = entry.getKey();
       Regime regime = entry.getValue();
@@ -861,6 +894,7 @@ public final class HttpLoad {
               .append(" |\n");
         }
       }
+      statementTable(md, database, a);
       for (Run r : mine) {
         // this round's own ratios: the run over the run without Idem (and the floor's) of the same round and client count
         List<Rounds.Sample> base = sameRound(mine, WITHOUT, r);
@@ -874,6 +908,7 @@ public final class HttpLoad {
       }
     }
     if (!stack.webflux()) {
+      floorTargets(md, runs, regimes, a);
       targets(md, runs, regimes, a);
     }
     if (stack.webflux()) {
@@ -927,6 +962,111 @@ public final class HttpLoad {
         .append(String.format(Locale.ROOT, "%.1f", 1e6 / ProcCpu.TICKS_PER_SECOND / Math.max(1, fewestRequests)))
         .append(" µs per request: differences of a few of those are noise.");
     return sb.toString();
+  }
+
+  /** The client count whose statements a report shows: 4 where it ran, else the largest. */
+  static int statementClients(List<Integer> clients) {
+    return clients.contains(4) ? 4 : clients.stream().mapToInt(Integer::intValue).max().orElse(1);
+  }
+
+  /**
+   * The statements each workload ran on a PostgreSQL regime's variant databases, from {@code
+   * pg_stat_statements}: calls and executor time per request, at one client count.
+   */
+  private static void statementTable(StringBuilder md, String database, Args a) {
+    int clients = statementClients(a.clients);
+    List<String> workloads = ORDER.stream().filter(w -> STATEMENTS.containsKey(statementsKey(database, w, clients))).toList();
+    if (workloads.isEmpty()) {
+      return;
+    }
+    md.append("\nStatements per request at ").append(clients).append(" clients (`pg_stat_statements` of each variant's database,")
+        .append(" read before and after each run, summed over the rounds, divided by the requests the runs sent; executor")
+        .append(" time is wall time in the executor, CPU and any wait for a lock, a read or, for a `COMMIT`, the WAL flush; the")
+        .append(" statements of fewer than 0.05 calls a request are left out):\n\n");
+    md.append("| workload | statement | calls/req | µs/call | µs/req |\n|---|---|---:|---:|---:|\n");
+    for (String w : workloads) {
+      PgStatements.Cell cell = STATEMENTS.get(statementsKey(database, w, clients));
+      double total = 0;
+      for (PgStatements.Stat st : cell.perRequest(0.05)) {
+        double perRequest = st.millis() * 1000 / cell.requests();
+        total += perRequest;
+        md.append("| ").append(w).append(" | `").append(statementText(st.query())).append("` | ")
+            .append(String.format(Locale.ROOT, "%.2f", st.calls() / (double) cell.requests())).append(" | ")
+            .append(String.format(Locale.ROOT, "%.1f", st.millis() * 1000 / st.calls())).append(" | ")
+            .append(String.format(Locale.ROOT, "%.1f", perRequest)).append(" |\n");
+      }
+      md.append("| ").append(w).append(" | **all of the above** | | | **").append(String.format(Locale.ROOT, "%.1f", total))
+          .append("** |\n");
+    }
+  }
+
+  /** @return a normalized statement on one line, {@code |} escaped for a table, at most 140 characters */
+  static String statementText(String query) {
+    String oneLine = query.replaceAll("\\s+", " ").trim().replace("|", "\\|").replace("`", "'");
+    return oneLine.length() <= 140 ? oneLine : oneLine.substring(0, 137) + "...";
+  }
+
+  /** The executor time per request of a workload's statements at a client count, or NaN when not read. */
+  static double statementMicros(String database, String workload, int clients) {
+    PgStatements.Cell cell = STATEMENTS.get(statementsKey(database, workload, clients));
+    if (cell == null || cell.requests() == 0) {
+      return Double.NaN;
+    }
+    return cell.byQuery().values().stream().mapToDouble(PgStatements.Stat::millis).sum() * 1000 / cell.requests();
+  }
+
+  /**
+   * The targets of issue 41, against the hand-written floor in the same run: a transactional create
+   * at 0.95x the floor's create or more, a lease create at 0.9x the transactional create or more,
+   * each replay at the floor's replay or more; with, where a create misses, the CPU it adds over
+   * the floor's (app and database) and, on PostgreSQL, the executor time of its statements beside
+   * the floor's.
+   */
+  static void floorTargets(StringBuilder md, List<Run> runs, Map<String, Regime> regimes, Args a) {
+    md.append("\n## Targets against the floor (issue 41)\n\n");
+    md.append("Each ratio is the median of the per-round ratios of the two workloads' ops/s in the same round at the same")
+        .append(" client count (range in parentheses); a verdict goes by the median. \"CPU over the floor\" is, per round, the")
+        .append(" create's CPU per request minus the floor's create's, app and database (median and range); on PostgreSQL")
+        .append(" \"statements\" is the executor time per request of its statements against the floor's (`pg_stat_statements`,")
+        .append(" at ").append(statementClients(a.clients)).append(" clients, the table in the regime's section). What the app's")
+        .append(" part is made of is in the profile (docs/reports/profile-http.md, JFR).\n\n");
+    md.append("| target | regime | clients | measured | verdict | CPU over the floor, app / db µs | statements, µs/req |\n")
+        .append("|---|---|---:|---|---|---|---|\n");
+    record Ratio(String target, String workload, String baseline, double atLeast, boolean cpu) {}
+    List<Ratio> targets = List.of(
+        new Ratio("transactional create >= 0.95x the floor's create", "create, " + TX, "create, " + FLOOR, 0.95, true),
+        new Ratio("lease create >= 0.9x the transactional create", "create, " + LEASE, "create, " + TX, 0.9, true),
+        new Ratio("transactional replay >= the floor's replay", "replay, " + TX, "replay, " + FLOOR, 1.0, false),
+        new Ratio("lease replay >= the floor's replay", "replay, " + LEASE, "replay, " + FLOOR, 1.0, false));
+    for (Ratio t : targets) {
+      for (String database : regimes.keySet()) {
+        List<Run> mine = runs.stream().filter(r -> r.database().equals(database)).toList();
+        boolean inApp = regimes.get(database).dbCpu().equals("in app");
+        for (int clients : a.clients) {
+          Rounds.Spread r = summary(mine, t.workload(), clients, t.baseline()).ratio();
+          if (r.count() == 0) {
+            continue;
+          }
+          boolean met = r.median() >= t.atLeast();
+          md.append("| ").append(t.target()).append(" | ").append(database).append(" | ").append(clients).append(" | ")
+              .append(Report.fmtRatio(r.median())).append(" (").append(Report.fmtRatio(r.min())).append("-")
+              .append(Report.fmtRatio(r.max())).append(") | ").append(met ? "**met**" : "missed").append(" | ");
+          if (t.cpu()) {
+            Rounds.Spread app = added(mine, t.workload(), clients, Run::appMicros, t.baseline());
+            Rounds.Spread db = added(mine, t.workload(), clients, Run::dbMicros, t.baseline());
+            md.append(signedMicros(app.median())).append(" (").append(range(app, HttpLoad::signedMicros)).append(") / ")
+                .append(inApp ? "in app" : signedMicros(db.median()) + " (" + range(db, HttpLoad::signedMicros) + ")");
+          }
+          md.append(" | ");
+          double mineMicros = statementMicros(database, t.workload(), clients);
+          double baseMicros = statementMicros(database, t.baseline(), clients);
+          if (!Double.isNaN(mineMicros) && !Double.isNaN(baseMicros)) {
+            md.append(String.format(Locale.ROOT, "%.0f against %.0f", mineMicros, baseMicros));
+          }
+          md.append(" |\n");
+        }
+      }
+    }
   }
 
   /** The targets of issue 25, each with its measured figure and met or missed. */
