@@ -60,7 +60,10 @@ import picocli.CommandLine.ParameterException;
  * <p>CPU per request ({@link ProcCpu}): over each run's measured window, the service JVM's user +
  * system time and the database server's (PostgreSQL's processes with the postmaster's reaped
  * children, or the MariaDB server; SQLite runs inside the service), divided by the requests measured.
- * The CSV keeps one row per run.
+ * The CSV keeps one row per run. On PostgreSQL, where the server loads {@code pg_stat_statements}
+ * ({@link PgStatements}), each run's statements on the variant's database are read before and after
+ * it, and the report lists them per workload; the targets against the floor ({@link #floorTargets})
+ * give each create's CPU and statement time beside the floor's.
  *
  * <pre>{@code
  * ./mvnw -B -q -DskipTests package && java -cp tools/idem-benchmarks/target/benchmarks.jar dev.idem.benchmarks.HttpLoad --out docs/reports
@@ -1028,8 +1031,8 @@ public final class HttpLoad {
         .append(" client count (range in parentheses); a verdict goes by the median. \"CPU over the floor\" is, per round, the")
         .append(" create's CPU per request minus the floor's create's, app and database (median and range); on PostgreSQL")
         .append(" \"statements\" is the executor time per request of its statements against the floor's (`pg_stat_statements`,")
-        .append(" at ").append(statementClients(a.clients)).append(" clients, the table in the regime's section). What the app's")
-        .append(" part is made of is in the profile (docs/reports/profile-http.md, JFR).\n\n");
+        .append(" at the row's client count; the regime's section lists the statements at ").append(statementClients(a.clients))
+        .append(" clients). What the app's part is made of is in the profile (docs/reports/profile-http.md, JFR).\n\n");
     md.append("| target | regime | clients | measured | verdict | CPU over the floor, app / db µs | statements, µs/req |\n")
         .append("|---|---|---:|---|---|---|---|\n");
     record Ratio(String target, String workload, String baseline, double atLeast, boolean cpu) {}
