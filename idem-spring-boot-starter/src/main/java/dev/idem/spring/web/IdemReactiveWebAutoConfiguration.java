@@ -25,11 +25,13 @@ import dev.idem.webflux.TransactionalEngine;
 import io.r2dbc.spi.ConnectionFactory;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -258,6 +260,16 @@ public class IdemReactiveWebAutoConfiguration {
       LOG.info("Idem: WebFlux filter in {} mode; principal from {}; routes {}; other requests pass through",
           inTransaction != null ? "transactional" : "lease", principal, config.routes());
       return config;
+    }
+
+    /**
+     * @return the refusal of {@code idem.*} route settings that an application's own {@link
+     *     IdempotencyWebFilterConfig} or {@link IdempotencyWebFilter} would leave unread
+     */
+    @Bean
+    static OwnFilterConfigurationCheck idemOwnWebFilterConfigurationCheck(ListableBeanFactory beans, IdemProperties p) {
+      return new OwnFilterConfigurationCheck(beans, p, "idemWebFilterConfig",
+          List.of(IdempotencyWebFilterConfig.class, IdempotencyWebFilter.class), () -> false);
     }
 
     /**

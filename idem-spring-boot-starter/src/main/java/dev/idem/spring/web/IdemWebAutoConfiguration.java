@@ -41,6 +41,7 @@ import java.util.Locale;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -210,6 +211,19 @@ public class IdemWebAutoConfiguration {
   /** @return the store in words for the start-up log line */
   static String describe(LeaseStore store) {
     return IdemSettings.describe(store);
+  }
+
+  /**
+   * @return the refusal of {@code idem.*} route settings that an application's own {@link
+   *     IdempotencyFilterConfig} would leave unread
+   */
+  @Bean
+  static OwnFilterConfigurationCheck idemOwnFilterConfigurationCheck(ListableBeanFactory beans, IdemProperties p,
+      ObjectProvider<HandlerPolicySource> handlerPolicies) {
+    return new OwnFilterConfigurationCheck(beans, p, "idemFilterConfig", List.of(IdempotencyFilterConfig.class), () -> {
+      HandlerPolicySource annotated = handlerPolicies.getIfAvailable();
+      return annotated != null && !annotated.specs().isEmpty();
+    });
   }
 
   /** Registers the filter, and Idem's answers for Spring MVC, on a servlet web application. */

@@ -1,0 +1,99 @@
+package dev.idem.spring.web;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.AsyncLeaseIdempotency;
+import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.servlet.IdempotencyFilterConfig;
+import dev.idem.servlet.KeyRequirement;
+import dev.idem.spring.BootLine;
+import dev.idem.spring.IdemAutoConfigurationTest;
+import dev.idem.spring.IdemUnsupportedException;
+import dev.idem.webflux.IdempotencyWebFilter;
+import dev.idem.webflux.IdempotencyWebFilterConfig;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+/**
+ * An application that defines its own filter configuration while {@code idem.*} route settings
+ * are set does not start. Was: the starter stepped aside for the application's bean and never read
+ * the settings, so {@code idem.required-key-routes=POST /orders} left {@code POST /orders} as
+ * the bean's routes said (here: not protected at all), without a word.
+ */
+class OwnFilterConfigurationTest {
+
+  private static IdempotencyFilterConfig ownServletConfig() {
+    return IdempotencyFilterConfig.builder(new InMemoryLeaseStore()).route("POST", "/notes", KeyRequirement.REQUIRED)
+        .principalResolver(request -> "shared").build();
+  }
+
+  private static IdempotencyWebFilterConfig ownWebFluxConfig() {
+    return IdempotencyWebFilterConfig.builder(AsyncLeaseIdempotency.builder(new InMemoryLeaseStore()).build())
+        .requireKey("POST", "/notes").principals(exchange -> reactor.core.publisher.Mono.just("shared")).build();
+  }
+
+  private static IdemUnsupportedException refusal(Throwable failure) {
+    return (IdemUnsupportedException) IdemAutoConfigurationTest.causeOf(failure, IdemUnsupportedException.class);
+  }
+
+  private final WebApplicationContextRunner servlet = new WebApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
+      .withPropertyValues("idem.principal=shared", "idem.mode=lease", "idem.store=memory");
+
+  @Test
+  void theRouteSettingsWereNotReadBesideTheApplicationsOwnServletConfiguration() {
+    servlet.withBean(IdempotencyFilterConfig.class, OwnFilterConfigurationTest::ownServletConfig)
+        .withPropertyValues("idem.required-key-routes=POST /orders", "idem.optional-key-routes=PUT /**")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("own IdempotencyFilterConfig")
+              .hasMessageContaining("idem.required-key-routes, idem.optional-key-routes")
+              .hasMessageContaining("remove the bean");
+        });
+  }
+
+  @Test
+  void theApplicationsOwnServletConfigurationWithoutRouteSettingsStartsOnIt() {
+    servlet.withBean(IdempotencyFilterConfig.class, OwnFilterConfigurationTest::ownServletConfig)
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).routeFor("POST", "/notes")).isNotNull();
+        });
+  }
+
+  @Test
+  void theStartersOwnConfigurationReadsTheRouteSettings() {
+    servlet.withPropertyValues("idem.required-key-routes=POST /orders")
+        .run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          assertThat(ctx.getBean(IdempotencyFilterConfig.class).routeFor("POST", "/orders").requirement())
+              .isEqualTo(KeyRequirement.REQUIRED);
+        });
+  }
+
+  private final ReactiveWebApplicationContextRunner reactive = new ReactiveWebApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(BootLine.withIdem()))
+      .withPropertyValues("idem.principal=shared", "idem.mode=lease", "idem.store=memory");
+
+  @Test
+  void theRouteSettingsWereNotReadBesideTheApplicationsOwnWebFluxConfigurationOrFilter() {
+    reactive.withBean(IdempotencyWebFilterConfig.class, OwnFilterConfigurationTest::ownWebFluxConfig)
+        .withPropertyValues("idem.required-key-routes=POST /orders")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("own IdempotencyWebFilterConfig")
+              .hasMessageContaining("idem.required-key-routes");
+        });
+    reactive.withBean(IdempotencyWebFilter.class, () -> new IdempotencyWebFilter(ownWebFluxConfig()))
+        .withPropertyValues("idem.required-key-routes=POST /orders")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("own IdempotencyWebFilter,")
+              .hasMessageContaining("IdempotencyWebFilterConfig's builder");
+        });
+    reactive.withBean(IdempotencyWebFilterConfig.class, OwnFilterConfigurationTest::ownWebFluxConfig)
+        .run(ctx -> assertThat(ctx).hasNotFailed());
+  }
+}
