@@ -16,7 +16,9 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
  * the starter builds no configuration then, so those settings would never be read, and a route
  * they name would be protected only as the application's bean says, or not at all. Nothing is
  * silently unprotected: the message names the settings and the two ways out (the routes in the
- * bean, or no bean). Runs once every singleton exists; not thread-safe, and needs not be.
+ * bean, or no bean). On WebFlux it also refuses two {@code IdempotencyWebFilter} beans, which an
+ * application's own filter declared as a plain {@code WebFilter} beside the starter's makes. Runs
+ * once every singleton exists; not thread-safe, and needs not be.
  */
 final class OwnFilterConfigurationCheck implements SmartInitializingSingleton {
 
@@ -45,6 +47,18 @@ final class OwnFilterConfigurationCheck implements SmartInitializingSingleton {
 
   @Override
   public void afterSingletonsInstantiated() {
+    Class<?> filter = ownTypes.get(ownTypes.size() - 1);
+    if (ownTypes.size() > 1) {
+      // Declared as a plain WebFilter, an application's own filter is not seen by the starter's
+      // condition; once it exists its type is known, and two would both run on every request.
+      String[] filters = beans.getBeanNamesForType(filter);
+      if (filters.length > 1) {
+        throw new IdemUnsupportedException("two " + filter.getSimpleName() + " beans (" + String.join(", ", filters)
+            + ") would both run on every request, the second seeing the first one's claim of the key",
+            "Keep one: declare the application's own filter with its type, " + filter.getSimpleName() + ", so that the"
+            + " starter's steps aside, or remove it and let the starter build the filter from the idem.* settings");
+      }
+    }
     if (beans.containsBean(starterBean)) {
       return;
     }

@@ -96,4 +96,19 @@ class OwnFilterConfigurationTest {
     reactive.withBean(IdempotencyWebFilterConfig.class, OwnFilterConfigurationTest::ownWebFluxConfig)
         .run(ctx -> assertThat(ctx).hasNotFailed());
   }
+
+  /**
+   * An application's filter declared as a plain {@code WebFilter}: the starter's condition could not
+   * see its type, so its own filter ran too, both on every request.
+   */
+  @Test
+  void anOwnFilterDeclaredAsAPlainWebFilterRanBesideTheStartersFilter() {
+    reactive.withBean("ownFilter", org.springframework.web.server.WebFilter.class,
+            () -> new IdempotencyWebFilter(ownWebFluxConfig()))
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("two IdempotencyWebFilter beans")
+              .hasMessageContaining("ownFilter").hasMessageContaining("declare the application's own filter with its type");
+        });
+  }
 }
