@@ -269,7 +269,8 @@ public class IdemReactiveWebAutoConfiguration {
     @Bean
     static OwnFilterConfigurationCheck idemOwnWebFilterConfigurationCheck(ListableBeanFactory beans, IdemProperties p) {
       return new OwnFilterConfigurationCheck(beans, p, "idemWebFilterConfig",
-          List.of(IdempotencyWebFilterConfig.class, IdempotencyWebFilter.class), () -> false);
+          List.of(IdempotencyWebFilterConfig.class, IdempotencyWebFilter.class), () -> false, "IdempotencyWebFilter",
+          "@Bean IdempotencyWebFilter", () -> List.of(beans.getBeanNamesForType(IdempotencyWebFilter.class)));
     }
 
     /**

@@ -38,6 +38,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +52,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.util.ClassUtils;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
@@ -223,7 +225,35 @@ public class IdemWebAutoConfiguration {
     return new OwnFilterConfigurationCheck(beans, p, "idemFilterConfig", List.of(IdempotencyFilterConfig.class), () -> {
       HandlerPolicySource annotated = handlerPolicies.getIfAvailable();
       return annotated != null && !annotated.specs().isEmpty();
-    });
+    }, "IdempotencyFilter", "a FilterRegistrationBean named idempotencyFilter", () -> idemFilters(beans));
+  }
+
+  /**
+   * @return the beans that put an {@link IdempotencyFilter} in front of the application: the
+   *     filter itself (Spring Boot registers a {@code Filter} bean) and registrations of one
+   */
+  static List<String> idemFilters(ListableBeanFactory beans) {
+    List<String> names = new ArrayList<>(List.of(beans.getBeanNamesForType(IdempotencyFilter.class)));
+    if (ClassUtils.isPresent(REGISTRATION, IdemWebAutoConfiguration.class.getClassLoader())) {
+      names.addAll(Registrations.ofIdempotencyFilter(beans)); // only loaded where Spring Boot's servlet support is
+    }
+    return names;
+  }
+
+  private static final String REGISTRATION = "org.springframework.boot.web.servlet.FilterRegistrationBean";
+
+  /** The registration beans of an {@link IdempotencyFilter}; only loaded with {@code FilterRegistrationBean} present. */
+  private static final class Registrations {
+    @SuppressWarnings("rawtypes")
+    static List<String> ofIdempotencyFilter(ListableBeanFactory beans) {
+      List<String> names = new ArrayList<>();
+      for (Map.Entry<String, FilterRegistrationBean> r : beans.getBeansOfType(FilterRegistrationBean.class).entrySet()) {
+        if (r.getValue().getFilter() instanceof IdempotencyFilter) {
+          names.add(r.getKey());
+        }
+      }
+      return names;
+    }
   }
 
   /** Registers the filter, and Idem's answers for Spring MVC, on a servlet web application. */

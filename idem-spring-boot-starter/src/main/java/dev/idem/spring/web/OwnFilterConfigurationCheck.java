@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 
@@ -16,9 +17,9 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
  * the starter builds no configuration then, so those settings would never be read, and a route
  * they name would be protected only as the application's bean says, or not at all. Nothing is
  * silently unprotected: the message names the settings and the two ways out (the routes in the
- * bean, or no bean). On WebFlux it also refuses two {@code IdempotencyWebFilter} beans, which an
- * application's own filter declared as a plain {@code WebFilter} beside the starter's makes. Runs
- * once every singleton exists; not thread-safe, and needs not be.
+ * bean, or no bean). It also refuses two of Idem's filters, which an application's own filter
+ * declared as a plain {@code WebFilter}, {@code Filter} or {@code FilterRegistrationBean} beside the
+ * starter's makes. Runs once every singleton exists; not thread-safe, and needs not be.
  */
 final class OwnFilterConfigurationCheck implements SmartInitializingSingleton {
 
@@ -27,6 +28,9 @@ final class OwnFilterConfigurationCheck implements SmartInitializingSingleton {
   private final String starterBean;
   private final List<Class<?>> ownTypes;
   private final BooleanSupplier annotatedRoutes;
+  private final String filterType;
+  private final String filterDeclaration;
+  private final Supplier<List<String>> idemFilters;
 
   /**
    * @param beans the application's beans
@@ -35,29 +39,33 @@ final class OwnFilterConfigurationCheck implements SmartInitializingSingleton {
    * @param ownTypes the types whose beans replace the starter's configuration, the configuration's first
    * @param annotatedRoutes whether handler methods carry {@code @IdempotencyPolicy} (Spring MVC), which
    *     only the starter's configuration reads
+   * @param filterType the filter's class name, for the message
+   * @param filterDeclaration how an application declares its own filter so that the starter's steps aside
+   * @param idemFilters the names of the beans that run Idem's filter, read once every singleton exists
    */
   OwnFilterConfigurationCheck(ListableBeanFactory beans, IdemProperties properties, String starterBean, List<Class<?>> ownTypes,
-      BooleanSupplier annotatedRoutes) {
+      BooleanSupplier annotatedRoutes, String filterType, String filterDeclaration, Supplier<List<String>> idemFilters) {
     this.beans = Objects.requireNonNull(beans, "beans");
     this.properties = Objects.requireNonNull(properties, "properties");
     this.starterBean = Objects.requireNonNull(starterBean, "starterBean");
     this.ownTypes = List.copyOf(ownTypes);
     this.annotatedRoutes = Objects.requireNonNull(annotatedRoutes, "annotatedRoutes");
+    this.filterType = Objects.requireNonNull(filterType, "filterType");
+    this.filterDeclaration = Objects.requireNonNull(filterDeclaration, "filterDeclaration");
+    this.idemFilters = Objects.requireNonNull(idemFilters, "idemFilters");
   }
 
   @Override
   public void afterSingletonsInstantiated() {
-    Class<?> filter = ownTypes.get(ownTypes.size() - 1);
-    if (ownTypes.size() > 1) {
-      // Declared as a plain WebFilter, an application's own filter is not seen by the starter's
-      // condition; once it exists its type is known, and two would both run on every request.
-      String[] filters = beans.getBeanNamesForType(filter);
-      if (filters.length > 1) {
-        throw new IdemUnsupportedException("two " + filter.getSimpleName() + " beans (" + String.join(", ", filters)
-            + ") would both run on every request, the second seeing the first one's claim of the key",
-            "Keep one: declare the application's own filter with its type, " + filter.getSimpleName() + ", so that the"
-            + " starter's steps aside, or remove it and let the starter build the filter from the idem.* settings");
-      }
+    // Declared as a plain WebFilter, Filter or FilterRegistrationBean, an application's own filter
+    // is not seen by the starter's condition; once it exists its type is known, and two would both
+    // run on every request.
+    List<String> filters = idemFilters.get();
+    if (filters.size() > 1) {
+      throw new IdemUnsupportedException(filters.size() + " " + filterType + " beans (" + String.join(", ", filters)
+          + ") would all run on every request, the second seeing the first one's claim of the key",
+          "Keep one: declare the application's own filter with its type (" + filterDeclaration + "), so that the"
+          + " starter's steps aside, or remove it and let the starter build the filter from the idem.* settings");
     }
     if (beans.containsBean(starterBean)) {
       return;

@@ -98,6 +98,27 @@ class OwnFilterConfigurationTest {
   }
 
   /**
+   * An application's own servlet filter registered under another name: the starter's registration
+   * ({@code idempotencyFilter}) was added beside it, and both ran on every request.
+   */
+  @Test
+  void anOwnServletFilterRegisteredUnderAnotherNameRanBesideTheStartersFilter() {
+    servlet.withBean("ownIdem", org.springframework.boot.web.servlet.FilterRegistrationBean.class,
+            () -> new org.springframework.boot.web.servlet.FilterRegistrationBean<>(
+                new dev.idem.servlet.IdempotencyFilter(ownServletConfig())))
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("2 IdempotencyFilter beans")
+              .hasMessageContaining("ownIdem").hasMessageContaining("idempotencyFilter");
+        });
+    servlet.withBean("ownIdem", jakarta.servlet.Filter.class, () -> new dev.idem.servlet.IdempotencyFilter(ownServletConfig()))
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("ownIdem");
+        });
+  }
+
+  /**
    * An application's filter declared as a plain {@code WebFilter}: the starter's condition could not
    * see its type, so its own filter ran too, both on every request.
    */
@@ -107,7 +128,7 @@ class OwnFilterConfigurationTest {
             () -> new IdempotencyWebFilter(ownWebFluxConfig()))
         .run(ctx -> {
           assertThat(ctx).hasFailed();
-          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("two IdempotencyWebFilter beans")
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("2 IdempotencyWebFilter beans")
               .hasMessageContaining("ownFilter").hasMessageContaining("declare the application's own filter with its type");
         });
   }
