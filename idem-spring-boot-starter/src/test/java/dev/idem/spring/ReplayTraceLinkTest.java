@@ -85,20 +85,31 @@ class ReplayTraceLinkTest {
       assertThat(runs).hasValue(1);
 
       List<SpanData> spans = exporter.getFinishedSpanItems();
-      SpanData first = attempt(spans, 0);
-      SpanData second = attempt(spans, 1);
-      assertThat(second.getTraceId()).as("a create and its replay are two traces").isNotEqualTo(first.getTraceId());
-      SpanData link = spans.stream().filter(s -> s.getName().equals("idem replay post /notes")).findFirst().orElseThrow();
-      assertThat(link.getTraceId()).isEqualTo(second.getTraceId());
-      assertThat(link.getParentSpanId()).as("a child of the replay's attempt").isEqualTo(second.getSpanId());
-      assertThat(link.getLinks()).extracting(LinkData::getSpanContext)
-          .singleElement()
-          .satisfies(c -> {
-            assertThat(c.getTraceId()).isEqualTo(first.getTraceId());
-            assertThat(c.getSpanId()).isEqualTo(first.getSpanId());
-          });
-      assertThat(spans).filteredOn(s -> s.getName().startsWith("idem replay")).hasSize(1);
+      assertReplayLinksToTheCreate(spans, attempt(spans, 0), attempt(spans, 1));
     });
+  }
+
+  /**
+   * A create and its replay are two traces, and the replay's one {@code idem replay post /notes}
+   * span, a child of the replay's attempt, links to the create's attempt. Shared with the WebFlux
+   * filter's trace test ({@link TraceWebFluxTest}).
+   *
+   * @param spans every finished span
+   * @param create the create's attempt span
+   * @param replay the replay's attempt span
+   */
+  static void assertReplayLinksToTheCreate(List<SpanData> spans, SpanData create, SpanData replay) {
+    assertThat(replay.getTraceId()).as("a create and its replay are two traces").isNotEqualTo(create.getTraceId());
+    assertThat(spans).filteredOn(s -> s.getName().startsWith("idem replay")).hasSize(1);
+    SpanData link = spans.stream().filter(s -> s.getName().equals("idem replay post /notes")).findFirst().orElseThrow();
+    assertThat(link.getTraceId()).isEqualTo(replay.getTraceId());
+    assertThat(link.getParentSpanId()).as("a child of the replay's attempt").isEqualTo(replay.getSpanId());
+    assertThat(link.getLinks()).extracting(LinkData::getSpanContext)
+        .singleElement()
+        .satisfies(c -> {
+          assertThat(c.getTraceId()).as("the create's trace").isEqualTo(create.getTraceId());
+          assertThat(c.getSpanId()).isEqualTo(create.getSpanId());
+        });
   }
 
   /** Micrometer Tracing hyphenated every upper-case letter of the span names: {@code idem -p-o-s-t /notes}. */

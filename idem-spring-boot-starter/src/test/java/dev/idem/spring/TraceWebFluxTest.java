@@ -11,7 +11,6 @@ import io.micrometer.tracing.Span;
 import io.micrometer.tracing.Tracer;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
-import io.opentelemetry.sdk.trace.data.LinkData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -128,18 +127,7 @@ class TraceWebFluxTest {
         assertThat(attempt.getTraceId()).as("the attempt is in its request's trace").isEqualTo(request.getTraceId());
         assertThat(attempt.getParentSpanId()).as("a child of the HTTP server span").isEqualTo(request.getSpanId());
       }
-      SpanData first = attempts.get(0);
-      SpanData second = attempts.get(1);
-      assertThat(second.getTraceId()).as("a create and its replay are two traces").isNotEqualTo(first.getTraceId());
-      SpanData link = spans.stream().filter(s -> s.getName().equals("idem replay post /notes")).findFirst().orElseThrow();
-      assertThat(link.getTraceId()).isEqualTo(second.getTraceId());
-      assertThat(link.getParentSpanId()).as("a child of the replay's attempt").isEqualTo(second.getSpanId());
-      assertThat(link.getLinks()).extracting(LinkData::getSpanContext)
-          .singleElement()
-          .satisfies(c -> {
-            assertThat(c.getTraceId()).as("the create's trace, the request's").isEqualTo(first.getTraceId());
-            assertThat(c.getSpanId()).isEqualTo(first.getSpanId());
-          });
+      ReplayTraceLinkTest.assertReplayLinksToTheCreate(spans, attempts.get(0), attempts.get(1));
     });
   }
 }
