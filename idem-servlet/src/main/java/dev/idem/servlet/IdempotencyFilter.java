@@ -365,6 +365,15 @@ public final class IdempotencyFilter implements Filter {
   public IdempotencyFilter() {}
 
   /**
+   * @return the configuration the filter runs on: the constructor's, or the servlet context's once
+   *     {@link #init} took it; {@code null} before that for a filter made with the no-argument
+   *     constructor. Safe to call from any thread.
+   */
+  public @Nullable IdempotencyFilterConfig config() {
+    return config;
+  }
+
+  /**
    * Takes the configuration from the servlet context when none was given to the constructor.
    *
    * @param filterConfig the container's filter configuration, never {@code null}

@@ -198,6 +198,11 @@ public final class IdempotencyWebFilter implements WebFilter {
     this.requestContext = SubscriberThreadLocals.create();
   }
 
+  /** @return the configuration the filter runs on, never {@code null}; immutable and thread-safe */
+  public IdempotencyWebFilterConfig config() {
+    return config;
+  }
+
   /**
    * The claim of the request the handler is serving: its scope, key, owner token, and whether this
    * run takes over an expired lease ({@link LeaseContext#recovery()}), when the handler must find

@@ -25,15 +25,17 @@ import dev.idem.webflux.TransactionalEngine;
 import io.r2dbc.spi.ConnectionFactory;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -264,13 +266,20 @@ public class IdemReactiveWebAutoConfiguration {
 
     /**
      * @return the refusal of {@code idem.*} route settings that an application's own {@link
-     *     IdempotencyWebFilterConfig} or {@link IdempotencyWebFilter} would leave unread
+     *     IdempotencyWebFilterConfig} or {@link IdempotencyWebFilter} would leave unread, and of an own
+     *     filter beside the starter's
      */
     @Bean
-    static OwnFilterConfigurationCheck idemOwnWebFilterConfigurationCheck(ListableBeanFactory beans, IdemProperties p) {
-      return new OwnFilterConfigurationCheck(beans, p, "idemWebFilterConfig",
-          List.of(IdempotencyWebFilterConfig.class, IdempotencyWebFilter.class), () -> false, "IdempotencyWebFilter",
-          "@Bean IdempotencyWebFilter", () -> List.of(beans.getBeanNamesForType(IdempotencyWebFilter.class)));
+    static OwnFilterConfigurationCheck idemOwnWebFilterConfigurationCheck(ConfigurableListableBeanFactory beans, IdemProperties p) {
+      return new OwnFilterConfigurationCheck(beans, p, new OwnFilterConfigurationCheck.Stack(IdempotencyWebFilterConfig.class,
+          "IdempotencyWebFilter", "idemWebFilterConfig", IdemReactiveWebAutoConfiguration.class,
+          "declare it as @Bean IdempotencyWebFilter", factory -> {
+            List<Map.Entry<String, Object>> found = new ArrayList<>();
+            for (String name : factory.getBeanNamesForType(IdempotencyWebFilter.class, true, false)) {
+              found.add(Map.entry(name, factory.getBean(name)));
+            }
+            return OwnFilterConfigurationCheck.distinct(found, f -> ((IdempotencyWebFilter) f).config());
+          }, () -> false));
     }
 
     /**

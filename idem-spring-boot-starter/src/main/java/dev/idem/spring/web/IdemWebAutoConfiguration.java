@@ -36,14 +36,18 @@ import dev.idem.spring.transaction.IdemTransactionalAutoConfiguration;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -52,11 +56,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
-import org.springframework.util.ClassUtils;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * The {@link IdempotencyFilter} on Spring MVC: its configuration from the properties, in the mode
@@ -216,43 +220,58 @@ public class IdemWebAutoConfiguration {
   }
 
   /**
-   * @return the refusal of {@code idem.*} route settings that an application's own {@link
-   *     IdempotencyFilterConfig} would leave unread
+   * @return the refusal of {@code idem.*} route settings that an application's own filter or {@link
+   *     IdempotencyFilterConfig} would leave unread, and of an own filter beside the starter's
    */
   @Bean
-  static OwnFilterConfigurationCheck idemOwnFilterConfigurationCheck(ListableBeanFactory beans, IdemProperties p,
+  static OwnFilterConfigurationCheck idemOwnFilterConfigurationCheck(ConfigurableListableBeanFactory beans, IdemProperties p,
       ObjectProvider<HandlerPolicySource> handlerPolicies) {
-    return new OwnFilterConfigurationCheck(beans, p, "idemFilterConfig", List.of(IdempotencyFilterConfig.class), () -> {
-      HandlerPolicySource annotated = handlerPolicies.getIfAvailable();
-      return annotated != null && !annotated.specs().isEmpty();
-    }, "IdempotencyFilter", "a FilterRegistrationBean named idempotencyFilter", () -> idemFilters(beans));
+    return new OwnFilterConfigurationCheck(beans, p, new OwnFilterConfigurationCheck.Stack(IdempotencyFilterConfig.class,
+        "IdempotencyFilter", "idemFilterConfig", IdemWebAutoConfiguration.class,
+        "register it with a FilterRegistrationBean named idempotencyFilter", IdemWebAutoConfiguration::idemFilters, () -> {
+          HandlerPolicySource annotated = handlerPolicies.getIfAvailable();
+          return annotated != null && !annotated.specs().isEmpty();
+        }));
   }
 
   /**
-   * @return the beans that put an {@link IdempotencyFilter} in front of the application: the
-   *     filter itself (Spring Boot registers a {@code Filter} bean) and registrations of one
+   * @return the {@link IdempotencyFilter}s the servlet container gets, one bean name each (a
+   *     registration's, else the filter bean's), with their configurations: registrations that are
+   *     enabled and filter beans that no disabled registration holds back (Spring Boot registers a
+   *     {@code Filter} bean by itself)
    */
-  static List<String> idemFilters(ListableBeanFactory beans) {
-    List<String> names = new ArrayList<>(List.of(beans.getBeanNamesForType(IdempotencyFilter.class)));
+  static Map<String, @Nullable Object> idemFilters(ConfigurableListableBeanFactory beans) {
+    List<Map.Entry<String, Object>> found = new ArrayList<>();
+    Set<Object> held = Collections.newSetFromMap(new IdentityHashMap<>());
     if (ClassUtils.isPresent(REGISTRATION, IdemWebAutoConfiguration.class.getClassLoader())) {
-      names.addAll(Registrations.ofIdempotencyFilter(beans)); // only loaded where Spring Boot's servlet support is
+      Registrations.ofIdempotencyFilter(beans, found, held); // only loaded where Spring Boot's servlet support is
     }
-    return names;
+    for (String name : beans.getBeanNamesForType(IdempotencyFilter.class, true, false)) {
+      Object filter = beans.getBean(name);
+      if (!held.contains(filter)) {
+        found.add(Map.entry(name, filter));
+      }
+    }
+    return OwnFilterConfigurationCheck.distinct(found, f -> ((IdempotencyFilter) f).config());
   }
 
   private static final String REGISTRATION = "org.springframework.boot.web.servlet.FilterRegistrationBean";
 
-  /** The registration beans of an {@link IdempotencyFilter}; only loaded with {@code FilterRegistrationBean} present. */
+  /** The registrations of an {@link IdempotencyFilter}; only loaded with {@code FilterRegistrationBean} present. */
   private static final class Registrations {
     @SuppressWarnings("rawtypes")
-    static List<String> ofIdempotencyFilter(ListableBeanFactory beans) {
-      List<String> names = new ArrayList<>();
-      for (Map.Entry<String, FilterRegistrationBean> r : beans.getBeansOfType(FilterRegistrationBean.class).entrySet()) {
-        if (r.getValue().getFilter() instanceof IdempotencyFilter) {
-          names.add(r.getKey());
+    static void ofIdempotencyFilter(ConfigurableListableBeanFactory beans, List<Map.Entry<String, Object>> enabled,
+        Set<Object> disabled) {
+      for (String name : beans.getBeanNamesForType(FilterRegistrationBean.class, true, false)) {
+        FilterRegistrationBean r = beans.getBean(name, FilterRegistrationBean.class);
+        if (r.getFilter() instanceof IdempotencyFilter filter) {
+          if (r.isEnabled()) {
+            enabled.add(Map.entry(name, filter));
+          } else {
+            disabled.add(filter);
+          }
         }
       }
-      return names;
     }
   }
 

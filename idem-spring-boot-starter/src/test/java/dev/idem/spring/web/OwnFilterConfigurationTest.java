@@ -48,9 +48,9 @@ class OwnFilterConfigurationTest {
         .withPropertyValues("idem.required-key-routes=POST /orders", "idem.optional-key-routes=PUT /**")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
-          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("own IdempotencyFilterConfig")
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("its own IdempotencyFilter or IdempotencyFilterConfig")
               .hasMessageContaining("idem.required-key-routes, idem.optional-key-routes")
-              .hasMessageContaining("remove the bean");
+              .hasMessageContaining("remove the application's bean");
         });
   }
 
@@ -83,15 +83,15 @@ class OwnFilterConfigurationTest {
         .withPropertyValues("idem.required-key-routes=POST /orders")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
-          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("own IdempotencyWebFilterConfig")
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("its own IdempotencyWebFilter or IdempotencyWebFilterConfig")
               .hasMessageContaining("idem.required-key-routes");
         });
     reactive.withBean(IdempotencyWebFilter.class, () -> new IdempotencyWebFilter(ownWebFluxConfig()))
         .withPropertyValues("idem.required-key-routes=POST /orders")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
-          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("own IdempotencyWebFilter,")
-              .hasMessageContaining("IdempotencyWebFilterConfig's builder");
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("its own IdempotencyWebFilter")
+              .hasMessageContaining("idem.required-key-routes");
         });
     reactive.withBean(IdempotencyWebFilterConfig.class, OwnFilterConfigurationTest::ownWebFluxConfig)
         .run(ctx -> assertThat(ctx).hasNotFailed());
@@ -108,7 +108,7 @@ class OwnFilterConfigurationTest {
                 new dev.idem.servlet.IdempotencyFilter(ownServletConfig())))
         .run(ctx -> {
           assertThat(ctx).hasFailed();
-          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("2 IdempotencyFilter beans")
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("2 IdempotencyFilter filters")
               .hasMessageContaining("ownIdem").hasMessageContaining("idempotencyFilter");
         });
     servlet.withBean("ownIdem", jakarta.servlet.Filter.class, () -> new dev.idem.servlet.IdempotencyFilter(ownServletConfig()))
@@ -116,6 +116,75 @@ class OwnFilterConfigurationTest {
           assertThat(ctx).hasFailed();
           assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("ownIdem");
         });
+  }
+
+  /**
+   * The application's own filter, registered under the starter's name with a configuration of its
+   * own: the starter's registration steps aside, but it still built its configuration from the
+   * settings, which no filter ran.
+   */
+  @Test
+  void anOwnFilterRegisteredAsIdempotencyFilterLeftTheRouteSettingsUnread() {
+    servlet.withBean("idempotencyFilter", org.springframework.boot.web.servlet.FilterRegistrationBean.class,
+            () -> new org.springframework.boot.web.servlet.FilterRegistrationBean<>(
+                new dev.idem.servlet.IdempotencyFilter(ownServletConfig())))
+        .withPropertyValues("idem.required-key-routes=POST /orders")
+        .run(ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("idem.required-key-routes");
+        });
+  }
+
+  /** A filter bean and its own registration (to set its URL patterns) are one filter, not two. */
+  @Test
+  void aFilterBeanAndItsRegistrationAreOneFilter() {
+    servlet.withUserConfiguration(OwnFilterAndRegistration.class)
+        .run(ctx -> assertThat(ctx).hasNotFailed());
+    servlet.withUserConfiguration(OwnFilterAndDisabledRegistration.class)
+        .run(ctx -> assertThat(ctx).hasNotFailed());
+  }
+
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class OwnFilterAndRegistration {
+    @org.springframework.context.annotation.Bean
+    dev.idem.servlet.IdempotencyFilter idemFilter() {
+      return new dev.idem.servlet.IdempotencyFilter(ownServletConfig());
+    }
+
+    @org.springframework.context.annotation.Bean
+    org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> idempotencyFilter(
+        dev.idem.servlet.IdempotencyFilter idemFilter) {
+      org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> r =
+          new org.springframework.boot.web.servlet.FilterRegistrationBean<>(idemFilter);
+      r.addUrlPatterns("/notes/*");
+      return r;
+    }
+  }
+
+  /** A filter bean kept out of the container (a security chain runs it instead), beside the starter's. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class OwnFilterAndDisabledRegistration {
+    @org.springframework.context.annotation.Bean
+    dev.idem.servlet.IdempotencyFilter idemFilter() {
+      return new dev.idem.servlet.IdempotencyFilter(ownServletConfig());
+    }
+
+    @org.springframework.context.annotation.Bean
+    org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> idemFilterOff(
+        dev.idem.servlet.IdempotencyFilter idemFilter) {
+      org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> r =
+          new org.springframework.boot.web.servlet.FilterRegistrationBean<>(idemFilter);
+      r.setEnabled(false);
+      return r;
+    }
+  }
+
+  /** Two filters of the application's own, each on routes of its own, without the starter's: left alone. */
+  @Test
+  void twoOwnWebFiltersOnRoutesOfTheirOwnStart() {
+    reactive.withBean("payments", IdempotencyWebFilter.class, () -> new IdempotencyWebFilter(ownWebFluxConfig()))
+        .withBean("orders", IdempotencyWebFilter.class, () -> new IdempotencyWebFilter(ownWebFluxConfig()))
+        .run(ctx -> assertThat(ctx).hasNotFailed());
   }
 
   /**
@@ -128,8 +197,8 @@ class OwnFilterConfigurationTest {
             () -> new IdempotencyWebFilter(ownWebFluxConfig()))
         .run(ctx -> {
           assertThat(ctx).hasFailed();
-          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("2 IdempotencyWebFilter beans")
-              .hasMessageContaining("ownFilter").hasMessageContaining("declare the application's own filter with its type");
+          assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("2 IdempotencyWebFilter filters")
+              .hasMessageContaining("ownFilter").hasMessageContaining("declare it as @Bean IdempotencyWebFilter");
         });
   }
 }
