@@ -24,8 +24,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The view counts only when the server loads the module ({@code shared_preload_libraries =
  * 'pg_stat_statements'}, a restart); {@link #open} says why it cannot be read otherwise and the
  * report then has no statement table. Executor time is wall time inside the executor (CPU plus
- * any wait for a lock or a read), not CPU alone; a {@code COMMIT}'s is its WAL flush where commits
- * are synchronous. Not thread-safe: one benchmark thread uses it.
+ * any wait for a lock or a read), not CPU alone; the commit at the end of a transaction (and its
+ * WAL flush) is not in it, so a variant with more commits costs more than its statements say. Not
+ * thread-safe: one benchmark thread uses it.
  */
 final class PgStatements implements AutoCloseable {
 
@@ -90,11 +91,12 @@ final class PgStatements implements AutoCloseable {
       c = DriverManager.getConnection(adminUrl);
       try (Statement st = c.createStatement()) {
         st.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-        try (ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_statements")) {
-          rs.next();
-        }
       }
-      return new PgStatements(c);
+      PgStatements reader = new PgStatements(c);
+      if (reader.snapshot("postgres") == null) { // the real query once: the view's columns differ before PostgreSQL 13
+        throw new SQLException("the pg_stat_statements view cannot be read with total_exec_time (PostgreSQL 13 or later)");
+      }
+      return reader;
     } catch (SQLException e) {
       why.accept(e.getMessage());
       if (c != null) {
@@ -110,9 +112,10 @@ final class PgStatements implements AutoCloseable {
 
   /**
    * @param database a database's name
-   * @return its statements' counters now, by query id; empty if it cannot be read
+   * @return its statements' counters now, by query id; {@code null} if they cannot be read (the
+   *     run is then left out of the statements, never counted with what it did not read)
    */
-  Map<Long, Stat> snapshot(String database) {
+  @Nullable Map<Long, Stat> snapshot(String database) {
     Map<Long, Stat> out = new LinkedHashMap<>();
     try {
       read.setString(1, database);
@@ -124,6 +127,7 @@ final class PgStatements implements AutoCloseable {
       }
     } catch (SQLException e) {
       System.err.println("pg_stat_statements: cannot read " + database + ": " + e.getMessage());
+      return null;
     }
     return out;
   }
