@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.AsyncLeaseIdempotency;
 import dev.idem.core.InMemoryLeaseStore;
+import dev.idem.servlet.IdempotencyFilter;
 import dev.idem.servlet.IdempotencyFilterConfig;
 import dev.idem.servlet.KeyRequirement;
 import dev.idem.spring.BootLine;
@@ -11,10 +12,14 @@ import dev.idem.spring.IdemAutoConfigurationTest;
 import dev.idem.spring.IdemUnsupportedException;
 import dev.idem.webflux.IdempotencyWebFilter;
 import dev.idem.webflux.IdempotencyWebFilterConfig;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * An application that defines its own filter configuration while {@code idem.*} route settings
@@ -103,15 +108,15 @@ class OwnFilterConfigurationTest {
    */
   @Test
   void anOwnServletFilterRegisteredUnderAnotherNameRanBesideTheStartersFilter() {
-    servlet.withBean("ownIdem", org.springframework.boot.web.servlet.FilterRegistrationBean.class,
-            () -> new org.springframework.boot.web.servlet.FilterRegistrationBean<>(
-                new dev.idem.servlet.IdempotencyFilter(ownServletConfig())))
+    servlet.withBean("ownIdem", FilterRegistrationBean.class,
+            () -> new FilterRegistrationBean<>(
+                new IdempotencyFilter(ownServletConfig())))
         .run(ctx -> {
           assertThat(ctx).hasFailed();
           assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("2 IdempotencyFilter filters")
               .hasMessageContaining("ownIdem").hasMessageContaining("idempotencyFilter");
         });
-    servlet.withBean("ownIdem", jakarta.servlet.Filter.class, () -> new dev.idem.servlet.IdempotencyFilter(ownServletConfig()))
+    servlet.withBean("ownIdem", jakarta.servlet.Filter.class, () -> new IdempotencyFilter(ownServletConfig()))
         .run(ctx -> {
           assertThat(ctx).hasFailed();
           assertThat(refusal(ctx.getStartupFailure())).hasMessageContaining("ownIdem");
@@ -125,9 +130,9 @@ class OwnFilterConfigurationTest {
    */
   @Test
   void anOwnFilterRegisteredAsIdempotencyFilterLeftTheRouteSettingsUnread() {
-    servlet.withBean("idempotencyFilter", org.springframework.boot.web.servlet.FilterRegistrationBean.class,
-            () -> new org.springframework.boot.web.servlet.FilterRegistrationBean<>(
-                new dev.idem.servlet.IdempotencyFilter(ownServletConfig())))
+    servlet.withBean("idempotencyFilter", FilterRegistrationBean.class,
+            () -> new FilterRegistrationBean<>(
+                new IdempotencyFilter(ownServletConfig())))
         .withPropertyValues("idem.required-key-routes=POST /orders")
         .run(ctx -> {
           assertThat(ctx).hasFailed();
@@ -144,38 +149,38 @@ class OwnFilterConfigurationTest {
         .run(ctx -> assertThat(ctx).hasNotFailed());
   }
 
-  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  /** @return a registration of {@code filter}, as an application writes one to set its URL patterns or turn it off */
+  private static FilterRegistrationBean<IdempotencyFilter> registration(IdempotencyFilter filter,
+      Consumer<FilterRegistrationBean<IdempotencyFilter>> settings) {
+    FilterRegistrationBean<IdempotencyFilter> r = new FilterRegistrationBean<>(filter);
+    settings.accept(r);
+    return r;
+  }
+
+  @Configuration(proxyBeanMethods = false)
   static class OwnFilterAndRegistration {
-    @org.springframework.context.annotation.Bean
-    dev.idem.servlet.IdempotencyFilter idemFilter() {
-      return new dev.idem.servlet.IdempotencyFilter(ownServletConfig());
+    @Bean
+    IdempotencyFilter idemFilter() {
+      return new IdempotencyFilter(ownServletConfig());
     }
 
-    @org.springframework.context.annotation.Bean
-    org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> idempotencyFilter(
-        dev.idem.servlet.IdempotencyFilter idemFilter) {
-      org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> r =
-          new org.springframework.boot.web.servlet.FilterRegistrationBean<>(idemFilter);
-      r.addUrlPatterns("/notes/*");
-      return r;
+    @Bean
+    FilterRegistrationBean<IdempotencyFilter> idempotencyFilter(IdempotencyFilter idemFilter) {
+      return registration(idemFilter, r -> r.addUrlPatterns("/notes/*"));
     }
   }
 
   /** A filter bean kept out of the container (a security chain runs it instead), beside the starter's. */
-  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  @Configuration(proxyBeanMethods = false)
   static class OwnFilterAndDisabledRegistration {
-    @org.springframework.context.annotation.Bean
-    dev.idem.servlet.IdempotencyFilter idemFilter() {
-      return new dev.idem.servlet.IdempotencyFilter(ownServletConfig());
+    @Bean
+    IdempotencyFilter idemFilter() {
+      return new IdempotencyFilter(ownServletConfig());
     }
 
-    @org.springframework.context.annotation.Bean
-    org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> idemFilterOff(
-        dev.idem.servlet.IdempotencyFilter idemFilter) {
-      org.springframework.boot.web.servlet.FilterRegistrationBean<dev.idem.servlet.IdempotencyFilter> r =
-          new org.springframework.boot.web.servlet.FilterRegistrationBean<>(idemFilter);
-      r.setEnabled(false);
-      return r;
+    @Bean
+    FilterRegistrationBean<IdempotencyFilter> idemFilterOff(IdempotencyFilter idemFilter) {
+      return registration(idemFilter, r -> r.setEnabled(false));
     }
   }
 
