@@ -3,6 +3,7 @@ package dev.idem.r2dbc;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Scope;
 import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.SchemaCreation;
 import dev.idem.jdbc.dialect.KeyTableSql;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
@@ -13,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -31,6 +33,12 @@ import reactor.core.publisher.Mono;
  */
 final class R2dbcKeyTable {
 
+  /** How long a PostgreSQL creator waits for the table's schema lock: idem-jdbc's wait. */
+  static final Duration SCHEMA_LOCK_WAIT = SchemaCreation.LOCK_WAIT;
+
+  /** Transactions in all of one PostgreSQL creation that meets duplicate-object errors: idem-jdbc's count. */
+  static final int SCHEMA_ATTEMPTS = 3;
+
   final String table;
   final Dialect dialect;
   final String read;
@@ -46,6 +54,8 @@ final class R2dbcKeyTable {
   final String leaseRelease;
   final String purge;
   private final List<String> schema;
+  /** {@link KeyTableSql#schemaLockKey()}: the lock idem-jdbc's creators of this table take. */
+  private final long schemaLockKey;
   private final boolean createSchema;
   /** Whether the table was created, or found, once: later operations send no DDL. */
   private volatile boolean schemaReady;
@@ -69,6 +79,7 @@ final class R2dbcKeyTable {
     this.leaseRelease = f.apply(s.leaseRelease);
     this.purge = f.apply(s.purge);
     this.schema = List.copyOf(s.schemaStatements());
+    this.schemaLockKey = s.schemaLockKey();
   }
 
   /** @return whether {@link #ensureSchema} still has DDL to send: allowed, and not done yet */
@@ -76,16 +87,54 @@ final class R2dbcKeyTable {
     return createSchema && !schemaReady;
   }
 
-  /** Creates the table and its index when missing and allowed, once; "already exists" counts as done. */
+  /**
+   * Creates the table and its index when missing and allowed, once, on {@code c}, a connection in
+   * auto-commit mode that no transaction uses. Any number of connections and processes may call
+   * it at the same moment for one table:
+   *
+   * <ul>
+   *   <li>PostgreSQL: the statements run in one transaction that first takes the table's
+   *       transaction-scoped advisory lock, the one idem-jdbc's creators take ({@link
+   *       KeyTableSql#schemaLockKey()}), waiting at most {@link #SCHEMA_LOCK_WAIT}; so creators run
+   *       one after the other and each later one finds the objects made. A duplicate-object error
+   *       (23505, 42P07, 42710) from a creator that takes no lock (an earlier version, a migration
+   *       tool) rolls the transaction back, and it runs again, up to {@link #SCHEMA_ATTEMPTS}
+   *       times in all: its {@code IF NOT EXISTS} then sees the objects. "Already exists" is never
+   *       taken on trust: a type of another kind under the table's name fails every attempt.
+   *   <li>MySQL and MariaDB, whose {@code CREATE TABLE IF NOT EXISTS} (index included) is one
+   *       atomic statement: each statement on its own; "table already exists" (1050) and
+   *       "duplicate key name" (1061) count as done.
+   * </ul>
+   */
   Mono<Void> ensureSchema(Connection c) {
     if (!createSchema || schemaReady) {
       return Mono.empty();
     }
-    return Flux.fromIterable(schema)
-        .concatMap(ddl -> Flux.from(c.createStatement(ddl).execute())
-            .concatMap(Result::getRowsUpdated)
-            .onErrorResume(R2dbcKeyTable::alreadyExists, e -> Mono.empty()))
-        .then(Mono.fromRunnable(() -> schemaReady = true));
+    Mono<Void> create = dialect.abortsTransactionOnError()
+        ? createUnderLock(c, 1)
+        : Flux.fromIterable(schema)
+            .concatMap(ddl -> Flux.from(c.createStatement(ddl).execute())
+                .concatMap(Result::getRowsUpdated)
+                .onErrorResume(R2dbcKeyTable::mysqlAlreadyExists, e -> Mono.empty()))
+            .then();
+    return create.then(Mono.fromRunnable(() -> schemaReady = true));
+  }
+
+  private Mono<Void> createUnderLock(Connection c, int attempt) {
+    Mono<Void> once = Mono.from(c.beginTransaction())
+        .then(Mono.defer(() -> execute(c, "SET LOCAL lock_timeout = '" + SCHEMA_LOCK_WAIT.toMillis() + "ms'")))
+        .then(Mono.defer(() -> Flux.from(c.createStatement("SELECT pg_advisory_xact_lock(" + schemaLockKey + ")").execute())
+            .concatMap(result -> result.map((row, meta) -> 1))
+            .then()))
+        .thenMany(Flux.fromIterable(schema).concatMap(ddl -> execute(c, ddl)))
+        .then(Mono.defer(() -> Mono.from(c.commitTransaction())));
+    return once.onErrorResume(e -> Mono.from(c.rollbackTransaction())
+        .onErrorResume(ignored -> Mono.empty())
+        .then(attempt < SCHEMA_ATTEMPTS && postgresDuplicate(e) ? createUnderLock(c, attempt + 1) : Mono.error(e)));
+  }
+
+  private static Mono<Void> execute(Connection c, String statement) {
+    return Flux.from(c.createStatement(statement).execute()).concatMap(Result::getRowsUpdated).then();
   }
 
   /** @return the key's record (and the database's time), or empty if it has none */
@@ -150,15 +199,21 @@ final class R2dbcKeyTable {
     return e instanceof R2dbcException r && "25P02".equals(r.getSqlState());
   }
 
+  /** MySQL/MariaDB 1050 (table exists) and 1061 (duplicate key name): another creator made it. */
+  private static boolean mysqlAlreadyExists(Throwable e) {
+    return e instanceof R2dbcException r && (r.getErrorCode() == 1050 || r.getErrorCode() == 1061);
+  }
+
   /**
-   * PostgreSQL 42P07 (exists) and 23505 (a concurrent creator's catalog row), MySQL/MariaDB 1050
-   * (table exists) and 1061 (duplicate key name): another creator made it.
+   * PostgreSQL 23505 (a concurrent creator's catalog row), 42P07 (relation exists) and 42710 (its
+   * row type exists): a creator that took no lock made the object while this one ran.
    */
-  private static boolean alreadyExists(Throwable e) {
+  private static boolean postgresDuplicate(Throwable e) {
     if (!(e instanceof R2dbcException r)) {
       return false;
     }
-    return "42P07".equals(r.getSqlState()) || "23505".equals(r.getSqlState()) || r.getErrorCode() == 1050 || r.getErrorCode() == 1061;
+    String state = r.getSqlState();
+    return "23505".equals(state) || "42P07".equals(state) || "42710".equals(state);
   }
 
   /** @return the driver's message and SQLState, for an {@link dev.idem.core.IdemStoreException}'s message */

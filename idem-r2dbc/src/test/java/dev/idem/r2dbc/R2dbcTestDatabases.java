@@ -6,6 +6,8 @@ import io.r2dbc.pool.ConnectionPoolConfiguration;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import java.time.Duration;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * R2DBC connections to a {@link TestDatabase}'s database (made with a unique name and dropped by
@@ -46,5 +48,18 @@ final class R2dbcTestDatabases {
         .maxSize(maxSize)
         .maxAcquireTime(Duration.ofSeconds(30))
         .build());
+  }
+
+  /**
+   * Opens {@code n} of the pool's connections at once and gives them back, so that a test's
+   * concurrent work starts on open connections, at the same moment, rather than one connection
+   * set-up apart.
+   */
+  static void warm(ConnectionPool pool, int n) {
+    Flux.range(0, n)
+        .flatMap(i -> Mono.from(pool.create()))
+        .collectList()
+        .flatMap(connections -> Flux.fromIterable(connections).concatMap(c -> Mono.from(c.close())).then())
+        .block(Duration.ofSeconds(30));
   }
 }

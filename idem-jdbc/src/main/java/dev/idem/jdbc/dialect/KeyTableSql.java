@@ -1,6 +1,7 @@
 package dev.idem.jdbc.dialect;
 
 import dev.idem.jdbc.Dialect;
+import dev.idem.jdbc.internal.SchemaLock;
 import dev.idem.jdbc.internal.SchemaScript;
 import java.sql.SQLException;
 import java.util.List;
@@ -432,6 +433,21 @@ public abstract class KeyTableSql {
    */
   public final List<String> schemaStatements() {
     return SchemaScript.statements(dialect.schemaResource(), table);
+  }
+
+  /**
+   * The key of the lock under which Idem's creators of this table run {@link #schemaStatements()}:
+   * on PostgreSQL the transaction-scoped advisory lock ({@code pg_advisory_xact_lock}) that
+   * idem-jdbc's table creation takes there (see {@code SchemaCreation}). Code that sends the
+   * statements through another API (idem-r2dbc) takes the same lock, so that its creators and
+   * idem-jdbc's run one after the other rather than racing in the catalog, where of two sessions
+   * that both find the table missing one fails with SQLState 23505, 42P07 or 42710.
+   *
+   * @return a stable 64-bit key (FNV-1a over the table's name, lower-cased), the same in every
+   *     process and version
+   */
+  public final long schemaLockKey() {
+    return SchemaLock.key(table);
   }
 
   /**
