@@ -105,7 +105,7 @@ abstract class R2dbcTransactionalContract {
         .block(WAIT);
 
     assertThat(runs).hasValue(1);
-    assertThat(results).extracting(AttemptResult::kind)
+    assertThat(results).as(() -> failures(results)).extracting(AttemptResult::kind)
         .containsOnly(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED)
         .filteredOn(kind -> kind == AttemptResult.Kind.EXECUTED).hasSize(1);
     assertThat(results).allSatisfy(r -> assertThat(r.outcome().orElseThrow().response().bodyAsString()).isEqualTo("created"));
@@ -183,7 +183,7 @@ abstract class R2dbcTransactionalContract {
         .block(WAIT);
     release.countDown();
 
-    assertThat(duplicates).extracting(AttemptResult::kind).containsOnly(AttemptResult.Kind.IN_PROGRESS);
+    assertThat(duplicates).as(() -> failures(duplicates)).extracting(AttemptResult::kind).containsOnly(AttemptResult.Kind.IN_PROGRESS);
     assertThat(duplicates).allSatisfy(d -> assertThat(d.retryAfter()).isPositive());
     assertThat(first.block(WAIT).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
     assertThat(execute(request, insert("busy", 201, "later")).kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
@@ -216,7 +216,7 @@ abstract class R2dbcTransactionalContract {
         .collectList()
         .block(WAIT);
 
-    assertThat(results).extracting(AttemptResult::kind).containsOnly(AttemptResult.Kind.EXECUTED);
+    assertThat(results).as(() -> failures(results)).extracting(AttemptResult::kind).containsOnly(AttemptResult.Kind.EXECUTED);
     assertThat(count(effects)).isEqualTo(10);
     assertThat(count(keys)).isEqualTo(10);
   }
@@ -443,7 +443,7 @@ abstract class R2dbcTransactionalContract {
         .block(WAIT);
 
     assertThat(runs).hasValue(1);
-    assertThat(results).extracting(AttemptResult::kind)
+    assertThat(results).as(() -> failures(results)).extracting(AttemptResult::kind)
         .containsOnly(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED)
         .filteredOn(kind -> kind == AttemptResult.Kind.EXECUTED).hasSize(1);
     assertThat(results).allSatisfy(r -> assertThat(r.outcome().orElseThrow().response().bodyAsString()).isEqualTo("new"));
@@ -460,7 +460,7 @@ abstract class R2dbcTransactionalContract {
         .collectList()
         .block(WAIT);
 
-    assertThat(results).extracting(AttemptResult::kind)
+    assertThat(results).as(() -> failures(results)).extracting(AttemptResult::kind)
         .doesNotContain(AttemptResult.Kind.EXECUTED, AttemptResult.Kind.REPLAYED);
     assertThat(count(effects)).isZero();
     assertThat(count(keys)).isZero();
@@ -740,6 +740,21 @@ abstract class R2dbcTransactionalContract {
             .then(Mono.error(new IllegalStateException("connection reset during COMMIT")));
       }
     };
+  }
+
+  /** @return the results' failures, each with its kind and cause chain, for an assertion's description */
+  private static String failures(List<AttemptResult> results) {
+    StringBuilder out = new StringBuilder();
+    for (AttemptResult r : results) {
+      r.failure().ifPresent(f -> {
+        out.append(r.kind()).append(':');
+        for (Throwable t = f; t != null; t = t.getCause() == t ? null : t.getCause()) {
+          out.append(' ').append(t);
+        }
+        out.append('\n');
+      });
+    }
+    return out.length() == 0 ? "no failures" : "failures:\n" + out;
   }
 
   private AttemptResult execute(IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {
