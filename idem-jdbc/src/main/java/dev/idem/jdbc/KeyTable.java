@@ -181,15 +181,39 @@ final class KeyTable {
     if (!tableExists(connection)) {
       return 0;
     }
-    String sql = statements(dialect).sql.purge;
+    KeyTableSql sql = statements(dialect).sql;
+    String purgeFrom = sql.purgeFrom;
     long total = 0;
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
-      ps.setInt(1, batchSize);
-      while (true) {
-        int deleted = ps.executeUpdate();
-        total += deleted;
-        if (deleted < batchSize) {
-          return total;
+    try {
+      if (purgeFrom != null) {
+        // each batch starts where the last one ended (see KeyTableSql#purgeFrom)
+        try (PreparedStatement ps = connection.prepareStatement(purgeFrom)) {
+          long from = Long.MIN_VALUE;
+          while (true) {
+            ps.setLong(1, from);
+            ps.setInt(2, batchSize);
+            long deleted;
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              deleted = rs.getLong(1);
+              long latest = rs.getLong(2);
+              from = rs.wasNull() ? from : latest;
+            }
+            total += deleted;
+            if (deleted < batchSize) {
+              return total;
+            }
+          }
+        }
+      }
+      try (PreparedStatement ps = connection.prepareStatement(sql.purge)) {
+        ps.setInt(1, batchSize);
+        while (true) {
+          int deleted = ps.executeUpdate();
+          total += deleted;
+          if (deleted < batchSize) {
+            return total;
+          }
         }
       }
     } catch (SQLException e) {

@@ -53,6 +53,7 @@ final class R2dbcKeyTable {
   final String leaseComplete;
   final String leaseRelease;
   final String purge;
+  final @Nullable String purgeFrom;
   private final List<String> schema;
   /** {@link KeyTableSql#schemaLockKey()}: the lock idem-jdbc's creators of this table take. */
   private final long schemaLockKey;
@@ -78,6 +79,7 @@ final class R2dbcKeyTable {
     this.leaseComplete = f.apply(s.leaseComplete);
     this.leaseRelease = f.apply(s.leaseRelease);
     this.purge = f.apply(s.purge);
+    this.purgeFrom = s.purgeFrom == null ? null : f.apply(s.purgeFrom);
     this.schema = List.copyOf(s.schemaStatements());
     this.schemaLockKey = s.schemaLockKey();
   }

@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
@@ -262,13 +263,27 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
       return CompletableFuture.failedFuture(
           new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize));
     }
-    return run("purge", c -> purgeFrom(c, batchSize, 0L)
+    String purgeFrom = sql.purgeFrom;
+    return run("purge", c -> (purgeFrom == null ? purgeBatches(c, batchSize, 0L) : purgeBatchesFrom(c, purgeFrom, batchSize, Long.MIN_VALUE, 0L))
         .onErrorResume(R2dbcException.class, e -> R2dbcKeyTable.tableMissing(e) ? Mono.just(0L) : Mono.error(e)));
   }
 
-  private Mono<Long> purgeFrom(Connection c, int batchSize, long total) {
+  private Mono<Long> purgeBatches(Connection c, int batchSize, long total) {
     return sql.write(c, sql.purge, batchSize)
-        .flatMap(deleted -> deleted < batchSize ? Mono.just(total + deleted) : purgeFrom(c, batchSize, total + deleted));
+        .flatMap(deleted -> deleted < batchSize ? Mono.just(total + deleted) : purgeBatches(c, batchSize, total + deleted));
+  }
+
+  /** PostgreSQL: each batch starts where the last one ended ({@link dev.idem.jdbc.dialect.KeyTableSql#purgeFrom}). */
+  private Mono<Long> purgeBatchesFrom(Connection c, String purgeFrom, int batchSize, long from, long total) {
+    return Flux.from(c.createStatement(purgeFrom).bind(0, from).bind(1, batchSize).execute())
+        .concatMap(result -> result.map((row, meta) -> {
+          Object latest = row.get(1);
+          return new long[] {((Number) row.get(0)).longValue(), latest == null ? from : ((Number) latest).longValue()};
+        }))
+        .next()
+        .flatMap(batch -> batch[0] < batchSize
+            ? Mono.just(total + batch[0])
+            : purgeBatchesFrom(c, purgeFrom, batchSize, batch[1], total + batch[0]));
   }
 
   /**

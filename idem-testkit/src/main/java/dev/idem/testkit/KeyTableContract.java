@@ -80,6 +80,30 @@ public abstract class KeyTableContract extends TransactionalContract {
     }
   }
 
+  /**
+   * Batches that end inside a run of equal expiries, and expiries spread over time: every expired
+   * record goes, whatever batch it falls in (PostgreSQL's purge starts each batch where the last
+   * one ended, {@code KeyTableSql#purgeFrom}).
+   */
+  @Test
+  void purgeTakesEveryExpiredRecordWhenBatchesEndAmongEqualExpiries() throws Exception {
+    try (Connection c = database().open()) {
+      for (int i = 0; i < 26; i++) {
+        create(c, request("alice", "k-spread-" + i, "{}"), "{}");
+      }
+      try (Statement st = c.createStatement()) {
+        for (int i = 0; i < 25; i++) {
+          // groups of three equal expiries, a batch of four: every batch ends inside a group
+          st.executeUpdate("UPDATE " + idem.table() + " SET expires_at = " + (1_000 + i / 3 * 1_000)
+              + " WHERE idem_key = 'k-spread-" + i + "'");
+        }
+      }
+      assertThat(idem.purgeExpired(c, 4)).isEqualTo(25);
+      assertThat(recordCount(c)).isEqualTo(1);
+      assertThat(create(c, request("alice", "k-spread-25", "{}"), "{}").replayed()).as("the live record was kept").isTrue();
+    }
+  }
+
   @Test
   void schemaCreatedInsideARolledBackJoinedTransactionIsCreatedAgain() throws Exception {
     IdempotentRequest request = request("alice", "k-ddl", "{}");

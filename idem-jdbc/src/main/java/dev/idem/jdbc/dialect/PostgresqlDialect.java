@@ -241,6 +241,14 @@ public final class PostgresqlDialect extends AbstractDialect {
       return true;
     }
 
+    @Override
+    protected String purgeFrom() {
+      return "WITH gone AS (DELETE FROM " + table + " WHERE (principal, operation, idem_key) IN"
+          + " (SELECT principal, operation, idem_key FROM " + table
+          + " WHERE expires_at >= ? AND expires_at <= " + now + " ORDER BY expires_at LIMIT ?)"
+          + " AND expires_at <= " + now + " RETURNING expires_at) SELECT COUNT(*), MAX(expires_at) FROM gone";
+    }
+
     /**
      * Saves the session's lock_timeout in a setting of Idem's own and sets the bound, both for the
      * transaction only (set_config's third argument), so that nothing outlives a rollback. One
