@@ -95,8 +95,9 @@ final class R2dbcKeyTable {
    * it at the same moment for one table:
    *
    * <ul>
-   *   <li>PostgreSQL: the statements run in one transaction that first takes the table's
-   *       transaction-scoped advisory lock, the one idem-jdbc's creators take ({@link
+   *   <li>PostgreSQL: the statements run in one transaction (one simple query, see {@link
+   *       #createUnderLock}) that first takes the table's transaction-scoped advisory lock, the one
+   *       idem-jdbc's creators take ({@link
    *       KeyTableSql#schemaLockKey()}), waiting at most {@link #SCHEMA_LOCK_WAIT}; so creators run
    *       one after the other and each later one finds the objects made. A duplicate-object error
    *       (23505, 42P07, 42710) from a creator that takes no lock (an earlier version, a migration
@@ -122,17 +123,17 @@ final class R2dbcKeyTable {
     return create.then(Mono.fromRunnable(() -> schemaReady = true));
   }
 
+  /**
+   * One simple query of several statements, which PostgreSQL runs as one implicit transaction,
+   * committed at its end and rolled back whole at its first error; no {@code BEGIN} of the
+   * driver's, so a cancellation (the attempt's subscriber went away) never leaves the connection
+   * inside a transaction that the pool, whose rollback the driver may skip, would hand on.
+   */
   private Mono<Void> createUnderLock(Connection c, int attempt) {
-    Mono<Void> once = Mono.from(c.beginTransaction())
-        .then(Mono.defer(() -> execute(c, "SET LOCAL lock_timeout = '" + SCHEMA_LOCK_WAIT.toMillis() + "ms'")))
-        .then(Mono.defer(() -> Flux.from(c.createStatement("SELECT pg_advisory_xact_lock(" + schemaLockKey + ")").execute())
-            .concatMap(result -> result.map((row, meta) -> 1))
-            .then()))
-        .thenMany(Flux.fromIterable(schema).concatMap(ddl -> execute(c, ddl)))
-        .then(Mono.defer(() -> Mono.from(c.commitTransaction())));
-    return once.onErrorResume(e -> Mono.from(c.rollbackTransaction())
-        .onErrorResume(ignored -> Mono.empty())
-        .then(attempt < SCHEMA_ATTEMPTS && postgresDuplicate(e) ? createUnderLock(c, attempt + 1) : Mono.error(e)));
+    String script = "SET LOCAL lock_timeout = '" + SCHEMA_LOCK_WAIT.toMillis() + "ms'; SELECT pg_advisory_xact_lock("
+        + schemaLockKey + "); " + String.join("; ", schema);
+    return execute(c, script)
+        .onErrorResume(e -> attempt < SCHEMA_ATTEMPTS && postgresDuplicate(e), e -> createUnderLock(c, attempt + 1));
   }
 
   private static Mono<Void> execute(Connection c, String statement) {

@@ -21,6 +21,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -263,27 +265,40 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
       return CompletableFuture.failedFuture(
           new IllegalArgumentException("batchSize must be between 1 and 100000, was " + batchSize));
     }
-    String purgeFrom = sql.purgeFrom;
-    return run("purge", c -> (purgeFrom == null ? purgeBatches(c, batchSize, 0L) : purgeBatchesFrom(c, purgeFrom, batchSize, Long.MIN_VALUE, 0L))
+    return run("purge", c -> purgeBatches(c, batchSize)
         .onErrorResume(R2dbcException.class, e -> R2dbcKeyTable.tableMissing(e) ? Mono.just(0L) : Mono.error(e)));
   }
 
-  private Mono<Long> purgeBatches(Connection c, int batchSize, long total) {
-    return sql.write(c, sql.purge, batchSize)
-        .flatMap(deleted -> deleted < batchSize ? Mono.just(total + deleted) : purgeBatches(c, batchSize, total + deleted));
-  }
-
-  /** PostgreSQL: each batch starts where the last one ended ({@link dev.idem.jdbc.dialect.KeyTableSql#purgeFrom}). */
-  private Mono<Long> purgeBatchesFrom(Connection c, String purgeFrom, int batchSize, long from, long total) {
-    return Flux.from(c.createStatement(purgeFrom).bind(0, from).bind(1, batchSize).execute())
-        .concatMap(result -> result.map((row, meta) -> {
-          Object latest = row.get(1);
-          return new long[] {((Number) row.get(0)).longValue(), latest == null ? from : ((Number) latest).longValue()};
-        }))
-        .next()
-        .flatMap(batch -> batch[0] < batchSize
-            ? Mono.just(total + batch[0])
-            : purgeBatchesFrom(c, purgeFrom, batchSize, batch[1], total + batch[0]));
+  /**
+   * Batch after batch until one deletes fewer than {@code batchSize}, as a loop ({@code repeat}),
+   * not a chain of nested operators that would grow with the number of batches. On PostgreSQL each
+   * batch starts where the last one ended ({@link dev.idem.jdbc.dialect.KeyTableSql#purgeFrom}).
+   *
+   * @return how many records were deleted in all
+   */
+  private Mono<Long> purgeBatches(Connection c, int batchSize) {
+    String purgeFrom = sql.purgeFrom;
+    AtomicLong total = new AtomicLong();
+    AtomicLong from = new AtomicLong(Long.MIN_VALUE);
+    AtomicBoolean more = new AtomicBoolean(true);
+    Mono<Long> batch = purgeFrom == null
+        ? Mono.defer(() -> sql.write(c, sql.purge, batchSize))
+        : Mono.defer(() -> Flux.from(c.createStatement(purgeFrom).bind(0, from.get()).bind(1, batchSize).execute())
+            .concatMap(result -> result.map((row, meta) -> {
+              Object latest = row.get(1);
+              if (latest != null) {
+                from.set(((Number) latest).longValue());
+              }
+              return ((Number) row.get(0)).longValue();
+            }))
+            .reduce(0L, Long::sum));
+    return batch
+        .doOnNext(deleted -> {
+          total.addAndGet(deleted);
+          more.set(deleted >= batchSize);
+        })
+        .repeat(more::get)
+        .then(Mono.fromSupplier(total::get));
   }
 
   /**

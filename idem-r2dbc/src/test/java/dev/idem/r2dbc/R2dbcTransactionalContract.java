@@ -21,12 +21,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -156,6 +158,59 @@ abstract class R2dbcTransactionalContract {
         sql("DROP TABLE IF EXISTS " + table);
       }
     }
+  }
+
+  /**
+   * A creator that takes no schema lock (a migration tool, an earlier version) makes the table in
+   * a transaction that is still open when the engine creates it: on PostgreSQL the engine's
+   * statements wait for that transaction, fail with a duplicate-object error once it commits, and
+   * run again, then finding the table.
+   */
+  @Test
+  void aCreatorThatTakesNoLockMakesTheTableWhileTheEngineCreatesIt() throws Exception {
+    Assumptions.assumeTrue(idem.dialect().abortsTransactionOnError(),
+        "PostgreSQL only: MariaDB's CREATE TABLE IF NOT EXISTS is one atomic statement");
+    String table = keys + "_m";
+    Connection migration = Mono.from(pool.create()).block(WAIT);
+    try {
+      Mono.from(migration.beginTransaction()).block(WAIT);
+      for (String ddl : idem.dialect().keyTableSql(table).schemaStatements()) {
+        Flux.from(migration.createStatement(ddl).execute()).concatMap(Result::getRowsUpdated).blockLast(WAIT);
+      }
+      R2dbcTransactionalIdempotency engine = R2dbcTransactionalIdempotency.builder(pool).table(table).build();
+      CompletableFuture<Void> created = engine.createSchema().toFuture();
+      Thread.sleep(300);
+      assertThat(created).as("waits for the migration's uncommitted catalog rows").isNotDone();
+      Mono.from(migration.commitTransaction()).block(WAIT);
+      created.get(30, TimeUnit.SECONDS);
+      assertThat(execute(engine, request("{\"m\":1}"), c -> Mono.just(StoredResponse.of(201, "ok"))).kind())
+          .isEqualTo(AttemptResult.Kind.EXECUTED);
+    } finally {
+      Mono.from(migration.close()).block(WAIT);
+      sql("DROP TABLE IF EXISTS " + table);
+    }
+  }
+
+  /**
+   * The R2DBC purge (a lease store's, on this engine's table) in batches that end inside runs of
+   * equal expiries: every expired record goes, the live one stays (on PostgreSQL each batch starts
+   * where the last one ended).
+   */
+  @Test
+  void thePurgeTakesEveryExpiredRecordWhenBatchesEndAmongEqualExpiries() {
+    for (int i = 0; i < 26; i++) {
+      execute(request(IdempotencyKey.of("k-spread-" + i), "{}"), c -> Mono.just(StoredResponse.of(201, "ok")));
+    }
+    for (int i = 0; i < 25; i++) {
+      // groups of three equal expiries, a batch of four: every batch ends inside a group
+      sql("UPDATE " + keys + " SET expires_at = " + (1_000 + i / 3 * 1_000) + " WHERE idem_key = 'k-spread-" + i + "'");
+    }
+    R2dbcLeaseStore store = R2dbcLeaseStore.builder(pool).table(keys).createSchema(false).build();
+
+    assertThat(store.purgeExpiredAsync(4).toCompletableFuture().join()).isEqualTo(25);
+    assertThat(count(keys)).isEqualTo(1);
+    assertThat(execute(request(IdempotencyKey.of("k-spread-25"), "{}"), c -> Mono.just(StoredResponse.of(201, "again"))).kind())
+        .isEqualTo(AttemptResult.Kind.REPLAYED);
   }
 
   /** Fail-fast (the default): duplicates of a running attempt are answered "in progress" at once, then replayed. */

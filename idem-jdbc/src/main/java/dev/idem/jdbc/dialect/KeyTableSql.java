@@ -453,15 +453,17 @@ public abstract class KeyTableSql {
   }
 
   /**
-   * The key of the lock under which Idem's creators of this table run {@link #schemaStatements()}:
-   * on PostgreSQL the transaction-scoped advisory lock ({@code pg_advisory_xact_lock}) that
-   * idem-jdbc's table creation takes there (see {@code SchemaCreation}). Code that sends the
-   * statements through another API (idem-r2dbc) takes the same lock, so that its creators and
-   * idem-jdbc's run one after the other rather than racing in the catalog, where of two sessions
-   * that both find the table missing one fails with SQLState 23505, 42P07 or 42710.
+   * PostgreSQL: the key of the transaction-scoped advisory lock under which idem-jdbc's table
+   * creation runs {@link #schemaStatements()} (it polls {@code pg_try_advisory_xact_lock} with this
+   * key, see {@code SchemaCreation}); MySQL and MariaDB use a named {@code GET_LOCK} instead, and
+   * this key means nothing there. Code that sends the statements through another API
+   * (idem-r2dbc) takes the same lock, so that its creators and idem-jdbc's run one after the other
+   * rather than racing in the catalog, where of two sessions that both find the table missing one
+   * fails with SQLState 23505, 42P07 or 42710.
    *
-   * @return a stable 64-bit key (FNV-1a over the table's name, lower-cased), the same in every
-   *     process and version
+   * @return FNV-1a (64 bits) over the UTF-8 bytes of {@code "idem.schema:"} followed by the
+   *     table's name lower-cased ({@link java.util.Locale#ROOT}); the same in every process and
+   *     version
    */
   public final long schemaLockKey() {
     return SchemaLock.key(table);

@@ -245,7 +245,9 @@ public final class PostgresqlDialect extends AbstractDialect {
     protected String purgeFrom() {
       return "WITH gone AS (DELETE FROM " + table + " WHERE (principal, operation, idem_key) IN"
           + " (SELECT principal, operation, idem_key FROM " + table
-          + " WHERE expires_at >= ? AND expires_at <= " + now + " ORDER BY expires_at LIMIT ?)"
+          // (SELECT now): computed once, so both ends bound the index scan; clock_timestamp() alone
+          // is volatile, no index bound, and the last batch would walk every live key's entry
+          + " WHERE expires_at >= ? AND expires_at <= (SELECT " + now + ") ORDER BY expires_at LIMIT ?)"
           + " AND expires_at <= " + now + " RETURNING expires_at) SELECT COUNT(*), MAX(expires_at) FROM gone";
     }
 
