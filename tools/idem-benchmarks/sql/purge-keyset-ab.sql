@@ -1,9 +1,10 @@
 -- The purge's PostgreSQL statement before and after its lower bound (KeyTableSql#purgeFrom), side
--- by side on four identical key tables: 2,000,000 expired records and 200,000 live ones each, in
--- the key table's shape, autovacuum off for them (as when the purge outruns it). Each purge
+-- by side on four key tables of the same rows: 2,000,000 expired records and 200,000 live ones
+-- each, in the key table's shape (the first one's indexes built after its load, the copies filled
+-- with theirs in place), autovacuum off for them (as when the purge outruns it). Each purge
 -- deletes every expired record in batches of 1000, each batch committed on its own, in the order
 -- before, after, after, before; psql prints each one's time. No traffic and no client round
--- trips: the statements' own cost. About 10 minutes and 4 GB of disk; the database is dropped at
+-- trips: the statements' own cost. About 4 minutes and 4 GB of disk; the database is dropped at
 -- the end.
 --
 --   psql -h 127.0.0.1 -U postgres -f tools/idem-benchmarks/sql/purge-keyset-ab.sql
@@ -34,7 +35,7 @@ VACUUM ANALYZE t3;
 CREATE TABLE t4 (LIKE t1 INCLUDING ALL) WITH (autovacuum_enabled = false);
 INSERT INTO t4 SELECT * FROM t1;
 VACUUM ANALYZE t4;
-SELECT pg_size_pretty(pg_total_relation_size('t1')) AS "each table";
+SELECT pg_size_pretty(pg_total_relation_size('t1')) AS "the first table";
 \timing on
 \echo before: each batch from the front of the index, t1
 DO $$ DECLARE n int; total bigint := 0; BEGIN LOOP
