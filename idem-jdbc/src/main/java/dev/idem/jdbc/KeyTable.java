@@ -182,38 +182,31 @@ final class KeyTable {
       return 0;
     }
     KeyTableSql sql = statements(dialect).sql;
+    // PostgreSQL's batches each start where the last one ended (see KeyTableSql#purgeFrom); the
+    // other dialects' delete from the front of the expiry index each time
     String purgeFrom = sql.purgeFrom;
+    boolean keyset = purgeFrom != null;
     long total = 0;
-    try {
-      if (purgeFrom != null) {
-        // each batch starts where the last one ended (see KeyTableSql#purgeFrom)
-        try (PreparedStatement ps = connection.prepareStatement(purgeFrom)) {
-          long from = Long.MIN_VALUE;
-          while (true) {
-            ps.setLong(1, from);
-            ps.setInt(2, batchSize);
-            long deleted;
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              deleted = rs.getLong(1);
-              long latest = rs.getLong(2);
-              from = rs.wasNull() ? from : latest;
-            }
-            total += deleted;
-            if (deleted < batchSize) {
-              return total;
-            }
+    try (PreparedStatement ps = connection.prepareStatement(purgeFrom != null ? purgeFrom : sql.purge)) {
+      long from = Long.MIN_VALUE;
+      while (true) {
+        long deleted;
+        if (keyset) {
+          ps.setLong(1, from);
+          ps.setInt(2, batchSize);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            deleted = rs.getLong(1);
+            long latest = rs.getLong(2);
+            from = rs.wasNull() ? from : latest;
           }
+        } else {
+          ps.setInt(1, batchSize);
+          deleted = ps.executeUpdate();
         }
-      }
-      try (PreparedStatement ps = connection.prepareStatement(sql.purge)) {
-        ps.setInt(1, batchSize);
-        while (true) {
-          int deleted = ps.executeUpdate();
-          total += deleted;
-          if (deleted < batchSize) {
-            return total;
-          }
+        total += deleted;
+        if (deleted < batchSize) {
+          return total;
         }
       }
     } catch (SQLException e) {
