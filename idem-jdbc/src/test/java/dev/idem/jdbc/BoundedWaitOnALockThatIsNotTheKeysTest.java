@@ -6,6 +6,9 @@ import dev.idem.core.AttemptResult;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.StoredResponse;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,9 +16,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,9 +35,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  * lock_timeout}, which ends any lock wait of the key's statement, not only the wait for a
  * duplicate's row: the relation extension lock while concurrent inserts grow the table or an
  * index, a table lock of DDL. The give-up was answered "in progress" (409) for a key nobody else
- * had sent. Made deterministic here with a table lock held for a moment by another connection:
- * the create must run once the lock is gone, while a real duplicate is still answered in progress
- * quickly.
+ * had sent. Made deterministic here with a table lock held by another connection until the
+ * attempt's bounded statement gave up (the engine asks for the connection of a second transaction,
+ * the give-up's confirmation): the create must then run once, while a real duplicate is still
+ * answered in progress quickly. (Released after a 30 ms sleep instead, the test failed now and then
+ * on a loaded machine: the sleep and the release's round trip outlasted the confirmation's wait.)
  */
 class BoundedWaitOnALockThatIsNotTheKeysTest {
 
@@ -58,8 +67,47 @@ class BoundedWaitOnALockThatIsNotTheKeysTest {
   }
 
   private TransactionalIdempotency engine(JdbcIdempotency.Strategy strategy) {
+    return engine(strategy, dataSource);
+  }
+
+  private static TransactionalIdempotency engine(JdbcIdempotency.Strategy strategy, DataSource source) {
     JdbcIdempotency keys = JdbcIdempotency.builder().strategy(strategy).claimLockWait(Duration.ofMillis(10)).build();
-    return TransactionalIdempotency.onDataSource(keys, dataSource, IdemListener.NONE);
+    return TransactionalIdempotency.onDataSource(keys, source, IdemListener.NONE);
+  }
+
+  /**
+   * {@code dataSource}, except that once {@code armed}, the first connection asked for after one
+   * of its connections rolled a transaction back (the give-up's) is given only after {@code
+   * release} ran; {@code released} then counts it. (Key-last reads the key on a connection of its
+   * own before its transaction: the connection count alone cannot tell the confirmation.)
+   */
+  private DataSource releasingAfterARollback(AtomicBoolean armed, AtomicInteger released, Callable<?> release) {
+    AtomicBoolean rolledBack = new AtomicBoolean();
+    ClassLoader loader = getClass().getClassLoader();
+    return (DataSource) Proxy.newProxyInstance(loader, new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+      if (method.getName().equals("getConnection") && armed.get() && rolledBack.get() && released.get() == 0) {
+        release.call();
+        released.incrementAndGet();
+      }
+      Object result = invoke(method, dataSource, args);
+      if (!(result instanceof Connection connection)) {
+        return result;
+      }
+      return Proxy.newProxyInstance(loader, new Class<?>[] {Connection.class}, (p, m, a) -> {
+        if (m.getName().equals("rollback") && (a == null || a.length == 0) && armed.get()) {
+          rolledBack.set(true);
+        }
+        return invoke(m, connection, a);
+      });
+    });
+  }
+
+  private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   private static IdempotentRequest request(String key) {
@@ -74,40 +122,33 @@ class BoundedWaitOnALockThatIsNotTheKeysTest {
     return StoredResponse.of(201, id);
   }
 
-  /** @return whether a backend other than {@code holder}'s waits for a lock on the key table */
-  private boolean someoneWaitsOnTheKeyTable(Connection watcher) throws SQLException {
-    try (ResultSet rs = watcher.createStatement().executeQuery(
-        "SELECT COUNT(*) FROM pg_locks WHERE NOT granted AND relation = 'idem_keys'::regclass")) {
-      rs.next();
-      return rs.getInt(1) > 0;
-    }
-  }
-
   @ParameterizedTest
   @EnumSource(JdbcIdempotency.Strategy.class)
   void aCreateWhoseBoundedKeyStatementMetATableLockRunsOnceTheLockIsGone(JdbcIdempotency.Strategy strategy) throws Exception {
-    TransactionalIdempotency engine = engine(strategy);
-    assertThat(engine.attempt(request("warm-up"), ctx -> insert(ctx.connection(), "warm-up")).kind())
-        .isEqualTo(AttemptResult.Kind.EXECUTED);
     try (Connection holder = db.open(); Connection watcher = db.open()) {
       holder.setAutoCommit(false);
+      AtomicBoolean armed = new AtomicBoolean();
+      AtomicInteger released = new AtomicInteger();
+      TransactionalIdempotency engine = engine(strategy, releasingAfterARollback(armed, released, () -> {
+        holder.rollback(); // the lock goes once the bounded statement gave up and its transaction ended
+        return null;
+      }));
+      assertThat(engine.attempt(request("warm-up"), ctx -> insert(ctx.connection(), "warm-up")).kind())
+          .isEqualTo(AttemptResult.Kind.EXECUTED);
       try (Statement st = holder.createStatement()) {
         // Any lock that is not a duplicate's row: DDL's, or, as in the load, an extension lock.
         st.execute("LOCK TABLE idem_keys IN SHARE ROW EXCLUSIVE MODE");
       }
-      CompletableFuture<AttemptResult> create =
-          CompletableFuture.supplyAsync(() -> engine.attempt(request("fresh"), ctx -> insert(ctx.connection(), "fresh")));
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-      while (!someoneWaitsOnTheKeyTable(watcher) && System.nanoTime() < deadline) {
-        Thread.sleep(1);
-      }
-      Thread.sleep(30); // past the 10 ms bound: the key statement has given up once
-      holder.rollback(); // the lock goes, a few tens of milliseconds after it was met
+      armed.set(true);
 
-      AttemptResult result = create.get(10, TimeUnit.SECONDS);
+      AttemptResult result = CompletableFuture
+          .supplyAsync(() -> engine.attempt(request("fresh"), ctx -> insert(ctx.connection(), "fresh")))
+          .get(10, TimeUnit.SECONDS);
 
       assertThat(result.kind()).as("%s: %s", result.kind(), result.failure().map(Throwable::getMessage).orElse(""))
           .isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(released).as("the bounded statement gave up on the lock, rolled back, and the give-up was confirmed in a new transaction")
+          .hasValue(1);
       try (ResultSet rs = watcher.createStatement().executeQuery("SELECT COUNT(*) FROM notes WHERE id = 'fresh'")) {
         rs.next();
         assertThat(rs.getInt(1)).as("the effect committed once").isEqualTo(1);

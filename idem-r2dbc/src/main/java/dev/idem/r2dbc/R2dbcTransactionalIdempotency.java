@@ -5,6 +5,7 @@ import dev.idem.core.EffectFailedException;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdemStoreException;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentRequest;
 import dev.idem.core.InProgressPolicy;
@@ -80,7 +81,19 @@ import reactor.util.retry.Retry;
  * ({@link AttemptResult.Kind#REQUEST_FAILED}) or rolled them back ({@link
  * AttemptResult.Kind#ROLLED_BACK}); a rollback otherwise. A deadlock or serialization failure met
  * by the claim, before the effect ran, runs the whole attempt again in a new transaction, up to five
- * times in all.
+ * times in all. A claim whose lock wait was bounded below {@link #CONFIRM_WAIT} and gave up (the
+ * fail-fast policy's) is confirmed before {@code execute} answers {@link
+ * AttemptResult.Kind#IN_PROGRESS}: the attempt runs once more in a new transaction, its claim
+ * waiting {@link #CONFIRM_WAIT} (on MariaDB, whose fail-fast claim does not wait at all, the same
+ * statement once more, without a wait). PostgreSQL's {@code lock_timeout} ends any lock wait of the
+ * insert, not only the wait for a duplicate's row: the relation extension lock while concurrent
+ * inserts grow the table or an index, a table lock of DDL; those are held for moments, a
+ * duplicate's row for its whole transaction, so a fresh key is created once and a real duplicate
+ * is still answered in progress, after both waits (about 110 ms, on a second pooled connection).
+ * idem-jdbc's {@code TransactionalIdempotency} confirms the same way, every bounded give-up (its
+ * bound, the starter's 10 ms, is always below the confirmation's); a {@code waitUpTo} bound of
+ * {@link #CONFIRM_WAIT} or more has waited long enough and is answered at once. {@link #attempt},
+ * in its caller's transaction, answers the first give-up.
  *
  * <p><b>Failures.</b> A database failure before the effect ran gives {@link
  * AttemptResult.Kind#STORE_UNAVAILABLE} (a record that cannot be read back, {@link
@@ -106,6 +119,12 @@ public final class R2dbcTransactionalIdempotency {
    * wait on JDBC).
    */
   static final Duration FAIL_FAST_CLAIM_WAIT = Duration.ofMillis(10);
+
+  /**
+   * The wait of the claim that confirms a give-up of a claim bounded below it, before {@link
+   * #execute} answers in progress (the class describes why); idem-jdbc's confirmation waits as long.
+   */
+  static final Duration CONFIRM_WAIT = Duration.ofMillis(100);
 
   /** Claims and reads in one attempt before giving up on a record that keeps changing. */
   private static final int MAX_ROUNDS = 5;
@@ -198,7 +217,12 @@ public final class R2dbcTransactionalIdempotency {
       Function<Connection, Mono<StoredResponse>> traced = observed == IdemListener.Attempt.NONE ? effect
           : c -> effect.apply(c).map(response -> IdemListener.withTraceContext(observed, response));
       return schemaReady()
-          .then(Mono.defer(() -> once(transactions, request, traced)))
+          .then(Mono.defer(() -> once(transactions, request, traced, false)))
+          // a bounded claim gave up, rolled back before the effect ran: confirm it once, waiting longer
+          .flatMap(result -> result.failure().orElse(null) instanceof ClaimGaveUp gaveUp && gaveUp.confirmable
+              ? once(transactions, request, traced, true)
+              : Mono.just(result))
+          .map(R2dbcTransactionalIdempotency::plainInProgress)
           .retryWhen(Retry.backoff(MAX_ATTEMPTS - 1, Duration.ofMillis(2)).maxBackoff(Duration.ofMillis(50))
               .filter(ClaimConflict.class::isInstance)
               .onRetryExhaustedThrow((spec, signal) -> signal.failure()))
@@ -212,11 +236,15 @@ public final class R2dbcTransactionalIdempotency {
     });
   }
 
-  /** One transaction: the attempt, then the commit of an executed one, or the rollback. */
+  /**
+   * One transaction: the attempt, then the commit of an executed one, or the rollback.
+   *
+   * @param confirming whether the claim confirms a give-up ({@link #CONFIRM_WAIT})
+   */
   private Mono<AttemptResult> once(R2dbcTransactions transactions, IdempotentRequest request,
-      Function<Connection, Mono<StoredResponse>> effect) {
+      Function<Connection, Mono<StoredResponse>> effect, boolean confirming) {
     AtomicReference<@Nullable AttemptResult> worked = new AtomicReference<>();
-    return transactions.inTransaction(c -> attemptIn(c, request, effect).doOnNext(worked::set),
+    return transactions.inTransaction(c -> attemptIn(c, request, effect, confirming).doOnNext(worked::set),
             result -> result.kind() == AttemptResult.Kind.EXECUTED)
         .onErrorResume(error -> {
           AttemptResult result = worked.get();
@@ -283,19 +311,21 @@ public final class R2dbcTransactionalIdempotency {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(effect, "effect");
     return schemaReady()
-        .then(Mono.defer(() -> attemptIn(connection, request, effect)))
+        .then(Mono.defer(() -> attemptIn(connection, request, effect, false)))
+        .map(R2dbcTransactionalIdempotency::plainInProgress)
         .onErrorResume(ClaimConflict.class, e -> Mono.just(AttemptResult.storeFailed(failure("claim", request, e.conflict))))
         .onErrorResume(e -> e instanceof IdemStoreException, e -> Mono.just(AttemptResult.storeFailed((IdemStoreException) e)));
   }
 
-  private Mono<AttemptResult> attemptIn(Connection c, IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect) {
+  private Mono<AttemptResult> attemptIn(Connection c, IdempotentRequest request, Function<Connection, Mono<StoredResponse>> effect,
+      boolean confirming) {
     return sql.read(c, request.scope(), request.key())
         .onErrorMap(e -> failure("lookup", request, e))
         .flatMap(found -> {
           if (found.isPresent() && found.get().live() && !found.get().orphaned()) {
             return Mono.just(answer(found.get(), request));
           }
-          return claim(c, request, 0).flatMap(claimed -> claimed.isPresent()
+          return claim(c, request, 0, confirming).flatMap(claimed -> claimed.isPresent()
               ? Mono.just(claimed.get())
               : run(c, request, effect));
         });
@@ -305,7 +335,7 @@ public final class R2dbcTransactionalIdempotency {
    * @return empty when the record is now this attempt's claim; else the answer of the record that
    *     a concurrent attempt committed
    */
-  private Mono<Optional<AttemptResult>> claim(Connection c, IdempotentRequest request, int round) {
+  private Mono<Optional<AttemptResult>> claim(Connection c, IdempotentRequest request, int round, boolean confirming) {
     if (round >= MAX_ROUNDS) {
       return Mono.error(failure("claim", request, new IllegalStateException(
           "the record kept changing during " + MAX_ROUNDS + " claims")));
@@ -315,10 +345,11 @@ public final class R2dbcTransactionalIdempotency {
     String k = request.key().value();
     String fingerprint = request.fingerprint().hex();
     long keep = claimExpiryMillis(retention);
-    Mono<Optional<AttemptResult>> claimed = boundedClaim(c, p, o, k, fingerprint, keep)
-        .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : settled(c, request, round, fingerprint, keep))
+    Duration wait = claimWait(confirming);
+    Mono<Optional<AttemptResult>> claimed = boundedClaim(c, p, o, k, fingerprint, keep, wait)
+        .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : settled(c, request, round, fingerprint, keep, confirming))
         .onErrorResume(R2dbcTransactionalIdempotency::lockWaitExceeded, e -> Mono.just(Optional.of(AttemptResult.inProgress(
-            new RequestInProgressException(request.key(), Duration.ofSeconds(1))))));
+            new ClaimGaveUp(request, boundable && !confirming && waited(wait).compareTo(CONFIRM_WAIT) < 0)))));
     return claimed
         .flatMap(mine -> mine.isPresent() || !sql.dialect.abortsTransactionOnError()
             ? Mono.just(mine)
@@ -335,13 +366,13 @@ public final class R2dbcTransactionalIdempotency {
    * MariaDB in whole seconds, rounded up). PostgreSQL: {@code lock_timeout} set for the insert and
    * put back after it; MariaDB: {@code SET STATEMENT innodb_lock_wait_timeout = n FOR}.
    *
+   * @param wait the bound, {@link #claimWait}
    * @return how many rows the insert wrote
    */
-  private Mono<Long> boundedClaim(Connection c, String p, String o, String k, String fingerprint, long keep) {
+  private Mono<Long> boundedClaim(Connection c, String p, String o, String k, String fingerprint, long keep, Duration wait) {
     if (!boundable) {
       return sql.write(c, sql.claim, p, o, k, fingerprint, keep);
     }
-    Duration wait = inProgress.maxWait().isZero() ? FAIL_FAST_CLAIM_WAIT : inProgress.maxWait();
     if (sql.dialect.abortsTransactionOnError()) {
       // PostgreSQL: a claim that gives up aborts the transaction, which then rolls back whole
       return select(c, "SELECT set_config('idem.saved_lock_timeout', current_setting('lock_timeout'), true),"
@@ -350,8 +381,58 @@ public final class R2dbcTransactionalIdempotency {
           .flatMap(n -> select(c, "SELECT set_config('lock_timeout', current_setting('idem.saved_lock_timeout'), true)")
               .thenReturn(n));
     }
-    long seconds = inProgress.maxWait().isZero() ? 0 : (wait.toMillis() + 999) / 1000;
+    long seconds = waited(wait).toSeconds();
     return sql.write(c, "SET STATEMENT innodb_lock_wait_timeout = " + seconds + " FOR " + sql.claim, p, o, k, fingerprint, keep);
+  }
+
+  /**
+   * The claim's lock-wait bound: {@link #FAIL_FAST_CLAIM_WAIT} for a fail-fast policy, else the
+   * policy's wait; a claim that confirms a give-up waits at least {@link #CONFIRM_WAIT} (on
+   * MariaDB a fail-fast claim does not wait at all either way: {@link #boundedClaim}).
+   */
+  private Duration claimWait(boolean confirming) {
+    Duration wait = inProgress.maxWait().isZero() ? FAIL_FAST_CLAIM_WAIT : inProgress.maxWait();
+    return confirming && wait.compareTo(CONFIRM_WAIT) < 0 ? CONFIRM_WAIT : wait;
+  }
+
+  /**
+   * The wait a bound gives on this database: PostgreSQL's {@code lock_timeout} is the bound; MariaDB
+   * waits whole seconds, the bound rounded up, and a fail-fast claim none at all.
+   */
+  private Duration waited(Duration wait) {
+    if (sql.dialect.abortsTransactionOnError()) {
+      return wait;
+    }
+    return Duration.ofSeconds(inProgress.maxWait().isZero() ? 0 : (wait.toMillis() + 999) / 1000);
+  }
+
+  /** A give-up's result with the public exception, as every other in-progress answer ({@link ClaimGaveUp} is internal). */
+  private static AttemptResult plainInProgress(AttemptResult result) {
+    if (result.failure().orElse(null) instanceof ClaimGaveUp gaveUp) {
+      return AttemptResult.inProgress(new RequestInProgressException(gaveUp.key, gaveUp.retryAfter()));
+    }
+    return result;
+  }
+
+  /**
+   * A bounded claim gave up waiting for a lock, before the effect ran; the transaction must roll
+   * back. Most often a duplicate holds the key's row, but not always (the class says why), so
+   * {@link #execute} confirms a give-up that is {@link #confirmable}.
+   */
+  private static final class ClaimGaveUp extends RequestInProgressException {
+    private static final long serialVersionUID = 1L;
+
+    /** Whether the claim waited less than {@link #CONFIRM_WAIT} (as the database counts it) and was not a confirmation. */
+    final boolean confirmable;
+
+    /** The key, for the public exception that replaces this one in the result. */
+    final transient IdempotencyKey key;
+
+    ClaimGaveUp(IdempotentRequest request, boolean confirmable) {
+      super(request.key(), Duration.ofSeconds(1));
+      this.confirmable = confirmable;
+      this.key = request.key();
+    }
   }
 
   /** Runs a query for its side effects, reading and dropping its rows. */
@@ -373,10 +454,11 @@ public final class R2dbcTransactionalIdempotency {
    * to end). Read it as it is now and answer it; an expired record or an orphaned claim is taken
    * over where the insert cannot replace it (MySQL).
    */
-  private Mono<Optional<AttemptResult>> settled(Connection c, IdempotentRequest request, int round, String fingerprint, long keep) {
+  private Mono<Optional<AttemptResult>> settled(Connection c, IdempotentRequest request, int round, String fingerprint, long keep,
+      boolean confirming) {
     return sql.readLatest(c, request.scope(), request.key()).flatMap(found -> {
       if (found.isEmpty()) {
-        return claim(c, request, round + 1); // purged in between
+        return claim(c, request, round + 1, confirming); // purged in between
       }
       KeyRecord row = found.get();
       if (row.live() && !row.orphaned()) {
@@ -384,10 +466,10 @@ public final class R2dbcTransactionalIdempotency {
       }
       String takeover = sql.takeover;
       if (takeover == null) {
-        return claim(c, request, round + 1);
+        return claim(c, request, round + 1, confirming);
       }
       return sql.write(c, takeover, fingerprint, keep, request.scope().principal(), request.scope().operation(), request.key().value())
-          .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : claim(c, request, round + 1));
+          .flatMap(n -> n == 1 ? Mono.just(Optional.<AttemptResult>empty()) : claim(c, request, round + 1, confirming));
     });
   }
 
@@ -602,7 +684,10 @@ public final class R2dbcTransactionalIdempotency {
      * InProgressPolicy#failFast()} (the default; draft section 2.6: 409 while the first is
      * processed) or up to {@link InProgressPolicy#waitUpTo}'s wait, then answers {@link
      * AttemptResult.Kind#IN_PROGRESS}; a first attempt that commits within the wait is replayed.
-     * On MySQL (not MariaDB) the wait is the server's {@code innodb_lock_wait_timeout}.
+     * On MySQL (not MariaDB) the wait is the server's {@code innodb_lock_wait_timeout}. In {@link
+     * #execute} a fail-fast claim that gave up is confirmed once with {@link
+     * R2dbcTransactionalIdempotency#CONFIRM_WAIT} in a new transaction (the class says why), so a
+     * duplicate is answered after about 110 ms on PostgreSQL.
      *
      * @param inProgress the policy, never {@code null}
      * @return this builder

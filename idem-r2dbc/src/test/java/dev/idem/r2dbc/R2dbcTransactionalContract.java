@@ -15,6 +15,7 @@ import dev.idem.core.StoredResponse;
 import dev.idem.testkit.TestDatabase;
 import io.r2dbc.pool.ConnectionPool;
 import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.IsolationLevel;
 import io.r2dbc.spi.R2dbcException;
 import io.r2dbc.spi.Result;
 import java.nio.charset.StandardCharsets;
@@ -244,6 +245,47 @@ abstract class R2dbcTransactionalContract {
     assertThat(execute(request, insert("busy", 201, "later")).kind()).isEqualTo(AttemptResult.Kind.REPLAYED);
     assertThat(runs).hasValue(1);
     assertThat(count(effects)).isEqualTo(1);
+  }
+
+  /**
+   * The fault: a fail-fast claim's lock-wait bound is not specific to a duplicate's row (PostgreSQL's
+   * {@code lock_timeout} ends any lock wait of the insert: the relation extension lock while
+   * concurrent inserts grow the table, a table lock of DDL; on MariaDB a gap lock of another
+   * transaction's locking read), and its give-up was answered in progress (a 409) for a key nobody
+   * else had sent. Deterministic: another connection locks the key table until the engine's first
+   * transaction gave up; the engine must confirm the give-up in a new transaction, which then meets
+   * no lock and runs the create once.
+   */
+  @Test
+  void aFreshKeysClaimThatGaveUpOnALockThatIsNotADuplicatesRowWasAnsweredInProgress() {
+    assertThat(execute(request("{\"warm\":1}"), insert("warm-up", 201, "ok")).kind()).isEqualTo(AttemptResult.Kind.EXECUTED);
+    Connection holder = Mono.from(pool.create()).block(WAIT);
+    try {
+      // MariaDB: the gap locks of a locking read are REPEATABLE READ's (the server's default, said here)
+      Mono.from(holder.setTransactionIsolationLevel(IsolationLevel.REPEATABLE_READ)).block(WAIT);
+      Mono.from(holder.beginTransaction()).block(WAIT);
+      String lock = idem.dialect().abortsTransactionOnError()
+          ? "LOCK TABLE " + keys + " IN SHARE ROW EXCLUSIVE MODE" // blocks inserts, not reads
+          : "SELECT idem_key FROM " + keys + " FOR UPDATE"; // every record and the gaps between and after them
+      Flux.from(holder.createStatement(lock).execute()).concatMap(r -> r.map((row, meta) -> 1)).blockLast(WAIT);
+      AtomicInteger begun = new AtomicInteger();
+      R2dbcTransactions releasing = new R2dbcTransactions() {
+        @Override
+        public <T> Mono<T> inTransaction(Function<Connection, Mono<T>> work, Predicate<? super T> commit) {
+          // the lock goes before the second transaction begins, that is after the first gave up
+          Mono<Void> before = begun.incrementAndGet() == 2 ? Mono.from(holder.rollbackTransaction()).then() : Mono.empty();
+          return before.then(transactions.inTransaction(work, commit));
+        }
+      };
+
+      AttemptResult result = idem.execute(releasing, request("{\"fresh\":1}"), insert("fresh", 201, "created")).block(WAIT);
+
+      assertThat(result.kind()).as(() -> failures(List.of(result))).isEqualTo(AttemptResult.Kind.EXECUTED);
+      assertThat(begun).as("the first claim gave up on the lock and was confirmed in a second transaction").hasValue(2);
+      assertThat(count(effects)).as("the warm-up's row and the create's, once").isEqualTo(2);
+    } finally {
+      Mono.from(holder.close()).block(WAIT);
+    }
   }
 
   /** The claim's short lock wait is the claim's only: the effect's statements run with the session's own. */
