@@ -150,4 +150,37 @@ final class MariadbDatabases implements AutoCloseable {
       throw failed;
     }
   }
+
+  /**
+   * Sets the server's {@code innodb_buffer_pool_size} ({@code SET GLOBAL}, which lasts until the
+   * server restarts or it is set again) and waits up to a minute for the resize to finish.
+   *
+   * @param adminUrl a JDBC URL of the server with a user that may set global variables
+   * @param bytes the new size, bytes
+   * @throws IllegalStateException if the resize has not finished after a minute
+   * @throws Exception if the server cannot be reached or refuses the size
+   */
+  static void setBufferPool(String adminUrl, long bytes) throws Exception {
+    try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement()) {
+      st.execute("SET GLOBAL innodb_buffer_pool_size = " + bytes);
+    }
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (true) {
+      String status;
+      try (Connection c = DriverManager.getConnection(adminUrl); Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+              + " WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_RESIZE_STATUS'")) {
+        status = rs.next() ? String.valueOf(rs.getString(1)) : "";
+      }
+      if (!status.contains("Resizing") && !status.contains("resizing")
+          && KeyTableLoader.queryLong(adminUrl, "SELECT @@innodb_buffer_pool_size") == bytes) {
+        System.out.printf(Locale.ROOT, "MariaDB innodb_buffer_pool_size is %d MiB%n", bytes / 1048576);
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("MariaDB's buffer pool resize to " + bytes + " bytes did not finish in a minute: " + status);
+      }
+      Thread.sleep(1_000);
+    }
+  }
 }

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A purge beside live traffic: the notes service (Idem, transactional mode) on a key table that
@@ -102,6 +104,11 @@ final class PurgeLoad {
         description = "MariaDB admin URL (default: ${DEFAULT-VALUE}).")
     String mariadbUrl;
 
+    @Option(names = "--mariadb-buffer-pool", paramLabel = "MIB",
+        description = "MariaDB's innodb_buffer_pool_size for the run, MiB: set with SET GLOBAL before and set back after"
+            + " (default: the server's own).")
+    @Nullable Long mariadbBufferPoolMib;
+
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
     boolean help;
   }
@@ -130,6 +137,9 @@ final class PurgeLoad {
   public static void main(String[] args) throws Exception {
     Args a = new Args();
     boolean run = BenchmarkCommand.parse("PurgeLoad", a, args, cl -> {
+      if (a.mariadbBufferPoolMib != null && (a.mariadbBufferPoolMib < 128 || a.mariadbBufferPoolMib > 1_048_576)) {
+        throw new ParameterException(cl, "--mariadb-buffer-pool: 128 to 1048576 MiB");
+      }
       if (a.live < 1 || a.expired < 1 || a.days < 1 || a.batch < 1 || a.batch > 100_000 || a.clients < 1 || a.baseline < 1) {
         throw new ParameterException(cl, "--live, --expired, --days, --clients and --baseline must be 1 or more, --batch 1 to 100000");
       }
@@ -154,9 +164,21 @@ final class PurgeLoad {
           System.err.println("PurgeLoad: " + database + " skipped, not reachable at " + a.mariadbUrl + ": " + e.getMessage());
           continue;
         }
+        long pool = KeyTableLoader.queryLong(a.mariadbUrl, "SELECT @@innodb_buffer_pool_size");
         try (databases) {
-          report.append("\n## MariaDB ").append(databases.version()).append(", server defaults\n\n");
+          if (a.mariadbBufferPoolMib != null) {
+            MariadbDatabases.setBufferPool(a.mariadbUrl, a.mariadbBufferPoolMib * 1048576);
+          }
+          long used = KeyTableLoader.queryLong(a.mariadbUrl, "SELECT @@innodb_buffer_pool_size");
+          report.append("\n## MariaDB ").append(databases.version()).append(a.mariadbBufferPoolMib == null
+              ? String.format(Locale.ROOT, ", server defaults (innodb_buffer_pool_size %d MiB)", used / 1048576)
+              : String.format(Locale.ROOT, ", server defaults but innodb_buffer_pool_size %d MiB (SET GLOBAL for the run; the"
+                  + " server's was %d MiB)", used / 1048576, pool / 1048576)).append("\n\n");
           measure(KeyTableLoader.Database.MARIADB, a, dir, databases.create("keys"), report);
+        } finally {
+          if (a.mariadbBufferPoolMib != null) {
+            MariadbDatabases.setBufferPool(a.mariadbUrl, pool);
+          }
         }
         continue;
       }
@@ -212,6 +234,7 @@ final class PurgeLoad {
         sizes.add(sizes(db, url).line("day " + day + ", after its load (" + load.toSeconds() + " s)"));
         Window quiet = traffic(http, service.base(), a, () -> sleep(a.baseline));
         System.out.println("  " + quiet.line("without the purge"));
+        long readsBefore = pageReads(db, url);
         long[] removed = new long[1];
         long purgeStartedAt = System.currentTimeMillis();
         long start = System.nanoTime();
@@ -222,6 +245,7 @@ final class PurgeLoad {
           }
         });
         double seconds = (System.nanoTime() - start) / 1e9;
+        long reads = pageReads(db, url) - readsBefore;
         // every record that had expired when the purge began must be gone, deleted by the purge
         // measured here: a count of rows/s over another deleter's work (the service's own scheduled
         // purge once halved a day's count) or over rows it left would be a wrong figure
@@ -232,16 +256,18 @@ final class PurgeLoad {
               a.expired, left));
         }
         System.out.println("  " + beside.line("with the purge"));
-        System.out.printf(Locale.ROOT, "  purged %,d rows in %.0f s: %.0f rows/s%n", removed[0], seconds, removed[0] / seconds);
+        System.out.printf(Locale.ROOT, "  purged %,d rows in %.0f s: %.0f rows/s, %.2f page reads a row%n", removed[0], seconds,
+            removed[0] / seconds, reads / (double) removed[0]);
         traffic.append(quiet.line("day " + day + ", without the purge")).append('\n');
         traffic.append(beside.line("day " + day + ", with the purge")).append('\n');
-        purges.append(String.format(Locale.ROOT, "| day %d | %,d | %.0f s | %.0f |%n", day, removed[0], seconds, removed[0] / seconds));
+        purges.append(String.format(Locale.ROOT, "| day %d | %,d | %.0f s | %.0f | %.2f |%n", day, removed[0], seconds,
+            removed[0] / seconds, reads / (double) removed[0]));
         sizes.add(sizes(db, url).line("day " + day + ", right after its purge"));
         if (db == KeyTableLoader.Database.POSTGRES) {
           sizes.add(awaitAutovacuum(url, a.autovacuumWait, day));
         }
       }
-      report.append("| purge | rows deleted | took | rows/s |\n|---|---:|---:|---:|\n").append(purges).append('\n');
+      report.append("| purge | rows deleted | took | rows/s | page reads a row |\n|---|---:|---:|---:|---:|\n").append(purges).append('\n');
       report.append("| live traffic | window | ops/s | p50 ms | p99 ms | max ms | errors |\n|---|---|---|---|---|---|---|\n")
           .append(traffic).append('\n');
       report.append("| key table | rows | heap | indexes | total |\n|---|---:|---:|---:|---:|\n");
@@ -328,6 +354,22 @@ final class PurgeLoad {
     long dead = KeyTableLoader.queryLong(url, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'idem_keys'");
     return sizes(KeyTableLoader.Database.POSTGRES, url).line(String.format(Locale.ROOT,
         "day %d, autovacuum not finished %d s after the purge (%,d dead rows)", day, seconds, dead));
+  }
+
+  /**
+   * Pages read from disk into the database's cache so far: MariaDB's {@code Innodb_buffer_pool_reads}
+   * (the whole server), PostgreSQL's heap and index blocks of the key table read from outside shared
+   * buffers ({@code pg_statio_user_tables}; the OS cache may have served them). A purge's delta
+   * counts the live traffic's reads beside it too, which are few next to the purge's own when the
+   * table does not fit the cache.
+   */
+  private static long pageReads(KeyTableLoader.Database db, String url) throws SQLException {
+    if (db == KeyTableLoader.Database.POSTGRES) {
+      return KeyTableLoader.queryLong(url, "SELECT coalesce(heap_blks_read, 0) + coalesce(idx_blks_read, 0)"
+          + " FROM pg_statio_user_tables WHERE relname = 'idem_keys'");
+    }
+    return KeyTableLoader.queryLong(url, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+        + " WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_READS'");
   }
 
   private static Sizes sizes(KeyTableLoader.Database db, String url) throws SQLException {
