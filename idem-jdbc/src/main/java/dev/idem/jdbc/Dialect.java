@@ -229,8 +229,8 @@ public interface Dialect {
    * auto-commit mode. The engines then join it as a caller's transaction instead of beginning their
    * own, which would commit the caller's work (MySQL's {@code START TRANSACTION} commits an open
    * transaction; PostgreSQL's commit would end the caller's block). As the driver knows it from the
-   * server's last answer, without a round trip (pgjdbc, MariaDB Connector/J); the default, for a
-   * driver that does not say, is {@code false}.
+   * server's last answer, without a round trip (pgjdbc, MariaDB Connector/J, MySQL Connector/J);
+   * the default, for a driver that does not say, is {@code false}.
    *
    * @param connection an open connection in auto-commit mode, never {@code null}
    * @return whether it is known to be inside a transaction

@@ -343,7 +343,7 @@ public abstract class ExecuteContract extends TransactionalContract {
    * {@code BEGIN} on PostgreSQL) on a connection left in auto-commit mode had it committed by Idem:
    * on MySQL Idem's own {@code START TRANSACTION} commits an open transaction, and Idem's commit
    * then committed the effect. Where the driver reports the session's transaction (pgjdbc, MariaDB
-   * Connector/J) Idem joins it as the caller's: the caller's rollback removes its own write, the
+   * Connector/J, MySQL Connector/J) Idem joins it as the caller's: the caller's rollback removes its own write, the
    * effect and the claim.
    */
   @Test
@@ -352,7 +352,7 @@ public abstract class ExecuteContract extends TransactionalContract {
     try (Connection c = database().open()) {
       Dialect dialect = Dialect.detect(c);
       org.junit.jupiter.api.Assumptions.assumeTrue(dialect.equals(Dialect.postgresql()) || dialect.equals(Dialect.mysql()),
-          "only pgjdbc and MariaDB Connector/J report a transaction begun with SQL");
+          "only pgjdbc and the MySQL dialect's drivers report a transaction begun with SQL");
       idem.createSchema(c); // MySQL's DDL would commit the open transaction, so the table comes first
       assertThat(c.getAutoCommit()).isTrue();
       try (Statement st = c.createStatement()) {

@@ -68,10 +68,10 @@ public final class MysqlDialect extends AbstractDialect {
     return e.getErrorCode() == 1205;
   }
 
-  /** {@inheritDoc} As the driver reports it (pgjdbc, MariaDB Connector/J), without a round trip. */
+  /** {@inheritDoc} As the driver reports it (MariaDB Connector/J, MySQL Connector/J), without a round trip. */
   @Override
   public boolean inTransactionBegunBySql(java.sql.Connection connection) {
-    return DriverTransactionState.mariadb(connection);
+    return DriverTransactionState.mariadb(connection) || DriverTransactionState.mysqlConnectorJ(connection);
   }
 
   @Override
