@@ -182,8 +182,8 @@ final class KeyTable {
       return 0;
     }
     KeyTableSql sql = statements(dialect).sql;
-    // PostgreSQL's batches each start where the last one ended (see KeyTableSql#purgeFrom); the
-    // other dialects' delete from the front of the expiry index each time
+    // PostgreSQL's and MariaDB's batches each start where the last one ended (see
+    // KeyTableSql#purgeFrom); the other dialects' delete from the front of the expiry index each time
     String purgeFrom = sql.purgeFrom;
     boolean keyset = purgeFrom != null;
     long total = 0;
@@ -194,11 +194,18 @@ final class KeyTable {
         if (keyset) {
           ps.setLong(1, from);
           ps.setInt(2, batchSize);
-          try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            deleted = rs.getLong(1);
-            long latest = rs.getLong(2);
-            from = rs.wasNull() ? from : latest;
+          deleted = 0;
+          // execute, not executeQuery: MySQL Connector/J refuses a DELETE there, RETURNING or not
+          // (MariaDB's form, which it sends to a MariaDB server too)
+          if (!ps.execute()) {
+            throw new SQLException("the purge statement answered no rows: " + purgeFrom);
+          }
+          try (ResultSet rs = ps.getResultSet()) {
+            while (rs.next()) {
+              deleted += rs.getLong(1);
+              long latest = rs.getLong(2);
+              from = rs.wasNull() ? from : Math.max(from, latest);
+            }
           }
         } else {
           ps.setInt(1, batchSize);

@@ -271,8 +271,8 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
 
   /**
    * Batch after batch until one deletes fewer than {@code batchSize}, as a loop ({@code repeat}),
-   * not a chain of nested operators that would grow with the number of batches. On PostgreSQL each
-   * batch starts where the last one ended ({@link dev.idem.jdbc.dialect.KeyTableSql#purgeFrom}).
+   * not a chain of nested operators that would grow with the number of batches. On PostgreSQL and
+   * MariaDB each batch starts where the last one ended ({@link dev.idem.jdbc.dialect.KeyTableSql#purgeFrom}).
    *
    * @return how many records were deleted in all
    */
@@ -287,7 +287,7 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
             .concatMap(result -> result.map((row, meta) -> {
               Object latest = row.get(1);
               if (latest != null) {
-                from.set(((Number) latest).longValue());
+                from.accumulateAndGet(((Number) latest).longValue(), Math::max);
               }
               return ((Number) row.get(0)).longValue();
             }))

@@ -194,8 +194,8 @@ abstract class R2dbcTransactionalContract {
 
   /**
    * The R2DBC purge (a lease store's, on this engine's table) in batches that end inside runs of
-   * equal expiries: every expired record goes, the live one stays (on PostgreSQL each batch starts
-   * where the last one ended).
+   * equal expiries: every expired record goes, the live one stays (on PostgreSQL and MariaDB each
+   * batch starts where the last one ended).
    */
   @Test
   void thePurgeTakesEveryExpiredRecordWhenBatchesEndAmongEqualExpiries() {

@@ -82,8 +82,8 @@ public abstract class KeyTableContract extends TransactionalContract {
 
   /**
    * Batches that end inside a run of equal expiries, and expiries spread over time: every expired
-   * record goes, whatever batch it falls in (PostgreSQL's purge starts each batch where the last
-   * one ended, {@code KeyTableSql#purgeFrom}).
+   * record goes, whatever batch it falls in (PostgreSQL's and MariaDB's purge start each batch where
+   * the last one ended, {@code KeyTableSql#purgeFrom}).
    */
   @Test
   void purgeTakesEveryExpiredRecordWhenBatchesEndAmongEqualExpiries() throws Exception {

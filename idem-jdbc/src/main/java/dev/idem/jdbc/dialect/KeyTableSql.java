@@ -246,15 +246,21 @@ public abstract class KeyTableSql {
   public final String purge;
 
   /**
-   * PostgreSQL only ({@code null} elsewhere): {@link #purge} from a lower bound on {@code
+   * PostgreSQL and MariaDB ({@code null} elsewhere): {@link #purge} from a lower bound on {@code
    * expires_at}, so that a purge's next batch starts its index scan where the last one ended. A
-   * deleted row's index entries stay until a vacuum removes them, and {@link #purge}'s scan from the
-   * front of the {@code expires_at} index walks again over those of every batch before it, a cost
-   * that grows with the purge (10^7 expired rows beside traffic: 4,300 rows/s with {@link #purge},
-   * 35,000 with this; docs/operations.md). Its upper bound is computed once per statement, so both
-   * ends bound the index scan. Parameters: the bound (ms since the epoch,
-   * inclusive: rows of the last batch's latest expiry that it left are still taken), batch. One
-   * result row: how many rows were deleted, and the latest expiry among them ({@code NULL} if none).
+   * deleted row's index entries stay until a vacuum (PostgreSQL) or InnoDB's purge thread (MariaDB)
+   * removes them, and {@link #purge}'s scan from the front of the {@code expires_at} index walks
+   * again over those of every batch before it, a cost that grows with the purge (PostgreSQL, 10^7
+   * expired rows beside traffic: 4,300 rows/s with {@link #purge}, 35,000 with this; MariaDB, 2·10^6
+   * expired rows while another session held a read view open, which keeps InnoDB's purge thread
+   * from removing them: about 14,000 rows/s with {@link #purge}, 70,000 with this;
+   * docs/operations.md). Its upper bound is fixed for the statement, so both ends bound the index
+   * scan. Parameters: the bound (ms since the epoch, inclusive: rows of the last batch's latest
+   * expiry that it left are still taken), batch. Result rows: each gives a number of deleted rows
+   * and the latest expiry among them ({@code NULL} if none); the batch deleted the sum of the first
+   * column, and the next starts from the greatest second. PostgreSQL answers one row (a count and
+   * a maximum), MariaDB one row per deleted row ({@code DELETE ... RETURNING 1, expires_at}: its
+   * {@code DELETE} cannot be aggregated over, and MySQL has no {@code RETURNING}).
    */
   public final @Nullable String purgeFrom;
 
