@@ -181,9 +181,10 @@ final class KeyTable {
     if (!tableExists(connection)) {
       return 0;
     }
-    KeyTableSql sql = statements(dialect).sql;
-    // PostgreSQL's and MariaDB's batches each start where the last one ended (see
+    // the statements for the connection's server (MySQL's dialect on a MariaDB server has MariaDB's
+    // purge): PostgreSQL's and MariaDB's batches each start where the last one ended (see
     // KeyTableSql#purgeFrom); the other dialects' delete from the front of the expiry index each time
+    KeyTableSql sql = statementsFor(connection, dialect, true).sql;
     String purgeFrom = sql.purgeFrom;
     boolean keyset = purgeFrom != null;
     long total = 0;

@@ -5,6 +5,7 @@ import dev.idem.core.Scope;
 import dev.idem.jdbc.Dialect;
 import dev.idem.jdbc.SchemaCreation;
 import dev.idem.jdbc.dialect.KeyTableSql;
+import dev.idem.jdbc.dialect.MysqlDialect;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.R2dbcException;
@@ -61,11 +62,15 @@ final class R2dbcKeyTable {
   /** Whether the table was created, or found, once: later operations send no DDL. */
   private volatile boolean schemaReady;
 
-  R2dbcKeyTable(Dialect dialect, String table, boolean createSchema) {
+  /**
+   * @param mariadb whether the server is MariaDB ({@link #mariadb}): MySQL's dialect then sends
+   *     MariaDB's statements ({@link MysqlDialect#mariadbKeyTableSql}), its purge among them
+   */
+  R2dbcKeyTable(Dialect dialect, boolean mariadb, String table, boolean createSchema) {
     this.table = table;
     this.dialect = dialect;
     this.createSchema = createSchema;
-    KeyTableSql s = dialect.keyTableSql(table);
+    KeyTableSql s = mariadb && dialect.equals(Dialect.mysql()) ? MysqlDialect.INSTANCE.mariadbKeyTableSql(table) : dialect.keyTableSql(table);
     Function<String, String> f = dialect.equals(Dialect.postgresql()) ? Placeholders::numbered : text -> text;
     this.read = f.apply(s.read);
     this.readLatest = f.apply(s.readLatest);
@@ -264,6 +269,16 @@ final class R2dbcKeyTable {
     }
     throw new IllegalArgumentException(who + " runs on PostgreSQL and MariaDB/MySQL; this ConnectionFactory ("
         + factory.getClass().getName() + ") is for \"" + name + "\". " + elsewhere);
+  }
+
+  /**
+   * Whether the factory is MariaDB's driver (r2dbc-mariadb, {@link
+   * io.r2dbc.spi.ConnectionFactoryMetadata#getName()} {@code MariaDB}), taken as a MariaDB server:
+   * the statements MariaDB has and MySQL does not (a bounded claim, {@code DELETE ... RETURNING})
+   * are sent.
+   */
+  static boolean mariadb(ConnectionFactory factory) {
+    return String.valueOf(factory.getMetadata().getName()).toLowerCase(Locale.ROOT).contains("mariadb");
   }
 
   /** A parameter that may be SQL NULL, with the type the driver needs to bind a null. */

@@ -91,14 +91,15 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
   private final String table;
   private final ResponseProtection protection;
   private final Dialect dialect;
-  private final R2dbcKeyTable sql;
+  /** Package-private: tests read the statements it sends. */
+  final R2dbcKeyTable sql;
 
-  private R2dbcLeaseStore(Builder b, Dialect dialect) {
+  private R2dbcLeaseStore(Builder b, Dialect dialect, boolean mariadb) {
     this.factory = b.factory;
     this.table = b.table;
     this.protection = b.protection;
     this.dialect = dialect;
-    this.sql = new R2dbcKeyTable(dialect, b.table, b.createSchema);
+    this.sql = new R2dbcKeyTable(dialect, mariadb, b.table, b.createSchema);
   }
 
   /**
@@ -407,7 +408,7 @@ public final class R2dbcLeaseStore implements AsyncLeaseStore {
      *     PostgreSQL nor MariaDB/MySQL
      */
     public R2dbcLeaseStore build() {
-      return new R2dbcLeaseStore(this, dialectOf(factory));
+      return new R2dbcLeaseStore(this, dialectOf(factory), R2dbcKeyTable.mariadb(factory));
     }
 
     static Dialect dialectOf(ConnectionFactory factory) {

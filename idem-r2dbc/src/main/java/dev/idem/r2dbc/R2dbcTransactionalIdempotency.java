@@ -139,15 +139,15 @@ public final class R2dbcTransactionalIdempotency {
   /** Whether the claim's lock wait can be bounded: PostgreSQL, and MariaDB (not MySQL). */
   private final boolean boundable;
 
-  private R2dbcTransactionalIdempotency(Builder b, Dialect dialect, boolean boundable) {
+  private R2dbcTransactionalIdempotency(Builder b, Dialect dialect, boolean mariadb) {
     this.factory = b.factory;
-    this.sql = new R2dbcKeyTable(dialect, b.table, b.createSchema);
+    this.sql = new R2dbcKeyTable(dialect, mariadb, b.table, b.createSchema);
     this.retention = b.retention;
     this.policy = b.policy;
     this.protection = b.protection;
     this.listener = b.listener;
     this.inProgress = b.inProgress;
-    this.boundable = boundable;
+    this.boundable = dialect.equals(Dialect.postgresql()) || mariadb;
   }
 
   /**
@@ -705,8 +705,7 @@ public final class R2dbcTransactionalIdempotency {
     public R2dbcTransactionalIdempotency build() {
       Dialect dialect = R2dbcKeyTable.dialectOf(factory, "R2dbcTransactionalIdempotency",
           "For another database, use lease mode (AsyncLeaseIdempotency) or JDBC's TransactionalIdempotency (blocking)");
-      String product = String.valueOf(factory.getMetadata().getName()).toLowerCase(java.util.Locale.ROOT);
-      return new R2dbcTransactionalIdempotency(this, dialect, dialect.equals(Dialect.postgresql()) || product.contains("mariadb"));
+      return new R2dbcTransactionalIdempotency(this, dialect, R2dbcKeyTable.mariadb(factory));
     }
   }
 }

@@ -118,7 +118,20 @@ public final class MysqlDialect extends AbstractDialect {
   /** On a MariaDB server, the statements with a claim bounded by {@code SET STATEMENT ... FOR}. */
   @Override
   public KeyTableSql keyTableSql(String table, Connection connection) throws SQLException {
-    return boundsClaimWait(connection) ? new MariadbSql(table) : new Sql(table);
+    return boundsClaimWait(connection) ? mariadbKeyTableSql(table) : new Sql(table);
+  }
+
+  /**
+   * The statements {@link #keyTableSql(String, Connection)} gives on a MariaDB server, for code that
+   * knows the server without a JDBC connection (idem-r2dbc, from its driver's name): a claim bounded
+   * by {@code SET STATEMENT ... FOR}, and a purge whose batches each start where the last one ended
+   * ({@link KeyTableSql#purgeFrom}, {@code DELETE ... RETURNING}, which MySQL does not have).
+   *
+   * @param table the key table's name, as {@link #keyTableSql(String)} takes it
+   * @return MariaDB's statements for {@code table}, never {@code null}
+   */
+  public KeyTableSql mariadbKeyTableSql(String table) {
+    return new MariadbSql(table);
   }
 
   @Override

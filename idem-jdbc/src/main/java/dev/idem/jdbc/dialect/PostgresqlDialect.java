@@ -58,7 +58,7 @@ public final class PostgresqlDialect extends AbstractDialect {
     return "55P03".equals(e.getSQLState());
   }
 
-  /** {@inheritDoc} As the driver reports it (pgjdbc, MariaDB Connector/J), without a round trip. */
+  /** {@inheritDoc} As pgjdbc reports it, without a round trip. */
   @Override
   public boolean inTransactionBegunBySql(java.sql.Connection connection) {
     return DriverTransactionState.postgresql(connection);

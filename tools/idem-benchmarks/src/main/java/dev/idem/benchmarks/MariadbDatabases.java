@@ -172,9 +172,18 @@ final class MariadbDatabases implements AutoCloseable {
               + " WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_RESIZE_STATUS'")) {
         status = rs.next() ? String.valueOf(rs.getString(1)) : "";
       }
-      if (!status.contains("Resizing") && !status.contains("resizing")
-          && KeyTableLoader.queryLong(adminUrl, "SELECT @@innodb_buffer_pool_size") == bytes) {
-        System.out.printf(Locale.ROOT, "MariaDB innodb_buffer_pool_size is %d MiB%n", bytes / 1048576);
+      String lower = status.toLowerCase(Locale.ROOT);
+      if (lower.contains("fail")) {
+        throw new IllegalStateException("MariaDB's buffer pool resize to " + bytes + " bytes failed: " + status);
+      }
+      // empty once done (10.11 here) or "Completed resizing buffer pool at ..." (other versions);
+      // the server rounds the size up to whole chunks
+      long size = KeyTableLoader.queryLong(adminUrl, "SELECT @@innodb_buffer_pool_size");
+      // the pages the pool has, which follow the variable once the resize has run
+      long pages = KeyTableLoader.queryLong(adminUrl, "SELECT VARIABLE_VALUE * @@innodb_page_size FROM information_schema.GLOBAL_STATUS"
+          + " WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_TOTAL'");
+      if ((lower.isEmpty() || lower.startsWith("completed")) && size >= bytes && Math.abs(pages - size) <= size / 10) {
+        System.out.printf(Locale.ROOT, "MariaDB innodb_buffer_pool_size is %d MiB%n", size / 1048576);
         return;
       }
       if (System.nanoTime() > deadline) {
